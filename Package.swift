@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Geotify",
+    products: [
+        .executable(name: "geotify", targets: ["geotify"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "GeotifyJSON"),
+        .target(name: "GeotifyCore"),
+        .target(name: "GeotifyStore", dependencies: ["GeotifyCore", "GeotifyJSON", "CSQLite"]),
+        .target(name: "GeotifyMQTT", dependencies: ["CMosquitto"]),
+        .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT"]),
+        .executableTarget(name: "geotify", dependencies: ["GeotifyBridge"]),
+
+        .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
+        .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON"]),
+        .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore"], exclude: ["Reference"]),
+        .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
+        .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
+        .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
+        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyMQTT", "GeotifyTestSupport"]),
+    ]
+)

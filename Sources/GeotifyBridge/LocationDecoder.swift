@@ -1,0 +1,89 @@
+import GeotifyCore
+import GeotifyJSON
+
+/// Turns a location message into a `Fix`, or says precisely why it cannot.
+///
+/// Two formats arrive:
+/// - OwnTracks (`owntracks/<user>/<device>`): `{"_type":"location","lat":..,"lon":..,
+///   "acc":..,"tst":..}`. Other `_type`s (lwt, transition, waypoint, card, ...) are not
+///   positions and are ignored without being errors. OwnTracks leaves out fields whose
+///   value is zero, so a missing `acc` is simply unknown.
+/// - Plain JSON (`geotify/location/<device>`): `{"lat":..,"lon":..}` with optional
+///   `acc` (metres) and `tst` (unix seconds); `latitude`/`longitude` are aliases.
+/// Unknown extra fields are ignored in both.
+public struct LocationDecoder: Sendable {
+    /// Which of the two message formats a subscription carries.
+    public enum Format: String, Sendable {
+        case ownTracks = "owntracks"
+        case plain
+    }
+
+    /// Larger payloads are refused before parsing.
+    public var maximumPayloadBytes: Int
+
+    public init(maximumPayloadBytes: Int = 65_536) {
+        self.maximumPayloadBytes = maximumPayloadBytes
+    }
+
+    /// The fix in `payload` from `device`, nil when the message is valid but not a
+    /// position (an OwnTracks `_type` other than `location`). `arrival` (seconds since
+    /// 1970) is the fix's time when the message carries none.
+    public func decode(_ payload: [UInt8], device: String, format: Format, arrival: Double) throws(InputError) -> Fix? {
+        if payload.isEmpty { throw InputError(.emptyPayload, "the payload is empty") }
+        if payload.count > maximumPayloadBytes {
+            throw InputError(.payloadTooLarge, "the payload is \(payload.count) bytes; at most \(maximumPayloadBytes) are accepted")
+        }
+        let json: JSON
+        do {
+            json = try JSONParser(maxDepth: 16).parse(payload)
+        } catch {
+            throw InputError(.invalidJSON, "the payload is not JSON: \(error)")
+        }
+        guard case .object(let object) = json else {
+            throw InputError(.notAnObject, "the payload must be a JSON object, not \(json.kindDescription)")
+        }
+
+        let latitudeKey: String
+        let longitudeKey: String
+        switch format {
+        case .ownTracks:
+            switch object["_type"] {
+            case .string("location")?: break
+            case .string?: return nil
+            case nil: throw InputError(.missingField, "an OwnTracks message needs \"_type\" (\"location\" for a position)")
+            case let other?: throw InputError(.wrongType, "\"_type\" must be a string, not \(other.kindDescription)")
+            }
+            latitudeKey = "lat"
+            longitudeKey = "lon"
+        case .plain:
+            latitudeKey = object["lat"] == nil && object["latitude"] != nil ? "latitude" : "lat"
+            longitudeKey = object["lon"] == nil && object["longitude"] != nil ? "longitude" : "lon"
+        }
+
+        let latitude = try LocationDecoder.number(object, latitudeKey, range: -90...90, required: true)!
+        let longitude = try LocationDecoder.number(object, longitudeKey, range: -180...180, required: true)!
+        let accuracy = try LocationDecoder.number(object, "acc", range: 0...Double.greatestFiniteMagnitude, required: false)
+        let timestamp = try LocationDecoder.number(object, "tst", range: 0...Double.greatestFiniteMagnitude, required: false)
+        return Fix(
+            device: device,
+            coordinate: Coordinate(latitude: latitude, longitude: longitude),
+            accuracy: accuracy,
+            timestamp: timestamp ?? arrival)
+    }
+
+    private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>, required: Bool) throws(InputError) -> Double? {
+        switch object[key] {
+        case nil:
+            if required { throw InputError(.missingField, "missing \"\(key)\"") }
+            return nil
+        case .number(let value)?:
+            guard range.contains(value) else {
+                let allowed = range.upperBound == .greatestFiniteMagnitude ? "must not be negative" : "is outside \(JSONWriter.text(of: range.lowerBound))...\(JSONWriter.text(of: range.upperBound))"
+                throw InputError(.outOfRange, "\(key) \(JSONWriter.text(of: value)) \(allowed)")
+            }
+            return value
+        case let other?:
+            throw InputError(.wrongType, "\"\(key)\" must be a number, not \(other.kindDescription)")
+        }
+    }
+}

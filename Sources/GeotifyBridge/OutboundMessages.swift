@@ -1,0 +1,52 @@
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+/// Builds the messages the bridge publishes, so every payload format lives in one place.
+public struct OutboundMessages: Sendable {
+    public let topics: Topics
+
+    public init(topics: Topics) {
+        self.topics = topics
+    }
+
+    /// The notification of a transition on `geotify/event/<device>` (QoS 1, not retained):
+    /// `{"id","device","fence","event","note","badge","lat","lon","acc","tst"}`, with
+    /// `acc` only when the fix had one.
+    public func event(_ notification: Notification) -> OutboxMessage {
+        let fix = notification.transition.fix
+        var object = JSONObject()
+        object["id"] = .string(notification.eventID)
+        object["device"] = .string(notification.device)
+        object["fence"] = .string(notification.fence)
+        object["event"] = .string(notification.kind.rawValue)
+        object["note"] = .string(notification.note)
+        object["badge"] = .number(Double(notification.badge))
+        object["lat"] = .number(fix.coordinate.latitude)
+        object["lon"] = .number(fix.coordinate.longitude)
+        if let accuracy = fix.accuracy { object["acc"] = .number(accuracy) }
+        object["tst"] = .number(fix.timestamp)
+        return OutboxMessage(topic: topics.event(notification.device), payload: JSONWriter().bytes(.object(object)), qos: 1, retain: false)
+    }
+
+    /// The badge of `device` as decimal text on `geotify/badge/<device>` (QoS 1, retained).
+    public func badge(_ count: Int, of device: String) -> OutboxMessage {
+        OutboxMessage(topic: topics.badge(device), payload: Array(String(count).utf8), qos: 1, retain: true)
+    }
+
+    /// A refused input on `geotify/error`: `{"error": kind, "message", "topic", "device"}`.
+    public func error(_ error: InputError, topic: String?, device: String?) -> OutboxMessage {
+        var object = JSONObject()
+        object["error"] = .string(error.kind.rawValue)
+        object["message"] = .string(error.message)
+        if let topic { object["topic"] = .string(topic) }
+        if let device { object["device"] = .string(device) }
+        return OutboxMessage(topic: topics.error, payload: JSONWriter().bytes(.object(object)), qos: 0, retain: false)
+    }
+
+    /// A failure of the bridge itself (disk, fence file) on `geotify/error`.
+    public func failure(_ kind: String, _ message: String) -> OutboxMessage {
+        let object: JSON = ["error": .string(kind), "message": .string(message)]
+        return OutboxMessage(topic: topics.error, payload: JSONWriter().bytes(object), qos: 0, retain: false)
+    }
+}

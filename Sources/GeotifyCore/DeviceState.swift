@@ -1,0 +1,32 @@
+/// Everything Geotify remembers about one device between fixes; persisted so that a
+/// restart neither repeats an entry nor resets a badge.
+public struct DeviceState: Sendable, Equatable {
+    /// The number of notifications since the last reset, as the app's badge.
+    public var badge: Int
+    /// The last fix that was evaluated.
+    public var lastFix: Fix?
+    /// The fence book revision this device was last evaluated against; `nil` before its
+    /// first fix. Fences added after it are new to the device.
+    public var revision: Int?
+    /// The fences the device is inside, sorted by identifier.
+    public var inside: [FenceState]
+
+    public init(badge: Int = 0, lastFix: Fix? = nil, revision: Int? = nil, inside: [FenceState] = []) {
+        self.badge = badge
+        self.lastFix = lastFix
+        self.revision = revision
+        self.inside = inside
+    }
+
+    /// Whether the device is inside the fence `identifier`.
+    public func isInside(_ identifier: String) -> Bool {
+        inside.contains { $0.fence == identifier }
+    }
+
+    /// Whether the device had seen `fence` when it was last evaluated, so that a change
+    /// of relation to it is a transition rather than its first observation.
+    public func hasSeen(_ fence: Fence) -> Bool {
+        guard let revision else { return false }
+        return fence.addedRevision <= revision
+    }
+}

@@ -1,0 +1,30 @@
+/// The rules for device and fence identifiers. Both become MQTT topic levels
+/// (`geotify/event/<device>`, later `.../<device>/<fence>`), so they must not hold
+/// wildcards or empty levels, and fence identifiers must be a single level.
+public enum Identifier {
+    /// The longest identifier accepted, in UTF-8 bytes.
+    public static let maximumLength = 200
+
+    /// Why `device` is not a usable device identifier, or nil when it is.
+    public static func problem(device: String) -> String? {
+        if device.isEmpty { return "a device identifier must not be empty" }
+        if device.utf8.count > maximumLength { return "a device identifier must be at most \(maximumLength) bytes" }
+        if device.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) {
+            return "the device identifier \"\(device)\" must not contain '+', '#' or NUL"
+        }
+        if device.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+            return "the device identifier \"\(device)\" must not have empty topic levels (a leading, trailing or double '/')"
+        }
+        return nil
+    }
+
+    /// Why `fence` is not a usable fence identifier, or nil when it is.
+    public static func problem(fence: String) -> String? {
+        if fence.isEmpty { return "a fence identifier must not be empty" }
+        if fence.utf8.count > maximumLength { return "a fence identifier must be at most \(maximumLength) bytes" }
+        if fence.contains(where: { $0 == "+" || $0 == "#" || $0 == "/" || $0 == "\0" }) {
+            return "the fence identifier \"\(fence)\" must not contain '/', '+', '#' or NUL"
+        }
+        return nil
+    }
+}

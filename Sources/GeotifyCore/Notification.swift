@@ -1,0 +1,28 @@
+/// A transition the fence asked to be told about: what the bridge publishes, with the
+/// note and the badge count after it, as the app's local notification.
+public struct Notification: Sendable, Equatable {
+    public var transition: Transition
+    /// The device's badge including this notification.
+    public var badge: Int
+
+    public init(transition: Transition, badge: Int) {
+        self.transition = transition
+        self.badge = badge
+    }
+
+    public var device: String { transition.fix.device }
+    public var fence: String { transition.fence.identifier }
+    public var kind: TransitionKind { transition.kind }
+    public var note: String { transition.fence.note }
+
+    /// A stable identifier: the same device, fence, direction and fix time always give
+    /// the same id, so subscribers can drop what at-least-once delivery repeats.
+    public var eventID: String {
+        "\(device)/\(fence)/\(kind.rawValue)/\(Notification.format(transition.fix.timestamp))"
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        if abs(seconds) < 1e15, Double(Int64(seconds)) == seconds { return String(Int64(seconds)) }
+        return seconds.description
+    }
+}

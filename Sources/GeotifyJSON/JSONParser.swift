@@ -1,0 +1,350 @@
+/// Parses JSON text (RFC 8259) into a `JSON` value.
+///
+/// It is strict about the grammar (no comments, no trailing commas, no NaN), bounded in
+/// nesting depth so hostile input cannot exhaust the stack, and reports the line and
+/// column of the first problem. Strings must be valid UTF-8.
+public struct JSONParser: Sendable {
+    /// The deepest nesting of arrays and objects accepted.
+    public var maxDepth: Int
+
+    public init(maxDepth: Int = 64) {
+        self.maxDepth = maxDepth
+    }
+
+    /// Parses one JSON value that makes up the whole of `bytes` (surrounding whitespace allowed).
+    public func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
+        let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            var reader = Reader(bytes: buffer, maxDepth: maxDepth)
+            return Result { () throws(JSONError) in try reader.document() }
+        }
+        return try result.get()
+    }
+
+    /// Parses one JSON value from UTF-8 text.
+    public func parse(_ text: String) throws(JSONError) -> JSON {
+        try parse(Array(text.utf8))
+    }
+}
+
+/// The cursor over the bytes; one per parse.
+private struct Reader {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let maxDepth: Int
+    var index = 0
+    var line = 1
+    var lineStart = 0
+    var depth = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    mutating func document() throws(JSONError) -> JSON {
+        skipWhitespace()
+        if index == bytes.count { throw error("the text is empty, expected a JSON value") }
+        let value = try value()
+        skipWhitespace()
+        if index < bytes.count { throw error("unexpected \(describeByte()) after the JSON value") }
+        return value
+    }
+
+    func error(_ reason: String) -> JSONError {
+        JSONError(line: line, column: index - lineStart + 1, reason: reason)
+    }
+
+    func describeByte() -> String {
+        guard index < bytes.count else { return "end of text" }
+        let byte = bytes[index]
+        if byte >= 0x21 && byte < 0x7F { return "character '\(Character(Unicode.Scalar(byte)))'" }
+        return "byte 0x\(String(byte, radix: 16, uppercase: true))"
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0D:
+                index += 1
+            case 0x0A:
+                index += 1
+                line += 1
+                lineStart = index
+            default:
+                return
+            }
+        }
+    }
+
+    mutating func value() throws(JSONError) -> JSON {
+        guard index < bytes.count else { throw error("unexpected end of text, expected a JSON value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object()
+        case UInt8(ascii: "["): return try array()
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        default: throw error("unexpected \(describeByte()), expected a JSON value")
+        }
+    }
+
+    mutating func literal(_ word: String) throws(JSONError) {
+        let expected = word.utf8
+        guard index + expected.count <= bytes.count else { throw error("unexpected end of text in '\(word)'") }
+        for (offset, byte) in expected.enumerated() where bytes[index + offset] != byte {
+            throw error("unexpected \(describeByte()), expected a JSON value")
+        }
+        index += expected.count
+    }
+
+    mutating func enter() throws(JSONError) {
+        depth += 1
+        if depth > maxDepth { throw error("nesting deeper than \(maxDepth) levels") }
+    }
+
+    mutating func object() throws(JSONError) -> JSON {
+        try enter()
+        let startLine = line
+        index += 1
+        var members: [JSONObject.Member] = []
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return .object(JSONObject(members, line: startLine))
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error("unexpected \(describeByte()), expected a member name in double quotes")
+            }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("unexpected \(describeByte()), expected ':' after the member name \"\(key)\"")
+            }
+            index += 1
+            skipWhitespace()
+            members.append(JSONObject.Member(key: key, value: try value()))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of text, expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                depth -= 1
+                return .object(JSONObject(members, line: startLine))
+            }
+            throw error("unexpected \(describeByte()), expected ',' or '}'")
+        }
+    }
+
+    mutating func array() throws(JSONError) -> JSON {
+        try enter()
+        index += 1
+        var elements: [JSON] = []
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try value())
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of text, expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                depth -= 1
+                return .array(elements)
+            }
+            throw error("unexpected \(describeByte()), expected ',' or ']'")
+        }
+    }
+
+    /// Reads a string starting at the opening quote.
+    mutating func string() throws(JSONError) -> String {
+        index += 1
+        let start = index
+        var plain = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                if plain { return String(decoding: slice, as: UTF8.self) }
+                guard let text = String(validating: slice, as: UTF8.self) else {
+                    throw error("a string is not valid UTF-8")
+                }
+                return text
+            }
+            if byte == UInt8(ascii: "\\") {
+                index = start
+                return try escapedString()
+            }
+            if byte < 0x20 { throw error("unescaped control character in a string") }
+            if byte >= 0x80 { plain = false }
+            index += 1
+        }
+        throw error("unterminated string")
+    }
+
+    /// The slow path for strings with escapes; starts just after the opening quote.
+    mutating func escapedString() throws(JSONError) -> String {
+        var utf8: [UInt8] = []
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let text = String(validating: utf8, as: UTF8.self) else {
+                    throw error("a string is not valid UTF-8")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw error("unterminated string") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): utf8.append(0x22)
+                case UInt8(ascii: "\\"): utf8.append(0x5C)
+                case UInt8(ascii: "/"): utf8.append(0x2F)
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
+                case UInt8(ascii: "u"): try unicodeEscape(into: &utf8)
+                default:
+                    index -= 1
+                    throw error("invalid escape '\\\(Character(Unicode.Scalar(escape)))' in a string")
+                }
+            default:
+                if byte < 0x20 { throw error("unescaped control character in a string") }
+                utf8.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    mutating func hexQuad() throws(JSONError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("unterminated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("invalid hex digit in a \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    mutating func unicodeEscape(into utf8: inout [UInt8]) throws(JSONError) {
+        var scalarValue = try hexQuad()
+        if (0xD800...0xDBFF).contains(scalarValue) {
+            guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else { throw error("a \\u escape of a high surrogate is not followed by a low surrogate") }
+            index += 2
+            let low = try hexQuad()
+            guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid low surrogate in a \\u escape") }
+            scalarValue = 0x10000 + ((scalarValue - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalarValue) {
+            throw error("a lone low surrogate in a \\u escape")
+        }
+        guard let scalar = Unicode.Scalar(scalarValue) else { throw error("invalid \\u escape") }
+        utf8.append(contentsOf: String(Character(scalar)).utf8)
+    }
+
+    /// Reads a number: strict JSON grammar, exact for up to 15 significant digits with
+    /// small exponents (the common case of coordinates), the C library otherwise.
+    mutating func number() throws(JSONError) -> Double {
+        let start = index
+        var negative = false
+        if bytes[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+        }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var exponent = 0
+        guard index < bytes.count, isDigit(bytes[index]) else { throw error("a number needs a digit after '-'") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count && isDigit(bytes[index]) { throw error("a number must not start with a leading zero") }
+        } else {
+            while index < bytes.count && isDigit(bytes[index]) {
+                if digits < 19 {
+                    mantissa = mantissa &* 10 &+ UInt64(bytes[index] - UInt8(ascii: "0"))
+                    digits += 1
+                } else {
+                    exponent += 1
+                }
+                index += 1
+            }
+        }
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("a number needs a digit after '.'") }
+            while index < bytes.count && isDigit(bytes[index]) {
+                if digits < 19 {
+                    mantissa = mantissa &* 10 &+ UInt64(bytes[index] - UInt8(ascii: "0"))
+                    if mantissa != 0 { digits += 1 }
+                    exponent -= 1
+                }
+                index += 1
+            }
+        }
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+            index += 1
+            var exponentNegative = false
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+                exponentNegative = bytes[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("a number needs a digit in its exponent") }
+            var written = 0
+            while index < bytes.count && isDigit(bytes[index]) {
+                if written < 100_000 { written = written * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
+                index += 1
+            }
+            exponent += exponentNegative ? -written : written
+        }
+        if digits <= 15 && exponent >= -22 && exponent <= 22 {
+            var value = Double(mantissa)
+            if exponent < 0 { value /= powersOfTen[-exponent] } else { value *= powersOfTen[exponent] }
+            return negative ? -value : value
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
+            index = start
+            throw error("the number \(text) is out of range")
+        }
+        return value
+    }
+
+    @inline(__always) func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}
+
+/// Exact powers of ten that a Double can hold, for the fast number path.
+private let powersOfTen: [Double] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+]

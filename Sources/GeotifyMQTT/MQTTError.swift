@@ -1,0 +1,59 @@
+import CMosquitto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed MQTT operation: which operation, libmosquitto's error code (a `mosq_err_t`,
+/// or `MOSQ_ERR_INVAL` for input this module rejects itself) and a readable message.
+public struct MQTTError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// What was being done, such as "publish" or "parse broker URL".
+    public var operation: String
+    /// The libmosquitto error code (`mosq_err_t`).
+    public var code: Int32
+    /// A human-readable explanation.
+    public var message: String
+
+    /// Creates an error from its parts.
+    public init(operation: String, code: Int32, message: String) {
+        self.operation = operation
+        self.code = code
+        self.message = message
+    }
+
+    /// "operation: message (code n)", for logs and command-line output.
+    public var description: String {
+        "\(operation): \(message) (code \(code))"
+    }
+
+    /// Whether the operation failed for want of a connection (`MOSQ_ERR_NO_CONN`): a
+    /// publish or subscribe while disconnected, worth trying again after `.connected`.
+    public var isNotConnected: Bool {
+        code == MOSQ_ERR_NO_CONN.rawValue
+    }
+
+    /// An error for input this module rejects before calling libmosquitto.
+    static func invalid(_ operation: String, _ message: String) -> MQTTError {
+        MQTTError(operation: operation, code: MOSQ_ERR_INVAL.rawValue, message: message)
+    }
+
+    /// An error for a libmosquitto return code, explained by `mosquitto_strerror`, or by
+    /// the C library's `strerror` for `MOSQ_ERR_ERRNO` (read at once, before errno changes).
+    static func mosquitto(_ operation: String, _ code: Int32) -> MQTTError {
+        let text: String
+        if code == MOSQ_ERR_ERRNO.rawValue {
+            text = String(cString: strerror(errno))
+        } else {
+            text = String(cString: mosquitto_strerror(code))
+        }
+        return MQTTError(operation: operation, code: code, message: text)
+    }
+
+    /// Throws `mosquitto(operation, code)` unless `code` is `MOSQ_ERR_SUCCESS`.
+    static func check(_ operation: String, _ code: Int32) throws(MQTTError) {
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw mosquitto(operation, code)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import CMosquitto
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The object libmosquitto's callbacks reach through their `obj` pointer. It turns each
+/// callback into an `MQTTEvent` for the client's `onEvent` closure and tracks the state
+/// the callbacks reveal (connected or not, which thread is inside a callback).
+///
+/// It is separate from `MQTTClient` so the client can be released while the network
+/// thread still runs: the client holds one retained reference (handed to libmosquitto
+/// as `obj`) and gives it up only after `mosquitto_loop_stop` and `mosquitto_destroy`,
+/// when no callback can run any more.
+///
+/// Callbacks run on libmosquitto's network thread, one at a time (it holds its callback
+/// mutex), and the memory they are handed is freed when they return: everything is
+/// copied into Swift values before `onEvent` sees it.
+final class MQTTEventRelay: Sendable {
+    private struct State {
+        var isConnected = false
+        var callbackThread: pthread_t?
+    }
+
+    private let onEvent: @Sendable (MQTTEvent) -> Void
+    private let protocolVersion: MQTTProtocolVersion
+    private let state = Mutex(State())
+
+    init(protocolVersion: MQTTProtocolVersion, onEvent: @escaping @Sendable (MQTTEvent) -> Void) {
+        self.protocolVersion = protocolVersion
+        self.onEvent = onEvent
+    }
+
+    /// Whether the broker accepted the connection and it has not ended since.
+    var isConnected: Bool {
+        state.withLock { $0.isConnected }
+    }
+
+    /// Whether the calling thread is running one of this relay's callbacks right now.
+    var isCallingBack: Bool {
+        state.withLock { state in
+            guard let thread = state.callbackThread else { return false }
+            return pthread_equal(thread, pthread_self()) != 0
+        }
+    }
+
+    /// Records that the connection is gone, for when `stop()` ended it without the
+    /// disconnect callback having run (no connection to close).
+    func markDisconnected() {
+        state.withLock { $0.isConnected = false }
+    }
+
+    /// Installs the MQTT v5 callbacks (which libmosquitto also calls, with no
+    /// properties, for v3.1.1 connections) on `handle`, whose `obj` is a relay.
+    static func install(on handle: OpaquePointer) {
+        mosquitto_connect_v5_callback_set(handle) { _, obj, code, flags, _ in
+            MQTTEventRelay.relay(obj)?.connected(code: code, flags: flags)
+        }
+        mosquitto_disconnect_v5_callback_set(handle) { _, obj, code, _ in
+            MQTTEventRelay.relay(obj)?.disconnected(code: code)
+        }
+        mosquitto_message_v5_callback_set(handle) { _, obj, message, properties in
+            guard let relay = MQTTEventRelay.relay(obj), let message else { return }
+            relay.deliver(.message(MQTTEventRelay.copy(message.pointee, properties: properties)))
+        }
+        mosquitto_publish_v5_callback_set(handle) { _, obj, messageID, _, _ in
+            MQTTEventRelay.relay(obj)?.deliver(.published(messageID: messageID))
+        }
+        mosquitto_subscribe_v5_callback_set(handle) { _, obj, messageID, count, granted, _ in
+            guard let relay = MQTTEventRelay.relay(obj) else { return }
+            let grantedQoS = (0..<Int(max(count, 0))).map { Int(granted?[$0] ?? 128) }
+            relay.deliver(.subscribed(messageID: messageID, grantedQoS: grantedQoS))
+        }
+    }
+
+    private static func relay(_ obj: UnsafeMutableRawPointer?) -> MQTTEventRelay? {
+        obj.map { Unmanaged<MQTTEventRelay>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private func connected(code: Int32, flags: Int32) {
+        if code == 0 {
+            deliver(.connected(sessionPresent: flags & 1 != 0), connected: true)
+        } else {
+            let reason = switch protocolVersion {
+            case .v311: String(cString: mosquitto_connack_string(code))
+            case .v5: String(cString: mosquitto_reason_string(code))
+            }
+            deliver(.connectionRefused(code: Int(code), reason: reason), connected: false)
+        }
+    }
+
+    /// Reports a failed first-connection attempt made by `MQTTClient` itself (not on
+    /// the network thread, which is not running yet) as `.disconnected`. It is not
+    /// marked as a callback, so `onEvent` may call `stop()` or `start()` from it.
+    func reportFailedAttempt(code: Int32) {
+        onEvent(.disconnected(code: Int(code), reason: Self.reason(disconnect: code)))
+    }
+
+    private func disconnected(code: Int32) {
+        deliver(.disconnected(code: Int(code), reason: Self.reason(disconnect: code)), connected: false)
+    }
+
+    /// Why a connection ended, for `code`: 0 on request, else a libmosquitto error
+    /// (for `MOSQ_ERR_ERRNO`, the system's text for `errno`, still fresh on this thread)
+    /// or a DISCONNECT reason code from an MQTT v5 broker.
+    private static func reason(disconnect code: Int32) -> String {
+        if code == 0 {
+            return "disconnected on request"
+        }
+        if code == MOSQ_ERR_ERRNO.rawValue {
+            return String(cString: strerror(errno))
+        }
+        // libmosquitto's own error codes are all below 0x80, v5 reason codes above.
+        if code >= 0x80 {
+            return String(cString: mosquitto_reason_string(code))
+        }
+        return String(cString: mosquitto_strerror(code))
+    }
+
+    private func deliver(_ event: MQTTEvent, connected: Bool? = nil) {
+        state.withLock { state in
+            state.callbackThread = pthread_self()
+            if let connected {
+                state.isConnected = connected
+            }
+        }
+        onEvent(event)
+        state.withLock { $0.callbackThread = nil }
+    }
+
+    /// Copies a message libmosquitto is about to free, with its Response Topic and
+    /// Correlation Data properties (freeing the copies libmosquitto makes of them).
+    private static func copy(_ message: mosquitto_message, properties: OpaquePointer?) -> MQTTMessage {
+        let topic = message.topic.map { String(cString: $0) } ?? ""
+        var payload: [UInt8] = []
+        if let bytes = message.payload, message.payloadlen > 0 {
+            payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
+        }
+        var responseTopic: String?
+        var text: UnsafeMutablePointer<CChar>?
+        if mosquitto_property_read_string(properties, propertyID(MQTT_PROP_RESPONSE_TOPIC), &text, false) != nil,
+           let text {
+            responseTopic = String(cString: text)
+            free(text)
+        }
+        var correlationData: [UInt8]?
+        var data: UnsafeMutableRawPointer?
+        var length: UInt16 = 0
+        if mosquitto_property_read_binary(
+            properties, propertyID(MQTT_PROP_CORRELATION_DATA), &data, &length, false
+        ) != nil {
+            correlationData = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
+            free(data)
+        }
+        return MQTTMessage(
+            topic: topic,
+            payload: payload,
+            qos: Int(message.qos),
+            retain: message.retain,
+            responseTopic: responseTopic,
+            correlationData: correlationData
+        )
+    }
+
+    /// A property identifier as libmosquitto's functions take it.
+    static func propertyID(_ property: mqtt5_property) -> Int32 {
+        Int32(property.rawValue)
+    }
+}

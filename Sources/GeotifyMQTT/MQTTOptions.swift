@@ -1,0 +1,85 @@
+/// Everything an `MQTTClient` needs to know to connect: where, as whom, how (protocol
+/// version, TLS, keep-alive), what to leave behind (the will) and how to retry.
+public struct MQTTOptions: Sendable, Equatable {
+    /// The broker's host name or IP address.
+    public var host: String = "127.0.0.1"
+    /// The broker's TCP port.
+    public var port: Int = 1883
+    /// The client identifier. Required (non-empty) when `cleanSession` is false, since
+    /// the broker finds the stored session by it; with a clean session an empty id lets
+    /// libmosquitto make a random one.
+    public var clientID: String
+    /// True: the broker forgets subscriptions and queued messages when the connection
+    /// ends. False (the default): it keeps them for the next connection with this id.
+    public var cleanSession: Bool = false
+    /// The keep-alive interval in seconds: 5 to 65 535 (libmosquitto's lower bound).
+    public var keepAlive: Int = 30
+    /// The MQTT protocol version to speak.
+    public var protocolVersion: MQTTProtocolVersion = .v311
+    /// The user name sent in CONNECT, if any.
+    public var username: String?
+    /// The password sent in CONNECT, if any; needs a `username`.
+    public var password: String?
+    /// TLS settings; nil for a plain TCP connection.
+    public var tls: MQTTTLS?
+    /// The message the broker publishes if this client's connection dies uncleanly.
+    public var will: MQTTWill?
+    /// The first delay, in seconds, before reconnecting after a lost connection (at least 1).
+    public var reconnectDelayMin: Int = 1
+    /// The longest delay, in seconds, between reconnection attempts; the delay grows
+    /// from `reconnectDelayMin` up to this.
+    public var reconnectDelayMax: Int = 30
+
+    /// Creates options for a client; set the other fields as needed.
+    public init(clientID: String, host: String = "127.0.0.1", port: Int = 1883) {
+        self.clientID = clientID
+        self.host = host
+        self.port = port
+    }
+
+    /// Throws a specific error for the first setting libmosquitto would reject or that
+    /// cannot work, so `MQTTClient` fails at creation instead of on the network thread.
+    func validate() throws(MQTTError) {
+        let operation = "check MQTT options"
+        guard !host.isEmpty, !host.utf8.contains(0) else {
+            throw .invalid(operation, "the broker host is empty or contains a NUL character")
+        }
+        guard (1...65_535).contains(port) else {
+            throw .invalid(operation, "port \(port) is not between 1 and 65535")
+        }
+        guard cleanSession || !clientID.isEmpty else {
+            throw .invalid(operation, "a client id is required when clean session is off")
+        }
+        guard !clientID.utf8.contains(0), clientID.utf8.count <= MQTTTopic.maximumLength else {
+            throw .invalid(operation, "the client id contains a NUL character or is longer than 65535 bytes")
+        }
+        guard (5...65_535).contains(keepAlive) else {
+            throw .invalid(operation, "keep-alive \(keepAlive) s is not between 5 and 65535 seconds")
+        }
+        guard password == nil || username != nil else {
+            throw .invalid(operation, "a password needs a username")
+        }
+        guard reconnectDelayMin >= 1, reconnectDelayMax >= reconnectDelayMin else {
+            throw .invalid(
+                operation,
+                "reconnect delays must satisfy 1 <= min <= max, not min \(reconnectDelayMin) max \(reconnectDelayMax)"
+            )
+        }
+        if let will {
+            try MQTTTopic.checkName(will.topic, operation: "check the will")
+            guard (0...2).contains(will.qos) else {
+                throw .invalid("check the will", "QoS \(will.qos) is not 0, 1 or 2")
+            }
+            guard will.payload.count <= 65_535 else {
+                throw .invalid(
+                    "check the will", "the payload is \(will.payload.count) bytes; a will holds at most 65535"
+                )
+            }
+        }
+        if let tls {
+            guard (tls.certFile == nil) == (tls.keyFile == nil) else {
+                throw .invalid("check TLS options", "certFile and keyFile must be given together")
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import CSQLite
+
+/// A thin, typed wrapper over one SQLite connection.
+///
+/// Only the few calls the state store needs: execute, prepared statements, and
+/// transactions. A connection is used by one thread at a time; `StateStore` serialises
+/// access to it.
+final class Database {
+    private let handle: OpaquePointer
+    let path: String
+
+    init(path: String) throws(StoreError) {
+        var connection: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &connection, flags, nil)
+        guard status == SQLITE_OK, let connection else {
+            let reason = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+            sqlite3_close(connection)
+            throw StoreError("open \(path)", reason)
+        }
+        handle = connection
+        self.path = path
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(StoreError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        if status != SQLITE_OK {
+            let reason = message.map { String(cString: $0) } ?? lastError
+            sqlite3_free(message)
+            throw StoreError("execute \(sql.prefix(60))", reason)
+        }
+    }
+
+    /// A compiled statement, reusable with `reset`.
+    func prepare(_ sql: String) throws(StoreError) -> Statement {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+              let statement
+        else { throw StoreError("prepare \(sql.prefix(60))", lastError) }
+        return Statement(handle: statement, database: self)
+    }
+
+    /// Runs `body` in a transaction that is committed when it returns and rolled back
+    /// when it throws.
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// The rowid of the last inserted row.
+    var lastInsertedRow: Int64 { sqlite3_last_insert_rowid(handle) }
+}
+
+/// One prepared statement of a `Database`.
+final class Statement {
+    private let handle: OpaquePointer
+    private unowned let database: Database
+
+    fileprivate init(handle: OpaquePointer, database: Database) {
+        self.handle = handle
+        self.database = database
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// A value SQLite can store.
+    enum Value {
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case blob([UInt8])
+        case null
+    }
+
+    /// Binds `values` to the parameters in order, runs the statement to completion, and
+    /// resets it for the next use.
+    func run(_ values: [Value]) throws(StoreError) {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        let status = sqlite3_step(handle)
+        guard status == SQLITE_DONE || status == SQLITE_ROW else {
+            throw StoreError("write \(database.path)", database.lastError)
+        }
+    }
+
+    /// Binds `values`, then calls `row` for each result row.
+    func query(_ values: [Value] = [], row: (Row) throws(StoreError) -> Void) throws(StoreError) {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        while true {
+            let status = sqlite3_step(handle)
+            if status == SQLITE_DONE { return }
+            guard status == SQLITE_ROW else { throw StoreError("read \(database.path)", database.lastError) }
+            try row(Row(handle: handle))
+        }
+    }
+
+    private func bind(_ values: [Value]) throws(StoreError) {
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
+            case .real(let number): status = sqlite3_bind_double(handle, index, number)
+            case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, sqliteTransient)
+            case .blob(let bytes):
+                status = bytes.withUnsafeBytes { raw in
+                    sqlite3_bind_blob(handle, index, raw.baseAddress, Int32(raw.count), sqliteTransient)
+                }
+            case .null: status = sqlite3_bind_null(handle, index)
+            }
+            guard status == SQLITE_OK else { throw StoreError("bind \(database.path)", database.lastError) }
+        }
+    }
+}
+
+/// The current row of a query, read by column index.
+struct Row {
+    fileprivate let handle: OpaquePointer
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func real(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: pointer)
+    }
+
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}
+
+/// SQLite's SQLITE_TRANSIENT destructor: copy the bound bytes before returning.
+private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -1,0 +1,16 @@
+/// A message the bridge has decided to publish, kept in the state database from the
+/// moment the decision is committed until the broker acknowledges it, so that a crash
+/// between deciding and publishing loses nothing.
+public struct OutboxMessage: Sendable, Equatable {
+    public var topic: String
+    public var payload: [UInt8]
+    public var qos: Int
+    public var retain: Bool
+
+    public init(topic: String, payload: [UInt8], qos: Int, retain: Bool) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retain = retain
+    }
+}

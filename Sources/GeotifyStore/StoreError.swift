@@ -1,0 +1,14 @@
+/// A failure of the state database or a file write, with what was being done and why.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What was being attempted ("open /var/lib/geotify/state.sqlite", "save state").
+    public var operation: String
+    /// The reason, as the system or SQLite gave it.
+    public var reason: String
+
+    public init(_ operation: String, _ reason: String) {
+        self.operation = operation
+        self.reason = reason
+    }
+
+    public var description: String { "\(operation): \(reason)" }
+}

@@ -1,0 +1,47 @@
+/// The words after a subcommand, split into options with values (`--fences FILE` or
+/// `--fences=FILE`), switches (`--json`) and positional arguments, checked against
+/// what the subcommand declares so a typo gets a clear error instead of being ignored.
+struct Arguments {
+    private(set) var positionals: [String] = []
+    private var values: [String: String] = [:]
+    private var switches: Set<String> = []
+
+    /// Parses `words` for a subcommand taking the options `valued` and `switches`.
+    init(_ words: [String], command: String, valued: Set<String>, switches allowed: Set<String> = []) throws(UsageError) {
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            guard word.hasPrefix("--"), word.count > 2 else {
+                positionals.append(word)
+                continue
+            }
+            var name = String(word.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if allowed.contains(name) {
+                guard inlineValue == nil else { throw UsageError("--\(name) takes no value", command: command) }
+                switches.insert(name)
+            } else if valued.contains(name) {
+                if let inlineValue {
+                    values[name] = inlineValue
+                } else {
+                    guard index < words.count else { throw UsageError("--\(name) needs a value", command: command) }
+                    values[name] = words[index]
+                    index += 1
+                }
+            } else {
+                throw UsageError("unknown option --\(name)", command: command)
+            }
+        }
+    }
+
+    /// The value given for `--name`, if any.
+    func value(_ name: String) -> String? { values[name] }
+
+    /// Whether the switch `--name` was given.
+    func isSet(_ name: String) -> Bool { switches.contains(name) }
+}

@@ -1,0 +1,57 @@
+import Dispatch
+import Foundation
+import GeotifyBridge
+
+/// `geotify run`: the bridge itself, until SIGTERM or SIGINT stops it gracefully.
+enum RunCommand {
+    static let help = """
+        usage: geotify run [options]
+
+        Connects to the broker, evaluates every device's fences and publishes
+        notifications and badges until stopped with SIGTERM or SIGINT.
+
+        options:
+        \(SettingsOptions.help)
+        """
+
+    static func run(_ words: [String]) throws(UsageError) -> Never {
+        let arguments = try Arguments(words, command: "run", valued: SettingsOptions.names)
+        guard arguments.positionals.isEmpty else {
+            throw UsageError("unexpected argument \(arguments.positionals[0])", command: "run")
+        }
+        let settings = try SettingsOptions.settings(from: arguments, command: "run")
+        let logger = Logger(level: settings.logLevel)
+        let bridge = Bridge(settings: settings, logger: logger)
+        let sources = stopOnSignals(bridge, logger: logger)
+        do {
+            try bridge.start()
+        } catch {
+            logger.error("\(error)")
+            exit(1)
+        }
+        withExtendedLifetime(sources) { dispatchMain() }
+    }
+
+    /// Stops `bridge` gracefully and exits 0 on SIGTERM or SIGINT. The signals are
+    /// unblocked first, before the bridge starts any thread, because a parent (a test
+    /// runner, some supervisors) may have started this process with them blocked.
+    private static func stopOnSignals(_ bridge: Bridge, logger: Logger) -> [DispatchSourceSignal] {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGTERM)
+        sigaddset(&blocked, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &blocked, nil)
+        let shutdown = DispatchQueue(label: "geotify.shutdown")
+        return [SIGTERM, SIGINT].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: shutdown)
+            source.setEventHandler {
+                logger.info("received \(signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+                bridge.stop()
+                exit(0)
+            }
+            source.resume()
+            return source
+        }
+    }
+}

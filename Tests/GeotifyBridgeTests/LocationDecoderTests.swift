@@ -1,0 +1,75 @@
+import Testing
+import GeotifyCore
+import GeotifyBridge
+
+@Suite("Location decoding")
+struct LocationDecoderTests {
+    let decoder = LocationDecoder(maximumPayloadBytes: 65_536)
+
+    func decode(_ text: String, _ format: LocationDecoder.Format = .ownTracks) throws(InputError) -> Fix? {
+        try decoder.decode(Array(text.utf8), device: "alice/phone", format: format, arrival: 1_000)
+    }
+
+    func refusal(_ bytes: [UInt8], _ format: LocationDecoder.Format = .ownTracks) -> InputError? {
+        do {
+            _ = try decoder.decode(bytes, device: "alice/phone", format: format, arrival: 1_000)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func anOwnTracksLocation() throws {
+        let fix = try #require(try decode(#"{"_type":"location","lat":52.52,"lon":13.405,"acc":12,"tst":1700000000,"batt":80,"tid":"ap","conn":"w","inregions":["home"]}"#))
+        #expect(fix == Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 12, timestamp: 1_700_000_000))
+    }
+
+    @Test func ownTracksLeavesOutZeroAccuracyAndTheArrivalTimeFillsAMissingTimestamp() throws {
+        let fix = try #require(try decode(#"{"_type":"location","lat":1,"lon":2}"#))
+        #expect(fix.accuracy == nil)
+        #expect(fix.timestamp == 1_000)
+    }
+
+    @Test(arguments: ["lwt", "transition", "waypoint", "waypoints", "card", "cmd", "beacon", "status"])
+    func otherOwnTracksTypesAreIgnored(type: String) throws {
+        #expect(try decode(#"{"_type":"\#(type)","tst":1,"lat":1,"lon":2}"#) == nil)
+    }
+
+    @Test func plainJSONWithAliases() throws {
+        #expect(try decode(#"{"lat":1.5,"lon":-2.5,"acc":3,"tst":1700000000.25}"#, .plain)
+                == Fix(device: "alice/phone", coordinate: Coordinate(latitude: 1.5, longitude: -2.5), accuracy: 3, timestamp: 1_700_000_000.25))
+        #expect(try decode(#"{"latitude":1.5,"longitude":-2.5}"#, .plain)?.coordinate == Coordinate(latitude: 1.5, longitude: -2.5))
+    }
+
+    @Test(arguments: [
+        ("not json", InputError(.invalidJSON, "the payload is not JSON: line 1, column 1: unexpected character 'n', expected a JSON value")),
+        (#"{"_type":"location","lon":13}"#, InputError(.missingField, "missing \"lat\"")),
+        (#"{"_type":"location","lat":95,"lon":13}"#, InputError(.outOfRange, "lat 95 is outside -90...90")),
+        (#"{"_type":"location","lat":52,"lon":"abc"}"#, InputError(.wrongType, "\"lon\" must be a number, not a string")),
+        (#"{"_type":"location","lat":52,"lon":181}"#, InputError(.outOfRange, "lon 181 is outside -180...180")),
+        (#"{"_type":"location","lat":52,"lon":13,"acc":-1}"#, InputError(.outOfRange, "acc -1 must not be negative")),
+        (#"{"_type":"location","lat":52,"lon":13,"tst":"yesterday"}"#, InputError(.wrongType, "\"tst\" must be a number, not a string")),
+        (#"{"lat":52,"lon":13}"#, InputError(.missingField, "an OwnTracks message needs \"_type\" (\"location\" for a position)")),
+        (#"{"_type":5,"lat":52,"lon":13}"#, InputError(.wrongType, "\"_type\" must be a string, not a number")),
+        (#"[52, 13]"#, InputError(.notAnObject, "the payload must be a JSON object, not an array")),
+        (#"{"_type":"location","lat":52,"lon":13"#, InputError(.invalidJSON, "the payload is not JSON: line 1, column 38: unexpected end of text, expected ',' or '}'")),
+    ])
+    func badPayloadsGetASpecificError(payload: String, expected: InputError) {
+        #expect(refusal(Array(payload.utf8)) == expected)
+    }
+
+    @Test func anEmptyPayload() {
+        #expect(refusal([]) == InputError(.emptyPayload, "the payload is empty"))
+    }
+
+    @Test func aOneMebibytePayloadIsRefusedBeforeParsing() {
+        let huge = Array(#"{"_type":"location","lat":1,"lon":2,"pad":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 1 << 20) + Array(#""}"#.utf8)
+        #expect(refusal(huge) == InputError(.payloadTooLarge, "the payload is \(huge.count) bytes; at most 65536 are accepted"))
+        #expect(refusal(Array(repeating: 0xFF, count: 1 << 20), .plain)?.kind == .payloadTooLarge)
+    }
+
+    @Test func deeplyNestedGarbageIsRefusedNotACrash() {
+        let deep = String(repeating: "[", count: 50_000)
+        #expect(refusal(Array(deep.utf8))?.kind == .invalidJSON)
+    }
+}

@@ -1,0 +1,113 @@
+import Testing
+import GeotifyCore
+
+@Suite("Evaluator")
+struct EvaluatorTests {
+    let evaluator = Evaluator()
+    let home = Coordinate(latitude: 52.52, longitude: 13.405)
+    let away = Coordinate(latitude: 52.50, longitude: 13.405)
+
+    func fence(_ id: String, _ center: Coordinate, radius: Double = 100, _ eventType: EventType = [.onEntry, .onExit], revision: Int = 1) -> Fence {
+        Fence(identifier: id, region: .circle(center: center, radius: radius), note: "note \(id)", eventType: eventType, addedRevision: revision)
+    }
+
+    func fix(_ coordinate: Coordinate, at time: Double) -> Fix {
+        Fix(device: "alice/phone", coordinate: coordinate, accuracy: 5, timestamp: time)
+    }
+
+    @Test func firstFixOnlyEstablishesState() {
+        var state = DeviceState()
+        let evaluation = evaluator.evaluate(fix(home, at: 1), fences: [fence("home", home)], revision: 1, state: &state)
+        #expect(evaluation.transitions.isEmpty)
+        #expect(state.isInside("home"))
+        #expect(state.badge == 0)
+        #expect(state.revision == 1)
+    }
+
+    @Test func crossingsProduceTransitionsAndCountTheBadge() {
+        var state = DeviceState()
+        let fences = [fence("home", home)]
+        _ = evaluator.evaluate(fix(away, at: 1), fences: fences, revision: 1, state: &state)
+        let entry = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 1, state: &state)
+        #expect(entry.notifications.map(\.kind) == [.enter])
+        #expect(entry.notifications.first?.badge == 1)
+        #expect(entry.notifications.first?.note == "note home")
+        let stay = evaluator.evaluate(fix(home, at: 3), fences: fences, revision: 1, state: &state)
+        #expect(stay.transitions.isEmpty)
+        let exit = evaluator.evaluate(fix(away, at: 4), fences: fences, revision: 1, state: &state)
+        #expect(exit.notifications.map(\.kind) == [.exit])
+        #expect(exit.notifications.first?.badge == 2)
+        #expect(state.badge == 2)
+        #expect(!state.isInside("home"))
+    }
+
+    @Test(arguments: [
+        (EventType.onEntry, [TransitionKind.enter]),
+        (EventType.onExit, [TransitionKind.exit]),
+        (EventType(name: "onEntryAndExit")!, [TransitionKind.enter, .exit]),
+    ] as [(EventType, [TransitionKind])])
+    func eventTypeFiltersNotifications(eventType: EventType, notified: [TransitionKind]) {
+        var state = DeviceState()
+        let fences = [fence("home", home, eventType)]
+        var kinds: [TransitionKind] = []
+        var transitions = 0
+        for (time, place) in [away, home, away].enumerated() {
+            let evaluation = evaluator.evaluate(fix(place, at: Double(time)), fences: fences, revision: 1, state: &state)
+            kinds += evaluation.notifications.map(\.kind)
+            transitions += evaluation.transitions.count
+        }
+        #expect(transitions == 2)
+        #expect(kinds == notified)
+        #expect(state.badge == notified.count)
+    }
+
+    @Test func aFenceAddedLaterEstablishesStateWithoutAnEvent() {
+        var state = DeviceState()
+        _ = evaluator.evaluate(fix(home, at: 1), fences: [fence("office", away)], revision: 1, state: &state)
+        let fences = [fence("office", away), fence("home", home, revision: 2)]
+        let first = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 2, state: &state)
+        #expect(first.transitions.isEmpty)
+        #expect(state.isInside("home"))
+        let exit = evaluator.evaluate(fix(away, at: 3), fences: fences, revision: 2, state: &state)
+        #expect(exit.transitions.map(\.kind) == [.enter, .exit])
+        #expect(exit.transitions.map(\.fence.identifier) == ["office", "home"])
+    }
+
+    @Test func aRemovedFenceIsForgottenAndAReaddedOneStartsAfresh() {
+        var state = DeviceState()
+        _ = evaluator.evaluate(fix(home, at: 1), fences: [fence("home", home)], revision: 1, state: &state)
+        _ = evaluator.evaluate(fix(home, at: 2), fences: [], revision: 2, state: &state)
+        #expect(state.inside.isEmpty)
+        let readded = evaluator.evaluate(fix(home, at: 3), fences: [fence("home", home, revision: 3)], revision: 3, state: &state)
+        #expect(readded.transitions.isEmpty)
+        #expect(state.inside.first?.since == 3)
+    }
+
+    @Test func anEditedFenceKeepsTheDeviceState() {
+        var state = DeviceState()
+        _ = evaluator.evaluate(fix(home, at: 1), fences: [fence("home", home)], revision: 1, state: &state)
+        let moved = [fence("home", Coordinate(latitude: 10, longitude: 10), revision: 1)]
+        let evaluation = evaluator.evaluate(fix(home, at: 2), fences: moved, revision: 2, state: &state)
+        #expect(evaluation.transitions.map(\.kind) == [.exit])
+    }
+
+    @Test func overlappingFencesAreIndependent() {
+        var state = DeviceState()
+        let fences = [fence("small", home, radius: 50), fence("large", home, radius: 5000)]
+        _ = evaluator.evaluate(fix(away, at: 1), fences: fences, revision: 1, state: &state)
+        let evaluation = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 1, state: &state)
+        #expect(evaluation.transitions.map(\.fence.identifier) == ["small"])
+        #expect(evaluation.notifications.map(\.badge) == [1])
+        let large = evaluator.evaluate(fix(Coordinate(latitude: 52.53, longitude: 13.405), at: 3), fences: fences, revision: 1, state: &state)
+        #expect(large.transitions.map(\.fence.identifier) == ["small"])
+        #expect(state.isInside("large"))
+    }
+
+    @Test func eventIDsAreStable() {
+        var state = DeviceState()
+        let fences = [fence("home", home)]
+        _ = evaluator.evaluate(fix(away, at: 1_700_000_000), fences: fences, revision: 1, state: &state)
+        let evaluation = evaluator.evaluate(fix(home, at: 1_700_000_060), fences: fences, revision: 1, state: &state)
+        #expect(evaluation.notifications.first?.eventID == "alice/phone/home/enter/1700000060")
+    }
+}

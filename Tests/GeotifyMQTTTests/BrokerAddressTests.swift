@@ -1,0 +1,55 @@
+import GeotifyMQTT
+import Testing
+
+@Suite("BrokerAddress parsing")
+struct BrokerAddressTests {
+    @Test("mqtt:// and mqtts:// URLs, with and without a port", arguments: [
+        ("mqtt://127.0.0.1:1883", BrokerAddress(host: "127.0.0.1", port: 1883, tls: false)),
+        ("mqtt://broker.example.com", BrokerAddress(host: "broker.example.com", port: 1883, tls: false)),
+        ("mqtts://broker.example.com", BrokerAddress(host: "broker.example.com", port: 8883, tls: true)),
+        ("mqtts://broker:9000", BrokerAddress(host: "broker", port: 9000, tls: true)),
+        ("MQTT://Broker:1884/", BrokerAddress(host: "Broker", port: 1884, tls: false)),
+        ("  mqtt://localhost:1\n", BrokerAddress(host: "localhost", port: 1, tls: false)),
+        ("mqtt://[::1]:65535", BrokerAddress(host: "::1", port: 65535, tls: false)),
+        ("mqtts://[fe80::1%eth0]", BrokerAddress(host: "fe80::1%eth0", port: 8883, tls: true)),
+    ])
+    func parsesGoodURLs(url: String, expected: BrokerAddress) throws {
+        #expect(try BrokerAddress(parsing: url) == expected)
+    }
+
+    @Test("bad URLs get an error that names the problem", arguments: [
+        ("", "empty"),
+        ("127.0.0.1:1883", "no scheme"),
+        ("tcp://127.0.0.1:1883", "unsupported scheme \"tcp\""),
+        ("http://example.com", "unsupported scheme \"http\""),
+        ("mqtt://", "no host"),
+        ("mqtt://:1883", "no host"),
+        ("mqtt://host:", "port \"\""),
+        ("mqtt://host:abc", "port \"abc\""),
+        ("mqtt://host:0", "port \"0\""),
+        ("mqtt://host:65536", "port \"65536\""),
+        ("mqtt://host:-1", "port \"-1\""),
+        ("mqtt://host:1883/topic", "path"),
+        ("mqtt://host?x=1", "query"),
+        ("mqtt://user:secret@host", "credentials"),
+        ("mqtt://::1", "IPv6 address in brackets"),
+        ("mqtt://[::1", "never closes"),
+        ("mqtt://[::1]x", "not :port"),
+        ("mqtt://bad host", "characters a host name cannot have"),
+    ])
+    func rejectsBadURLs(url: String, expectedText: String) {
+        #expect {
+            try BrokerAddress(parsing: url)
+        } throws: { error in
+            guard let error = error as? MQTTError else { return false }
+            return error.operation == "parse broker URL" && error.message.contains(expectedText)
+                && error.description.contains(expectedText)
+        }
+    }
+
+    @Test("description gives the URL back")
+    func description() throws {
+        #expect(try BrokerAddress(parsing: "mqtts://h").description == "mqtts://h:8883")
+        #expect(try BrokerAddress(parsing: "mqtt://[::1]").description == "mqtt://[::1]:1883")
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import GeotifyMQTT
+import GeotifyTestSupport
+import Testing
+
+@Suite("MQTTClient connection", .timeLimit(.minutes(1)))
+struct MQTTClientConnectionTests {
+    @Test("connects to a broker and reports .connected", arguments: [MQTTProtocolVersion.v311, .v5])
+    func connects(version: MQTTProtocolVersion) throws {
+        let broker = try TestBroker()
+        let fixture = try ClientFixture(port: broker.port) { $0.protocolVersion = version }
+        #expect(fixture.events.waitForConnected() == false)
+        #expect(fixture.client.isConnected)
+        fixture.client.stop()
+        #expect(!fixture.client.isConnected)
+        let disconnect = fixture.events.waitFor { event -> Int? in
+            if case .disconnected(let code, _) = event { return code }
+            return nil
+        }
+        #expect(disconnect == 0)
+    }
+
+    @Test("a persistent session is reported as present on the next connection")
+    func persistentSession() throws {
+        let broker = try TestBroker()
+        let id = "geotify-persistent-\(UUID().uuidString.prefix(8))"
+        let first = try ClientFixture(port: broker.port) { $0.clientID = id; $0.cleanSession = false }
+        #expect(first.events.waitForConnected() == false)
+        let subscription = try first.client.subscribe(uniqueTopic("session"), qos: 1)
+        #expect(first.events.waitForSubscribed(subscription) == [1])
+        first.client.stop()
+
+        let second = try ClientFixture(port: broker.port) { $0.clientID = id; $0.cleanSession = false }
+        #expect(second.events.waitForConnected() == true)
+        second.client.stop()
+    }
+
+    @Test("stop() is idempotent and the client can be started again")
+    func stopIsIdempotent() throws {
+        let broker = try TestBroker()
+        let fixture = try ClientFixture(port: broker.port)
+        try fixture.waitConnected()
+        fixture.client.stop()
+        fixture.client.stop()
+        let mark = fixture.events.count
+        try fixture.client.start()
+        #expect(fixture.events.waitForConnected(after: mark) != nil)
+        #expect {
+            try fixture.client.start()
+        } throws: { error in
+            (error as? MQTTError)?.message.contains("already started") ?? false
+        }
+        fixture.client.stop()
+    }
+
+    @Test("start() with no broker listening is not an error; it connects once one appears")
+    func startBeforeBroker() throws {
+        let port = try freePort()
+        let fixture = try ClientFixture(port: port)
+        #expect(!fixture.client.isConnected)
+        // Let at least one attempt fail before the broker exists.
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(!fixture.client.isConnected)
+        let broker = try TestBroker(port: port)
+        #expect(fixture.events.waitForConnected(timeout: 15) != nil)
+        #expect(fixture.client.isConnected)
+        fixture.client.stop()
+        broker.stop()
+    }
+
+    @Test("stop() returns while the client is still trying to reach a missing broker")
+    func stopWhileRetrying() throws {
+        let fixture = try ClientFixture(port: try freePort()) {
+            $0.reconnectDelayMin = 5
+            $0.reconnectDelayMax = 30
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        let stopped = DispatchSemaphore(value: 0)
+        let client = fixture.client
+        Thread.detachNewThread {
+            client.stop()
+            stopped.signal()
+        }
+        #expect(stopped.wait(timeout: .now() + 20) == .success)
+    }
+
+    @Test("a restarted broker: .disconnected, then .connected again, and publishing works")
+    func reconnectsAfterBrokerRestart() throws {
+        let broker = try TestBroker()
+        let fixture = try ClientFixture(port: broker.port)
+        try fixture.waitConnected()
+        let mark = fixture.events.count
+
+        try broker.restart()
+
+        let disconnect = fixture.events.waitFor(after: mark) { event -> Int? in
+            if case .disconnected(let code, _) = event { return code }
+            return nil
+        }
+        #expect(disconnect != nil && disconnect != 0)
+        #expect(fixture.events.waitForConnected(after: mark, timeout: 15) != nil)
+        #expect(fixture.client.isConnected)
+
+        let topic = uniqueTopic("after-restart")
+        let observer = try TestClient(port: broker.port)
+        try observer.subscribe(topic)
+        let messageID = try fixture.client.publish(topic: topic, payload: Array("back".utf8), qos: 1, retain: false)
+        #expect(fixture.events.waitForPublished(messageID))
+        #expect(observer.waitForMessage(on: topic)?.text == "back")
+        fixture.client.stop()
+    }
+
+    @Test("bad credentials give .connectionRefused with a readable reason", arguments: [
+        MQTTProtocolVersion.v311, .v5,
+    ])
+    func refusedWithBadCredentials(version: MQTTProtocolVersion) throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("geotify-passwd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let passwordFile = directory.appendingPathComponent("passwd").path
+        try run("mosquitto_passwd", ["-b", "-c", passwordFile, "alice", "right-password"])
+        let broker = try TestBroker(extraConfig: "allow_anonymous false\npassword_file \(passwordFile)")
+
+        let refused = try ClientFixture(port: broker.port) {
+            $0.protocolVersion = version
+            $0.username = "alice"
+            $0.password = "wrong-password"
+        }
+        let refusal = refused.events.waitFor { event -> (Int, String)? in
+            if case .connectionRefused(let code, let reason) = event { return (code, reason) }
+            return nil
+        }
+        refused.client.stop()
+        let (code, reason) = try #require(refusal, "no refusal: \(refused.events.all)")
+        #expect(code != 0)
+        #expect(!reason.isEmpty)
+        #expect(reason.lowercased().contains("not authori") || reason.lowercased().contains("password"))
+        #expect(!refused.client.isConnected)
+
+        let accepted = try ClientFixture(port: broker.port) {
+            $0.protocolVersion = version
+            $0.username = "alice"
+            $0.password = "right-password"
+        }
+        #expect(accepted.events.waitForConnected() != nil)
+        accepted.client.stop()
+    }
+
+    @Test("TLS: connects to an mqtts listener trusting its CA, or insecurely without one")
+    func tls() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("geotify-tls-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificates = try TestCertificates(in: directory)
+        let broker = try TestBroker(extraConfig: certificates.brokerConfig)
+
+        let verified = try ClientFixture(port: broker.port) { $0.tls = MQTTTLS(caFile: certificates.caFile) }
+        #expect(verified.events.waitForConnected() != nil)
+        verified.client.stop()
+
+        let insecure = try ClientFixture(port: broker.port) { $0.tls = MQTTTLS(insecure: true) }
+        #expect(insecure.events.waitForConnected() != nil)
+        insecure.client.stop()
+
+        // The system's CAs do not trust the test CA. libmosquitto may fail the handshake
+        // inside start() or later on its network thread; either way no connection.
+        do {
+            let untrusted = try ClientFixture(port: broker.port) { $0.tls = MQTTTLS() }
+            #expect(untrusted.events.waitForConnected(timeout: 2) == nil)
+            untrusted.client.stop()
+        } catch let error as MQTTError {
+            #expect(error.code == 8, "expected MOSQ_ERR_TLS, got \(error)")
+        }
+    }
+
+    @Test("TLS with the system's CAs keeps reconnecting after the broker restarts")
+    func tlsSystemCAsReconnect() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("geotify-tls-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificates = try TestCertificates(in: directory)
+        let broker = try TestBroker(extraConfig: certificates.brokerConfig)
+        // OpenSSL's default trust store (what MQTTTLS() uses) reads SSL_CERT_FILE: point
+        // it at the test CA for this client only. libmosquitto 2.0.11 used to fail every
+        // reconnection in this set-up; MQTTClient works around it.
+        setenv("SSL_CERT_FILE", certificates.caFile, 1)
+        defer { unsetenv("SSL_CERT_FILE") }
+        let fixture = try ClientFixture(port: broker.port) { $0.tls = MQTTTLS() }
+        try fixture.waitConnected()
+        let mark = fixture.events.count
+        try broker.restart()
+        #expect(fixture.events.waitForConnected(after: mark, timeout: 15) != nil, "\(fixture.events.all)")
+        fixture.client.stop()
+    }
+
+    @Test("a client released while connected shuts down cleanly")
+    func releaseWhileConnected() throws {
+        let broker = try TestBroker()
+        var fixture: ClientFixture? = try ClientFixture(port: broker.port)
+        try fixture?.waitConnected()
+        fixture = nil
+        #expect(waitUntil { broker.log.contains("disconnected.") })
+    }
+}
+
+/// Runs a command found on PATH and throws with its output if it fails.
+private func run(_ command: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [command] + arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw TestSupportError("\(command) failed: \(text)")
+    }
+}

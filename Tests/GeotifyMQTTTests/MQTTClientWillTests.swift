@@ -1,0 +1,77 @@
+import Foundation
+@testable import GeotifyMQTT
+import GeotifyTestSupport
+import Testing
+
+/// The will is tested against a real broker: the client sets it in CONNECT and the
+/// broker publishes it when the connection ends without DISCONNECT. A crash cannot be
+/// staged inside the test process, and stopping the broker does not make it publish
+/// wills, so the unclean end is made at the socket: `dropConnectionUncleanly()` shuts
+/// the client's TCP socket down under libmosquitto (exactly what the broker sees when a
+/// process dies or the network fails). A clean `stop()` sends DISCONNECT, and the broker
+/// must then discard the will.
+@Suite("MQTTClient will", .timeLimit(.minutes(1)))
+struct MQTTClientWillTests {
+    @Test("the broker publishes the (retained) will when the connection drops uncleanly")
+    func willOnUncleanDrop() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("will")
+        let observer = try TestClient(port: broker.port)
+        try observer.subscribe(topic)
+
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 1, retain: true)
+        }
+        try fixture.waitConnected()
+        #expect(observer.messages.isEmpty)
+        let mark = fixture.events.count
+
+        fixture.client.dropConnectionUncleanly()
+
+        let will = observer.waitForMessage(on: topic)
+        #expect(will?.text == "offline")
+        #expect(will?.qos == 1)
+        let disconnect = fixture.events.waitFor(after: mark) { event -> Int? in
+            if case .disconnected(let code, _) = event { return code }
+            return nil
+        }
+        #expect(disconnect != nil && disconnect != 0)
+        #expect(fixture.events.waitForConnected(after: mark, timeout: 15) != nil)
+        fixture.client.stop()
+
+        let late = try TestClient(port: broker.port)
+        try late.subscribe(topic)
+        let retained = late.waitForMessage(on: topic)
+        #expect(retained?.text == "offline")
+        #expect(retained?.retain == true)
+    }
+
+    @Test("stop() disconnects cleanly, so the broker does not publish the will")
+    func noWillOnStop() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("will")
+        let observer = try TestClient(port: broker.port)
+        try observer.subscribe(topic)
+
+        let id = "geotify-clean-\(UUID().uuidString.prefix(8))"
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.clientID = id
+            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 1, retain: true)
+        }
+        try fixture.waitConnected()
+        fixture.client.stop()
+
+        // The broker logs the clean disconnect when it handles DISCONNECT, after which a
+        // will would already have been published (and retained) or dropped for good.
+        #expect(waitUntil { broker.log.contains("Client \(id) disconnected.") })
+        let late = try TestClient(port: broker.port)
+        try late.subscribe(topic)
+        // A marker published after subscribing arrives after any retained will would.
+        try observer.publish(topic + "/marker", "marker")
+        try late.subscribe(topic + "/marker")
+        try observer.publish(topic + "/marker", "marker")
+        #expect(late.waitForMessage(on: topic + "/marker") != nil)
+        #expect(late.waitForMessages(on: topic, count: 1, timeout: 0.2).isEmpty)
+        #expect(observer.waitForMessages(on: topic, count: 1, timeout: 0.2).isEmpty)
+    }
+}

@@ -1,0 +1,51 @@
+import GeotifyMQTT
+import Testing
+
+@Suite("MQTTOptions checks")
+struct MQTTOptionsTests {
+    private static func options(_ change: (inout MQTTOptions) -> Void) -> MQTTOptions {
+        var options = MQTTOptions(clientID: "options-test")
+        change(&options)
+        return options
+    }
+
+    @Test("bad options are refused when the client is made, with a specific message", arguments: [
+        (options { $0.clientID = "" }, "client id is required"),
+        (options { $0.keepAlive = 1 }, "keep-alive 1"),
+        (options { $0.port = 0 }, "port 0"),
+        (options { $0.host = "" }, "host is empty"),
+        (options { $0.password = "secret" }, "password needs a username"),
+        (options { $0.reconnectDelayMin = 0 }, "reconnect delays"),
+        (options { $0.reconnectDelayMax = 0 }, "reconnect delays"),
+        (options { $0.will = MQTTWill(topic: "a/#", payload: []) }, "wildcards"),
+        (options { $0.will = MQTTWill(topic: "a", payload: [], qos: 3) }, "QoS 3"),
+        (options { $0.tls = MQTTTLS(certFile: "c.pem") }, "together"),
+    ])
+    func rejectsBadOptions(options: MQTTOptions, expectedText: String) {
+        #expect {
+            _ = try MQTTClient(options: options) { _ in }
+        } throws: { error in
+            (error as? MQTTError)?.message.contains(expectedText) ?? false
+        }
+    }
+
+    @Test("an empty client id is fine with a clean session")
+    func emptyIDWithCleanSession() throws {
+        var options = MQTTOptions(clientID: "")
+        options.cleanSession = true
+        _ = try MQTTClient(options: options) { _ in }
+    }
+
+    @Test("a CA file that does not exist is reported by start()")
+    func missingCAFile() throws {
+        var options = MQTTOptions(clientID: "tls-missing-ca", port: 8883)
+        options.tls = MQTTTLS(caFile: "/nonexistent/ca.crt")
+        let client = try MQTTClient(options: options) { _ in }
+        #expect {
+            try client.start()
+        } throws: { error in
+            (error as? MQTTError)?.message.contains("/nonexistent/ca.crt") ?? false
+        }
+        client.stop()
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+import GeotifyCore
+import GeotifyStore
+
+@Suite("Fence file")
+struct FenceFileTests {
+    let directory = TemporaryDirectory()
+
+    func load(_ text: String, limits: FenceLimits = FenceLimits()) -> FenceFile.Loaded {
+        FenceFile(path: directory.write(text, to: "fences.json"), limits: limits).load()
+    }
+
+    func messages(_ problems: [FenceProblem]) -> [String] {
+        problems.map { $0.description.replacingOccurrences(of: directory.path + "/", with: "") }
+    }
+
+    @Test func aValidFileLoads() throws {
+        let loaded = load("""
+            { "devices": { "alice/phone": [
+                { "identifier": "home", "latitude": 52.52, "longitude": 13.405,
+                  "radius": 100, "note": "Welcome home", "eventType": "onEntry" } ] } }
+            """)
+        #expect(loaded.errors.isEmpty)
+        let fence = try #require(loaded.book?.fences(of: "alice/phone").first)
+        #expect(fence.identifier == "home")
+        #expect(fence.note == "Welcome home")
+        #expect(fence.eventType == .onEntry)
+        #expect(fence.region == .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100))
+    }
+
+    @Test func theAppsSavedGeotificationsImportAsTheyAre() throws {
+        // What the iOS app's GeotificationManager saved with JSONEncoder.
+        let loaded = load("""
+            {"devices": {"bob/iphone": [
+              {"latitude":37.33233141,"longitude":-122.0312186,"radius":100,"identifier":"6B1F4E6E-3D6A-4C8B-9E0B-2C8E5B2D9F11","note":"Apple Park","eventType":"On Entry"},
+              {"latitude":37.7749,"longitude":-122.4194,"radius":250,"identifier":"A8E3","note":"Left SF","eventType":"On Exit"}
+            ]}}
+            """)
+        #expect(loaded.errors.isEmpty)
+        #expect(loaded.book?.fences(of: "bob/iphone").map(\.eventType) == [.onEntry, .onExit])
+    }
+
+    @Test func everyProblemIsReportedWithLineDeviceFenceAndReason() {
+        let loaded = load("""
+            {
+              "devices": {
+                "alice/phone": [
+                  { "identifier": "home", "latitude": 95, "longitude": "abc", "radius": 100, "eventType": "onEntry" },
+                  { "identifier": "home", "latitude": 1, "longitude": 2, "radius": 100, "eventType": "sometimes" },
+                  { "latitude": 1, "longitude": 2, "radius": -5, "eventType": "onExit", "nte": "typo" },
+                  { "identifier": "home", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onExit" },
+                  { "identifier": "a/b", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onExit" },
+                  "not a fence"
+                ],
+                "bad//device": [],
+                "van": {}
+              }
+            }
+            """)
+        #expect(loaded.book == nil)
+        #expect(messages(loaded.errors) == [
+            #"fences.json:4: device "alice/phone", fence "home": latitude 95 is outside -90...90"#,
+            #"fences.json:4: device "alice/phone", fence "home": "longitude" must be a number, not a string"#,
+            #"fences.json:5: device "alice/phone", fence "home": unknown eventType "sometimes" (one of onEntry, onExit, onEntryAndExit, or the app's "On Entry" / "On Exit")"#,
+            #"fences.json:5: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
+            #"fences.json:6: device "alice/phone", fence #3: unknown key "nte" (a fence has eventType, identifier, latitude, longitude, note, radius)"#,
+            #"fences.json:6: device "alice/phone", fence #3: missing "identifier""#,
+            #"fences.json:6: device "alice/phone", fence #3: radius -5 must not be negative"#,
+            #"fences.json:7: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
+            #"fences.json:8: device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+', '#' or NUL"#,
+            #"fences.json: device "alice/phone", fence #6: a fence must be an object, not a string"#,
+            #"fences.json:2: the device identifier "bad//device" must not have empty topic levels (a leading, trailing or double '/')"#,
+            #"fences.json:12: device "van": the fences of a device must be an array, not an object"#,
+        ])
+    }
+
+    @Test func radiiAreClampedWithAWarning() throws {
+        let loaded = load("""
+            {"devices": {"d": [
+              {"identifier": "tiny", "latitude": 0, "longitude": 0, "radius": 0, "eventType": "onEntry"},
+              {"identifier": "huge", "latitude": 0, "longitude": 0, "radius": 250000, "eventType": "onEntry"}
+            ]}}
+            """)
+        let book = try #require(loaded.book)
+        #expect(book.fences(of: "d").map(\.region) == [
+            .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1),
+            .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 100_000),
+        ])
+        #expect(messages(loaded.warnings) == [
+            #"fences.json:2: device "d", fence "tiny": radius 0 m clamped to 1 m (allowed 1...100000 m)"#,
+            #"fences.json:3: device "d", fence "huge": radius 250000 m clamped to 100000 m (allowed 1...100000 m)"#,
+        ])
+    }
+
+    @Test func theFenceLimitPerDeviceIsEnforced() {
+        let fences = (1...3).map { #"{"identifier": "f\#($0)", "latitude": 0, "longitude": 0, "radius": 5, "eventType": "onEntry"}"# }
+        let loaded = load(#"{"devices": {"d": [\#(fences.joined(separator: ","))]}}"#, limits: FenceLimits(maximumFencesPerDevice: 2))
+        #expect(messages(loaded.errors) == [#"fences.json:1: device "d": 3 fences, but a device may have at most 2"#])
+    }
+
+    @Test func theDefaultLimitIsTwenty() {
+        let fences = (1...21).map { #"{"identifier": "f\#($0)", "latitude": 0, "longitude": 0, "radius": 5, "eventType": "onEntry"}"# }
+        #expect(load(#"{"devices": {"d": [\#(fences.dropLast().joined(separator: ","))]}}"#).errors.isEmpty)
+        #expect(load(#"{"devices": {"d": [\#(fences.joined(separator: ","))]}}"#).errors.count == 1)
+    }
+
+    @Test(arguments: [
+        ("{\n  \"devices\": {\n    \"a\": [,]\n  }\n}", "fences.json:3: not valid JSON: unexpected character ',', expected a JSON value (column 11)"),
+        ("[]", "fences.json:1: the file must hold a JSON object with \"devices\", not an array"),
+        ("{}", "fences.json:1: missing \"devices\" (an object of device identifier → array of fences)"),
+        ("{\"devices\": {}, \"shared\": []}", "fences.json:1: unknown top-level key \"shared\" (expected \"devices\")"),
+        ("{\"devices\": []}", "fences.json:1: \"devices\" must be an object, not an array"),
+        ("", "fences.json:1: not valid JSON: the text is empty, expected a JSON value (column 1)"),
+    ])
+    func malformedFilesAreRefused(text: String, message: String) {
+        let loaded = load(text)
+        #expect(loaded.book == nil)
+        #expect(messages(loaded.errors) == [message])
+    }
+
+    @Test func aMissingFileIsAClearError() {
+        let loaded = FenceFile(path: directory.file("nope.json")).load()
+        #expect(messages(loaded.errors) == ["nope.json: no such file"])
+    }
+
+    @Test func writesAreAtomicReadableAndRoundTrip() throws {
+        let loaded = load("""
+            {"devices": {"b": [{"identifier": "x", "latitude": 1.5, "longitude": 2, "radius": 5, "eventType": "On Exit", "note": "é"}],
+                         "a": [{"identifier": "y", "latitude": -1, "longitude": 179.5, "radius": 50.25, "eventType": "onEntryAndExit"}]}}
+            """)
+        let book = try #require(loaded.book)
+        let file = FenceFile(path: directory.file("fences.json"))
+        let written = try file.write(book, expecting: loaded.contents)
+        #expect(String(decoding: written, as: UTF8.self) == """
+            {
+              "devices": {
+                "a": [
+                  {
+                    "eventType": "onEntryAndExit",
+                    "identifier": "y",
+                    "latitude": -1,
+                    "longitude": 179.5,
+                    "note": "",
+                    "radius": 50.25
+                  }
+                ],
+                "b": [
+                  {
+                    "eventType": "onExit",
+                    "identifier": "x",
+                    "latitude": 1.5,
+                    "longitude": 2,
+                    "note": "é",
+                    "radius": 5
+                  }
+                ]
+              }
+            }
+
+            """)
+        let reloaded = file.load()
+        #expect(reloaded.book == book)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["fences.json"])
+    }
+
+    @Test func aWriteIsRefusedWhenSomeoneElseChangedTheFile() throws {
+        let loaded = load(#"{"devices": {}}"#)
+        let file = FenceFile(path: directory.file("fences.json"))
+        _ = directory.write(#"{"devices": {"hand": []}}"#, to: "fences.json")
+        #expect(throws: StoreError.self) { try file.write(FenceBook(), expecting: loaded.contents) }
+        #expect(String(decoding: try #require(try AtomicFile.read(file.path)), as: UTF8.self) == #"{"devices": {"hand": []}}"#)
+    }
+}

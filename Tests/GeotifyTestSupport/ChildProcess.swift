@@ -1,0 +1,123 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn` with an empty signal mask and default
+/// signal handlers, for tests that stop what they start with signals (the broker, the
+/// `geotify` executable).
+///
+/// Foundation's `Process` passes on the signal mask of the thread that starts it, and
+/// the threads tests run on block SIGTERM, SIGINT and SIGHUP: a child started there
+/// ignores `terminate()`. This type does not have that problem, and reaps its child with
+/// `waitpid`, so no zombie outlives it (it SIGKILLs a child still running at release).
+public final class ChildProcess: @unchecked Sendable {
+    /// The child's process id.
+    public let pid: pid_t
+    private let status = Mutex<Int32?>(nil)
+
+    /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`, its
+    /// standard input from /dev/null and its standard output and error appended to
+    /// `outputFile` (or discarded when nil). `environment` replaces the test process's
+    /// environment when given.
+    public init(
+        executable: String,
+        arguments: [String] = [],
+        environment: [String: String]? = nil,
+        outputFile: URL? = nil
+    ) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGCHLD] {
+            sigaddset(&defaults, signal)
+        }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(
+            &actions, 1, outputFile?.path ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644
+        )
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        var argv = ([executable] + arguments).map { strdup($0) }
+        argv.append(nil)
+        var envp = environment.map { strdup($0) }
+        envp.append(nil)
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let spawn = executable.contains("/") ? posix_spawn : posix_spawnp
+        let result = spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))")
+        }
+        pid = child
+    }
+
+    deinit {
+        if isRunning {
+            kill(pid, SIGKILL)
+            _ = waitForExit(timeout: 5)
+        }
+    }
+
+    /// Whether the child has not exited yet (reaping it if it has).
+    public var isRunning: Bool {
+        reap() == nil
+    }
+
+    /// Sends `signal` (SIGTERM by default) to the child if it still runs.
+    public func terminate(signal: Int32 = SIGTERM) {
+        if isRunning {
+            kill(pid, signal)
+        }
+    }
+
+    /// Waits up to `timeout` seconds for the child to exit; says whether it did.
+    public func waitForExit(timeout: Double = 10) -> Bool {
+        waitUntil(timeout: timeout) { !isRunning }
+    }
+
+    /// The exit code, once the child has exited normally; nil while it runs or if a
+    /// signal ended it.
+    public var exitCode: Int32? {
+        guard let status = reap(), status & 0x7F == 0 else { return nil }
+        return (status >> 8) & 0xFF
+    }
+
+    /// The signal that ended the child, if one did.
+    public var terminationSignal: Int32? {
+        guard let status = reap(), status & 0x7F != 0, status & 0x7F != 0x7F else { return nil }
+        return status & 0x7F
+    }
+
+    /// The child's wait status once it has exited, reaping it on the first call after.
+    private func reap() -> Int32? {
+        status.withLock { status in
+            if status == nil {
+                var raw: Int32 = 0
+                let result = waitpid(pid, &raw, WNOHANG)
+                if result == pid {
+                    status = raw
+                } else if result == -1, errno == ECHILD {
+                    status = -1
+                }
+            }
+            return status
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A mosquitto broker process for one test, so integration tests never depend on a
+/// broker the machine may or may not run: it listens on a free 127.0.0.1 port, keeps its
+/// config, log and persistence in its own temporary directory, and is stopped (and the
+/// directory removed) when the value is released.
+///
+/// Thread safety: `port`, `directory` and the file URLs never change; the process is
+/// behind a mutex, so `stop()`, `restart()` and `deinit` may race without harm.
+public final class TestBroker: @unchecked Sendable {
+    /// The TCP port the broker listens on, on 127.0.0.1.
+    public let port: Int
+    /// The broker's own temporary directory (config, log, persistence database).
+    public let directory: URL
+    /// The broker's URL, as `BrokerAddress(parsing:)` and the CLI take it.
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    private let configFile: URL
+    private let logFile: URL
+    private let outputFile: URL
+    private let process: Mutex<ChildProcess?>
+
+    /// Writes a mosquitto.conf (a listener on 127.0.0.1:`port`, anonymous access,
+    /// persistence in the directory when `persistence` is true, a log file, then
+    /// `extraConfig`, whose options apply to that listener) and starts the broker,
+    /// waiting up to 10 s until it accepts TCP connections. Without `port` a free one is
+    /// chosen, and another is tried if something takes it first. Throws with the
+    /// broker's log if it does not come up.
+    public init(persistence: Bool = false, extraConfig: String = "", port: Int? = nil) throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("geotify-broker-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        configFile = directory.appendingPathComponent("mosquitto.conf")
+        logFile = directory.appendingPathComponent("mosquitto.log")
+        outputFile = directory.appendingPathComponent("mosquitto.out")
+        var attempts = 0
+        var chosen = try port ?? freePort()
+        var started: ChildProcess?
+        while started == nil {
+            attempts += 1
+            try Self.config(
+                port: chosen, directory: directory, logFile: logFile, persistence: persistence, extra: extraConfig
+            ).write(to: configFile, atomically: true, encoding: .utf8)
+            do {
+                started = try Self.launch(config: configFile, output: outputFile, port: chosen, logFile: logFile)
+            } catch {
+                guard port == nil, attempts < 5 else {
+                    try? FileManager.default.removeItem(at: directory)
+                    throw error
+                }
+                chosen = try freePort()
+            }
+        }
+        self.port = chosen
+        process = Mutex(started)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops the broker: SIGTERM (so a persistent broker saves its database), then
+    /// waits up to 10 s for it to exit, then SIGKILL. Does nothing if it is not running.
+    public func stop() {
+        process.withLock { process in
+            guard let running = process else { return }
+            process = nil
+            running.terminate()
+            if !running.waitForExit(timeout: 10) {
+                running.terminate(signal: SIGKILL)
+                _ = running.waitForExit(timeout: 5)
+            }
+        }
+    }
+
+    /// Stops the broker and starts it again on the same port with the same config, so a
+    /// persistent broker comes back with its sessions and queued messages.
+    public func restart() throws {
+        stop()
+        let started = try Self.launch(config: configFile, output: outputFile, port: port, logFile: logFile)
+        process.withLock { $0 = started }
+    }
+
+    /// Everything the broker logged so far (its log file, then its standard output and
+    /// error, where mosquitto reports problems found before it opens the log).
+    public var log: String {
+        Self.read(logFile) + Self.read(outputFile)
+    }
+
+    private static func config(
+        port: Int, directory: URL, logFile: URL, persistence: Bool, extra: String
+    ) -> String {
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            "allow_anonymous true",
+            "log_dest file \(logFile.path)",
+            "log_type all",
+        ]
+        if getuid() == 0 {
+            // Run as root, mosquitto would switch to the "mosquitto" user, which cannot
+            // write in this directory.
+            lines.append("user root")
+        }
+        if persistence {
+            lines.append("persistence true")
+            lines.append("persistence_location \(directory.path)/")
+            lines.append("autosave_interval 1")
+        } else {
+            lines.append("persistence false")
+        }
+        lines.append(extra)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func launch(config: URL, output: URL, port: Int, logFile: URL) throws -> ChildProcess {
+        let logged = read(logFile).utf8.count
+        let process = try ChildProcess(
+            executable: mosquittoExecutable(), arguments: ["-c", config.path], outputFile: output
+        )
+        // Listening is not enough: another process might hold the port while this broker
+        // fails to bind it. mosquitto logs "running" once its own listeners are open.
+        let ready = waitUntil(timeout: 10) {
+            guard process.isRunning else { return true }
+            let fresh = String(decoding: read(logFile).utf8.dropFirst(logged), as: UTF8.self)
+            return fresh.contains(" running") && acceptsConnections(port: port)
+        }
+        guard ready, process.isRunning else {
+            process.terminate(signal: SIGKILL)
+            _ = process.waitForExit(timeout: 5)
+            throw TestSupportError(
+                "mosquitto did not start listening on 127.0.0.1:\(port):\n\(read(logFile))\(read(output))"
+            )
+        }
+        return process
+    }
+
+    private static func mosquittoExecutable() -> String {
+        let candidates = ["/usr/sbin/mosquitto"]
+            + (ProcessInfo.processInfo.environment["PATH"] ?? "")
+                .split(separator: ":")
+                .map { "\($0)/mosquitto" }
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return found ?? "mosquitto"
+    }
+
+    private static func read(_ file: URL) -> String {
+        (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import GeotifyMQTT
+
+/// An MQTT client for tests: connects with a clean session, subscribes and publishes
+/// with waits for the broker's acknowledgements, and records every message it receives
+/// so a test can wait (bounded) for what it expects to see.
+///
+/// Thread safety: its state is the `EventRecorder` (behind a mutex) and the
+/// `MQTTClient`, which is safe to use from any thread.
+public final class TestClient: @unchecked Sendable {
+    private let recorder = EventRecorder()
+    private let client: MQTTClient
+
+    /// Connects to the broker on 127.0.0.1:`port` and waits up to 10 s for `.connected`.
+    public init(
+        port: Int,
+        clientID: String = "test-\(UUID().uuidString.prefix(12))",
+        protocolVersion: MQTTProtocolVersion = .v311
+    ) throws {
+        var options = MQTTOptions(clientID: clientID, port: port)
+        options.cleanSession = true
+        options.protocolVersion = protocolVersion
+        options.reconnectDelayMax = 2
+        client = try MQTTClient(options: options, onEvent: recorder.record)
+        try client.start()
+        guard recorder.waitForConnected() != nil else {
+            client.stop()
+            throw TestSupportError("test client \(clientID) did not connect to port \(port): \(recorder.all)")
+        }
+    }
+
+    deinit {
+        client.stop()
+    }
+
+    /// Subscribes to `filter` and waits up to 10 s for the SUBACK; throws if it does not
+    /// come or the broker refuses the filter.
+    public func subscribe(_ filter: String, qos: Int = 1) throws {
+        let messageID = try client.subscribe(filter, qos: qos)
+        guard let granted = recorder.waitForSubscribed(messageID) else {
+            throw TestSupportError("no SUBACK for \(filter)")
+        }
+        guard granted.allSatisfy({ $0 < 128 }) else {
+            throw TestSupportError("the broker refused the subscription to \(filter): \(granted)")
+        }
+    }
+
+    /// Publishes `payload` as UTF-8; for QoS 1 and 2 waits up to 10 s for the broker's
+    /// acknowledgement.
+    public func publish(_ topic: String, _ payload: String, qos: Int = 1, retain: Bool = false) throws {
+        try publish(topic, bytes: Array(payload.utf8), qos: qos, retain: retain)
+    }
+
+    /// Publishes raw bytes, with MQTT v5 properties when the client speaks v5; for QoS 1
+    /// and 2 waits up to 10 s for the broker's acknowledgement.
+    public func publish(
+        _ topic: String,
+        bytes: [UInt8],
+        qos: Int = 1,
+        retain: Bool = false,
+        correlationData: [UInt8]? = nil,
+        responseTopic: String? = nil
+    ) throws {
+        let messageID = try client.publish(
+            topic: topic,
+            payload: bytes,
+            qos: qos,
+            retain: retain,
+            correlationData: correlationData,
+            responseTopic: responseTopic
+        )
+        if qos > 0, !recorder.waitForPublished(messageID) {
+            throw TestSupportError("no acknowledgement for the publish to \(topic)")
+        }
+    }
+
+    /// Every message received so far, oldest first.
+    public var messages: [MQTTMessage] {
+        recorder.messages
+    }
+
+    /// Waits until `count` messages on `topic` (equal to it, or matching it as a filter
+    /// with + and #) have arrived or `timeout` seconds passed; returns those that came.
+    public func waitForMessages(on topic: String, count: Int, timeout: Double = 10) -> [MQTTMessage] {
+        var matching: [MQTTMessage] = []
+        waitUntil(timeout: timeout) {
+            matching = messages.filter { $0.topic == topic || Self.topic($0.topic, matches: topic) }
+            return matching.count >= count
+        }
+        return matching
+    }
+
+    /// Waits up to `timeout` seconds for the first message on `topic` (as in
+    /// `waitForMessages`); nil if none came.
+    public func waitForMessage(on topic: String, timeout: Double = 10) -> MQTTMessage? {
+        waitForMessages(on: topic, count: 1, timeout: timeout).first
+    }
+
+    /// Forgets the messages received so far.
+    public func clear() {
+        recorder.clear()
+    }
+
+    /// Disconnects cleanly and stops the client's network thread.
+    public func disconnect() {
+        client.stop()
+    }
+
+    /// MQTT filter matching: `+` matches one level, a final `#` the rest (including none).
+    private static func topic(_ topic: String, matches filter: String) -> Bool {
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        let patterns = filter.split(separator: "/", omittingEmptySubsequences: false)
+        for (index, pattern) in patterns.enumerated() {
+            if pattern == "#" {
+                return index == patterns.count - 1
+            }
+            guard index < levels.count, pattern == "+" || pattern == levels[index] else {
+                return false
+            }
+        }
+        return levels.count == patterns.count
+    }
+}
