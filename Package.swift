@@ -5,6 +5,8 @@ let package = Package(
     name: "Geotify",
     products: [
         .executable(name: "geotify", targets: ["geotify"]),
+        // For the fuzz targets in Fuzz/, a package of their own that depends on this one.
+        .library(name: "GeotifyLibrary", targets: ["GeotifyJSON", "GeotifyCore", "GeotifyStore", "GeotifyBridge"]),
     ],
     targets: [
         .systemLibrary(
@@ -23,10 +25,14 @@ let package = Package(
         .target(name: "GeotifyMQTT", dependencies: ["CMosquitto"]),
         .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT"]),
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge"]),
+        .executableTarget(
+            name: "geotify-bench",
+            dependencies: ["GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
+        ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
         .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON"]),
-        .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore"], exclude: ["Reference"]),
+        .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"]),
         .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),

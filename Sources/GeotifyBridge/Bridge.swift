@@ -6,7 +6,8 @@ import GeotifyStore
 import Synchronization
 
 /// The running bridge: subscribes to positions and commands, evaluates each device's
-/// fences on its lane, and publishes notifications, badges, status and errors.
+/// fences on its lane, and publishes notifications, badges, presence, occupancy, Home
+/// Assistant discovery, statistics, status and errors.
 ///
 /// It is the imperative shell around the pure evaluator: the broker, the fence file,
 /// the state directory and the clock are all at its edges, the clock injected.
@@ -17,15 +18,19 @@ public final class Bridge: Sendable {
     private let now: @Sendable () -> Double
     private let topics: Topics
     private let messages: OutboundMessages
+    private let presence: PresenceMessages
+    private let discovery: HomeAssistantDiscovery?
+    private let waypoints: OwnTracksWaypoints?
+    private let occupancy = Occupancy()
     private let publisher: Publisher
-    private let book = Mutex(FenceBook())
     private let running = Mutex<Running?>(nil)
 
     /// What exists only while the bridge runs.
     private struct Running: Sendable {
         let client: MQTTClient
-        let store: StateStore
+        let fences: LiveFenceBook
         let lanes: [Lane]
+        let started: Double
         let ownTracks: TopicFilter
         let location: TopicFilter
         let commands: TopicFilter
@@ -40,42 +45,52 @@ public final class Bridge: Sendable {
         self.now = now
         topics = Topics(prefix: settings.topicPrefix)
         messages = OutboundMessages(topics: topics)
+        presence = PresenceMessages(topics: topics)
+        discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
+        waypoints = settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil
         publisher = Publisher(logger: logger, counters: counters)
     }
 
-    /// The fences in force.
-    public var fenceBook: FenceBook { book.withLock { $0 } }
+    /// Shared sets with more fences than this are evaluated but not announced fence by
+    /// fence (Home Assistant entities, presence topics).
+    private var announceLimit: Int { settings.limits.maximumFencesPerDevice }
+
+    /// The fences in force (empty when not running).
+    public var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }
 
     /// Loads the fences and the state, then connects (in the background; the broker may
     /// come later). Throws when the fence file does not validate, the state directory
     /// is unusable or the MQTT options are refused.
     public func start() throws(StartupError) {
-        let file = FenceFile(path: settings.fencesPath, limits: settings.limits)
-        let loaded = file.load()
-        for warning in loaded.warnings { logger.warning("\(warning)") }
-        guard let loadedBook = loaded.book else {
-            throw StartupError(["the fence file \(settings.fencesPath) is not valid:"] + loaded.errors.map { "  \($0)" })
-        }
         let store: StateStore
-        let states: [String: DeviceState]
-        let pending: [StateStore.PendingMessage]
-        let revisedBook: FenceBook
         do {
             store = try StateStore(directory: settings.stateDirectory, durability: settings.durability)
-            let revisions = try store.loadRevisions()
-            revisedBook = loadedBook.revised(knownRevisions: revisions.known, currentRevision: revisions.current)
-            try store.saveRevisions(of: revisedBook)
+        } catch {
+            throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
+        }
+        let fences = LiveFenceBook(
+            file: FenceFile(path: settings.fencesPath, limits: settings.limits), store: store, logger: logger,
+            counters: counters, messages: messages, report: { [publisher] in publisher.send($0) },
+            changed: { [weak self] old, new in self?.fencesChanged(from: old, to: new) })
+        try fences.load()
+        let states: [String: DeviceState]
+        let pending: [StateStore.PendingMessage]
+        let discarded: Int
+        do {
             states = try store.loadDevices()
+            discarded = try store.discardSentMessages()
             pending = try store.pendingMessages()
         } catch {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
-        book.withLock { $0 = revisedBook }
+        occupancy.load(states, book: fences.book)
 
         let environment = Lane.Environment(
             settings: settings, decoder: LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes),
             messages: messages, store: store, publisher: publisher, counters: counters, logger: logger,
-            book: { [weak self] in self?.fenceBook ?? FenceBook() })
+            fences: fences, occupancy: occupancy, presence: presence,
+            ownTracks: settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
+            now: now)
         let laneCount = max(1, settings.lanes)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         for (device, state) in states { laneStates[Bridge.lane(of: device, among: laneCount)][device] = state }
@@ -85,30 +100,37 @@ public final class Bridge: Sendable {
         options.cleanSession = false
         options.keepAlive = settings.keepAlive
         options.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)
-        if settings.broker.tls { options.tls = MQTTTLS() }
+        do {
+            for warning in try settings.security.configure(&options, broker: settings.broker) { logger.warning(warning) }
+        } catch {
+            throw StartupError(["cannot connect to \(settings.broker): \(error)"])
+        }
         let client: MQTTClient
         do {
             client = try MQTTClient(options: options) { [weak self] event in self?.handle(event) }
         } catch {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
-        publisher.attach(client)
+        publisher.attach(client, store: store)
 
         do {
             running.withLock {
                 $0 = Running(
-                    client: client, store: store, lanes: lanes,
+                    client: client, fences: fences, lanes: lanes, started: now(),
                     ownTracks: try! TopicFilter(settings.ownTracksTopic), location: try! TopicFilter(settings.locationTopic),
                     commands: try! TopicFilter(topics.commands))
             }
-            scheduleOutboxFlush(store)
+            scheduleHousekeeping()
+            if discarded > 0 {
+                logger.warning("\(discarded) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
+            }
             for message in pending { publisher.send(message.message, outboxID: message.id) }
             if !pending.isEmpty { logger.info("resending \(pending.count) unacknowledged messages from the outbox") }
             try client.start()
         } catch {
             throw StartupError(["cannot connect to \(settings.broker): \(error)"])
         }
-        logger.info("started: \(revisedBook.fenceCount) fences for \(revisedBook.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; broker \(settings.broker)")
+        logger.info("started: \(fences.book.fenceCount) fences for \(fences.book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; broker \(settings.broker)")
     }
 
     /// Stops gracefully: takes no more input, finishes what is queued, publishes
@@ -126,8 +148,8 @@ public final class Bridge: Sendable {
         while publisher.unacknowledged > 0 && current.client.isConnected && now() < deadline {
             usleep(10_000)
         }
-        publisher.flushAcknowledged(to: current.store)
         current.client.stop()
+        publisher.flush()
         logger.info("stopped")
         running.withLock { $0 = nil }
     }
@@ -138,13 +160,70 @@ public final class Bridge: Sendable {
         running.withLock { $0 }?.lanes.forEach { $0.waitUntilIdle() }
     }
 
-    /// Every 200 ms while running, removes acknowledged messages from the outbox.
-    private func scheduleOutboxFlush(_ store: StateStore) {
+    /// Reads the fence file again now (SIGHUP), applying it if it changed and is valid.
+    public func reloadFences() {
+        running.withLock { $0 }?.fences.reloadIfChanged(force: true)
+    }
+
+    /// While running: every 200 ms lets the lanes fire due dwell and minimum-duration
+    /// timers; every second looks whether the fence file changed; every `statsInterval`
+    /// publishes the statistics.
+    private func scheduleHousekeeping(round: Int = 0, lastReport: Double? = nil) {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in
-            guard let self, self.running.withLock({ $0?.stopping == false }) else { return }
-            self.publisher.flushAcknowledged(to: store)
-            self.scheduleOutboxFlush(store)
+            guard let self, let current = self.running.withLock({ $0 }), !current.stopping else { return }
+            for lane in current.lanes { lane.tick() }
+            if round % 5 == 4 { current.fences.reloadIfChanged() }
+            var reported = lastReport ?? current.started
+            if self.settings.statsInterval > 0 && self.now() - reported >= self.settings.statsInterval {
+                self.publisher.send(self.statistics(current).message(topics: self.topics))
+                reported = self.now()
+            }
+            self.scheduleHousekeeping(round: round + 1, lastReport: reported)
         }
+    }
+
+    /// The statistics now: counters, devices, fences, and the lanes' latencies since the
+    /// last report.
+    private func statistics(_ current: Running) -> StatsReport {
+        var devices = 0
+        var latency = LatencyHistogram()
+        for lane in current.lanes {
+            let statistics = lane.statistics()
+            devices += statistics.devices
+            latency.merge(statistics.latency)
+        }
+        return StatsReport(
+            time: now(), uptime: now() - current.started, devices: devices, fences: current.fences.book.fenceCount,
+            counters: counters.snapshot, latency: latency.summary)
+    }
+
+    /// Publishes the Home Assistant discovery configs of every device in the file.
+    private func announce(_ book: FenceBook) {
+        guard let discovery else { return }
+        for message in discovery.configs(devices: book.announcedFences(limit: announceLimit)) { publisher.send(message) }
+    }
+
+    /// The fence file changed: clears the retained topics and Home Assistant entities
+    /// of removed devices and fences, announces the new ones, and pushes changed fences
+    /// to OwnTracks apps when asked to.
+    private func fencesChanged(from old: FenceBook, to new: FenceBook) {
+        let before = old.announcedFences(limit: announceLimit)
+        let after = new.announcedFences(limit: announceLimit)
+        var outbox = presence.removals(previous: before, current: after)
+        for (owner, fence) in occupancy.prune(to: new) {
+            outbox.append(OutboxMessage(topic: presence.occupancyTopic(owner: owner, fence: fence), payload: [], qos: 1, retain: true))
+        }
+        if let discovery {
+            outbox += discovery.removals(previous: before, current: after)
+            outbox += discovery.configs(devices: after.filter { before[$0.key] != $0.value })
+        }
+        if let waypoints {
+            for (device, fences) in new.devices.sorted(by: { $0.key < $1.key }) where old.devices[device] != fences {
+                let removed = old.fences(of: device).map(\.identifier).filter { id in !fences.contains { $0.identifier == id } }
+                if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
+            }
+        }
+        for message in outbox { publisher.send(message) }
     }
 
     private func handle(_ event: MQTTEvent) {
@@ -161,15 +240,19 @@ public final class Bridge: Sendable {
                 for filter in [settings.ownTracksTopic, settings.locationTopic, topics.commands] {
                     try current.client.subscribe(filter, qos: 1)
                 }
+                if let discovery { try current.client.subscribe(discovery.birthTopic, qos: 1) }
             } catch {
                 logger.error("could not subscribe: \(error)")
             }
-            publisher.send(OutboxMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
             publisher.connected()
+            publisher.send(OutboxMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
+            announce(current.fences.book)
         case .connectionRefused(let code, let reason):
+            publisher.disconnected()
             counters.add("errors.connection_refused")
             logger.error("the broker \(settings.broker) refused the connection: \(reason) (code \(code))")
         case .disconnected(let code, let reason):
+            publisher.disconnected()
             if code != 0 { logger.warning("lost the connection to \(settings.broker): \(reason); reconnecting") }
         case .subscribed(_, let granted):
             if granted.contains(where: { $0 >= 128 }) {
@@ -180,6 +263,13 @@ public final class Bridge: Sendable {
     }
 
     private func route(_ message: MQTTMessage, _ current: Running) {
+        if let discovery, message.topic == discovery.birthTopic {
+            if message.payload == Array("online".utf8) {
+                logger.info("Home Assistant came online; announcing the devices again")
+                announce(current.fences.book)
+            }
+            return
+        }
         counters.add("messages_received")
         let arrival = now()
         let routed: (Inbound.Route, String)?
@@ -207,12 +297,8 @@ public final class Bridge: Sendable {
         lane.submit(Inbound(route: route, device: device, message: message, arrival: arrival))
     }
 
-    /// The lane of `device`: a stable hash (FNV-1a), so a device always lands on the same one.
+    /// The lane of `device`: a stable hash, so a device always lands on the same one.
     static func lane(of device: String, among count: Int) -> Int {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in device.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-        }
-        return Int(hash % UInt64(count))
+        Int(StableHash.fnv1a(device) % UInt64(count))
     }
 }

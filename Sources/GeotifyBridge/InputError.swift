@@ -14,6 +14,9 @@ public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidTopic = "invalid_topic"
         case unknownDevice = "unknown_device"
         case unknownAction = "unknown_action"
+        case notAllowed = "not_allowed"
+        case unknownToken = "unknown_token"
+        case expiredToken = "expired_token"
     }
 
     public var kind: Kind

@@ -35,7 +35,7 @@ public struct LocationDecoder: Sendable {
         }
         let json: JSON
         do {
-            json = try JSONParser(maxDepth: 16).parse(payload)
+            json = try JSONParser(maxDepth: 16).parse(payload, keepingMembers: LocationDecoder.keys)
         } catch {
             throw InputError(.invalidJSON, "the payload is not JSON: \(error)")
         }
@@ -70,6 +70,9 @@ public struct LocationDecoder: Sendable {
             accuracy: accuracy,
             timestamp: timestamp ?? arrival)
     }
+
+    /// The members a location is read from; the parser skips every other one.
+    private static let keys = JSONParser.MemberNames(["_type", "lat", "lon", "latitude", "longitude", "acc", "tst"])
 
     private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>, required: Bool) throws(InputError) -> Double? {
         switch object[key] {

@@ -11,8 +11,9 @@ public struct OutboundMessages: Sendable {
     }
 
     /// The notification of a transition on `geotify/event/<device>` (QoS 1, not retained):
-    /// `{"id","device","fence","event","note","badge","lat","lon","acc","tst"}`, with
-    /// `acc` only when the fix had one.
+    /// `{"id","device","fence","event","event_type","note","badge","lat","lon","acc","tst"}`,
+    /// with `acc` only when the fix had one. `event_type` repeats `event` for Home
+    /// Assistant's MQTT event entity, which reads that key.
     public func event(_ notification: Notification) -> OutboxMessage {
         let fix = notification.transition.fix
         var object = JSONObject()
@@ -20,6 +21,7 @@ public struct OutboundMessages: Sendable {
         object["device"] = .string(notification.device)
         object["fence"] = .string(notification.fence)
         object["event"] = .string(notification.kind.rawValue)
+        object["event_type"] = .string(notification.kind.rawValue)
         object["note"] = .string(notification.note)
         object["badge"] = .number(Double(notification.badge))
         object["lat"] = .number(fix.coordinate.latitude)
@@ -32,6 +34,11 @@ public struct OutboundMessages: Sendable {
     /// The badge of `device` as decimal text on `geotify/badge/<device>` (QoS 1, retained).
     public func badge(_ count: Int, of device: String) -> OutboxMessage {
         OutboxMessage(topic: topics.badge(device), payload: Array(String(count).utf8), qos: 1, retain: true)
+    }
+
+    /// A reply to a command on `geotify/reply/<device>` (QoS 1, not retained).
+    public func reply(_ reply: JSONObject, to device: String) -> OutboxMessage {
+        OutboxMessage(topic: topics.reply(device), payload: JSONWriter().bytes(.object(reply)), qos: 1, retain: false)
     }
 
     /// A refused input on `geotify/error`: `{"error": kind, "message", "topic", "device"}`.

@@ -1,30 +1,56 @@
+import Dispatch
 import GeotifyMQTT
 import GeotifyStore
 import Synchronization
 
-/// Sends messages through the MQTT client and tracks them until the broker acknowledges
-/// them; acknowledged outbox messages leave the persisted outbox in batches.
+/// Sends messages through the MQTT client, in order, keeping the persisted outbox in
+/// step so that after a crash nothing decided is lost and nothing delivered is repeated.
 ///
-/// libmosquitto queues unacknowledged QoS 1 messages while a connection is down and
-/// resends them after reconnecting, but refuses messages before the first connection:
-/// those wait here, in order, until `connected()`. The persisted outbox adds what
-/// neither can: surviving the bridge itself dying; it is resent at the next start.
+/// At most `windowSize` QoS 1 messages are handed to libmosquitto at a time (its own
+/// in-flight limit, so it never queues them out of sight); the rest wait here. Before a
+/// message is handed over, its outbox row is marked `sent` in the store; when the broker
+/// acknowledges it, the row is removed. After a crash, unsent rows are published again
+/// and sent ones are not: so the only notifications a crash can lose are the handful
+/// handed over but not yet acknowledged (the in-flight window), and none is repeated.
+///
+/// Messages are handed over only while the broker has accepted the connection: before
+/// that libmosquitto refuses them or, while a connection is being set up, sends them
+/// twice. What was in flight when a connection dropped, libmosquitto resends itself
+/// after reconnecting; until acknowledged, those rows count as unsent again.
 final class Publisher: Sendable {
-    private struct Tracking {
-        var client: MQTTClient?
-        /// libmosquitto message id → outbox row id (nil for messages not persisted).
-        var inFlight: [Int32: Int64?] = [:]
-        /// Messages the client refused for want of a connection, oldest first.
-        var waiting: [(message: OutboxMessage, outboxID: Int64?)] = []
-        /// Outbox rows acknowledged but not yet removed from the store.
-        var acknowledged: [Int64] = []
+    /// A message waiting to be handed to the client, with its outbox row if persisted.
+    private struct Queued {
+        var message: OutboxMessage
+        var outboxID: Int64?
     }
 
-    /// The most messages kept waiting for a first connection; beyond it the oldest are
-    /// dropped (persisted ones are still in the outbox and go out at the next start).
+    private struct Tracking {
+        var client: MQTTClient?
+        var store: StateStore?
+        /// Whether the broker has accepted the connection (and it has not dropped since).
+        var online = false
+        /// libmosquitto message id → outbox row id (nil for messages not persisted).
+        var inFlight: [Int32: Int64?] = [:]
+        /// Messages not yet handed over, oldest first.
+        var waiting: [Queued] = []
+        /// Where the waiting messages start in `waiting` (consumed from the front).
+        var head = 0
+        /// Outbox rows acknowledged but not yet removed from the store.
+        var acknowledged: [Int64] = []
+        /// Outbox rows to mark unsent in the store.
+        var unsent: [Int64] = []
+        /// Whether a pump is queued.
+        var pumpQueued = false
+    }
+
+    /// The most QoS 1 messages in flight at once: libmosquitto's default limit.
+    static let windowSize = 20
+    /// The most messages kept waiting; beyond it the oldest are dropped (persisted ones
+    /// are still in the outbox and go out at the next start).
     static let waitingLimit = 100_000
 
     private let tracking = Mutex(Tracking())
+    private let pumpQueue = DispatchQueue(label: "geotify.outbox")
     private let logger: Logger
     private let counters: Counters
 
@@ -33,99 +59,137 @@ final class Publisher: Sendable {
         self.counters = counters
     }
 
-    /// Connects the publisher to the client it sends through.
-    func attach(_ client: MQTTClient) {
-        tracking.withLock { $0.client = client }
-    }
-
-    /// Publishes `message`; `outboxID` is its row in the persisted outbox, if it has one.
-    ///
-    /// The lock is held across the publish so that an acknowledgement, which may
-    /// arrive on the network thread before `publish` returns, finds the id recorded.
-    /// libmosquitto's publish does not take the lock its callbacks run under, so this
-    /// cannot deadlock.
-    func send(_ message: OutboxMessage, outboxID: Int64? = nil) {
-        tracking.withLock { tracking in
-            if tracking.waiting.isEmpty {
-                publish(message, outboxID: outboxID, &tracking)
-            } else {
-                wait(message, outboxID: outboxID, &tracking)
-            }
+    /// Connects the publisher to the client it sends through and the store whose
+    /// outbox it keeps.
+    func attach(_ client: MQTTClient, store: StateStore) {
+        tracking.withLock {
+            $0.client = client
+            $0.store = store
         }
     }
 
-    /// Sends what waited for the connection, in order.
+    /// Queues `message` for publishing; `outboxID` is its row in the persisted outbox.
+    func send(_ message: OutboxMessage, outboxID: Int64? = nil) {
+        tracking.withLock { tracking in
+            if tracking.waiting.count - tracking.head >= Publisher.waitingLimit {
+                tracking.head += 1
+                counters.add("errors.publish_queue_full")
+            }
+            tracking.waiting.append(Queued(message: message, outboxID: outboxID))
+            queuePump(&tracking)
+        }
+    }
+
+    /// The broker accepted the connection: what waits can go.
     func connected() {
         tracking.withLock { tracking in
-            let waiting = tracking.waiting
-            tracking.waiting.removeAll()
-            for (message, outboxID) in waiting {
-                if tracking.waiting.isEmpty {
-                    publish(message, outboxID: outboxID, &tracking)
-                } else {
-                    tracking.waiting.append((message, outboxID))
-                }
-            }
+            tracking.online = true
+            queuePump(&tracking)
+        }
+    }
+
+    /// The connection dropped: what was in flight may not have reached the broker.
+    func disconnected() {
+        tracking.withLock { tracking in
+            tracking.online = false
+            tracking.unsent.append(contentsOf: tracking.inFlight.values.compactMap { $0 })
+            queuePump(&tracking)
         }
     }
 
     /// Records the broker's acknowledgement of `messageID`.
     func acknowledged(_ messageID: Int32) {
         tracking.withLock { tracking in
-            if case let outboxID?? = tracking.inFlight.removeValue(forKey: messageID) {
-                tracking.acknowledged.append(outboxID)
-            }
+            guard let outboxID = tracking.inFlight.removeValue(forKey: messageID) else { return }
+            if let outboxID { tracking.acknowledged.append(outboxID) }
+            queuePump(&tracking)
         }
     }
 
-    /// The number of QoS 1 messages not yet acknowledged, including those waiting.
+    /// The number of messages not yet acknowledged (waiting or in flight).
     var unacknowledged: Int {
-        tracking.withLock { $0.inFlight.count + $0.waiting.count }
+        tracking.withLock { $0.inFlight.count + $0.waiting.count - $0.head }
     }
 
-    /// Removes acknowledged messages from the persisted outbox. On failure they stay
-    /// listed and the next flush tries again.
-    func flushAcknowledged(to store: StateStore) {
-        let ids = tracking.withLock { tracking in
-            defer { tracking.acknowledged.removeAll(keepingCapacity: true) }
-            return tracking.acknowledged
-        }
-        guard !ids.isEmpty else { return }
-        do {
-            try store.removeMessages(ids)
-        } catch {
-            counters.add("errors.state_write")
-            logger.error("could not remove acknowledged messages from the outbox: \(error)")
-            tracking.withLock { $0.acknowledged.append(contentsOf: ids) }
-        }
+    /// Blocks until queued store updates and hand-overs are done.
+    func flush() {
+        pumpQueue.sync {}
     }
 
-    private func publish(_ message: OutboxMessage, outboxID: Int64?, _ tracking: inout Tracking) {
-        guard let client = tracking.client else {
-            wait(message, outboxID: outboxID, &tracking)
-            return
-        }
-        do {
-            let messageID = try client.publish(
-                topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain)
-            if message.qos > 0 {
-                tracking.inFlight[messageID] = outboxID
-            } else if let outboxID {
-                tracking.acknowledged.append(outboxID)
+    private func queuePump(_ tracking: inout Tracking) {
+        guard !tracking.pumpQueued else { return }
+        tracking.pumpQueued = true
+        pumpQueue.async { self.pump() }
+    }
+
+    /// Brings the store up to date and hands the next messages to the client: first
+    /// their rows are marked sent, then they are published.
+    private func pump() {
+        let (store, acknowledged, unsent, batch) = tracking.withLock { tracking in
+            tracking.pumpQueued = false
+            defer {
+                tracking.acknowledged.removeAll(keepingCapacity: true)
+                tracking.unsent.removeAll(keepingCapacity: true)
             }
-        } catch where error.isNotConnected {
-            wait(message, outboxID: outboxID, &tracking)
-        } catch {
-            counters.add("errors.publish")
-            logger.error("could not publish to \(message.topic): \(error)")
+            var batch: [Queued] = []
+            if tracking.online && tracking.client != nil {
+                var capacity = Publisher.windowSize - tracking.inFlight.count
+                while tracking.head < tracking.waiting.count {
+                    let next = tracking.waiting[tracking.head]
+                    if next.message.qos > 0 {
+                        guard capacity > 0 else { break }
+                        capacity -= 1
+                    }
+                    batch.append(next)
+                    tracking.head += 1
+                }
+                if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
+                    tracking.waiting.removeFirst(tracking.head)
+                    tracking.head = 0
+                }
+            }
+            return (tracking.store, tracking.acknowledged, tracking.unsent, batch)
         }
-    }
-
-    private func wait(_ message: OutboxMessage, outboxID: Int64?, _ tracking: inout Tracking) {
-        if tracking.waiting.count >= Publisher.waitingLimit {
-            tracking.waiting.removeFirst()
-            counters.add("errors.publish_queue_full")
+        if let store {
+            do {
+                let done = Set(acknowledged)
+                try store.updateOutbox(
+                    removing: acknowledged, unsent: unsent.filter { !done.contains($0) },
+                    sent: batch.compactMap(\.outboxID))
+            } catch {
+                counters.add("errors.state_write")
+                logger.error("could not update the outbox: \(error)")
+                tracking.withLock {
+                    $0.acknowledged.append(contentsOf: acknowledged)
+                    $0.unsent.append(contentsOf: unsent)
+                }
+            }
         }
-        tracking.waiting.append((message, outboxID))
+        guard !batch.isEmpty else { return }
+        tracking.withLock { tracking in
+            for (position, queued) in batch.enumerated() {
+                guard let client = tracking.client else { return }
+                do throws(MQTTError) {
+                    let messageID = try client.publish(
+                        topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
+                        retain: queued.message.retain, correlationData: queued.message.correlationData)
+                    if queued.message.qos > 0 {
+                        tracking.inFlight[messageID] = queued.outboxID
+                    } else if let outboxID = queued.outboxID {
+                        tracking.acknowledged.append(outboxID)
+                    }
+                } catch where error.isNotConnected {
+                    let rest = batch[position...]
+                    tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: rest)
+                    tracking.unsent.append(contentsOf: rest.compactMap(\.outboxID))
+                    tracking.online = false
+                    break
+                } catch {
+                    counters.add("errors.publish")
+                    logger.error("could not publish to \(queued.message.topic): \(error)")
+                }
+            }
+            if !tracking.acknowledged.isEmpty || !tracking.unsent.isEmpty { queuePump(&tracking) }
+        }
     }
 }

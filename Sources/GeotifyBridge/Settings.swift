@@ -32,6 +32,31 @@ public struct Settings: Sendable, Equatable {
     public var durability = StateStore.Durability.normal
     /// The MQTT keep-alive in seconds.
     public var keepAlive = 30
+    /// Credentials, TLS files and the MQTT version for the broker (`BrokerSecurity`).
+    public var security = BrokerSecurity()
+    /// The transition rules every fence follows unless it overrides them.
+    public var rules = TransitionRules()
+    /// Which fixes are evaluated at all (age, order, clock skew).
+    public var acceptance = FixAcceptance()
+    /// Whether fences may be managed over MQTT (`geotify/cmd/<device>`).
+    public var commandsEnabled = true
+    /// The devices commands may manage: ids, prefixes ending in `/#`, or `#` for all;
+    /// nil means the devices in the fence file.
+    public var commandDevices: [String]?
+    /// Seconds a preview's token stays valid.
+    public var previewTimeout: Double = 300
+    /// Whether to publish Home Assistant MQTT discovery configs.
+    public var homeAssistantEnabled = true
+    /// The Home Assistant discovery prefix.
+    public var homeAssistantPrefix = "homeassistant"
+    /// Whether notifications of OwnTracks devices are also published as OwnTracks
+    /// `transition` messages on `owntracks/<user>/<device>/event`.
+    public var ownTracksTransitions = true
+    /// Whether a device's fences are pushed to its OwnTracks app as `setWaypoints` when
+    /// they change.
+    public var ownTracksWaypoints = false
+    /// Seconds between `geotify/stats` reports; 0 turns them off.
+    public var statsInterval: Double = 10
 
     public init() {}
 
@@ -40,6 +65,10 @@ public struct Settings: Sendable, Equatable {
         "broker", "clientId", "fences", "stateDir", "owntracksTopic", "locationTopic", "topicPrefix",
         "minimumRadius", "maximumRadius", "maximumFencesPerDevice", "maximumPayloadBytes", "strictDevices",
         "logLevel", "lanes", "durability", "keepAlive",
+        "username", "password", "passwordFile", "tls", "protocol",
+        "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
+        "maximumAge", "maximumFutureSkew", "commands", "commandDevices", "previewTimeout",
+        "homeassistant", "owntracksTransitions", "owntracksWaypoints", "statsInterval",
     ]
 
     /// Reads a settings file: every key is optional; unknown keys and wrong values are
@@ -101,6 +130,45 @@ public struct Settings: Sendable, Equatable {
             settings.durability = durability
         }
         if let value = try reader.integer("keepAlive", atLeast: 5) { settings.keepAlive = value }
+        settings.security = try BrokerSecurity(settings: object, file: path, base: base)
+        if let value = try reader.number("maximumAccuracy", atLeast: 0) { settings.rules.maximumAccuracy = value }
+        if let value = try reader.bool("accuracyAware") { settings.rules.accuracyAware = value }
+        if let value = try reader.number("hysteresis", atLeast: 0) { settings.rules.hysteresis = value }
+        if let value = try reader.number("minimumDuration", atLeast: 0) { settings.rules.minimumDuration = value }
+        if let value = try reader.number("dwell", atLeast: 0) {
+            guard value > 0 else { throw SettingsError("\(path): \"dwell\" must be more than 0 seconds (leave it out for no dwell)") }
+            settings.rules.dwell = value
+        }
+        if let value = try reader.string("initialTrigger") {
+            guard let trigger = InitialTrigger(rawValue: value) else {
+                throw SettingsError("\(path): \"initialTrigger\" must be none, enter or exit, not \"\(value)\"")
+            }
+            settings.rules.initialTrigger = trigger
+        }
+        if let value = try reader.number("maximumAge", atLeast: 0) { settings.acceptance.maximumAge = value }
+        if let value = try reader.number("maximumFutureSkew", atLeast: 0) { settings.acceptance.maximumFutureSkew = value }
+        if let value = try reader.bool("commands") { settings.commandsEnabled = value }
+        if let value = object["commandDevices"] {
+            guard let list = value.arrayValue, let devices = Optional(list.compactMap(\.stringValue)), devices.count == list.count else {
+                throw SettingsError("\(path): \"commandDevices\" must be an array of device identifiers or prefixes ending in /#")
+            }
+            settings.commandDevices = devices
+        }
+        if let value = try reader.number("previewTimeout", atLeast: 1) { settings.previewTimeout = value }
+        if let value = object["homeassistant"] {
+            guard case .object(let homeAssistant) = value else {
+                throw SettingsError("\(path): \"homeassistant\" must be an object like {\"enabled\": true, \"prefix\": \"homeassistant\"}")
+            }
+            let nested = Reader(object: homeAssistant, file: "\(path): \"homeassistant\"")
+            for key in homeAssistant.keys where key != "enabled" && key != "prefix" {
+                throw SettingsError("\(path): \"homeassistant\" has an unknown key \"\(key)\" (known keys: enabled, prefix)")
+            }
+            if let enabled = try nested.bool("enabled") { settings.homeAssistantEnabled = enabled }
+            if let prefix = try nested.string("prefix") { settings.homeAssistantPrefix = prefix }
+        }
+        if let value = try reader.bool("owntracksTransitions") { settings.ownTracksTransitions = value }
+        if let value = try reader.bool("owntracksWaypoints") { settings.ownTracksWaypoints = value }
+        if let value = try reader.number("statsInterval", atLeast: 0) { settings.statsInterval = value }
         try settings.validate(file: path)
         return settings
     }
@@ -119,6 +187,9 @@ public struct Settings: Sendable, Equatable {
         }
         if topicPrefix.isEmpty || topicPrefix.contains(where: { $0 == "+" || $0 == "#" }) {
             throw SettingsError("\(file): \"topicPrefix\" must be non-empty and hold no '+' or '#'")
+        }
+        if homeAssistantPrefix.isEmpty || homeAssistantPrefix.contains(where: { $0 == "+" || $0 == "#" }) {
+            throw SettingsError("\(file): the Home Assistant \"prefix\" must be non-empty and hold no '+' or '#'")
         }
         if clientID.isEmpty {
             throw SettingsError("\(file): \"clientId\" must not be empty: the broker keeps the bridge's session under it")

@@ -15,6 +15,8 @@ public struct Topics: Sendable, Equatable {
     public var status: String { "\(prefix)/status" }
     /// Refused input and other failures: `geotify/error`.
     public var error: String { "\(prefix)/error" }
+    /// Replies to commands for `device`: `geotify/reply/<device>`.
+    public func reply(_ device: String) -> String { "\(prefix)/reply/\(device)" }
     /// Commands for devices: `geotify/cmd/<device>`.
     public var commands: String { "\(prefix)/cmd/#" }
 }

@@ -3,28 +3,34 @@
 public struct DeviceState: Sendable, Equatable {
     /// The number of notifications since the last reset, as the app's badge.
     public var badge: Int
-    /// The last fix that was evaluated.
+    /// The last accepted fix (also when too inaccurate to decide transitions).
     public var lastFix: Fix?
     /// The fence book revision this device was last evaluated against; `nil` before its
     /// first fix. Fences added after it are new to the device.
     public var revision: Int?
-    /// The fences the device is inside, sorted by identifier.
-    public var inside: [FenceState]
+    /// The fences the device is inside or about to change for, sorted by identifier.
+    public var fences: [FenceState]
 
-    public init(badge: Int = 0, lastFix: Fix? = nil, revision: Int? = nil, inside: [FenceState] = []) {
+    public init(badge: Int = 0, lastFix: Fix? = nil, revision: Int? = nil, fences: [FenceState] = []) {
         self.badge = badge
         self.lastFix = lastFix
         self.revision = revision
-        self.inside = inside
+        self.fences = fences
     }
 
-    /// Whether the device is inside the fence `identifier`.
+    /// Whether the device is inside the fence `identifier` (as published).
     public func isInside(_ identifier: String) -> Bool {
-        inside.contains { $0.fence == identifier }
+        fences.contains { $0.fence == identifier && $0.inside }
+    }
+
+    /// The identifiers of the fences the device is inside, sorted.
+    public var insideFences: [String] {
+        fences.filter(\.inside).map(\.fence)
     }
 
     /// Whether the device had seen `fence` when it was last evaluated, so that a change
     /// of relation to it is a transition rather than its first observation.
+    @inlinable
     public func hasSeen(_ fence: Fence) -> Bool {
         guard let revision else { return false }
         return fence.addedRevision <= revision

@@ -1,13 +1,40 @@
-/// The outcome of evaluating one fix: every transition it caused, and the ones that
-/// notify (with their badge counts).
+/// The outcome of evaluating one fix (or advancing a device's clock): whether the fix
+/// was used, every transition it caused, and the ones that notify, with their badge counts.
 public struct Evaluation: Sendable, Equatable {
-    /// All crossings, notifying or not, in the order of the device's fences.
-    public var transitions: [Transition]
-    /// The crossings whose fence's `eventType` asks for them.
-    public var notifications: [Notification]
+    /// What became of the fix.
+    public enum Outcome: Sendable, Equatable {
+        /// Evaluated against every fence.
+        case evaluated
+        /// Accepted as the device's last fix, but too inaccurate to decide transitions.
+        case inaccurate
+        /// Not evaluated at all.
+        case dropped(FixAcceptance.Drop)
+        /// No fix: the device's clock was advanced to fire due dwell and debounce timers.
+        case advanced
+    }
 
-    public init(transitions: [Transition] = [], notifications: [Notification] = []) {
+    public var outcome: Outcome
+    /// All transitions, notifying or not, in the order they happened.
+    public var transitions: [Transition]
+    /// The transitions whose fence's `eventType` asks for them.
+    public var notifications: [Notification]
+    /// Fences the device was inside that no longer apply to it (removed from the file,
+    /// or the device left their group): it is no longer counted in them, silently.
+    public var forgotten: [String]
+
+    public init(
+        outcome: Outcome = .evaluated, transitions: [Transition] = [], notifications: [Notification] = [],
+        forgotten: [String] = []
+    ) {
+        self.outcome = outcome
         self.transitions = transitions
         self.notifications = notifications
+        self.forgotten = forgotten
+    }
+
+    /// Whether the device's published relation to any fence changed (what presence
+    /// and occupancy follow); dwell transitions do not change it.
+    public var changedPresence: Bool {
+        !forgotten.isEmpty || transitions.contains { $0.kind != .dwell }
     }
 }

@@ -1,38 +1,230 @@
-/// Decides what a fix means for a device: which fences it crossed and which of those
-/// crossings notify. A pure function of (state, fix, fences, revision); no I/O.
+/// Decides what a fix means for a device: which fences it crossed, which crossings
+/// notify, and when a stay becomes a dwell. A pure function of (device state, fix,
+/// fences, clock value); no I/O.
 ///
-/// The first fix of a device, and the first fix after a fence was added, only
-/// establishes the device's relation to the fence, as iOS does when it starts
-/// monitoring a region the device is already in. After that, each change of
-/// relation is a transition.
+/// The rules (see `TransitionRules` and `Containment`): fixes out of order, too old or
+/// from the future are dropped; a fix too inaccurate for a fence does not decide it; a
+/// fix decides only when it is inside or outside with confidence, otherwise the state
+/// holds (hysteresis); a new relation must hold for `minimumDuration` before it is
+/// published; a stay of `dwell` seconds fires one dwell transition. The first fix of a
+/// device, and the first fix after a fence was added, only establishes the relation,
+/// as iOS does when it starts monitoring a region the device is already in, unless
+/// `initialTrigger` says otherwise.
+///
+/// Every transition carries the time it happened, taken from fix timestamps (a
+/// debounced change from the fix that first showed it, a dwell from entry + dwell), so
+/// replaying the same fixes gives the same transitions whether timers fired in between
+/// or not.
 public struct Evaluator: Sendable {
-    public init() {}
+    /// The global rules; each fence may override them.
+    public var rules: TransitionRules
+    /// Which fixes are evaluated at all.
+    public var acceptance: FixAcceptance
 
-    /// Evaluates `fix` against `fences` (the device's fences at book `revision`),
-    /// updating `state` and returning the transitions and notifications.
-    public func evaluate(_ fix: Fix, fences: [Fence], revision: Int, state: inout DeviceState) -> Evaluation {
+    public init(rules: TransitionRules = TransitionRules(), acceptance: FixAcceptance = FixAcceptance()) {
+        self.rules = rules
+        self.acceptance = acceptance
+    }
+
+    /// Evaluates `fix` against `fences` (the device's fences at book `revision`) with the
+    /// clock at `now`, updating `state`.
+    ///
+    /// The fences the device has state for (inside, pending, undecided) are evaluated
+    /// first, then the other fences whose bounding box contains the fix: a fence far
+    /// away from a device that is outside it cannot change anything. Fences that no
+    /// longer apply are forgotten (and listed in `Evaluation.forgotten` when the device
+    /// was inside).
+    public func evaluate(_ fix: Fix, fences: DeviceFences, revision: Int, now: Double, state: inout DeviceState) -> Evaluation {
+        if let drop = acceptance.drop(fix, lastAccepted: state.lastFix?.timestamp, now: now) {
+            return Evaluation(outcome: .dropped(drop))
+        }
         var evaluation = Evaluation()
-        var inside: [FenceState] = []
-        inside.reserveCapacity(state.inside.count + 1)
-        for fence in fences {
-            let isInside = fence.contains(fix.coordinate)
-            let seen = state.hasSeen(fence)
-            let previous = seen ? state.inside.first { $0.fence == fence.identifier } : nil
-            if isInside {
-                inside.append(previous ?? FenceState(fence: fence.identifier, since: fix.timestamp))
-            }
-            guard seen, isInside != (previous != nil) else { continue }
-            let transition = Transition(fence: fence, kind: isInside ? .enter : .exit, fix: fix)
-            evaluation.transitions.append(transition)
-            if fence.eventType.notifies(transition.kind) {
-                state.badge += 1
-                evaluation.notifications.append(Notification(transition: transition, badge: state.badge))
+        fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
+        state.lastFix = fix
+        guard rules.accepts(accuracy: fix.accuracy) else {
+            evaluation.outcome = .inaccurate
+            return evaluation
+        }
+        let tracked = state.fences.map(\.fence)
+        for identifier in tracked {
+            if let fence = fences.fence(identifier) {
+                observe(fix, fence: fence, state: &state, into: &evaluation)
+            } else if let index = state.fences.firstIndex(where: { $0.fence == identifier }) {
+                if state.fences[index].inside { evaluation.forgotten.append(identifier) }
+                state.fences.remove(at: index)
             }
         }
-        inside.sort { $0.fence < $1.fence }
-        state.inside = inside
-        state.lastFix = fix
+        for fence in fences.own where !tracked.contains(fence.identifier) {
+            observe(fix, fence: fence, state: &state, into: &evaluation)
+        }
+        for set in fences.shared {
+            set.index.forEachCandidate(containing: fix.coordinate) { position in
+                let fence = set.fences[position]
+                if !tracked.contains(fence.identifier) { observe(fix, fence: fence, state: &state, into: &evaluation) }
+            }
+        }
         state.revision = revision
+        fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
         return evaluation
+    }
+
+    /// Evaluates `fix` against a list of own fences (see the other `evaluate`).
+    public func evaluate(_ fix: Fix, fences: [Fence], revision: Int, now: Double, state: inout DeviceState) -> Evaluation {
+        evaluate(fix, fences: DeviceFences(own: fences), revision: revision, now: now, state: &state)
+    }
+
+    /// Advances the device's clock to `now` without a fix: confirms pending changes whose
+    /// minimum duration has passed and fires due dwell transitions.
+    public func advance(to now: Double, fences: DeviceFences, state: inout DeviceState) -> Evaluation {
+        var evaluation = Evaluation(outcome: .advanced)
+        fireTimers(at: now, fences: fences, state: &state, into: &evaluation)
+        return evaluation
+    }
+
+    /// Advances the device's clock against a list of own fences (see the other `advance`).
+    public func advance(to now: Double, fences: [Fence], state: inout DeviceState) -> Evaluation {
+        advance(to: now, fences: DeviceFences(own: fences), state: &state)
+    }
+
+    /// The earliest time at which `advance` would do something for this device, nil
+    /// when nothing is waiting.
+    public func nextDeadline(fences: [Fence], state: DeviceState) -> Double? {
+        nextDeadline(fences: DeviceFences(own: fences), state: state)
+    }
+
+    /// The earliest time at which `advance` would do something for this device, nil
+    /// when nothing is waiting.
+    public func nextDeadline(fences: DeviceFences, state: DeviceState) -> Double? {
+        var deadlines: [Double] = []
+        for entry in state.fences {
+            guard let fence = fences.fence(entry.fence) else { continue }
+            let rules = rules(for: fence)
+            if let pending = entry.pending {
+                deadlines.append(pending.timestamp + rules.minimumDuration)
+            }
+            if entry.inside, !entry.dwelled, let dwell = rules.dwell {
+                deadlines.append(entry.since + dwell)
+            }
+        }
+        return deadlines.min()
+    }
+
+    /// The rules in force for `fence`.
+    @inlinable
+    public func rules(for fence: Fence) -> TransitionRules {
+        fence.rules.isEmpty ? rules : fence.rules.resolved(over: rules)
+    }
+
+    /// Applies one accepted fix to one fence.
+    private func observe(_ fix: Fix, fence: Fence, state: inout DeviceState, into evaluation: inout Evaluation) {
+        var index = state.fences.isEmpty ? nil : state.fences.firstIndex { $0.fence == fence.identifier }
+        if !state.hasSeen(fence) {
+            let unknown = FenceState(fence: fence.identifier, inside: false, since: fix.timestamp, established: false)
+            store(unknown, at: index, state: &state)
+            index = state.fences.firstIndex { $0.fence == fence.identifier }
+        }
+        guard index != nil || fence.boundingBox.contains(fix.coordinate) else { return }
+        let rules = rules(for: fence)
+        guard rules.accepts(accuracy: fix.accuracy) else { return }
+        let accuracy = rules.accuracyAware ? (fix.accuracy ?? 0) : 0
+        let containment = fence.region.containment(
+            of: fix.coordinate, accuracy: accuracy, hysteresis: rules.hysteresis(forSize: fence.size))
+        let observed: Bool
+        switch containment.relation {
+        case .inside: observed = true
+        case .outside: observed = false
+        case .uncertain: return
+        }
+        var entry = index.map { state.fences[$0] } ?? FenceState(fence: fence.identifier, inside: false, since: fix.timestamp)
+        if !entry.established {
+            establish(observed, fix: fix, fence: fence, rules: rules, entry: &entry, state: &state, into: &evaluation)
+        } else if observed == entry.inside {
+            entry.pending = nil
+        } else if rules.minimumDuration <= 0 {
+            commit(PendingChange(inside: observed, coordinate: fix.coordinate, accuracy: fix.accuracy, timestamp: fix.timestamp),
+                   fence: fence, device: fix.device, entry: &entry, state: &state, into: &evaluation)
+        } else if entry.pending?.inside != observed {
+            entry.pending = PendingChange(inside: observed, coordinate: fix.coordinate, accuracy: fix.accuracy, timestamp: fix.timestamp)
+        }
+        store(entry, at: index, state: &state)
+    }
+
+    /// The first confident observation of a fence by a device: sets the relation with no
+    /// transition, unless `initialTrigger` asks for one.
+    private func establish(
+        _ inside: Bool, fix: Fix, fence: Fence, rules: TransitionRules, entry: inout FenceState,
+        state: inout DeviceState, into evaluation: inout Evaluation
+    ) {
+        entry = FenceState(fence: fence.identifier, inside: inside, since: fix.timestamp)
+        switch rules.initialTrigger {
+        case .enter where inside:
+            record(Transition(fence: fence, kind: .enter, fix: fix), state: &state, into: &evaluation)
+        case .exit where !inside:
+            record(Transition(fence: fence, kind: .exit, fix: fix), state: &state, into: &evaluation)
+        default:
+            break
+        }
+    }
+
+    /// Publishes a change of relation: the transition carries the position and time of
+    /// the fix that first showed it.
+    private func commit(
+        _ change: PendingChange, fence: Fence, device: String, entry: inout FenceState,
+        state: inout DeviceState, into evaluation: inout Evaluation
+    ) {
+        entry.inside = change.inside
+        entry.since = change.timestamp
+        entry.pending = nil
+        entry.dwelled = false
+        let fix = Fix(device: device, coordinate: change.coordinate, accuracy: change.accuracy, timestamp: change.timestamp)
+        record(Transition(fence: fence, kind: change.inside ? .enter : .exit, fix: fix), state: &state, into: &evaluation)
+    }
+
+    /// Confirms pending changes and fires dwells that are due at `time`.
+    private func fireTimers(at time: Double, fences: DeviceFences, state: inout DeviceState, into evaluation: inout Evaluation) {
+        guard !state.fences.isEmpty, let device = state.lastFix?.device else { return }
+        for identifier in state.fences.map(\.fence) {
+            guard let fence = fences.fence(identifier),
+                  let index = state.fences.firstIndex(where: { $0.fence == identifier })
+            else { continue }
+            let rules = rules(for: fence)
+            var entry = state.fences[index]
+            if let pending = entry.pending, time - pending.timestamp >= rules.minimumDuration {
+                commit(pending, fence: fence, device: device, entry: &entry, state: &state, into: &evaluation)
+            }
+            if entry.inside, !entry.dwelled, let dwell = rules.dwell, time - entry.since >= dwell {
+                entry.dwelled = true
+                let last = state.lastFix
+                let fix = Fix(
+                    device: device, coordinate: last?.coordinate ?? fence.region.center, accuracy: last?.accuracy,
+                    timestamp: entry.since + dwell)
+                record(Transition(fence: fence, kind: .dwell, fix: fix), state: &state, into: &evaluation)
+            }
+            store(entry, at: index, state: &state)
+        }
+    }
+
+    /// Adds a transition, and its notification when the fence asks for one.
+    private func record(_ transition: Transition, state: inout DeviceState, into evaluation: inout Evaluation) {
+        evaluation.transitions.append(transition)
+        if transition.fence.eventType.notifies(transition.kind) {
+            state.badge += 1
+            evaluation.notifications.append(Notification(transition: transition, badge: state.badge))
+        }
+    }
+
+    /// Puts `entry` back into the device state (at `index` when it was there), dropping
+    /// it when it says nothing beyond "outside, settled" and keeping the list sorted.
+    private func store(_ entry: FenceState, at index: Int?, state: inout DeviceState) {
+        if let index {
+            if entry.isSettledOutside {
+                state.fences.remove(at: index)
+            } else {
+                state.fences[index] = entry
+            }
+        } else if !entry.isSettledOutside {
+            let position = state.fences.firstIndex { $0.fence > entry.fence } ?? state.fences.endIndex
+            state.fences.insert(entry, at: position)
+        }
     }
 }

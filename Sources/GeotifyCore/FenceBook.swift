@@ -1,46 +1,97 @@
-/// All fences in force: each device's list, as validated from the fence file, and a
-/// revision number that grows whenever an identifier appears that a device did not have.
+/// All fences in force: each device's own list, the named groups of devices, and the
+/// shared sets (for every device, or for a group), as validated from the fence file;
+/// and a revision number that grows whenever an identifier appears that was not there.
 ///
 /// A book is an immutable value shared by the evaluation lanes; a reload builds a new
 /// one with `revised(from:)` so edited fences keep their place in each device's history.
 public struct FenceBook: Sendable, Equatable {
     /// The fences of each device, in the order of the file.
     public private(set) var devices: [String: [Fence]]
+    /// The members of each named group.
+    public private(set) var groups: [String: [String]]
+    /// The shared sets by owner: `SharedFences.everyDevice`, or a group's name.
+    public private(set) var shared: [String: SharedFences]
     /// The newest `addedRevision` of any fence; device states evaluated at this revision
     /// have seen every fence.
     public private(set) var revision: Int
+    /// The groups each device is in.
+    private var memberships: [String: [String]]
 
-    /// A book of `devices` whose fences carry the revisions they were given.
-    public init(devices: [String: [Fence]] = [:], revision: Int = 0) {
+    /// A book of `devices`, `groups` and `shared` sets whose fences carry the revisions
+    /// they were given.
+    public init(
+        devices: [String: [Fence]] = [:], groups: [String: [String]] = [:], shared: [String: SharedFences] = [:],
+        revision: Int = 0
+    ) {
         self.devices = devices
-        self.revision = max(revision, devices.values.joined().map(\.addedRevision).max() ?? 0)
+        self.groups = groups
+        self.shared = shared
+        var memberships: [String: [String]] = [:]
+        for (group, members) in groups.sorted(by: { $0.key < $1.key }) {
+            for member in members { memberships[member, default: []].append(group) }
+        }
+        self.memberships = memberships
+        let newest = (devices.values.joined().map(\.addedRevision) + shared.values.flatMap { $0.fences.map(\.addedRevision) }).max() ?? 0
+        self.revision = max(revision, newest)
     }
 
-    /// The fences of `device`, empty when it has none.
+    /// This book with the devices' own fences replaced by `devices`, groups and shared
+    /// sets kept (what a change to one device's fences makes).
+    public func with(devices: [String: [Fence]]) -> FenceBook {
+        FenceBook(devices: devices, groups: groups, shared: shared, revision: revision)
+    }
+
+    /// The own fences of `device`, empty when it has none.
     public func fences(of device: String) -> [Fence] {
         devices[device] ?? []
     }
 
-    /// The number of fences over all devices.
-    public var fenceCount: Int { devices.values.reduce(0) { $0 + $1.count } }
-
-    /// This book's fences with revisions carried over from `previous`: an identifier the
-    /// device already had keeps its `addedRevision`; a new one gets the next revision.
-    public func revised(from previous: FenceBook) -> FenceBook {
-        revised(knownRevisions: previous.devices.mapValues { fences in
-            Dictionary(fences.map { ($0.identifier, $0.addedRevision) }, uniquingKeysWith: { first, _ in first })
-        }, currentRevision: previous.revision)
+    /// Everything `device` is evaluated against: its own fences and the shared sets that
+    /// apply to it.
+    public func deviceFences(of device: String) -> DeviceFences {
+        var sets: [SharedFences] = []
+        if let everyone = shared[SharedFences.everyDevice] { sets.append(everyone) }
+        for group in memberships[device] ?? [] {
+            if let set = shared[group] { sets.append(set) }
+        }
+        return DeviceFences(own: devices[device] ?? [], shared: sets)
     }
 
-    /// This book's fences with revisions taken from `knownRevisions` (device → identifier
-    /// → revision, as persisted); identifiers not in it get `currentRevision + 1`.
+    /// Whether the file names `device`, in `devices` or in a group.
+    public func knows(_ device: String) -> Bool {
+        devices[device] != nil || memberships[device] != nil
+    }
+
+    /// The groups `device` is in.
+    public func groups(of device: String) -> [String] {
+        memberships[device] ?? []
+    }
+
+    /// The number of fences, own and shared.
+    public var fenceCount: Int {
+        devices.values.reduce(0) { $0 + $1.count } + shared.values.reduce(0) { $0 + $1.fences.count }
+    }
+
+    /// The scope a shared set's revisions are kept under: not a device identifier,
+    /// since those cannot contain '#'.
+    public static func scope(ofShared owner: String) -> String { "#\(owner)" }
+
+    /// This book's fences with revisions carried over from `previous`: an identifier the
+    /// device (or shared set) already had keeps its `addedRevision`; a new one gets the
+    /// next revision.
+    public func revised(from previous: FenceBook) -> FenceBook {
+        revised(knownRevisions: previous.knownRevisions, currentRevision: previous.revision)
+    }
+
+    /// This book's fences with revisions taken from `knownRevisions` (scope → identifier
+    /// → revision, as persisted; a scope is a device or `scope(ofShared:)`); identifiers
+    /// not in it get `currentRevision + 1`.
     public func revised(knownRevisions: [String: [String: Int]], currentRevision: Int) -> FenceBook {
         let next = currentRevision + 1
         var anyNew = false
-        var revisedDevices: [String: [Fence]] = [:]
-        for (device, fences) in devices {
-            let known = knownRevisions[device] ?? [:]
-            revisedDevices[device] = fences.map { fence in
+        func revise(_ fences: [Fence], scope: String) -> [Fence] {
+            let known = knownRevisions[scope] ?? [:]
+            return fences.map { fence in
                 var fence = fence
                 if let revision = known[fence.identifier] {
                     fence.addedRevision = revision
@@ -51,13 +102,27 @@ public struct FenceBook: Sendable, Equatable {
                 return fence
             }
         }
-        return FenceBook(devices: revisedDevices, revision: anyNew ? next : currentRevision)
+        var revisedDevices: [String: [Fence]] = [:]
+        for (device, fences) in devices { revisedDevices[device] = revise(fences, scope: device) }
+        var revisedShared: [String: SharedFences] = [:]
+        for (owner, set) in shared {
+            let fences = revise(set.fences, scope: FenceBook.scope(ofShared: owner))
+            revisedShared[owner] = fences == set.fences ? set : set.with(fences)
+        }
+        return FenceBook(devices: revisedDevices, groups: groups, shared: revisedShared, revision: anyNew ? next : currentRevision)
     }
 
-    /// Device → identifier → revision, the part of the book that must survive a restart.
+    /// Scope → identifier → revision, the part of the book that must survive a restart.
     public var knownRevisions: [String: [String: Int]] {
-        devices.mapValues { fences in
+        func table(_ fences: [Fence]) -> [String: Int] {
             Dictionary(fences.map { ($0.identifier, $0.addedRevision) }, uniquingKeysWith: { first, _ in first })
         }
+        var known = devices.mapValues(table)
+        for (owner, set) in shared { known[FenceBook.scope(ofShared: owner)] = table(set.fences) }
+        return known
+    }
+
+    public static func == (lhs: FenceBook, rhs: FenceBook) -> Bool {
+        lhs.devices == rhs.devices && lhs.groups == rhs.groups && lhs.shared == rhs.shared && lhs.revision == rhs.revision
     }
 }

@@ -1,15 +1,39 @@
-/// What a device is known to be in relation to one fence it is inside.
+/// What a device is known to be in relation to one fence, when that is anything but
+/// "outside, settled".
 ///
-/// Device state keeps these only for fences the device is inside; every other fence
-/// the device has seen is outside. That keeps state small however many fences exist.
-public struct FenceState: Sendable, Equatable {
+/// Device state keeps these only for fences the device is inside or about to change
+/// for; every other fence the device has seen is outside. That keeps state small
+/// however many fences exist.
+public struct FenceState: Sendable, Hashable {
     /// The fence's identifier.
     public var fence: String
-    /// When the device entered (the timestamp of the fix that established it).
+    /// The published relation.
+    public var inside: Bool
+    /// When the published relation began (the timestamp of the fix that showed it).
     public var since: Double
+    /// A change seen but not yet published (minimum duration).
+    public var pending: PendingChange?
+    /// Whether this stay's dwell transition has fired.
+    public var dwelled: Bool
+    /// False while no fix has been confident enough to say whether the device is inside
+    /// (its first fixes were too coarse or too close to the edge); `inside` is then false
+    /// but means "unknown", and the first confident fix establishes the relation silently.
+    public var established: Bool
 
-    public init(fence: String, since: Double) {
+    public init(
+        fence: String, inside: Bool = true, since: Double, pending: PendingChange? = nil, dwelled: Bool = false,
+        established: Bool = true
+    ) {
         self.fence = fence
+        self.inside = inside
         self.since = since
+        self.pending = pending
+        self.dwelled = dwelled
+        self.established = established
     }
+
+    /// Whether this state says nothing beyond the default (outside, established,
+    /// nothing pending), so it need not be kept.
+    @inlinable
+    public var isSettledOutside: Bool { !inside && pending == nil && established }
 }

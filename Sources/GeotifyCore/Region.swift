@@ -1,31 +1,131 @@
+import Foundation
+
 /// The area a fence covers.
 ///
 /// A circle is the app's geotification: a centre and a radius in metres, measured on
-/// the WGS84 ellipsoid.
+/// the WGS84 ellipsoid. A polygon is an outer ring with optional holes (GeoJSON-style),
+/// which may cross the ±180° meridian.
 public enum Region: Sendable, Hashable {
     case circle(center: Coordinate, radius: Double)
+    case polygon(Polygon)
 
     /// A box that contains the whole region, for cheap rejection of far-away fixes.
     public var boundingBox: BoundingBox {
         switch self {
-        case .circle(let center, let radius):
-            BoundingBox.around(center, radius: radius)
+        case .circle(let center, let radius): BoundingBox.around(center, radius: radius)
+        case .polygon(let polygon): polygon.boundingBox
         }
     }
 
-    /// Whether `point` lies in the region (on the edge counts as inside).
-    ///
-    /// The cheap spherical distance decides whenever it is farther from the edge than
-    /// its error bound; only points within that band pay for the ellipsoidal distance.
+    /// The region's characteristic radius in metres: a circle's radius; for a polygon,
+    /// half the smaller side of its bounding box. Scales the default hysteresis and caps
+    /// how much accuracy an entry demands.
+    public var size: Double {
+        switch self {
+        case .circle(_, let radius):
+            return radius
+        case .polygon(let polygon):
+            let box = polygon.boundingBox
+            let height = (box.maxLatitude - box.minLatitude) * Geodesy.meridionalRadius(atLatitude: polygon.center.latitude) * .pi / 180
+            var span = box.maxLongitude - box.minLongitude
+            if span < 0 { span += 360 }
+            let width = span * Geodesy.parallelRadius(atLatitude: polygon.center.latitude) * .pi / 180
+            return min(height, width) / 2
+        }
+    }
+
+    /// The centre of a circle, a representative point of a polygon.
+    public var center: Coordinate {
+        switch self {
+        case .circle(let center, _): center
+        case .polygon(let polygon): polygon.center
+        }
+    }
+
+    /// Whether `point` lies in the region (on a circle's edge counts as inside).
     @inlinable
     public func contains(_ point: Coordinate) -> Bool {
         switch self {
         case .circle(let center, let radius):
-            let spherical = Geodesy.sphericalDistance(center, point)
-            let bound = Geodesy.sphericalErrorBound(forDistance: spherical)
-            if spherical + bound < radius { return true }
-            if spherical - bound > radius { return false }
-            return Geodesy.distance(center, point) <= radius
+            var distance = CircleDistance(center, point)
+            return distance.isAtMost(radius)
+        case .polygon(let polygon):
+            return polygon.contains(point)
         }
+    }
+
+    /// The distance in metres from `point` to the region's edge: negative inside,
+    /// positive outside (for a preview's "how far in or out").
+    public func signedDistance(to point: Coordinate) -> Double {
+        switch self {
+        case .circle(let center, let radius):
+            return Geodesy.distance(center, point) - radius
+        case .polygon(let polygon):
+            let distance = polygon.distanceToBoundary(point)
+            return polygon.contains(point) ? -distance : distance
+        }
+    }
+
+    /// Where a fix with uncertainty `accuracy` (metres, already 0 when accuracy is not to
+    /// be used) lies relative to the region, with an exit margin of `hysteresis` metres.
+    /// See `Containment` for the rule.
+    @inlinable
+    public func containment(of point: Coordinate, accuracy: Double, hysteresis: Double) -> Containment {
+        switch self {
+        case .circle(let center, let radius):
+            var distance = CircleDistance(center, point)
+            let centreInside = distance.isAtMost(radius)
+            if centreInside && distance.isAtMost(radius - min(accuracy, radius / 2)) {
+                return Containment(relation: .inside, centreInside: true)
+            }
+            if !centreInside && !distance.isAtMost(radius + hysteresis + accuracy) {
+                return Containment(relation: .outside, centreInside: false)
+            }
+            return Containment(relation: .uncertain, centreInside: centreInside)
+        case .polygon(let polygon):
+            let centreInside = polygon.contains(point)
+            let size = self.size
+            if centreInside {
+                let margin = min(accuracy, size / 2)
+                if margin == 0 || polygon.distanceToBoundary(point) >= margin {
+                    return Containment(relation: .inside, centreInside: true)
+                }
+            } else {
+                let margin = hysteresis + accuracy
+                if margin == 0 || !polygon.boundingBox.expanded(by: margin).contains(point)
+                    || polygon.distanceToBoundary(point) > margin {
+                    return Containment(relation: .outside, centreInside: false)
+                }
+            }
+            return Containment(relation: .uncertain, centreInside: centreInside)
+        }
+    }
+}
+
+/// The distance from a circle's centre to a point, compared against thresholds with the
+/// cheap spherical distance and its proven error bound, paying for the exact ellipsoidal
+/// distance only when a threshold falls within that bound (then computed once).
+public struct CircleDistance {
+    @usableFromInline let center: Coordinate
+    @usableFromInline let point: Coordinate
+    @usableFromInline let spherical: Double
+    @usableFromInline let bound: Double
+    @usableFromInline var exact: Double?
+
+    @inlinable
+    public init(_ center: Coordinate, _ point: Coordinate) {
+        self.center = center
+        self.point = point
+        spherical = Geodesy.sphericalDistance(center, point)
+        bound = Geodesy.sphericalErrorBound(forDistance: spherical)
+    }
+
+    /// Whether the geodesic distance is at most `threshold` metres.
+    @inlinable
+    public mutating func isAtMost(_ threshold: Double) -> Bool {
+        if spherical + bound <= threshold { return true }
+        if spherical - bound > threshold { return false }
+        if exact == nil { exact = Geodesy.distance(center, point) }
+        return exact! <= threshold
     }
 }

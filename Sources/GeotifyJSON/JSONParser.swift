@@ -24,6 +24,49 @@ public struct JSONParser: Sendable {
     public func parse(_ text: String) throws(JSONError) -> JSON {
         try parse(Array(text.utf8))
     }
+
+    /// The member names `parse(_:keepingMembers:)` builds, prepared once for matching
+    /// against raw bytes (make one per set of names and keep it).
+    public struct MemberNames: Sendable {
+        let names: [String]
+        let utf8: [[UInt8]]
+
+        /// The set of `names`.
+        public init(_ names: [String]) {
+            self.names = names
+            utf8 = names.map { Array($0.utf8) }
+        }
+
+        /// No names: objects skipped as a whole.
+        static let empty = MemberNames([])
+
+        func contains(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+            for candidate in utf8 where candidate.count == name.count {
+                let equal = candidate.withUnsafeBufferPointer { candidate in
+                    for offset in candidate.indices where candidate[offset] != name[offset] { return false }
+                    return true
+                }
+                if equal { return true }
+            }
+            return false
+        }
+    }
+
+    /// Parses `bytes` as `parse(_:)` does (the same grammar, limits and errors) but,
+    /// when the value is an object, builds only its members named in `keys`: the others
+    /// are checked and skipped without being built. A value that is not an object is
+    /// returned whole.
+    ///
+    /// It exists for the hot path of reading a few fields from messages that carry many
+    /// (an OwnTracks location has a dozen, Geotify reads five): skipping costs a scan,
+    /// building costs allocations.
+    public func parse(_ bytes: [UInt8], keepingMembers keys: MemberNames) throws(JSONError) -> JSON {
+        let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            var reader = Reader(bytes: buffer, maxDepth: maxDepth)
+            return Result { () throws(JSONError) in try reader.document(keeping: keys) }
+        }
+        return try result.get()
+    }
 }
 
 /// The cursor over the bytes; one per parse.
@@ -40,10 +83,16 @@ private struct Reader {
         self.maxDepth = maxDepth
     }
 
-    mutating func document() throws(JSONError) -> JSON {
+    /// The whole text as one value; with `keys`, a top-level object keeps only those members.
+    mutating func document(keeping keys: JSONParser.MemberNames? = nil) throws(JSONError) -> JSON {
         skipWhitespace()
         if index == bytes.count { throw error("the text is empty, expected a JSON value") }
-        let value = try value()
+        let value: JSON
+        if let keys, bytes[index] == UInt8(ascii: "{") {
+            value = .object(try object(keeping: .only(keys)))
+        } else {
+            value = try self.value()
+        }
         skipWhitespace()
         if index < bytes.count { throw error("unexpected \(describeByte()) after the JSON value") }
         return value
@@ -78,7 +127,7 @@ private struct Reader {
     mutating func value() throws(JSONError) -> JSON {
         guard index < bytes.count else { throw error("unexpected end of text, expected a JSON value") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try object()
+        case UInt8(ascii: "{"): return .object(try object(keeping: .all))
         case UInt8(ascii: "["): return try array()
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
@@ -103,30 +152,66 @@ private struct Reader {
         if depth > maxDepth { throw error("nesting deeper than \(maxDepth) levels") }
     }
 
-    mutating func object() throws(JSONError) -> JSON {
+    /// Which members of an object to build.
+    enum Members {
+        case all
+        /// Only these keys; the other members are checked and skipped.
+        case only(JSONParser.MemberNames)
+
+        func keeps(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+            switch self {
+            case .all: return true
+            case .only(let keys): return keys.contains(key)
+            }
+        }
+
+        func keeps(_ key: String) -> Bool {
+            switch self {
+            case .all: return true
+            case .only(let keys): return keys.names.contains(key)
+            }
+        }
+
+        /// How many members to make room for at once.
+        var expected: Int {
+            switch self {
+            case .all: return 0
+            case .only(let keys): return keys.names.count
+            }
+        }
+    }
+
+    /// Reads an object starting at its opening brace, building the members `members` keeps.
+    mutating func object(keeping members: Members) throws(JSONError) -> JSONObject {
         try enter()
         let startLine = line
         index += 1
-        var members: [JSONObject.Member] = []
+        var kept: [JSONObject.Member] = []
+        kept.reserveCapacity(members.expected)
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(JSONObject(members, line: startLine))
+            return JSONObject(kept, line: startLine)
         }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                 throw error("unexpected \(describeByte()), expected a member name in double quotes")
             }
-            let key = try string()
+            let keyStart = index
+            let key = try memberName(keeping: members)
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                throw error("unexpected \(describeByte()), expected ':' after the member name \"\(key)\"")
+                throw error("unexpected \(describeByte()), expected ':' after the member name \"\(key ?? name(at: keyStart))\"")
             }
             index += 1
             skipWhitespace()
-            members.append(JSONObject.Member(key: key, value: try value()))
+            if let key {
+                kept.append(JSONObject.Member(key: key, value: try value()))
+            } else {
+                try skipValue()
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of text, expected ',' or '}'") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -136,10 +221,99 @@ private struct Reader {
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
                 depth -= 1
-                return .object(JSONObject(members, line: startLine))
+                return JSONObject(kept, line: startLine)
             }
             throw error("unexpected \(describeByte()), expected ',' or '}'")
         }
+    }
+
+    /// Reads a member name at its opening quote: the name when `members` keeps it, nil
+    /// (without building a string, for plain ASCII names) when it does not.
+    mutating func memberName(keeping members: Members) throws(JSONError) -> String? {
+        if case .all = members { return try string() }
+        let start = index
+        guard let span = try plainString() else {
+            index = start
+            let name = try string()
+            return members.keeps(name) ? name : nil
+        }
+        return members.keeps(span) ? String(decoding: span, as: UTF8.self) : nil
+    }
+
+    /// The member name whose opening quote is at `offset`, for an error message about it
+    /// (the name has been read without error before).
+    func name(at offset: Int) -> String {
+        var reader = self
+        reader.index = offset
+        return (try? reader.string()) ?? ""
+    }
+
+    /// Checks the value at `index` and moves past it without building it.
+    mutating func skipValue() throws(JSONError) {
+        guard index < bytes.count else { throw error("unexpected end of text, expected a JSON value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): _ = try object(keeping: .only(.empty))
+        case UInt8(ascii: "["): try skipArray()
+        case UInt8(ascii: "\""):
+            let start = index
+            if try plainString() == nil {
+                index = start
+                _ = try string()
+            }
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
+        default: throw error("unexpected \(describeByte()), expected a JSON value")
+        }
+    }
+
+    /// Checks an array at its opening bracket and moves past it without building it.
+    mutating func skipArray() throws(JSONError) {
+        try enter()
+        index += 1
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            try skipValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of text, expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                depth -= 1
+                return
+            }
+            throw error("unexpected \(describeByte()), expected ',' or ']'")
+        }
+    }
+
+    /// Reads a string at its opening quote when it is plain ASCII without escapes and
+    /// returns its bytes; returns nil (the caller then reads it with `string()`, which
+    /// handles and checks escapes and UTF-8) as soon as it is not. Throws what `string()`
+    /// throws for a control character or a missing closing quote, at the same place.
+    mutating func plainString() throws(JSONError) -> UnsafeBufferPointer<UInt8>? {
+        index += 1
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])
+            }
+            if byte == UInt8(ascii: "\\") || byte >= 0x80 { return nil }
+            if byte < 0x20 { throw error("unescaped control character in a string") }
+            index += 1
+        }
+        throw error("unterminated string")
     }
 
     mutating func array() throws(JSONError) -> JSON {

@@ -7,45 +7,42 @@ import Glibc
 import Darwin
 #endif
 
-/// A small MQTT client over libmosquitto's threaded interface: it connects in the
-/// background, reconnects by itself with a growing delay, and reports what happens as
-/// `MQTTEvent`s. It exists so the rest of Geotify never touches the C API.
+/// A small MQTT client over libmosquitto: it connects in the background, reconnects by
+/// itself after every failure with a capped exponential backoff and jitter, and reports
+/// what happens as `MQTTEvent`s, each change of the connection's state once rather than
+/// once per retry. It exists so the rest of Geotify never touches the C API.
+///
+/// A `ConnectionSupervisor` runs the network loop on threads of its own instead of
+/// libmosquitto's `mosquitto_loop_start` thread, which can end silently for good (see
+/// there), so the client never sits connected to nothing.
 ///
 /// Thread safety (why `@unchecked Sendable` is sound):
 /// - `handle` and `relay` are set once in `init` and only released in `deinit`.
 /// - `publish`, `subscribe` and `mosquitto_disconnect` may be called from any thread
-///   while the network thread runs: libmosquitto guards its queues and socket state with
+///   while a network thread runs: libmosquitto guards its queues and socket state with
 ///   its own mutexes.
-/// - Everything else that touches the handle (applying options, connecting, starting and
-///   joining the network thread) happens with the `phase` mutex held: in `start()`,
-///   `stop()`, `deinit` and the first-connection retries on `connector`. `onEvent` is
-///   never called with that mutex held. Inside a callback on the network thread,
-///   `start()` refuses and `stop()` only disconnects, because joining the network thread
-///   from itself would deadlock.
+/// - Applying options, the first connect, and starting and joining the supervisor
+///   happen with the `phase` mutex held: in `start()`, `stop()` and `deinit`. `onEvent`
+///   is never called with that mutex held. Inside a callback, `start()` refuses and
+///   `stop()` only asks the supervisor to stop (through `supervisor`, whose mutex is
+///   never held for long), because joining the network thread from itself would deadlock.
 /// - State the callbacks change (connected or not) lives in `MQTTEventRelay` behind its
 ///   own mutex, which is never held while `onEvent` runs.
 public final class MQTTClient: @unchecked Sendable {
-    /// Where the client is in its life. libmosquitto 2.0.11's network thread never
-    /// retries a first connection that failed at once (it waits for a state change that
-    /// only a successful connect makes), so until one succeeds the client retries itself
-    /// (`connecting`) and starts the network thread only then (`running`).
-    private enum Phase {
-        case stopped
-        case connecting(generation: Int)
-        case running
-    }
-
     private let handle: OpaquePointer
     private let relay: Unmanaged<MQTTEventRelay>
     private let options: MQTTOptions
-    private let phase = Mutex(Phase.stopped)
-    private let generations = Atomic(0)
-    private let connector = DispatchQueue(label: "Geotify.MQTTClient.connector")
+    /// The supervisor of the running client, nil while stopped; held during start and
+    /// stop (including the join).
+    private let phase = Mutex<ConnectionSupervisor?>(nil)
+    /// The same supervisor, for `stop()` inside a callback, which must not wait for
+    /// `phase`.
+    private let supervisor = Mutex<ConnectionSupervisor?>(nil)
 
     /// Creates a client for `options` (checked here: a bad option throws at once).
-    /// `onEvent` is called on libmosquitto's network thread, one event at a time: keep
-    /// it short, and do not call `start()` or `stop()` from it. Nothing connects until
-    /// `start()`.
+    /// `onEvent` is called on the client's network thread, one event at a time: keep it
+    /// short (copy, enqueue), and do not call `start()` from it; `stop()` there only
+    /// asks for the stop. Nothing connects until `start()`.
     public init(options: MQTTOptions, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
         try MosquittoLibrary.ensureInitialised()
         try options.validate()
@@ -63,32 +60,47 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     /// Applies the options and starts connecting in the background. Returns at once:
-    /// `.connected` or `.connectionRefused` follows. A broker that does not answer yet
-    /// (nothing listening, host not resolvable) is not an error: the client keeps
-    /// retrying with a delay doubling from `reconnectDelayMin` up to `reconnectDelayMax`
-    /// seconds, and reconnects likewise (libmosquitto's own backoff) after a lost
-    /// connection. Throws for options libmosquitto refuses (unreadable CA file, ...), a
-    /// first connection failing in TLS set-up, or if the client is already started.
+    /// `.connected` or `.connectionRefused` follows. Whatever ends a connection or an
+    /// attempt afterwards (a broker that is not there yet or restarts, a lost network, a
+    /// refusal, a TLS or protocol error) is reported and retried: the delay's ceiling
+    /// doubles from `reconnectDelayMin` up to `reconnectDelayMax` seconds and each delay
+    /// is shortened by a random share of up to half (`ReconnectBackoff`). Throws for
+    /// options libmosquitto refuses (unreadable CA file, ...), a first connection failing
+    /// in TLS set-up, or if the client is already started.
     public func start() throws(MQTTError) {
-        guard !relay.takeUnretainedValue().isCallingBack else {
+        let relay = relay.takeUnretainedValue()
+        guard !relay.isCallingBack else {
             throw .invalid("start", "start() cannot be called from inside the event callback")
         }
-        try phase.withLock { (phase: inout Phase) throws(MQTTError) in
-            guard case .stopped = phase else {
+        try phase.withLock { (phase: inout ConnectionSupervisor?) throws(MQTTError) in
+            guard phase == nil else {
                 throw .invalid("start", "the client is already started")
             }
             try applyOptions()
+            // Out of threaded mode (which the supervisor of an earlier start() left on):
+            // in that mode libmosquitto 2.0.11 defers even a refused connection or a
+            // failing TLS set-up to the network loop, and this call could not report them.
+            mosquitto_threaded_set(handle, false)
             let code = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepAlive))
+            let first: ConnectionSupervisor.Start
             if code == MOSQ_ERR_SUCCESS.rawValue {
-                try MQTTError.check("mosquitto_loop_start", mosquitto_loop_start(handle))
-                phase = .running
+                first = .connecting
             } else if Self.isUnreachable(code) {
-                let generation = generations.add(1, ordering: .relaxed).newValue
-                phase = .connecting(generation: generation)
-                scheduleConnect(generation: generation, attempt: 0)
+                first = .failed(code: code, reason: MQTTEventRelay.reason(disconnect: code))
             } else {
                 throw .mosquitto("connect to \(options.host):\(options.port)", code)
             }
+            let supervisor = ConnectionSupervisor(
+                handle: handle, relay: relay,
+                backoff: ReconnectBackoff(
+                    minimum: Double(options.reconnectDelayMin), maximum: Double(options.reconnectDelayMax)))
+            guard supervisor.begin(first) else {
+                throw MQTTError(
+                    operation: "start", code: MOSQ_ERR_NOMEM.rawValue,
+                    message: "the system could not start a network thread")
+            }
+            phase = supervisor
+            self.supervisor.withLock { $0 = supervisor }
         }
     }
 
@@ -145,22 +157,24 @@ public final class MQTTClient: @unchecked Sendable {
         return messageID
     }
 
-    /// Disconnects cleanly (a DISCONNECT packet, so the broker does not publish the will)
-    /// and stops the network thread, waiting for it. Does nothing if not started; safe
-    /// from any thread. Called from inside `onEvent` it can only disconnect: the thread
+    /// Disconnects cleanly (a DISCONNECT packet, so the broker does not publish the will),
+    /// stops reconnecting and waits for the network thread to end (a couple of seconds
+    /// at most when the broker does not answer). Does nothing if not started; safe from
+    /// any thread. Called from inside `onEvent` it can only ask for all that: the thread
     /// then ends by itself and the next `stop()` or the client's release joins it.
     public func stop() {
         let relay = relay.takeUnretainedValue()
         guard !relay.isCallingBack else {
-            mosquitto_disconnect(handle)
+            supervisor.withLock { $0 }?.requestStop()
             return
         }
         phase.withLock { phase in
-            if case .running = phase {
-                mosquitto_disconnect(handle)
-                mosquitto_loop_stop(handle, false)
+            if let running = phase {
+                running.requestStop()
+                running.join()
             }
-            phase = .stopped
+            phase = nil
+            supervisor.withLock { $0 = nil }
         }
         relay.markDisconnected()
     }
@@ -172,7 +186,7 @@ public final class MQTTClient: @unchecked Sendable {
 
     /// Ends the TCP connection under libmosquitto without a DISCONNECT packet, as a
     /// crash or a network failure would, so the broker publishes the will. The network
-    /// thread then sees the connection lost and reconnects. Only the will tests need this.
+    /// thread then sees the connection lost and reconnects. Only tests need this.
     func dropConnectionUncleanly() {
         let descriptor = mosquitto_socket(handle)
         if descriptor >= 0 {
@@ -184,17 +198,17 @@ public final class MQTTClient: @unchecked Sendable {
     /// which no callback can reach any more. If the last reference goes away inside
     /// `onEvent`, on the network thread, the join and destruction move to another thread.
     deinit {
-        let teardown = Teardown(handle: handle, relay: relay)
-        let wasRunning = phase.withLock { phase in
-            defer { phase = .stopped }
-            if case .running = phase { return true }
-            return false
+        let running = phase.withLock { phase in
+            defer { phase = nil }
+            return phase
         }
-        guard wasRunning else {
+        supervisor.withLock { $0 = nil }
+        let teardown = Teardown(handle: handle, relay: relay, supervisor: running)
+        guard let running else {
             teardown.destroy()
             return
         }
-        mosquitto_disconnect(handle)
+        running.requestStop()
         if relay.takeUnretainedValue().isCallingBack {
             DispatchQueue.global().async { teardown.joinAndDestroy() }
         } else {
@@ -208,41 +222,6 @@ public final class MQTTClient: @unchecked Sendable {
         code == MOSQ_ERR_ERRNO.rawValue || code == MOSQ_ERR_EAI.rawValue
     }
 
-    /// Tries the first connection again after the backoff delay for `attempt`, unless
-    /// the client was stopped (or stopped and started again) meanwhile.
-    private func scheduleConnect(generation: Int, attempt: Int) {
-        let delay = min(
-            Double(options.reconnectDelayMin) * pow(2, Double(min(attempt, 30))),
-            Double(options.reconnectDelayMax)
-        )
-        connector.asyncAfter(deadline: .now() + delay) { [weak self] in
-            self?.retryConnect(generation: generation, attempt: attempt)
-        }
-    }
-
-    private func retryConnect(generation: Int, attempt: Int) {
-        let failure: Int32? = phase.withLock { phase in
-            guard case .connecting(generation) = phase else { return nil }
-            // The host, port and keep-alive are those given to mosquitto_connect_async.
-            var code = mosquitto_reconnect_async(handle)
-            if code == MOSQ_ERR_SUCCESS.rawValue {
-                code = mosquitto_loop_start(handle)
-                if code == MOSQ_ERR_SUCCESS.rawValue {
-                    phase = .running
-                    return nil
-                }
-            }
-            // Every failure is retried, as libmosquitto's own reconnect loop does.
-            scheduleConnect(generation: generation, attempt: attempt + 1)
-            return code
-        }
-        // A broker that is simply not there yet is not news; anything else (a TLS
-        // failure, say) is reported, as libmosquitto reports a failed connection.
-        if let failure, !Self.isUnreachable(failure) {
-            relay.takeUnretainedValue().reportFailedAttempt(code: failure)
-        }
-    }
-
     /// Where Debian and most Linux systems keep their trusted CA certificates.
     private static let systemCADirectory = "/etc/ssl/certs"
 
@@ -253,12 +232,6 @@ public final class MQTTClient: @unchecked Sendable {
         let version = options.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
         try MQTTError.check(
             "set the protocol version", mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version)
-        )
-        try MQTTError.check(
-            "set the reconnect delay",
-            mosquitto_reconnect_delay_set(
-                handle, UInt32(options.reconnectDelayMin), UInt32(options.reconnectDelayMax), true
-            )
         )
         if options.username != nil {
             try MQTTError.check(
@@ -340,10 +313,11 @@ public final class MQTTClient: @unchecked Sendable {
 private struct Teardown: @unchecked Sendable {
     let handle: OpaquePointer
     let relay: Unmanaged<MQTTEventRelay>
+    let supervisor: ConnectionSupervisor?
 
-    /// Waits for the network thread to end (it was told to disconnect), then destroys.
+    /// Waits for the network thread to end (it was told to stop), then destroys.
     func joinAndDestroy() {
-        mosquitto_loop_stop(handle, false)
+        supervisor?.join()
         destroy()
     }
 

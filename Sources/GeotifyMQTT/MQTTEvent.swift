@@ -1,16 +1,24 @@
 /// Something that happened on a client's connection, reported to the `onEvent` closure
-/// given to `MQTTClient` (on libmosquitto's network thread).
+/// given to `MQTTClient` (on the client's network thread).
+///
+/// Failures are reported when the state changes, not once per retry: while the client
+/// keeps retrying, an attempt that fails exactly as the one before it (the same refusal,
+/// the same error with the same reason) is not reported again, until a connection has
+/// been accepted in between. So a broker that stays down, or credentials it keeps
+/// refusing, give one event, however long it lasts.
 public enum MQTTEvent: Sendable {
     /// The broker accepted the connection. `sessionPresent` says it still held this
-    /// client's session (subscriptions and queued messages) from an earlier connection.
+    /// client's session (subscriptions and queued messages) from an earlier connection;
+    /// when false, subscribe again.
     case connected(sessionPresent: Bool)
     /// The broker answered CONNECT with a refusal (bad credentials, not authorised, ...).
     /// `code` is the CONNACK return code (v3.1.1) or reason code (v5); `.disconnected`
-    /// follows. libmosquitto then keeps retrying a v3.1.1 connection but gives a v5 one
-    /// up (its network thread ends): call `stop()` if the refusal is final.
+    /// follows. The client keeps retrying with backoff, for v3.1.1 and v5 alike (the
+    /// broker's password file may be fixed meanwhile): call `stop()` if the refusal is
+    /// final.
     case connectionRefused(code: Int, reason: String)
-    /// The connection ended, or an attempt to make one failed for a reason other than an
-    /// absent broker (a TLS failure, say). `code` 0 means `stop()` asked for it; anything
+    /// The connection ended, or an attempt to make one failed (nothing listening, host
+    /// not resolvable, a TLS failure, ...). `code` 0 means `stop()` asked for it; anything
     /// else is a libmosquitto error (connection lost, keep-alive timeout, ...) or an MQTT
     /// v5 reason code sent by the broker. The client reconnects by itself unless stopped.
     case disconnected(code: Int, reason: String)

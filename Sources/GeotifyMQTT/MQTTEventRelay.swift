@@ -10,18 +10,42 @@ import Darwin
 /// callback into an `MQTTEvent` for the client's `onEvent` closure and tracks the state
 /// the callbacks reveal (connected or not, which thread is inside a callback).
 ///
+/// It also reports each change of the connection's fortunes once, not once per retry:
+/// the `ConnectionSupervisor` brackets every connection attempt with `beginAttempt()`
+/// and `endAttempt(code:reason:)`, and an attempt that fails exactly as the previous
+/// one did (the same refusal, the same error and reason) is not reported again until a
+/// connection has been accepted in between. A connection that the broker had accepted
+/// and that then ends is always reported.
+///
 /// It is separate from `MQTTClient` so the client can be released while the network
 /// thread still runs: the client holds one retained reference (handed to libmosquitto
-/// as `obj`) and gives it up only after `mosquitto_loop_stop` and `mosquitto_destroy`,
-/// when no callback can run any more.
+/// as `obj`) and gives it up only after the network thread has ended and
+/// `mosquitto_destroy` has run, when no callback can run any more.
 ///
-/// Callbacks run on libmosquitto's network thread, one at a time (it holds its callback
-/// mutex), and the memory they are handed is freed when they return: everything is
+/// Callbacks run on the client's network thread (inside `mosquitto_loop`), one at a
+/// time, and the memory they are handed is freed when they return: everything is
 /// copied into Swift values before `onEvent` sees it.
 final class MQTTEventRelay: Sendable {
     private struct State {
         var isConnected = false
         var callbackThread: pthread_t?
+        /// When the broker accepted the current attempt's connection, if it has.
+        var connectedAt: ContinuousClock.Instant?
+        /// How the current attempt failed, once it has.
+        var failure: Failure?
+        /// Whether the end of the current attempt has been handled (reported or not).
+        var ended = false
+        /// How the last attempt failed, while no connection has been accepted since:
+        /// the same failure again is not reported.
+        var previousFailure: Failure?
+    }
+
+    /// How a connection attempt failed: refused by the broker, or ended before it
+    /// answered. Two failures are the same when the code and the reason are.
+    private struct Failure: Equatable {
+        var refused: Bool
+        var code: Int32
+        var reason: String
     }
 
     private let onEvent: @Sendable (MQTTEvent) -> Void
@@ -79,33 +103,92 @@ final class MQTTEventRelay: Sendable {
         obj.map { Unmanaged<MQTTEventRelay>.fromOpaque($0).takeUnretainedValue() }
     }
 
+    /// Starts tracking a new connection attempt; called on the network thread before
+    /// it connects.
+    func beginAttempt() {
+        state.withLock { state in
+            state.connectedAt = nil
+            state.failure = nil
+            state.ended = false
+        }
+    }
+
+    /// Ends the current attempt, after the network loop has stopped for it: reports its
+    /// end as `.disconnected(code, reason)` unless a callback already did (or chose not
+    /// to, as a repeat), and returns how long the broker had accepted the connection, in
+    /// seconds, or nil if it never did. `reason` must be read where the failure happened.
+    func endAttempt(code: Int32, reason: String) -> Double? {
+        if !state.withLock({ $0.ended }) {
+            ended(code: code, reason: reason)
+        }
+        return state.withLock { state in
+            if let failure = state.failure {
+                state.previousFailure = failure
+            }
+            guard let connectedAt = state.connectedAt else { return nil }
+            let up = ContinuousClock.now - connectedAt
+            return Double(up.components.seconds) + Double(up.components.attoseconds) / 1e18
+        }
+    }
+
     private func connected(code: Int32, flags: Int32) {
         if code == 0 {
+            state.withLock { state in
+                state.connectedAt = .now
+                state.failure = nil
+                state.previousFailure = nil
+            }
             deliver(.connected(sessionPresent: flags & 1 != 0), connected: true)
         } else {
             let reason = switch protocolVersion {
             case .v311: String(cString: mosquitto_connack_string(code))
             case .v5: String(cString: mosquitto_reason_string(code))
             }
-            deliver(.connectionRefused(code: Int(code), reason: reason), connected: false)
+            let isNews = state.withLock { state in
+                let failure = Failure(refused: true, code: code, reason: reason)
+                state.failure = failure
+                return failure != state.previousFailure
+            }
+            if isNews {
+                deliver(.connectionRefused(code: Int(code), reason: reason), connected: false)
+            } else {
+                markDisconnected()
+            }
         }
     }
 
-    /// Reports a failed first-connection attempt made by `MQTTClient` itself (not on
-    /// the network thread, which is not running yet) as `.disconnected`. It is not
-    /// marked as a callback, so `onEvent` may call `stop()` or `start()` from it.
-    func reportFailedAttempt(code: Int32) {
-        onEvent(.disconnected(code: Int(code), reason: Self.reason(disconnect: code)))
+    private func disconnected(code: Int32) {
+        ended(code: code, reason: Self.reason(disconnect: code))
     }
 
-    private func disconnected(code: Int32) {
-        deliver(.disconnected(code: Int(code), reason: Self.reason(disconnect: code)), connected: false)
+    /// The current attempt's connection ended (or never came about) with `code`. Reported
+    /// when it is news: a stop on request (0), the loss of an accepted connection, the
+    /// end that follows a refusal that was reported, or a failure unlike the last one.
+    private func ended(code: Int32, reason: String) {
+        let isNews = state.withLock { state in
+            state.ended = true
+            if code == 0 || state.connectedAt != nil {
+                return true
+            }
+            if let failure = state.failure, failure.refused {
+                return failure != state.previousFailure
+            }
+            let failure = Failure(refused: false, code: code, reason: reason)
+            state.failure = failure
+            return failure != state.previousFailure
+        }
+        if isNews {
+            deliver(.disconnected(code: Int(code), reason: reason), connected: false)
+        } else {
+            markDisconnected()
+        }
     }
 
     /// Why a connection ended, for `code`: 0 on request, else a libmosquitto error
-    /// (for `MOSQ_ERR_ERRNO`, the system's text for `errno`, still fresh on this thread)
-    /// or a DISCONNECT reason code from an MQTT v5 broker.
-    private static func reason(disconnect code: Int32) -> String {
+    /// (for `MOSQ_ERR_ERRNO`, the system's text for `errno`: call this at once, on the
+    /// thread where the failure happened, before anything else can change `errno`) or a
+    /// DISCONNECT reason code from an MQTT v5 broker.
+    static func reason(disconnect code: Int32) -> String {
         if code == 0 {
             return "disconnected on request"
         }

@@ -24,10 +24,14 @@ public struct MQTTOptions: Sendable, Equatable {
     public var tls: MQTTTLS?
     /// The message the broker publishes if this client's connection dies uncleanly.
     public var will: MQTTWill?
-    /// The first delay, in seconds, before reconnecting after a lost connection (at least 1).
+    /// The first delay's ceiling, in seconds, before reconnecting after a lost connection
+    /// or a failed attempt (at least 1).
     public var reconnectDelayMin: Int = 1
-    /// The longest delay, in seconds, between reconnection attempts; the delay grows
-    /// from `reconnectDelayMin` up to this.
+    /// The largest delay, in seconds, between connection attempts: the ceiling doubles
+    /// from `reconnectDelayMin` up to this with each failed attempt, and each delay is
+    /// shortened by a random share of up to half, so clients cut off together do not
+    /// come back together. A connection that lasts this long starts again from the
+    /// minimum. See `ReconnectBackoff`.
     public var reconnectDelayMax: Int = 30
 
     /// Creates options for a client; set the other fields as needed.

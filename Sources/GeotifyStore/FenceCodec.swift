@@ -5,8 +5,12 @@ import GeotifyJSON
 ///
 /// The form is the iOS app's saved geotification (`identifier`, `latitude`,
 /// `longitude`, `radius`, `note`, `eventType`), so the app's exports import as they
-/// are. Every problem is reported, not just the first; a radius outside the limits is
-/// clamped with a warning rather than refused, as the app did.
+/// are, widened with a `polygon` area instead of a circle (GeoJSON order: `[[lon, lat],
+/// ...]`, or a list of rings whose first is the outer one and the rest holes) and the
+/// fence's overrides of the transition rules (`maximumAccuracy`, `accuracyAware`,
+/// `hysteresis`, `minimumDuration`, `dwell`, `initialTrigger`). Every problem is
+/// reported, not just the first; a radius outside the limits is clamped with a warning
+/// rather than refused, as the app did.
 public enum FenceCodec {
     /// What decoding one fence produced.
     public struct Decoded: Sendable {
@@ -14,72 +18,62 @@ public enum FenceCodec {
         public var fence: Fence?
         /// The identifier as written, when it was a string (for error messages).
         public var identifier: String?
-        public var errors: [String]
+        /// Every reason the fence does not validate.
+        public var issues: [FenceIssue]
         public var warnings: [String]
+
+        /// The reasons as messages.
+        public var errors: [String] { issues.map(\.message) }
     }
 
     /// The keys a fence may have.
-    public static let keys: Set<String> = ["identifier", "latitude", "longitude", "radius", "note", "eventType"]
+    public static let keys: Set<String> = [
+        "identifier", "latitude", "longitude", "radius", "polygon", "note", "eventType",
+        "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
+    ]
 
     /// Decodes and validates one fence.
     public static func decode(_ json: JSON, limits: FenceLimits) -> Decoded {
-        var errors: [String] = []
-        var warnings: [String] = []
         guard case .object(let object) = json else {
-            return Decoded(fence: nil, identifier: nil, errors: ["a fence must be an object, not \(json.kindDescription)"], warnings: [])
+            return Decoded(fence: nil, identifier: nil, issues: [FenceIssue(.wrongType, "a fence must be an object, not \(json.kindDescription)")], warnings: [])
         }
+        var reader = Reader(object: object)
         for key in object.keys where !keys.contains(key) {
-            errors.append("unknown key \"\(key)\" (a fence has \(keys.sorted().joined(separator: ", ")))")
+            reader.errors.append(FenceIssue(.unknownKey, "unknown key \"\(key)\" (a fence has \(keys.sorted().joined(separator: ", ")))"))
         }
         for key in object.duplicateKeys {
-            errors.append("the key \"\(key)\" appears more than once")
+            reader.errors.append(FenceIssue(.invalidValue, "the key \"\(key)\" appears more than once"))
         }
 
         let identifier = object["identifier"]?.stringValue
         switch object["identifier"] {
-        case nil: errors.append("missing \"identifier\"")
-        case .string(let text)?: if let problem = Identifier.problem(fence: text) { errors.append(problem) }
-        case let other?: errors.append("\"identifier\" must be a string, not \(other.kindDescription)")
+        case nil: reader.errors.append(FenceIssue(.missingField, "missing \"identifier\""))
+        case .string(let text)?: if let problem = Identifier.problem(fence: text) { reader.errors.append(FenceIssue(.invalidValue, problem)) }
+        case let other?: reader.errors.append(FenceIssue(.wrongType, "\"identifier\" must be a string, not \(other.kindDescription)"))
         }
 
-        let latitude = number(object, "latitude", range: -90...90, errors: &errors)
-        let longitude = number(object, "longitude", range: -180...180, errors: &errors)
-        var radius = number(object, "radius", range: 0...Double.greatestFiniteMagnitude, errors: &errors)
-        if let written = radius {
-            let clamped = limits.clamp(radius: written)
-            if clamped != written {
-                warnings.append("radius \(JSONWriter.text(of: written)) m clamped to \(JSONWriter.text(of: clamped)) m (allowed \(JSONWriter.text(of: limits.minimumRadius))...\(JSONWriter.text(of: limits.maximumRadius)) m)")
-                radius = clamped
+        let region = reader.region(limits: limits)
+        let note = reader.string("note") ?? ""
+        let eventType = reader.eventType()
+        var rules = FenceRules()
+        rules.maximumAccuracy = reader.number("maximumAccuracy", range: 0...Double.greatestFiniteMagnitude, required: false)
+        rules.accuracyAware = reader.bool("accuracyAware")
+        rules.hysteresis = reader.number("hysteresis", range: 0...Double.greatestFiniteMagnitude, required: false)
+        rules.minimumDuration = reader.number("minimumDuration", range: 0...Double.greatestFiniteMagnitude, required: false)
+        rules.dwell = reader.number("dwell", range: 0...Double.greatestFiniteMagnitude, required: false)
+        if rules.dwell == 0 { reader.errors.append(FenceIssue(.outOfRange, "dwell must be more than 0 seconds (leave it out for no dwell)")) }
+        if let name = reader.string("initialTrigger") {
+            rules.initialTrigger = InitialTrigger(rawValue: name)
+            if rules.initialTrigger == nil {
+                reader.errors.append(FenceIssue(.invalidValue, "unknown initialTrigger \"\(name)\" (one of none, enter, exit)"))
             }
         }
 
-        var note = ""
-        switch object["note"] {
-        case nil: break
-        case .string(let text)?: note = text
-        case let other?: errors.append("\"note\" must be a string, not \(other.kindDescription)")
+        guard reader.errors.isEmpty, let identifier, let region, let eventType else {
+            return Decoded(fence: nil, identifier: identifier, issues: reader.errors, warnings: reader.warnings)
         }
-
-        var eventType: EventType?
-        switch object["eventType"] {
-        case nil: errors.append("missing \"eventType\" (one of \(EventType.canonicalNames.joined(separator: ", ")))")
-        case .string(let name)?:
-            eventType = EventType(name: name)
-            if eventType == nil {
-                errors.append("unknown eventType \"\(name)\" (one of \(EventType.canonicalNames.joined(separator: ", ")), or the app's \"On Entry\" / \"On Exit\")")
-            }
-        case let other?: errors.append("\"eventType\" must be a string, not \(other.kindDescription)")
-        }
-
-        guard errors.isEmpty, let identifier, let latitude, let longitude, let radius, let eventType else {
-            return Decoded(fence: nil, identifier: identifier, errors: errors, warnings: warnings)
-        }
-        let fence = Fence(
-            identifier: identifier,
-            region: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),
-            note: note,
-            eventType: eventType)
-        return Decoded(fence: fence, identifier: identifier, errors: [], warnings: warnings)
+        let fence = Fence(identifier: identifier, region: region, note: note, eventType: eventType, rules: rules)
+        return Decoded(fence: fence, identifier: identifier, issues: [], warnings: reader.warnings)
     }
 
     /// The JSON form of `fence`, in the canonical spelling.
@@ -91,26 +85,150 @@ public enum FenceCodec {
             object["latitude"] = .number(center.latitude)
             object["longitude"] = .number(center.longitude)
             object["radius"] = .number(radius)
+        case .polygon(let polygon):
+            let rings = ([polygon.outer] + polygon.holes).map { ring in
+                JSON.array(ring.map { [.number($0.longitude), .number($0.latitude)] })
+            }
+            object["polygon"] = polygon.holes.isEmpty ? rings[0] : .array(rings)
         }
         object["note"] = .string(fence.note)
-        object["eventType"] = .string(fence.eventType.name)
+        object["eventType"] = fence.eventType.name.map(JSON.string) ?? .array(fence.eventType.names.map(JSON.string))
+        let rules = fence.rules
+        if let value = rules.maximumAccuracy { object["maximumAccuracy"] = .number(value) }
+        if let value = rules.accuracyAware { object["accuracyAware"] = .bool(value) }
+        if let value = rules.hysteresis { object["hysteresis"] = .number(value) }
+        if let value = rules.minimumDuration { object["minimumDuration"] = .number(value) }
+        if let value = rules.dwell { object["dwell"] = .number(value) }
+        if let value = rules.initialTrigger { object["initialTrigger"] = .string(value.rawValue) }
         return .object(object)
     }
 
-    private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>, errors: inout [String]) -> Double? {
-        switch object[key] {
-        case nil:
-            errors.append("missing \"\(key)\"")
-        case .number(let value)?:
-            if range.contains(value) { return value }
-            if key == "radius" {
-                errors.append("radius \(JSONWriter.text(of: value)) must not be negative")
-            } else {
-                errors.append("\(key) \(JSONWriter.text(of: value)) is outside \(JSONWriter.text(of: range.lowerBound))...\(JSONWriter.text(of: range.upperBound))")
-            }
-        case let other?:
-            errors.append("\"\(key)\" must be a number, not \(other.kindDescription)")
+    /// Typed reads of a fence object that collect every problem.
+    private struct Reader {
+        let object: JSONObject
+        var errors: [FenceIssue] = []
+        var warnings: [String] = []
+
+        init(object: JSONObject) {
+            self.object = object
         }
-        return nil
+
+        mutating func number(_ key: String, range: ClosedRange<Double>, required: Bool) -> Double? {
+            switch object[key] {
+            case nil:
+                if required { errors.append(FenceIssue(.missingField, "missing \"\(key)\"")) }
+            case .number(let value)?:
+                if range.contains(value) { return value }
+                if range.upperBound == .greatestFiniteMagnitude {
+                    errors.append(FenceIssue(.outOfRange, "\(key) \(JSONWriter.text(of: value)) must not be negative"))
+                } else {
+                    errors.append(FenceIssue(.outOfRange, "\(key) \(JSONWriter.text(of: value)) is outside \(JSONWriter.text(of: range.lowerBound))...\(JSONWriter.text(of: range.upperBound))"))
+                }
+            case let other?:
+                errors.append(FenceIssue(.wrongType, "\"\(key)\" must be a number, not \(other.kindDescription)"))
+            }
+            return nil
+        }
+
+        mutating func string(_ key: String) -> String? {
+            switch object[key] {
+            case nil: return nil
+            case .string(let text)?: return text
+            case let other?:
+                errors.append(FenceIssue(.wrongType, "\"\(key)\" must be a string, not \(other.kindDescription)"))
+                return nil
+            }
+        }
+
+        mutating func bool(_ key: String) -> Bool? {
+            switch object[key] {
+            case nil: return nil
+            case .bool(let flag)?: return flag
+            case let other?:
+                errors.append(FenceIssue(.wrongType, "\"\(key)\" must be true or false, not \(other.kindDescription)"))
+                return nil
+            }
+        }
+
+        mutating func eventType() -> EventType? {
+            let accepted = "one of \(EventType.canonicalNames.joined(separator: ", ")), or the app's \"On Entry\" / \"On Exit\"; several in an array"
+            let names: [JSON]
+            switch object["eventType"] {
+            case nil:
+                errors.append(FenceIssue(.missingField, "missing \"eventType\" (\(accepted))"))
+                return nil
+            case .string?:
+                names = [object["eventType"]!]
+            case .array(let elements)? where !elements.isEmpty:
+                names = elements
+            case let other?:
+                errors.append(FenceIssue(.wrongType, "\"eventType\" must be a string or a non-empty array of strings, not \(other.kindDescription)"))
+                return nil
+            }
+            var eventType: EventType = []
+            for name in names {
+                guard case .string(let text) = name, let part = EventType(name: text) else {
+                    errors.append(FenceIssue(.invalidValue, "unknown eventType \(JSONWriter().string(name)) (\(accepted))"))
+                    return nil
+                }
+                eventType.formUnion(part)
+            }
+            return eventType
+        }
+
+        /// A circle from latitude/longitude/radius, or a polygon; exactly one of the two.
+        mutating func region(limits: FenceLimits) -> Region? {
+            let circleKeys = ["latitude", "longitude", "radius"].filter { object[$0] != nil }
+            if let polygon = object["polygon"] {
+                guard circleKeys.isEmpty else {
+                    errors.append(FenceIssue(.invalidValue, "a fence has either \"polygon\" or \"latitude\"/\"longitude\"/\"radius\", not both"))
+                    return nil
+                }
+                return self.polygon(polygon)
+            }
+            let latitude = number("latitude", range: -90...90, required: true)
+            let longitude = number("longitude", range: -180...180, required: true)
+            guard var radius = number("radius", range: 0...Double.greatestFiniteMagnitude, required: true) else { return nil }
+            let clamped = limits.clamp(radius: radius)
+            if clamped != radius {
+                warnings.append("radius \(JSONWriter.text(of: radius)) m clamped to \(JSONWriter.text(of: clamped)) m (allowed \(JSONWriter.text(of: limits.minimumRadius))...\(JSONWriter.text(of: limits.maximumRadius)) m)")
+                radius = clamped
+            }
+            guard let latitude, let longitude else { return nil }
+            return .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius)
+        }
+
+        mutating func polygon(_ json: JSON) -> Region? {
+            let shape = "\"polygon\" must be a ring [[lon, lat], ...] or a list of rings [[[lon, lat], ...], ...] (the first the outer, the rest holes)"
+            guard case .array(let elements) = json, let first = elements.first else {
+                errors.append(FenceIssue(.invalidValue, shape))
+                return nil
+            }
+            let ringValues: [JSON] = first.arrayValue?.first?.arrayValue != nil ? elements : [json]
+            var rings: [[Coordinate]] = []
+            for ringValue in ringValues {
+                guard let points = ringValue.arrayValue else {
+                    errors.append(FenceIssue(.invalidValue, shape))
+                    return nil
+                }
+                var ring: [Coordinate] = []
+                for point in points {
+                    guard let pair = point.arrayValue, pair.count == 2,
+                          let longitude = pair[0].numberValue, let latitude = pair[1].numberValue
+                    else {
+                        errors.append(FenceIssue(.invalidValue, "\(shape); found \(JSONWriter().string(point))"))
+                        return nil
+                    }
+                    ring.append(Coordinate(latitude: latitude, longitude: longitude))
+                }
+                rings.append(ring)
+            }
+            do {
+                return .polygon(try Polygon(outer: rings[0], holes: Array(rings.dropFirst())))
+            } catch {
+                errors.append(FenceIssue(.invalidValue, "invalid polygon: \(error.message)"))
+                return nil
+            }
+        }
     }
 }

@@ -7,8 +7,13 @@ import GeotifyJSON
 /// ```json
 /// { "devices": { "alice/phone": [
 ///     { "identifier": "home", "latitude": 52.52, "longitude": 13.405,
-///       "radius": 100, "note": "Welcome home", "eventType": "onEntry" } ] } }
+///       "radius": 100, "note": "Welcome home", "eventType": "onEntry" } ] },
+///   "groups": { "family": ["alice/phone", "bob/phone"] },
+///   "shared": [ { "identifier": "school", ..., "group": "family" },
+///               { "identifier": "office", ... } ] }
 /// ```
+/// `groups` and `shared` are optional: shared fences apply to every device, or with
+/// `group` to that group's devices.
 /// Loading reports every problem with the file, line, device and fence it concerns;
 /// a file with any error yields no book, so the last good one stays in force. Writes
 /// are atomic, pretty-printed with sorted keys, and refused when the file changed
@@ -59,8 +64,8 @@ public struct FenceFile: Sendable {
             loaded.errors.append(FenceProblem(file: path, line: 1, reason: "the file must hold a JSON object with \"devices\", not \(document.kindDescription)"))
             return loaded
         }
-        for key in root.keys where key != "devices" {
-            loaded.errors.append(FenceProblem(file: path, line: root.line, reason: "unknown top-level key \"\(key)\" (expected \"devices\")"))
+        for key in root.keys where !["devices", "groups", "shared"].contains(key) {
+            loaded.errors.append(FenceProblem(file: path, line: root.line, reason: "unknown top-level key \"\(key)\" (expected \"devices\", \"groups\" or \"shared\")"))
         }
         guard let devicesValue = root["devices"] else {
             loaded.errors.append(FenceProblem(file: path, line: root.line, reason: "missing \"devices\" (an object of device identifier → array of fences)"))
@@ -92,39 +97,148 @@ public struct FenceFile: Sendable {
                     file: path, line: devicesObject.line, device: device,
                     reason: "\(elements.count) fences, but a device may have at most \(limits.maximumFencesPerDevice)"))
             }
-            var fences: [Fence] = []
-            var seen: Set<String> = []
-            for (position, element) in elements.enumerated() {
-                let decoded = FenceCodec.decode(element, limits: limits)
-                let line = element.objectValue?.line
-                let name = decoded.identifier ?? "#\(position + 1)"
-                for reason in decoded.errors {
-                    loaded.errors.append(FenceProblem(file: path, line: line, device: device, fence: name, reason: reason))
-                }
-                for reason in decoded.warnings {
-                    loaded.warnings.append(FenceProblem(file: path, line: line, device: device, fence: name, reason: reason))
-                }
-                if let identifier = decoded.identifier, !seen.insert(identifier).inserted {
-                    loaded.errors.append(FenceProblem(
-                        file: path, line: line, device: device, fence: name,
-                        reason: "the identifier is used by another fence of this device; identifiers must be unique per device"))
-                    continue
-                }
-                if let fence = decoded.fence { fences.append(fence) }
-            }
-            devices[device] = fences
+            devices[device] = decodeList(elements, device: device, scope: "device", into: &loaded).map(\.fence)
         }
-        if loaded.errors.isEmpty { loaded.book = FenceBook(devices: devices) }
+        let groups = decodeGroups(root["groups"], line: root.line, into: &loaded)
+        let shared = decodeShared(root["shared"], groups: groups, line: root.line, into: &loaded)
+        for (device, fences) in devices {
+            let applying = shared.filter { $0.key == SharedFences.everyDevice || groups[$0.key]?.contains(device) == true }
+            for fence in fences {
+                for (owner, set) in applying.sorted(by: { $0.key < $1.key }) where set.fence(fence.identifier) != nil {
+                    loaded.errors.append(FenceProblem(
+                        file: path, device: device, fence: fence.identifier,
+                        reason: "the identifier is also a fence shared with \(owner == SharedFences.everyDevice ? "every device" : "the group \"\(owner)\""), which applies to this device; identifiers must be unique per device"))
+                }
+            }
+        }
+        if loaded.errors.isEmpty { loaded.book = FenceBook(devices: devices, groups: groups, shared: shared) }
         return loaded
     }
 
-    /// The file's text for `book`: pretty-printed, keys sorted, devices and fences in order.
+    /// Decodes a list of fences, reporting every problem; identifiers must be unique
+    /// within the list. `scope` names what the list belongs to in messages.
+    private func decodeList(
+        _ elements: [JSON], device: String?, scope: String, into loaded: inout Loaded
+    ) -> [(fence: Fence, group: String?)] {
+        var fences: [(Fence, String?)] = []
+        var seen: Set<String> = []
+        for (position, element) in elements.enumerated() {
+            var json = element
+            var group: String?
+            if device == nil, case .object(var object) = element, let value = object["group"] {
+                group = value.stringValue
+                if group == nil {
+                    loaded.errors.append(FenceProblem(
+                        file: path, line: object.line, fence: object["identifier"]?.stringValue ?? "#\(position + 1)",
+                        reason: "\"group\" must be the name of a group, not \(value.kindDescription)"))
+                }
+                object["group"] = nil
+                json = .object(object)
+            }
+            let decoded = FenceCodec.decode(json, limits: limits)
+            let line = element.objectValue?.line
+            let name = decoded.identifier ?? "#\(position + 1)"
+            for reason in decoded.errors {
+                loaded.errors.append(FenceProblem(file: path, line: line, device: device, fence: name, reason: reason))
+            }
+            for reason in decoded.warnings {
+                loaded.warnings.append(FenceProblem(file: path, line: line, device: device, fence: name, reason: reason))
+            }
+            let key = "\(group ?? "")\u{1F}\(decoded.identifier ?? "")"
+            if decoded.identifier != nil, !seen.insert(key).inserted {
+                loaded.errors.append(FenceProblem(
+                    file: path, line: line, device: device, fence: name,
+                    reason: "the identifier is used by another fence of this \(scope); identifiers must be unique per \(scope)"))
+                continue
+            }
+            if let fence = decoded.fence { fences.append((fence, group)) }
+        }
+        return fences
+    }
+
+    /// `"groups": {"family": ["alice/phone", "bob/phone"]}`: named sets of devices that
+    /// shared fences can apply to.
+    private func decodeGroups(_ value: JSON?, line: Int, into loaded: inout Loaded) -> [String: [String]] {
+        guard let value else { return [:] }
+        guard case .object(let object) = value else {
+            loaded.errors.append(FenceProblem(file: path, line: line, reason: "\"groups\" must be an object of group name → array of devices, not \(value.kindDescription)"))
+            return [:]
+        }
+        var groups: [String: [String]] = [:]
+        for member in object.members {
+            if let problem = Identifier.problem(fence: member.key) {
+                loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "group \"\(member.key)\": \(problem.replacingOccurrences(of: "fence identifier", with: "group name"))"))
+                continue
+            }
+            if member.key == SharedFences.everyDevice {
+                loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "\"\(SharedFences.everyDevice)\" cannot be a group name: it names the fences shared with every device"))
+                continue
+            }
+            guard let list = member.value.arrayValue, let names = Optional(list.compactMap(\.stringValue)), names.count == list.count else {
+                loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "group \"\(member.key)\" must be an array of device identifiers"))
+                continue
+            }
+            for device in names {
+                if let problem = Identifier.problem(device: device) {
+                    loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "group \"\(member.key)\": \(problem)"))
+                }
+            }
+            groups[member.key] = names
+        }
+        return groups
+    }
+
+    /// `"shared": [fence, ...]`: fences for every device, or, with `"group": name`, for
+    /// the devices of that group. Not limited by `maximumFencesPerDevice`: shared sets
+    /// are indexed and may be very large.
+    private func decodeShared(
+        _ value: JSON?, groups: [String: [String]], line: Int, into loaded: inout Loaded
+    ) -> [String: SharedFences] {
+        guard let value else { return [:] }
+        guard case .array(let elements) = value else {
+            loaded.errors.append(FenceProblem(file: path, line: line, reason: "\"shared\" must be an array of fences, not \(value.kindDescription)"))
+            return [:]
+        }
+        var byOwner: [String: [Fence]] = [:]
+        for (fence, group) in decodeList(elements, device: nil, scope: "shared set", into: &loaded) {
+            if let group, groups[group] == nil {
+                loaded.errors.append(FenceProblem(
+                    file: path, fence: fence.identifier,
+                    reason: "the group \"\(group)\" is not defined in \"groups\""))
+                continue
+            }
+            byOwner[group ?? SharedFences.everyDevice, default: []].append(fence)
+        }
+        return Dictionary(uniqueKeysWithValues: byOwner.map { ($0.key, SharedFences(owner: $0.key, fences: $0.value)) })
+    }
+
+    /// The file's text for `book`: pretty-printed, keys sorted, devices and fences in
+    /// order; groups and shared fences when there are any.
     public static func contents(of book: FenceBook) -> [UInt8] {
         var devices = JSONObject()
         for device in book.devices.keys.sorted() {
             devices[device] = .array(book.fences(of: device).map(FenceCodec.encode))
         }
-        return JSONWriter(pretty: true, sortedKeys: true).bytes(["devices": .object(devices)])
+        var root: JSONObject = JSONObject([JSONObject.Member(key: "devices", value: .object(devices))])
+        if !book.groups.isEmpty {
+            var groups = JSONObject()
+            for group in book.groups.keys.sorted() { groups[group] = .array(book.groups[group]!.map(JSON.string)) }
+            root["groups"] = .object(groups)
+        }
+        if !book.shared.isEmpty {
+            var shared: [JSON] = []
+            let groups = book.shared.keys.filter { $0 != SharedFences.everyDevice }.sorted()
+            let owners = (book.shared[SharedFences.everyDevice] == nil ? [] : [SharedFences.everyDevice]) + groups
+            for owner in owners {
+                for fence in book.shared[owner]!.fences {
+                    var object = FenceCodec.encode(fence).objectValue ?? JSONObject()
+                    if owner != SharedFences.everyDevice { object["group"] = .string(owner) }
+                    shared.append(.object(object))
+                }
+            }
+            root["shared"] = .array(shared)
+        }
+        return JSONWriter(pretty: true, sortedKeys: true).bytes(.object(root))
     }
 
     /// Writes `book` atomically, provided the file still holds `expected` (the bytes it

@@ -5,9 +5,12 @@ struct Arguments {
     private(set) var positionals: [String] = []
     private var values: [String: String] = [:]
     private var switches: Set<String> = []
+    /// The subcommand the words are for, named by usage errors.
+    private let command: String
 
     /// Parses `words` for a subcommand taking the options `valued` and `switches`.
     init(_ words: [String], command: String, valued: Set<String>, switches allowed: Set<String> = []) throws(UsageError) {
+        self.command = command
         var index = 0
         while index < words.count {
             let word = words[index]
@@ -41,6 +44,16 @@ struct Arguments {
 
     /// The value given for `--name`, if any.
     func value(_ name: String) -> String? { values[name] }
+
+    /// The value given for `--name` as a number, if any; a value that is not a finite
+    /// decimal number is a usage error naming the option.
+    func number(_ name: String) throws(UsageError) -> Double? {
+        guard let text = values[name] else { return nil }
+        guard let number = Double(text), number.isFinite, !text.contains(where: { $0 == "x" || $0 == "X" }) else {
+            throw UsageError("--\(name) must be a number, not \"\(text)\"", command: command)
+        }
+        return number
+    }
 
     /// Whether the switch `--name` was given.
     func isSet(_ name: String) -> Bool { switches.contains(name) }

@@ -8,7 +8,8 @@ enum RunCommand {
         usage: geotify run [options]
 
         Connects to the broker, evaluates every device's fences and publishes
-        notifications and badges until stopped with SIGTERM or SIGINT.
+        notifications and badges until stopped with SIGTERM or SIGINT. The fence file
+        is watched and reloaded when it changes, or on SIGHUP.
 
         options:
         \(SettingsOptions.help)
@@ -32,20 +33,27 @@ enum RunCommand {
         withExtendedLifetime(sources) { dispatchMain() }
     }
 
-    /// Stops `bridge` gracefully and exits 0 on SIGTERM or SIGINT. The signals are
-    /// unblocked first, before the bridge starts any thread, because a parent (a test
-    /// runner, some supervisors) may have started this process with them blocked.
+    /// Stops `bridge` gracefully and exits 0 on SIGTERM or SIGINT; reloads the fence file
+    /// on SIGHUP. The signals are unblocked first, before the bridge starts any thread,
+    /// because a parent (a test runner, some supervisors) may have started this process
+    /// with them blocked.
     private static func stopOnSignals(_ bridge: Bridge, logger: Logger) -> [DispatchSourceSignal] {
         var blocked = sigset_t()
         sigemptyset(&blocked)
         sigaddset(&blocked, SIGTERM)
         sigaddset(&blocked, SIGINT)
+        sigaddset(&blocked, SIGHUP)
         pthread_sigmask(SIG_UNBLOCK, &blocked, nil)
-        let shutdown = DispatchQueue(label: "geotify.shutdown")
-        return [SIGTERM, SIGINT].map { signalNumber in
+        let signals = DispatchQueue(label: "geotify.signals")
+        return [SIGTERM, SIGINT, SIGHUP].map { signalNumber in
             signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: shutdown)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signals)
             source.setEventHandler {
+                if signalNumber == SIGHUP {
+                    logger.info("received SIGHUP, reloading the fence file")
+                    bridge.reloadFences()
+                    return
+                }
                 logger.info("received \(signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
                 bridge.stop()
                 exit(0)

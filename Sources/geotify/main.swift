@@ -11,12 +11,17 @@ let overview = """
     commands:
       run      run the bridge
       check    validate a fence file
+      fences   list, show, add, edit, remove, import and export fences
+      status   show the running bridge's statistics, read from the broker
+      simulate replay a recorded track offline and print the notifications
       help     show this help, or a command's: geotify help run
 
     Run 'geotify <command> --help' for a command's options.
     """
 
-let helps = ["run": RunCommand.help, "check": CheckCommand.help]
+let helps = [
+    "run": RunCommand.help, "check": CheckCommand.help, "fences": FencesCommand.help, "status": StatusCommand.help, "simulate": SimulateCommand.help,
+]
 var words = Array(CommandLine.arguments.dropFirst())
 let command = words.isEmpty ? "help" : words.removeFirst()
 
@@ -30,6 +35,12 @@ do {
         try RunCommand.run(words)
     case "check":
         exit(try CheckCommand.run(words))
+    case "fences":
+        exit(try FencesCommand.run(words))
+    case "status":
+        exit(try StatusCommand.run(words))
+    case "simulate":
+        exit(try SimulateCommand.run(words))
     case "help", "--help", "-h":
         print(words.first.flatMap { helps[$0] } ?? overview)
         exit(0)

@@ -24,18 +24,23 @@ final class BridgeHarness {
                 "note": "Van 7 is back", "eventType": "onEntry" } ] } }
         """
 
-    init(fences: String = BridgeHarness.fences, strictDevices: Bool = false, start: Bool = true) throws {
+    init(
+        fences: String = BridgeHarness.fences, strictDevices: Bool = false, start: Bool = true,
+        configure: @escaping (inout Settings) -> Void = { _ in }
+    ) throws {
         broker = try TestBroker()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-bridge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         observer = try TestClient(port: broker.port)
         self.strictDevices = strictDevices
+        self.configure = configure
         try fences.write(to: fencesURL, atomically: true, encoding: .utf8)
         try observer.subscribe("geotify/#")
         if start { try startBridge() }
     }
 
     private let strictDevices: Bool
+    private let configure: (inout Settings) -> Void
     var fencesURL: URL { directory.appendingPathComponent("fences.json") }
     var stateDirectory: String { directory.appendingPathComponent("state").path }
 
@@ -47,6 +52,7 @@ final class BridgeHarness {
         settings.clientID = "geotify-test"
         settings.strictDevices = strictDevices
         settings.lanes = 2
+        configure(&settings)
         return settings
     }
 
@@ -65,10 +71,15 @@ final class BridgeHarness {
         bridge = nil
     }
 
-    /// Publishes an OwnTracks location for `device` (`user/device`).
+    /// A recent time the tests count their fix times from (fixes older than a day are
+    /// dropped by the bridge).
+    let base = Int(Date().timeIntervalSince1970) - 3_600
+
+    /// Publishes an OwnTracks location for `device` (`user/device`) taken `tst` seconds
+    /// after `base`.
     func ownTracks(_ device: String, _ latitude: Double, _ longitude: Double, tst: Int, acc: Int? = 10) throws {
         let accuracy = acc.map { #","acc":\#($0)"# } ?? ""
-        try observer.publish("owntracks/\(device)", #"{"_type":"location","lat":\#(latitude),"lon":\#(longitude),"tst":\#(tst)\#(accuracy),"tid":"ap","batt":90}"#)
+        try observer.publish("owntracks/\(device)", #"{"_type":"location","lat":\#(latitude),"lon":\#(longitude),"tst":\#(base + tst)\#(accuracy),"tid":"ap","batt":90}"#)
     }
 
     /// The events published for `device`, parsed, after waiting for `count` of them.

@@ -12,10 +12,10 @@ struct BridgeTests {
 
     @Test func ownTracksPositionsProduceNotificationsAndBadges() throws {
         let harness = try BridgeHarness()
-        try harness.ownTracks("alice/phone", away.0, away.1, tst: 1_700_000_000)
-        try harness.ownTracks("alice/phone", home.0, home.1, tst: 1_700_000_060, acc: nil)
-        try harness.ownTracks("alice/phone", home.0, home.1, tst: 1_700_000_120)
-        try harness.ownTracks("alice/phone", away.0, away.1, tst: 1_700_000_180)
+        try harness.ownTracks("alice/phone", away.0, away.1, tst: 0)
+        try harness.ownTracks("alice/phone", home.0, home.1, tst: 60, acc: nil)
+        try harness.ownTracks("alice/phone", home.0, home.1, tst: 120)
+        try harness.ownTracks("alice/phone", away.0, away.1, tst: 180)
         let events = harness.events("alice/phone", count: 2)
         try #require(events.count == 2)
         #expect(events[0]["device"] as? String == "alice/phone")
@@ -26,8 +26,8 @@ struct BridgeTests {
         #expect(events[0]["lat"] as? Double == 52.52)
         #expect(events[0]["lon"] as? Double == 13.405)
         #expect(events[0]["acc"] == nil)
-        #expect(events[0]["tst"] as? Int == 1_700_000_060)
-        #expect(events[0]["id"] as? String == "alice/phone/home/enter/1700000060")
+        #expect(events[0]["tst"] as? Int == harness.base + 60)
+        #expect(events[0]["id"] as? String == "alice/phone/home/enter/\(harness.base + 60)")
         #expect(events[1]["event"] as? String == "exit")
         #expect(events[1]["badge"] as? Int == 2)
         #expect(events[1]["acc"] as? Int == 10)
@@ -44,13 +44,13 @@ struct BridgeTests {
 
     @Test func plainPositionsWithMultiLevelDevicesAndAliases() throws {
         let harness = try BridgeHarness()
-        try harness.observer.publish("geotify/location/van/7", #"{"latitude": 48.0, "longitude": 11.0, "tst": 1700000000}"#)
-        try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.1374, "lon": 11.5755, "acc": 20, "tst": 1700000300}"#)
+        try harness.observer.publish("geotify/location/van/7", #"{"latitude": 48.0, "longitude": 11.0, "tst": \#(harness.base)}"#)
+        try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.1374, "lon": 11.5755, "acc": 20, "tst": \#(harness.base + 300)}"#)
         let events = harness.events("van/7", count: 1)
         try #require(events.count == 1)
         #expect(events[0]["fence"] as? String == "depot")
         #expect(events[0]["event"] as? String == "enter")
-        #expect(events[0]["tst"] as? Int == 1_700_000_300)
+        #expect(events[0]["tst"] as? Int == harness.base + 300)
         #expect(events[0]["acc"] as? Int == 20)
     }
 
@@ -70,8 +70,8 @@ struct BridgeTests {
 
     @Test func nonLocationOwnTracksMessagesAreIgnoredWithoutErrors() throws {
         let harness = try BridgeHarness()
-        try harness.observer.publish("owntracks/alice/phone", #"{"_type":"lwt","tst":1700000000}"#)
-        try harness.observer.publish("owntracks/alice/phone", #"{"_type":"transition","event":"enter","desc":"home","lat":52.52,"lon":13.405,"tst":1700000000,"wtst":1,"acc":5,"tid":"ap","t":"c"}"#)
+        try harness.observer.publish("owntracks/alice/phone", #"{"_type":"lwt","tst":\#(harness.base)}"#)
+        try harness.observer.publish("owntracks/alice/phone", #"{"_type":"transition","event":"enter","desc":"home","lat":52.52,"lon":13.405,"tst":\#(harness.base),"wtst":1,"acc":5,"tid":"ap","t":"c"}"#)
         try harness.observer.publish("owntracks/alice/phone", #"{"_type":"card","name":"Alice"}"#)
         try harness.ownTracks("alice/phone", 1, 1, tst: 5)
         #expect(waitUntil { harness.bridge?.counters.value("fixes_evaluated") == 1 })
@@ -150,6 +150,20 @@ struct BridgeTests {
         try harness.startBridge()
         #expect(harness.observer.waitForMessage(on: "geotify/event/alice/phone")?.text == #"{"id":"left-over"}"#)
         #expect(waitUntil { (try? store.pendingMessages().isEmpty) == true }, "acknowledged messages leave the outbox")
+    }
+
+    @Test func messagesHandedToTheBrokerBeforeACrashAreNotRepeated() throws {
+        let harness = try BridgeHarness(start: false)
+        let store = try StateStore(directory: harness.stateDirectory)
+        try store.save(devices: [], outbox: [
+            OutboxMessage(topic: "geotify/event/alice/phone", payload: Array(#"{"id":"delivered"}"#.utf8), qos: 1, retain: false),
+        ], sent: true)
+        try store.save(devices: [], outbox: [
+            OutboxMessage(topic: "geotify/event/alice/phone", payload: Array(#"{"id":"never-sent"}"#.utf8), qos: 1, retain: false),
+        ], sent: false)
+        try harness.startBridge()
+        #expect(harness.observer.waitForMessages(on: "geotify/event/alice/phone", count: 2, timeout: 2).map(\.text) == [#"{"id":"never-sent"}"#])
+        #expect(harness.logLines.all.contains { $0.contains("1 messages were handed to the broker just before the last stop") })
     }
 
     @Test func strictDevicesRefusesUnknownDevices() throws {

@@ -1,28 +1,52 @@
 import Testing
 import GeotifyBridge
+import GeotifyJSON
 
-@Suite("Commands")
+@Suite("Command decoding")
 struct CommandTests {
+    func decode(_ text: String) -> Command.Decoded {
+        Command.decode(Array(text.utf8), maximumBytes: 1_000)
+    }
+
     func refusal(_ text: String) -> InputError? {
-        do {
-            _ = try Command(payload: Array(text.utf8), maximumBytes: 1_000)
-            return nil
-        } catch {
-            return error
+        if case .failure(let error) = decode(text).result { return error }
+        return nil
+    }
+
+    @Test func everyAction() throws {
+        let cases: [(String, Command.Action)] = [
+            (#"{"action":"resetBadge"}"#, .resetBadge),
+            (#"{"action":"list"}"#, .list),
+            (#"{"action":"get","fence":"home"}"#, .get(fence: "home")),
+            (#"{"action":"add","fence":{"identifier":"gym"}}"#, .add(fence: ["identifier": "gym"])),
+            (#"{"action":"edit","fence":"home","changes":{"radius":150}}"#, .edit(fence: "home", changes: JSONObject([.init(key: "radius", value: 150)]))),
+            (#"{"action":"delete","fence":"home"}"#, .delete(fence: "home", confirm: false)),
+            (#"{"action":"delete","fence":"home","confirm":true}"#, .delete(fence: "home", confirm: true)),
+            (#"{"action":"preview","change":{"action":"delete","fence":"home"}}"#, .preview(.delete(fence: "home"))),
+            (#"{"action":"commit","token":"ab12"}"#, .commit(token: "ab12")),
+            (#"{"action":"cancel","token":"ab12"}"#, .cancel(token: "ab12")),
+        ]
+        for (text, action) in cases {
+            #expect(try decode(text).result.get() == Command(action: action), "\(text)")
         }
+        #expect(decode(#"{"action":"list","id":"r-7"}"#).id == "r-7")
     }
 
-    @Test func resetBadge() throws {
-        #expect(try Command(payload: Array(#"{"action":"resetBadge"}"#.utf8), maximumBytes: 1_000) == .resetBadge)
-    }
-
-    @Test func badCommandsGetSpecificErrors() {
+    @Test func badCommandsGetSpecificErrorsAndKeepTheirCorrelationId() {
         #expect(refusal("")?.kind == .emptyPayload)
         #expect(refusal("{")?.kind == .invalidJSON)
         #expect(refusal("[]")?.kind == .notAnObject)
-        #expect(refusal("{}") == InputError(.missingField, "missing \"action\" (one of resetBadge)"))
-        #expect(refusal(#"{"action":"explode"}"#) == InputError(.unknownAction, "unknown action \"explode\" (one of resetBadge)"))
+        #expect(refusal("{}") == InputError(.missingField, "missing \"action\" (one of list, get, add, edit, delete, preview, commit, cancel, resetBadge)"))
+        #expect(refusal(#"{"action":"explode"}"#) == InputError(.unknownAction, "unknown action \"explode\" (one of list, get, add, edit, delete, preview, commit, cancel, resetBadge)"))
         #expect(refusal(#"{"action":1}"#)?.kind == .wrongType)
+        #expect(refusal(#"{"action":"get"}"#) == InputError(.missingField, "missing \"fence\" (the identifier of the fence)"))
+        #expect(refusal(#"{"action":"edit","fence":"home","changes":[1]}"#) == InputError(.wrongType, "\"changes\" must be an object, not an array"))
+        #expect(refusal(#"{"action":"delete","fence":"home","confirm":"yes"}"#)?.kind == .wrongType)
+        #expect(refusal(#"{"action":"preview","change":{"action":"rename"}}"#)?.kind == .unknownAction)
+        #expect(refusal(#"{"action":"list","id":7}"#) == InputError(.wrongType, "\"id\" must be a string, not a number"))
         #expect(refusal(String(repeating: " ", count: 1_001))?.kind == .payloadTooLarge)
+        let decoded = decode(#"{"action":"get","id":"q1"}"#)
+        #expect(decoded.id == "q1")
+        #expect(decoded.actionName == "get")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeotifyBridge
+import GeotifyCore
 
 @Suite("Settings")
 struct SettingsTests {
@@ -41,11 +42,32 @@ struct SettingsTests {
         #expect(settings.lanes == 3)
     }
 
+    @Test func anUnknownKeyIsRefusedListingTheKnownOnes() {
+        #expect(message(#"{"brocker": "x"}"#)?.hasPrefix(#": unknown key "brocker" (known keys: broker, clientId, fences,"#) == true)
+    }
+
+    @Test func commandSettingsAreRead() throws {
+        let settings = try load(#"{"commands": false, "commandDevices": ["alice/phone", "fleet/#"], "previewTimeout": 60}"#)
+        #expect(!settings.commandsEnabled)
+        #expect(settings.commandDevices == ["alice/phone", "fleet/#"])
+        #expect(settings.previewTimeout == 60)
+        #expect(message(#"{"commandDevices": "all"}"#) == #": "commandDevices" must be an array of device identifiers or prefixes ending in /#"#)
+    }
+
+    @Test func transitionRulesAreRead() throws {
+        let settings = try load(#"{"maximumAccuracy": 100, "accuracyAware": false, "hysteresis": 25, "minimumDuration": 30, "dwell": 600, "initialTrigger": "enter", "maximumAge": 3600, "maximumFutureSkew": 60}"#)
+        #expect(settings.rules == TransitionRules(
+            maximumAccuracy: 100, accuracyAware: false, hysteresis: 25, minimumDuration: 30, dwell: 600, initialTrigger: .enter))
+        #expect(settings.acceptance == FixAcceptance(maximumAge: 3600, maximumFutureSkew: 60))
+        #expect(try load("{}").rules == TransitionRules())
+    }
+
     @Test(arguments: [
-        (#"{"brocker": "x"}"#, #": unknown key "brocker" (known keys: broker, clientId, fences, stateDir, owntracksTopic, locationTopic, topicPrefix, minimumRadius, maximumRadius, maximumFencesPerDevice, maximumPayloadBytes, strictDevices, logLevel, lanes, durability, keepAlive)"#),
         (#"{"broker": "http://x"}"#, #": "broker": unsupported scheme "http" in "http://x"; use mqtt:// or mqtts://"#),
         (#"{"lanes": 0}"#, #": "lanes" must be at least 1, not 0"#),
         (#"{"lanes": 1.5}"#, #": "lanes" must be a whole number, not 1.5"#),
+        (#"{"initialTrigger": "always"}"#, #": "initialTrigger" must be none, enter or exit, not "always""#),
+        (#"{"dwell": 0}"#, #": "dwell" must be more than 0 seconds (leave it out for no dwell)"#),
         (#"{"logLevel": "loud"}"#, #": "logLevel" must be one of debug, info, warning, error, not "loud""#),
         (#"{"strictDevices": "yes"}"#, #": "strictDevices" must be true or false, not a string"#),
         (#"{"owntracksTopic": "owntracks/alice"}"#, #": "owntracksTopic": the filter "owntracks/alice" has no '+' or '#' level to take the device identifier from"#),

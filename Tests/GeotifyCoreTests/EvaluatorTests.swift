@@ -15,9 +15,13 @@ struct EvaluatorTests {
         Fix(device: "alice/phone", coordinate: coordinate, accuracy: 5, timestamp: time)
     }
 
+    func evaluate(_ fix: Fix, _ fences: [Fence], revision: Int, _ state: inout DeviceState) -> Evaluation {
+        evaluator.evaluate(fix, fences: fences, revision: revision, now: fix.timestamp, state: &state)
+    }
+
     @Test func firstFixOnlyEstablishesState() {
         var state = DeviceState()
-        let evaluation = evaluator.evaluate(fix(home, at: 1), fences: [fence("home", home)], revision: 1, state: &state)
+        let evaluation = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)
         #expect(evaluation.transitions.isEmpty)
         #expect(state.isInside("home"))
         #expect(state.badge == 0)
@@ -27,14 +31,14 @@ struct EvaluatorTests {
     @Test func crossingsProduceTransitionsAndCountTheBadge() {
         var state = DeviceState()
         let fences = [fence("home", home)]
-        _ = evaluator.evaluate(fix(away, at: 1), fences: fences, revision: 1, state: &state)
-        let entry = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 1, state: &state)
+        _ = evaluate(fix(away, at: 1), fences, revision: 1, &state)
+        let entry = evaluate(fix(home, at: 2), fences, revision: 1, &state)
         #expect(entry.notifications.map(\.kind) == [.enter])
         #expect(entry.notifications.first?.badge == 1)
         #expect(entry.notifications.first?.note == "note home")
-        let stay = evaluator.evaluate(fix(home, at: 3), fences: fences, revision: 1, state: &state)
+        let stay = evaluate(fix(home, at: 3), fences, revision: 1, &state)
         #expect(stay.transitions.isEmpty)
-        let exit = evaluator.evaluate(fix(away, at: 4), fences: fences, revision: 1, state: &state)
+        let exit = evaluate(fix(away, at: 4), fences, revision: 1, &state)
         #expect(exit.notifications.map(\.kind) == [.exit])
         #expect(exit.notifications.first?.badge == 2)
         #expect(state.badge == 2)
@@ -52,7 +56,7 @@ struct EvaluatorTests {
         var kinds: [TransitionKind] = []
         var transitions = 0
         for (time, place) in [away, home, away].enumerated() {
-            let evaluation = evaluator.evaluate(fix(place, at: Double(time)), fences: fences, revision: 1, state: &state)
+            let evaluation = evaluate(fix(place, at: Double(time)), fences, revision: 1, &state)
             kinds += evaluation.notifications.map(\.kind)
             transitions += evaluation.transitions.count
         }
@@ -63,42 +67,42 @@ struct EvaluatorTests {
 
     @Test func aFenceAddedLaterEstablishesStateWithoutAnEvent() {
         var state = DeviceState()
-        _ = evaluator.evaluate(fix(home, at: 1), fences: [fence("office", away)], revision: 1, state: &state)
+        _ = evaluate(fix(home, at: 1), [fence("office", away)], revision: 1, &state)
         let fences = [fence("office", away), fence("home", home, revision: 2)]
-        let first = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 2, state: &state)
+        let first = evaluate(fix(home, at: 2), fences, revision: 2, &state)
         #expect(first.transitions.isEmpty)
         #expect(state.isInside("home"))
-        let exit = evaluator.evaluate(fix(away, at: 3), fences: fences, revision: 2, state: &state)
-        #expect(exit.transitions.map(\.kind) == [.enter, .exit])
-        #expect(exit.transitions.map(\.fence.identifier) == ["office", "home"])
+        let exit = evaluate(fix(away, at: 3), fences, revision: 2, &state)
+        #expect(exit.transitions.map(\.kind) == [.exit, .enter], "fences the device has state for come first")
+        #expect(exit.transitions.map(\.fence.identifier) == ["home", "office"])
     }
 
     @Test func aRemovedFenceIsForgottenAndAReaddedOneStartsAfresh() {
         var state = DeviceState()
-        _ = evaluator.evaluate(fix(home, at: 1), fences: [fence("home", home)], revision: 1, state: &state)
-        _ = evaluator.evaluate(fix(home, at: 2), fences: [], revision: 2, state: &state)
-        #expect(state.inside.isEmpty)
-        let readded = evaluator.evaluate(fix(home, at: 3), fences: [fence("home", home, revision: 3)], revision: 3, state: &state)
+        _ = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)
+        _ = evaluate(fix(home, at: 2), [], revision: 2, &state)
+        #expect(state.fences.isEmpty)
+        let readded = evaluate(fix(home, at: 3), [fence("home", home, revision: 3)], revision: 3, &state)
         #expect(readded.transitions.isEmpty)
-        #expect(state.inside.first?.since == 3)
+        #expect(state.fences.first?.since == 3)
     }
 
     @Test func anEditedFenceKeepsTheDeviceState() {
         var state = DeviceState()
-        _ = evaluator.evaluate(fix(home, at: 1), fences: [fence("home", home)], revision: 1, state: &state)
+        _ = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)
         let moved = [fence("home", Coordinate(latitude: 10, longitude: 10), revision: 1)]
-        let evaluation = evaluator.evaluate(fix(home, at: 2), fences: moved, revision: 2, state: &state)
+        let evaluation = evaluate(fix(home, at: 2), moved, revision: 2, &state)
         #expect(evaluation.transitions.map(\.kind) == [.exit])
     }
 
     @Test func overlappingFencesAreIndependent() {
         var state = DeviceState()
         let fences = [fence("small", home, radius: 50), fence("large", home, radius: 5000)]
-        _ = evaluator.evaluate(fix(away, at: 1), fences: fences, revision: 1, state: &state)
-        let evaluation = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 1, state: &state)
+        _ = evaluate(fix(away, at: 1), fences, revision: 1, &state)
+        let evaluation = evaluate(fix(home, at: 2), fences, revision: 1, &state)
         #expect(evaluation.transitions.map(\.fence.identifier) == ["small"])
         #expect(evaluation.notifications.map(\.badge) == [1])
-        let large = evaluator.evaluate(fix(Coordinate(latitude: 52.53, longitude: 13.405), at: 3), fences: fences, revision: 1, state: &state)
+        let large = evaluate(fix(Coordinate(latitude: 52.53, longitude: 13.405), at: 3), fences, revision: 1, &state)
         #expect(large.transitions.map(\.fence.identifier) == ["small"])
         #expect(state.isInside("large"))
     }
@@ -106,8 +110,8 @@ struct EvaluatorTests {
     @Test func eventIDsAreStable() {
         var state = DeviceState()
         let fences = [fence("home", home)]
-        _ = evaluator.evaluate(fix(away, at: 1_700_000_000), fences: fences, revision: 1, state: &state)
-        let evaluation = evaluator.evaluate(fix(home, at: 1_700_000_060), fences: fences, revision: 1, state: &state)
+        _ = evaluate(fix(away, at: 1_700_000_000), fences, revision: 1, &state)
+        let evaluation = evaluate(fix(home, at: 1_700_000_060), fences, revision: 1, &state)
         #expect(evaluation.notifications.first?.eventID == "alice/phone/home/enter/1700000060")
     }
 }

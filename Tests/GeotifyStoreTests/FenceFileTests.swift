@@ -62,9 +62,9 @@ struct FenceFileTests {
         #expect(messages(loaded.errors) == [
             #"fences.json:4: device "alice/phone", fence "home": latitude 95 is outside -90...90"#,
             #"fences.json:4: device "alice/phone", fence "home": "longitude" must be a number, not a string"#,
-            #"fences.json:5: device "alice/phone", fence "home": unknown eventType "sometimes" (one of onEntry, onExit, onEntryAndExit, or the app's "On Entry" / "On Exit")"#,
+            #"fences.json:5: device "alice/phone", fence "home": unknown eventType "sometimes" (one of onEntry, onExit, onEntryAndExit, onDwell, or the app's "On Entry" / "On Exit"; several in an array)"#,
             #"fences.json:5: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
-            #"fences.json:6: device "alice/phone", fence #3: unknown key "nte" (a fence has eventType, identifier, latitude, longitude, note, radius)"#,
+            #"fences.json:6: device "alice/phone", fence #3: unknown key "nte" (a fence has accuracyAware, dwell, eventType, hysteresis, identifier, initialTrigger, latitude, longitude, maximumAccuracy, minimumDuration, note, polygon, radius)"#,
             #"fences.json:6: device "alice/phone", fence #3: missing "identifier""#,
             #"fences.json:6: device "alice/phone", fence #3: radius -5 must not be negative"#,
             #"fences.json:7: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
@@ -109,7 +109,7 @@ struct FenceFileTests {
         ("{\n  \"devices\": {\n    \"a\": [,]\n  }\n}", "fences.json:3: not valid JSON: unexpected character ',', expected a JSON value (column 11)"),
         ("[]", "fences.json:1: the file must hold a JSON object with \"devices\", not an array"),
         ("{}", "fences.json:1: missing \"devices\" (an object of device identifier → array of fences)"),
-        ("{\"devices\": {}, \"shared\": []}", "fences.json:1: unknown top-level key \"shared\" (expected \"devices\")"),
+        ("{\"devices\": {}, \"zones\": []}", "fences.json:1: unknown top-level key \"zones\" (expected \"devices\", \"groups\" or \"shared\")"),
         ("{\"devices\": []}", "fences.json:1: \"devices\" must be an object, not an array"),
         ("", "fences.json:1: not valid JSON: the text is empty, expected a JSON value (column 1)"),
     ])
@@ -170,5 +170,49 @@ struct FenceFileTests {
         _ = directory.write(#"{"devices": {"hand": []}}"#, to: "fences.json")
         #expect(throws: StoreError.self) { try file.write(FenceBook(), expecting: loaded.contents) }
         #expect(String(decoding: try #require(try AtomicFile.read(file.path)), as: UTF8.self) == #"{"devices": {"hand": []}}"#)
+    }
+}
+
+@Suite("Fence file groups and shared fences")
+struct SharedFenceFileTests {
+    let directory = TemporaryDirectory()
+
+    func load(_ text: String) -> FenceFile.Loaded {
+        FenceFile(path: directory.write(text, to: "fences.json")).load()
+    }
+
+    static let fence = #""latitude": 1, "longitude": 2, "radius": 50, "eventType": "onEntryAndExit""#
+
+    @Test func sharedFencesForEveryoneAndForAGroupRoundTrip() throws {
+        let loaded = load("""
+            {"devices": {"alice/phone": [{"identifier": "home", \(Self.fence)}]},
+             "groups": {"family": ["alice/phone", "bob/phone"]},
+             "shared": [{"identifier": "office", \(Self.fence)}, {"identifier": "school", \(Self.fence), "group": "family"}]}
+            """)
+        #expect(loaded.errors.isEmpty)
+        let book = try #require(loaded.book)
+        #expect(book.shared["shared"]?.fences.map(\.identifier) == ["office"])
+        #expect(book.shared["family"]?.fences.map(\.identifier) == ["school"])
+        #expect(book.groups == ["family": ["alice/phone", "bob/phone"]])
+        let rewritten = FenceFile(path: directory.file("copy.json")).parse(FenceFile.contents(of: book))
+        #expect(rewritten.book == book)
+        #expect(String(decoding: FenceFile.contents(of: book), as: UTF8.self).contains(#""group": "family""#))
+    }
+
+    @Test func mistakesAreNamed() {
+        let loaded = load("""
+            {"devices": {"alice/phone": [{"identifier": "office", \(Self.fence)}]},
+             "groups": {"shared": ["x"], "team": "alice/phone", "a/b": []},
+             "shared": [{"identifier": "office", \(Self.fence)}, {"identifier": "gym", \(Self.fence), "group": "nobody"},
+                        {"identifier": "gym", \(Self.fence), "group": 5}]}
+            """)
+        #expect(loaded.book == nil)
+        let messages = loaded.errors.map(\.reason)
+        #expect(messages.contains(#""shared" cannot be a group name: it names the fences shared with every device"#))
+        #expect(messages.contains(#"group "team" must be an array of device identifiers"#))
+        #expect(messages.contains { $0.hasPrefix(#"group "a/b": the group name "a/b" must not contain"#) })
+        #expect(messages.contains(#"the group "nobody" is not defined in "groups""#))
+        #expect(messages.contains(#""group" must be the name of a group, not a number"#))
+        #expect(messages.contains("the identifier is also a fence shared with every device, which applies to this device; identifiers must be unique per device"))
     }
 }

@@ -9,8 +9,13 @@ struct StateStoreTests {
 
     @Test func deviceStatesSurviveReopening() throws {
         let fix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 12, timestamp: 1_700_000_000.5)
-        let state = DeviceState(badge: 3, lastFix: fix, revision: 7, inside: [FenceState(fence: "home", since: 1_699_999_000)])
-        let noFix = DeviceState(badge: 0, lastFix: nil, revision: nil, inside: [])
+        let state = DeviceState(badge: 3, lastFix: fix, revision: 7, fences: [
+            FenceState(fence: "home", since: 1_699_999_000, dwelled: true),
+            FenceState(fence: "office", inside: false, since: 1_699_000_000, pending: PendingChange(
+                inside: true, coordinate: Coordinate(latitude: 52.5, longitude: 13.4), accuracy: nil, timestamp: 1_700_000_000)),
+            FenceState(fence: "park", inside: false, since: 1_699_000_100, established: false),
+        ])
+        let noFix = DeviceState(badge: 0, lastFix: nil, revision: nil, fences: [])
         do {
             let store = try StateStore(directory: directory.path)
             try store.save(devices: [("alice/phone", state), ("van/7", noFix)], outbox: [])
@@ -28,8 +33,19 @@ struct StateStoreTests {
         let ids = try store.save(devices: [], outbox: [first, second])
         #expect(ids.count == 2)
         #expect(try StateStore(directory: directory.path).pendingMessages().map(\.message) == [first, second])
-        try store.removeMessages([ids[0]])
+        try store.updateOutbox(removing: [ids[0]], unsent: [], sent: [])
         #expect(try store.pendingMessages().map(\.message) == [second])
+    }
+
+    @Test func afterACrashUnsentRowsAreResentAndSentOnesDropped() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let ids = try store.save(devices: [], outbox: messages)
+        try store.updateOutbox(removing: [], unsent: [], sent: [ids[0], ids[1], ids[2]])
+        try store.updateOutbox(removing: [ids[0]], unsent: [ids[1]], sent: [])
+        let reopened = try StateStore(directory: directory.path)
+        #expect(try reopened.discardSentMessages() == 1, "row 3 was handed over and never acknowledged")
+        #expect(try reopened.pendingMessages().map(\.message) == [messages[1], messages[3]])
     }
 
     @Test func fenceRevisionsArePersisted() throws {

@@ -78,10 +78,11 @@ struct CommandLineTests {
             "--state-dir", directory.appendingPathComponent("state").path, "--broker", broker.url,
         ]
 
+        let base = Int(Date().timeIntervalSince1970) - 3_600
         let first = try ChildProcess(executable: geotifyExecutable.path, arguments: arguments, outputFile: log)
         #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
-        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.50,"lon":13.405,"tst":1700000000}"#)
-        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"tst":1700000060}"#)
+        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.50,"lon":13.405,"tst":\#(base)}"#)
+        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"tst":\#(base + 60)}"#)
         #expect(observer.waitForMessage(on: "geotify/event/alice/phone")?.text.contains(#""event":"enter""#) == true)
         first.terminate(signal: SIGTERM)
         #expect(first.waitForExit(timeout: 20))
@@ -92,8 +93,8 @@ struct CommandLineTests {
         observer.clear()
         let second = try ChildProcess(executable: geotifyExecutable.path, arguments: arguments, outputFile: log)
         #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
-        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"tst":1700000120}"#)
-        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.50,"lon":13.405,"tst":1700000180}"#)
+        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"tst":\#(base + 120)}"#)
+        try observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":52.50,"lon":13.405,"tst":\#(base + 180)}"#)
         let events = observer.waitForMessages(on: "geotify/event/alice/phone", count: 1)
         #expect(events.count == 1)
         #expect(events.map(\.text).allSatisfy { $0.contains(#""event":"exit""#) && $0.contains(#""badge":2"#) })

@@ -1,0 +1,135 @@
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+/// Builds the retained messages that say where each device is, so a subscriber that
+/// connects at any time (Home Assistant, a dashboard) learns the current presence at
+/// once instead of waiting for the next transition:
+///
+/// | topic | payload |
+/// |---|---|
+/// | `geotify/state/<device>` | the device's state document, below |
+/// | `geotify/presence/<device>/<fence>` | `inside` or `outside` |
+/// | `geotify/tracker/<device>` | the fence the device is in (see `trackedFence`), or `not_home` |
+/// | `geotify/occupancy/<owner>/<fence>` | how many devices are inside a shared fence, as decimal text |
+///
+/// All are QoS 1 and retained, and meant to be published on every transition and badge
+/// change, not on every fix. They are pure functions of domain values, so the
+/// evaluation lane can build them next to the notifications and commit them in the
+/// same outbox transaction.
+public struct PresenceMessages: Sendable {
+    public let topics: Topics
+
+    /// The payload of a presence topic while the device is inside the fence.
+    public static let inside = "inside"
+    /// The payload of a presence topic while the device is outside the fence.
+    public static let outside = "outside"
+    /// The payload of the tracker topic while the device is in none of its fences: Home
+    /// Assistant's `not_home` state.
+    public static let notHome = "not_home"
+
+    public init(topics: Topics) {
+        self.topics = topics
+    }
+
+    /// The state document of `device`: `geotify/state/<device>`.
+    public func stateTopic(_ device: String) -> String { "\(topics.prefix)/state/\(device)" }
+    /// `inside` / `outside` of `device` for `fence`: `geotify/presence/<device>/<fence>`.
+    public func presenceTopic(_ device: String, fence: String) -> String { "\(topics.prefix)/presence/\(device)/\(fence)" }
+    /// The fence name or `not_home` of `device`: `geotify/tracker/<device>`.
+    public func trackerTopic(_ device: String) -> String { "\(topics.prefix)/tracker/\(device)" }
+    /// The number of devices inside the shared `fence` of `owner` (the group the fence
+    /// belongs to): `geotify/occupancy/<owner>/<fence>`.
+    public func occupancyTopic(owner: String, fence: String) -> String { "\(topics.prefix)/occupancy/\(owner)/\(fence)" }
+
+    /// The state document of `device` on `geotify/state/<device>`:
+    ///
+    /// ```json
+    /// {"device":"alice/phone","inside":[{"fence":"home","note":"Welcome home"}],"badge":1,
+    ///  "lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,
+    ///  "latitude":52.52,"longitude":13.405,"gps_accuracy":12}
+    /// ```
+    ///
+    /// `inside` lists the fences of `fences` (the device's fences, in the order of the
+    /// fence file) that `state` says the device is inside. The last fix appears twice:
+    /// as `lat`/`lon`/`acc`/`tst`, Geotify's own names, and as `latitude`/`longitude`/
+    /// `gps_accuracy`, the attribute names from which Home Assistant's MQTT device
+    /// tracker takes a position, since the discovered tracker reads this document as
+    /// its `json_attributes_topic`. The fix keys are absent before the first fix;
+    /// `acc` and `gps_accuracy` when the fix had no accuracy.
+    /// (https://www.home-assistant.io/integrations/device_tracker.mqtt/)
+    public func state(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
+        var object = JSONObject()
+        object["device"] = .string(device)
+        object["inside"] = .array(fences.filter { state.isInside($0.identifier) }.map { fence in
+            ["fence": .string(fence.identifier), "note": .string(fence.note)]
+        })
+        object["badge"] = .number(Double(state.badge))
+        if let fix = state.lastFix {
+            object["lat"] = .number(fix.coordinate.latitude)
+            object["lon"] = .number(fix.coordinate.longitude)
+            if let accuracy = fix.accuracy { object["acc"] = .number(accuracy) }
+            object["tst"] = .number(fix.timestamp)
+            object["latitude"] = .number(fix.coordinate.latitude)
+            object["longitude"] = .number(fix.coordinate.longitude)
+            if let accuracy = fix.accuracy { object["gps_accuracy"] = .number(accuracy) }
+        }
+        return retained(stateTopic(device), JSONWriter().bytes(.object(object)))
+    }
+
+    /// `inside` or `outside` on `geotify/presence/<device>/<fence>`.
+    public func presence(of device: String, fence: String, inside: Bool) -> OutboxMessage {
+        retained(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
+    }
+
+    /// The presence message of every fence in `fences` for `device`, in their order: what
+    /// to publish when a device's relation to its fences is (re)established.
+    public func presence(of device: String, _ state: DeviceState, fences: [Fence]) -> [OutboxMessage] {
+        fences.map { presence(of: device, fence: $0.identifier, inside: state.isInside($0.identifier)) }
+    }
+
+    /// The fence the device tracker shows for `state`: the first of `fences`, in the
+    /// order of the fence file, that the device is inside; nil when it is in none. The
+    /// file's order is the priority, so a fence file lists specific fences (a room)
+    /// before the fences around them (the building).
+    public static func trackedFence(_ state: DeviceState, fences: [Fence]) -> Fence? {
+        fences.first { state.isInside($0.identifier) }
+    }
+
+    /// The identifier of `trackedFence`, or `not_home`, on `geotify/tracker/<device>`:
+    /// the state topic of the discovered Home Assistant device tracker, where a fence
+    /// named `home` becomes Home Assistant's `home` state.
+    public func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
+        let name = PresenceMessages.trackedFence(state, fences: fences)?.identifier ?? PresenceMessages.notHome
+        return retained(trackerTopic(device), Array(name.utf8))
+    }
+
+    /// The number of devices inside the shared `fence` of `owner`, as decimal text on
+    /// `geotify/occupancy/<owner>/<fence>`: Home Assistant's zone state is this count.
+    public func occupancy(owner: String, fence: String, count: Int) -> OutboxMessage {
+        retained(occupancyTopic(owner: owner, fence: fence), Array(String(count).utf8))
+    }
+
+    /// Empty retained messages that clear what this type published for fences and
+    /// devices that are in `previous` (device → fences) but no longer in `current`: the
+    /// presence topic of each removed fence, and the state and tracker topics of each
+    /// removed device. Sorted by topic.
+    public func removals(previous: [String: [Fence]], current: [String: [Fence]]) -> [OutboxMessage] {
+        var topics: [String] = []
+        for (device, fences) in previous {
+            let kept = Set((current[device] ?? []).map(\.identifier))
+            for fence in fences where !kept.contains(fence.identifier) {
+                topics.append(presenceTopic(device, fence: fence.identifier))
+            }
+            if current[device] == nil {
+                topics.append(stateTopic(device))
+                topics.append(trackerTopic(device))
+            }
+        }
+        return topics.sorted().map { retained($0, []) }
+    }
+
+    private func retained(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {
+        OutboxMessage(topic: topic, payload: payload, qos: 1, retain: true)
+    }
+}

@@ -1,0 +1,36 @@
+/// A fence's own overrides of the global `TransitionRules`; a nil field means "as the
+/// settings say".
+public struct FenceRules: Sendable, Hashable {
+    public var maximumAccuracy: Double?
+    public var accuracyAware: Bool?
+    public var hysteresis: Double?
+    public var minimumDuration: Double?
+    public var dwell: Double?
+    public var initialTrigger: InitialTrigger?
+
+    public init(
+        maximumAccuracy: Double? = nil, accuracyAware: Bool? = nil, hysteresis: Double? = nil,
+        minimumDuration: Double? = nil, dwell: Double? = nil, initialTrigger: InitialTrigger? = nil
+    ) {
+        self.maximumAccuracy = maximumAccuracy
+        self.accuracyAware = accuracyAware
+        self.hysteresis = hysteresis
+        self.minimumDuration = minimumDuration
+        self.dwell = dwell
+        self.initialTrigger = initialTrigger
+    }
+
+    /// Whether this fence overrides nothing.
+    public var isEmpty: Bool { self == FenceRules() }
+
+    /// The rules in force for the fence: these overrides over `defaults`.
+    public func resolved(over defaults: TransitionRules) -> TransitionRules {
+        TransitionRules(
+            maximumAccuracy: maximumAccuracy ?? defaults.maximumAccuracy,
+            accuracyAware: accuracyAware ?? defaults.accuracyAware,
+            hysteresis: hysteresis ?? defaults.hysteresis,
+            minimumDuration: minimumDuration ?? defaults.minimumDuration,
+            dwell: dwell ?? defaults.dwell,
+            initialTrigger: initialTrigger ?? defaults.initialTrigger)
+    }
+}

@@ -1,0 +1,55 @@
+/// Why a polygon fence area was refused, with a stable `code` and a human `message`.
+public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which ring of the polygon an error is about.
+    public enum Ring: Sendable, Hashable, CustomStringConvertible {
+        /// The outer boundary.
+        case outer
+        /// The hole at this index in `holes`.
+        case hole(Int)
+
+        /// "outer ring" or "hole 2", for messages.
+        public var description: String {
+            switch self {
+            case .outer: "outer ring"
+            case .hole(let index): "hole \(index)"
+            }
+        }
+    }
+
+    /// The ring has fewer than 3 distinct vertices (`distinct` is how many it has).
+    case tooFewVertices(ring: Ring, distinct: Int)
+    /// A vertex is not a valid position (latitude outside -90...90, longitude outside
+    /// -180...180, or not finite).
+    case vertexOutOfRange(ring: Ring, index: Int, vertex: Coordinate)
+    /// The ring spans more than 180° of longitude, so its edges are ambiguous.
+    case longitudeSpanTooWide(ring: Ring, span: Double)
+    /// All vertices of the ring lie on one line: it encloses nothing.
+    case zeroArea(ring: Ring)
+
+    /// A stable machine-readable code for the error.
+    public var code: String {
+        switch self {
+        case .tooFewVertices: "polygon.too_few_vertices"
+        case .vertexOutOfRange: "polygon.vertex_out_of_range"
+        case .longitudeSpanTooWide: "polygon.longitude_span_too_wide"
+        case .zeroArea: "polygon.zero_area"
+        }
+    }
+
+    /// A sentence for people saying what is wrong.
+    public var message: String {
+        switch self {
+        case let .tooFewVertices(ring, distinct):
+            "The \(ring) has \(distinct) distinct vertices; a polygon ring needs at least 3."
+        case let .vertexOutOfRange(ring, index, vertex):
+            "Vertex \(index) of the \(ring) (latitude \(vertex.latitude), longitude \(vertex.longitude)) is out of range: latitude must be in -90...90 and longitude in -180...180."
+        case let .longitudeSpanTooWide(ring, span):
+            "The \(ring) spans \(span)° of longitude; a ring may span at most 180°."
+        case let .zeroArea(ring):
+            "The vertices of the \(ring) all lie on one line, so it encloses no area."
+        }
+    }
+
+    /// The human message.
+    public var description: String { message }
+}

@@ -1,0 +1,215 @@
+import CMosquitto
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps an `MQTTClient` connected from `start()` to `stop()`: runs libmosquitto's
+/// network loop (`mosquitto_loop`) on a thread of its own for each connection, notices
+/// when that thread ends, whatever ended it, and starts the next one after a capped
+/// exponential backoff with jitter (`ReconnectBackoff`).
+///
+/// Why not libmosquitto's own network thread (`mosquitto_loop_start`): that thread ends
+/// for good, and silently, on errors it deems fatal (TLS, protocol errors, an MQTT v5
+/// CONNACK refusal, which it turns into a protocol error), leaving the client connected
+/// to nothing; its backoff has no jitter, so clients cut off together retry in lockstep;
+/// and it never retries a first connection that failed at once. Watching that thread from
+/// outside is not possible either: libmosquitto does not say when it has ended. Here each
+/// network thread runs one connection attempt and always reports its end (the
+/// watchdog: `networkThreadEnded`, reached on every path out of the thread), and that
+/// one place decides when to try again. Every reconnection, not only the first, goes
+/// through the same backoff.
+///
+/// The network thread is the only one that drives the connection (connecting, reading,
+/// writing, keep-alive); other threads may publish, subscribe and disconnect, which
+/// libmosquitto guards with its own mutexes. `mosquitto_threaded_set` tells libmosquitto
+/// that threads are in use, so `publish` from another thread only queues the packet and
+/// wakes the loop, instead of writing (and calling back) on the caller's thread.
+///
+/// Thread safety (why `@unchecked Sendable` is sound): `handle` and `relay` are set once;
+/// `state` is behind its mutex; the handle is used as described above.
+final class ConnectionSupervisor: @unchecked Sendable {
+    /// What a network thread does first.
+    enum Start: Sendable {
+        /// `mosquitto_connect_async` has begun connecting: run the loop.
+        case connecting
+        /// The first attempt failed at once with `code` (`reason` read when it failed):
+        /// report it, then back off.
+        case failed(code: Int32, reason: String)
+        /// Connect again (`mosquitto_reconnect_async`: the host, port and keep-alive
+        /// given to `mosquitto_connect_async`), then run the loop.
+        case reconnect
+    }
+
+    private struct State {
+        var stopping = false
+        var backoff: ReconnectBackoff
+        var random = SystemRandomNumberGenerator()
+    }
+
+    /// How long one `mosquitto_loop` call may wait for the socket, in milliseconds: how
+    /// soon an idle loop notices a stop request that did not wake it.
+    private static let loopTimeout: Int32 = 500
+    /// How long a stopping loop keeps running to send DISCONNECT before it gives up.
+    private static let stopGrace: Duration = .seconds(2)
+
+    private let handle: OpaquePointer
+    private let relay: MQTTEventRelay
+    private let state: Mutex<State>
+    /// Entered for each network thread, left when it ends: `join()` waits on it.
+    private let threads = DispatchGroup()
+    private let timers = DispatchQueue(label: "Geotify.MQTTClient.reconnect")
+
+    /// A supervisor for `handle`, whose callbacks reach `relay`, retrying after the
+    /// delays `backoff` gives. Nothing runs until `begin(_:)`.
+    init(handle: OpaquePointer, relay: MQTTEventRelay, backoff: ReconnectBackoff) {
+        self.handle = handle
+        self.relay = relay
+        state = Mutex(State(backoff: backoff))
+        mosquitto_threaded_set(handle, true)
+    }
+
+    /// Starts the first network thread; says whether it could be started.
+    func begin(_ start: Start) -> Bool {
+        launch(start)
+    }
+
+    /// Asks the network thread to disconnect cleanly (a DISCONNECT packet, so the broker
+    /// drops the will) and end, and cancels further attempts. Returns at once; safe from
+    /// any thread, the network thread included.
+    func requestStop() {
+        state.withLock { $0.stopping = true }
+        mosquitto_disconnect(handle)
+    }
+
+    /// Waits until no network thread runs. After `requestStop()` that takes at most
+    /// about `stopGrace`, plus whatever an `onEvent` call in progress takes. Never call it
+    /// on a network thread.
+    func join() {
+        threads.wait()
+    }
+
+    private var isStopping: Bool {
+        state.withLock { $0.stopping }
+    }
+
+    /// Starts a network thread doing `start`, unless stopping; false if the system
+    /// could not make a thread.
+    private func launch(_ start: Start) -> Bool {
+        let go = state.withLock { state in
+            guard !state.stopping else { return false }
+            threads.enter()
+            return true
+        }
+        guard go else { return true }
+        let result = Self.spawn { [self] in run(start) }
+        guard result == 0 else {
+            threads.leave()
+            return false
+        }
+        return true
+    }
+
+    /// Tries again after `delay` seconds; a thread that cannot be made counts as a
+    /// failed attempt, reported like one.
+    private func relaunch(after delay: Double) {
+        timers.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, !launch(.reconnect) else { return }
+            relay.beginAttempt()
+            let connectedFor = relay.endAttempt(
+                code: MOSQ_ERR_NOMEM.rawValue, reason: "the system could not start a network thread")
+            scheduleNext(afterConnectionOf: connectedFor)
+        }
+    }
+
+    /// One network thread: one connection attempt, from connecting to its end.
+    private func run(_ start: Start) {
+        relay.beginAttempt()
+        var code = MOSQ_ERR_SUCCESS.rawValue
+        var reason = ""
+        switch start {
+        case .connecting:
+            break
+        case .failed(let failedCode, let failedReason):
+            code = failedCode
+            reason = failedReason
+        case .reconnect:
+            code = mosquitto_reconnect_async(handle)
+            if code != MOSQ_ERR_SUCCESS.rawValue {
+                reason = MQTTEventRelay.reason(disconnect: code)
+            }
+        }
+        if code == MOSQ_ERR_SUCCESS.rawValue {
+            (code, reason) = loop()
+        }
+        let connectedFor = relay.endAttempt(code: code, reason: reason)
+        networkThreadEnded(afterConnectionOf: connectedFor)
+    }
+
+    /// Runs `mosquitto_loop` until the connection ends or a stop has been carried out;
+    /// returns the code that ended it (0 for a stop) and its reason.
+    private func loop() -> (Int32, String) {
+        var stopDeadline: ContinuousClock.Instant?
+        while true {
+            if isStopping {
+                if mosquitto_socket(handle) < 0 {
+                    return (0, MQTTEventRelay.reason(disconnect: 0))
+                }
+                if let stopDeadline {
+                    if ContinuousClock.now >= stopDeadline {
+                        return (0, MQTTEventRelay.reason(disconnect: 0))
+                    }
+                } else {
+                    // The stop may have come while this thread was connecting, before
+                    // there was a socket to send DISCONNECT on: send it now.
+                    stopDeadline = .now + Self.stopGrace
+                    mosquitto_disconnect(handle)
+                }
+            }
+            let code = mosquitto_loop(handle, Self.loopTimeout, 1)
+            if code != MOSQ_ERR_SUCCESS.rawValue {
+                let reason = MQTTEventRelay.reason(disconnect: code)
+                return isStopping ? (0, MQTTEventRelay.reason(disconnect: 0)) : (code, reason)
+            }
+        }
+    }
+
+    /// The watchdog: every network thread ends here, whatever ended it. Unless stopping,
+    /// schedules the next attempt after the backoff delay.
+    private func networkThreadEnded(afterConnectionOf connectedFor: Double?) {
+        scheduleNext(afterConnectionOf: connectedFor)
+        threads.leave()
+    }
+
+    private func scheduleNext(afterConnectionOf connectedFor: Double?) {
+        let delay: Double? = state.withLock { state in
+            guard !state.stopping else { return nil }
+            return state.backoff.delay(afterConnectionOf: connectedFor, using: &state.random)
+        }
+        if let delay {
+            relaunch(after: delay)
+        }
+    }
+
+    /// Starts a detached thread running `body`; returns `pthread_create`'s result.
+    private static func spawn(_ body: @escaping @Sendable () -> Void) -> Int32 {
+        final class Body {
+            let run: @Sendable () -> Void
+            init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        }
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            guard let context else { return nil }
+            Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
+            return nil
+        }, context)
+        if result == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<Body>.fromOpaque(context).release()
+        }
+        return result
+    }
+}

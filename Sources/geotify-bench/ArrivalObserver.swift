@@ -1,0 +1,103 @@
+import Foundation
+import GeotifyMQTT
+
+/// A subscriber that counts the messages arriving on its filters and, while recording,
+/// how long each took from the send time embedded in it (its `"tst"`, wall-clock
+/// seconds written by the publishers in this process) to its arrival here.
+final class ArrivalObserver: Sendable {
+    private struct Record {
+        var count = 0
+        var subscribed = 0
+        var latencies: [Double] = []
+        /// Only messages sent at or after this wall-clock time are timed.
+        var recordingSince = Double.infinity
+        var status: String?
+    }
+
+    private let record: Locked<Record>
+    private let client: MQTTClient
+    private let statusTopic: String?
+
+    /// Connects to the broker on `port` and subscribes to `filters` at QoS 1. Messages on
+    /// `statusTopic` are not counted; the last one is kept (see `status`).
+    init(port: Int, filters: [String], statusTopic: String? = nil) throws {
+        let record = Locked(Record())
+        self.record = record
+        self.statusTopic = statusTopic
+        var options = MQTTOptions(clientID: "geotify-bench-observer-\(getpid())", port: port)
+        options.cleanSession = true
+        client = try MQTTClient(options: options) { event in
+            switch event {
+            case .message(let message):
+                let arrival = BenchClock.wall()
+                if message.topic == statusTopic {
+                    record.withLock { $0.status = String(decoding: message.payload, as: UTF8.self) }
+                    return
+                }
+                let sent = ArrivalObserver.sendTime(in: message.payload)
+                record.withLock { record in
+                    record.count += 1
+                    if let sent, sent >= record.recordingSince { record.latencies.append(arrival - sent) }
+                }
+            case .subscribed:
+                record.withLock { $0.subscribed += 1 }
+            default:
+                break
+            }
+        }
+        try client.start()
+        guard BenchClock.wait(timeout: 10, until: { client.isConnected }) else {
+            throw BenchError("the observer could not connect to 127.0.0.1:\(port)")
+        }
+        for filter in filters + (statusTopic.map { [$0] } ?? []) { try client.subscribe(filter, qos: 1) }
+        let expected = filters.count + (statusTopic == nil ? 0 : 1)
+        guard BenchClock.wait(timeout: 10, until: { record.withLock { $0.subscribed } >= expected }) else {
+            throw BenchError("the observer's subscriptions were not acknowledged")
+        }
+    }
+
+    /// Messages counted so far.
+    var count: Int { record.withLock { $0.count } }
+
+    /// The last message on the status topic.
+    var status: String? { record.withLock { $0.status } }
+
+    /// Starts timing messages sent from `wallTime` on, discarding earlier samples.
+    func startRecording(since wallTime: Double) {
+        record.withLock {
+            $0.latencies.removeAll()
+            $0.recordingSince = wallTime
+        }
+    }
+
+    /// Stops timing and returns the latencies recorded, in seconds.
+    func stopRecording() -> [Double] {
+        record.withLock {
+            $0.recordingSince = .infinity
+            return $0.latencies
+        }
+    }
+
+    func stop() {
+        client.stop()
+    }
+
+    /// The number after the last `"tst":` in a JSON payload.
+    static func sendTime(in payload: [UInt8]) -> Double? {
+        let key = Array(#""tst":"#.utf8)
+        guard payload.count > key.count else { return nil }
+        var start = payload.count - key.count
+        while start >= 0 {
+            if payload[start] == key[0] && Array(payload[start..<(start + key.count)]) == key { break }
+            start -= 1
+        }
+        guard start >= 0 else { return nil }
+        var end = start + key.count
+        let numberStart = end
+        while end < payload.count, let character = Optional(payload[end]),
+              (character >= UInt8(ascii: "0") && character <= UInt8(ascii: "9")) || character == UInt8(ascii: ".") {
+            end += 1
+        }
+        return Double(String(decoding: payload[numberStart..<end], as: UTF8.self))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// A mosquitto broker the harness starts for itself: a listener on a free 127.0.0.1
+/// port, a temporary directory for its config and log, no persistence, and per-client
+/// queues large enough that a backlog shows up as latency and lag (which the bench
+/// measures) rather than as messages the broker silently drops.
+final class BrokerProcess {
+    let port: Int
+    let directory: URL
+    private let process: Process
+
+    /// Starts mosquitto and waits (up to 10 s) until it accepts connections.
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-bench-broker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try LocalPort.free()
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            "allow_anonymous true",
+            "persistence false",
+            "max_queued_messages 1000000",
+            "log_dest file \(directory.appendingPathComponent("mosquitto.log").path)",
+        ]
+        if getuid() == 0 { lines.append("user root") }
+        let config = directory.appendingPathComponent("mosquitto.conf")
+        try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: BrokerProcess.executable("mosquitto", in: ["/usr/sbin", "/usr/bin", "/usr/local/sbin"]))
+        process.arguments = ["-c", config.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard BenchClock.wait(timeout: 10, until: { LocalPort.acceptsConnections(port) || !process.isRunning }),
+              process.isRunning else {
+            stop()
+            throw BenchError("mosquitto did not start on 127.0.0.1:\(port); see \(directory.path)")
+        }
+    }
+
+    /// Stops the broker and removes its directory.
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The path of `name` in the first of `directories` that has it, else on PATH.
+    static func executable(_ name: String, in directories: [String] = []) -> String {
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        for directory in directories + path {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return name
+    }
+}
+
+/// Why a part of the bench could not run.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,35 @@
+/// How fast something ran: items done in how many seconds.
+struct Throughput: Sendable {
+    var items: Int
+    var seconds: Double
+
+    var perSecond: Double { seconds > 0 ? Double(items) / seconds : 0 }
+    var nanosecondsPerItem: Double { items > 0 ? seconds * 1e9 / Double(items) : 0 }
+
+    /// Runs `chunk(first, count)` on consecutive runs of items until `budget` seconds
+    /// have passed or `limit` items are done (at least `minimum` items), and times it.
+    /// A first short chunk warms caches and is not counted; `warmedUp` is called after it,
+    /// just before timing starts.
+    static func measure(
+        seconds budget: Double, chunk size: Int, minimum: Int = 1, limit: Int = .max, warmUp: Bool = true,
+        warmedUp: () -> Void = {}, _ chunk: (_ first: Int, _ count: Int) -> Void
+    ) -> Throughput {
+        var next = 0
+        if warmUp {
+            chunk(0, min(size, limit))
+            next = min(size, limit)
+        }
+        warmedUp()
+        let start = BenchClock.now()
+        var done = 0
+        var elapsed = 0.0
+        while done < limit && (elapsed < budget || done < minimum) {
+            let count = min(size, limit - done)
+            chunk(next, count)
+            next += count
+            done += count
+            elapsed = BenchClock.now() - start
+        }
+        return Throughput(items: done, seconds: elapsed)
+    }
+}

@@ -1,0 +1,316 @@
+import Foundation
+import GeotifyBridge
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+/// `geotify fences`: the app's list screen, Add/Edit form and Delete, and import and
+/// export, on the fence file. Every change is a `FenceChange` written through
+/// `FenceFile.apply(_:expecting:)`, so it is validated, limited and written exactly as
+/// MQTT commands are, with the limits of the settings the bridge runs with.
+enum FencesCommand {
+    /// The subcommands, with the synopsis and summary the help shows.
+    enum Subcommand: String, CaseIterable {
+        case list, show, add, edit, rm, `import`, export
+
+        /// The subcommand's words and options, as help and usage errors show them.
+        var synopsis: String {
+            switch self {
+            case .list: "list [--device DEVICE] [--json]"
+            case .show: "show DEVICE ID [--json]"
+            case .add: "add DEVICE --id ID --lat DEG --lon DEG --radius M --event TYPE [--note TEXT]"
+            case .edit: "edit DEVICE ID [--id NEW] [--lat DEG] [--lon DEG] [--radius M] [--event TYPE] [--note TEXT]"
+            case .rm: "rm DEVICE ID"
+            case .import: "import DEVICE FILE [--replace]"
+            case .export: "export DEVICE"
+            }
+        }
+
+        /// What the subcommand does, for the help.
+        var summary: String {
+            switch self {
+            case .list: "every fence, or one device's, as a table sorted by device, then as in the file"
+            case .show: "one fence, every field"
+            case .add: "add a fence at the end of the device's list (a new device is created)"
+            case .edit: "change the fields given; --id renames the fence"
+            case .rm: "remove a fence"
+            case .import:
+                """
+                add the fences in FILE: the iOS app's saved geotifications, or OwnTracks
+                      waypoints (an export, a configuration with waypoints, or an array of
+                      waypoints); identifiers the device already has are refused; --replace
+                      replaces the device's whole list instead
+                """
+            case .export: "print the device's fences as the app's geotifications array, which import reads back"
+            }
+        }
+    }
+
+    /// The text of `geotify fences --help`.
+    static let help = """
+        usage: geotify fences <subcommand> [options]
+
+        Lists and changes the fences in the fence file, validated as the bridge validates
+        the file. A change is written atomically (pretty-printed, keys sorted) and refused
+        when someone else changed the file meanwhile; a missing file is created.
+
+        subcommands:
+        \(Subcommand.allCases.map { "  \($0.synopsis)\n      \($0.summary)" }.joined(separator: "\n"))
+
+        TYPE is \(EventType.canonicalNames.joined(separator: ", ")), or the app's "On Entry" / "On Exit";
+        several combine, comma-separated: onEntry,onDwell. A radius outside the limits is
+        clamped, with a warning on standard error. --lat, --lon or --radius turn a polygon
+        fence into a circle (give all three).
+
+        --json output (pretty-printed, keys sorted; export always prints JSON):
+          list   the fence file's form: {"devices": {"alice/phone": [{"eventType": "onEntry",
+                 "identifier": "home", "latitude": 52.52, ...}]}}
+          show   the fence alone: {"eventType": "onEntry", "identifier": "home", ...}
+
+        Exits 0 on success; 1 when the file is not valid or a change is refused, leaving
+        the file as it was; 2 on a usage error.
+
+        options:
+        \(SettingsOptions.help)
+        """
+
+    /// Runs `geotify fences <subcommand> ...` and returns the exit status.
+    static func run(_ words: [String]) throws(UsageError) -> Int32 {
+        let names = Subcommand.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let word = words.first, !word.hasPrefix("-") else {
+            throw UsageError("missing subcommand, one of \(names) (before any options)", command: "fences")
+        }
+        guard let subcommand = Subcommand(rawValue: word) else {
+            throw UsageError("unknown subcommand \"\(word)\" (one of \(names))", command: "fences")
+        }
+        let rest = Array(words.dropFirst())
+        switch subcommand {
+        case .list: return try list(rest)
+        case .show: return try show(rest)
+        case .add: return try add(rest)
+        case .edit: return try edit(rest)
+        case .rm: return try remove(rest)
+        case .import: return try importFences(rest)
+        case .export: return try export(rest)
+        }
+    }
+
+    // MARK: Reading
+
+    /// `list`: the fences as a table, or as the fence file's JSON.
+    private static func list(_ words: [String]) throws(UsageError) -> Int32 {
+        let (arguments, _, file) = try parse(words, .list, positionals: [], valued: ["device"], switches: ["json"])
+        guard let book = load(file) else { return 1 }
+        var devices = book.devices.keys.sorted()
+        if let device = arguments.value("device") {
+            guard book.devices[device] != nil else { return refuse(.unknownDevice(device)) }
+            devices = [device]
+        }
+        let shown = FenceBook(devices: Dictionary(uniqueKeysWithValues: devices.map { ($0, book.fences(of: $0)) }))
+        if arguments.isSet("json") {
+            print(String(decoding: FenceFile.contents(of: shown), as: UTF8.self), terminator: "")
+        } else if shown.fenceCount == 0 {
+            print(arguments.value("device").map { "device \"\($0)\" has no fences" } ?? "no fences in \(file.path)")
+        } else {
+            print(FenceTable(book: shown).text, terminator: "")
+        }
+        return 0
+    }
+
+    /// `show`: one fence's fields, or the fence's JSON.
+    private static func show(_ words: [String]) throws(UsageError) -> Int32 {
+        let (arguments, names, file) = try parse(words, .show, positionals: ["DEVICE", "ID"], switches: ["json"])
+        guard let book = load(file) else { return 1 }
+        guard let fences = book.devices[names[0]] else { return refuse(.unknownDevice(names[0])) }
+        guard let fence = fences.first(where: { $0.identifier == names[1] }) else {
+            return refuse(.unknownFence(names[1], device: names[0], existing: fences))
+        }
+        let json = FenceCodec.encode(fence)
+        if arguments.isSet("json") {
+            print(JSONWriter(pretty: true, sortedKeys: true).string(json), terminator: "")
+            return 0
+        }
+        let fields = [("device", names[0])] + (json.objectValue?.members ?? []).map { ($0.key, text(of: $0.value)) }
+        let width = fields.map(\.0.count).max() ?? 0
+        for (key, value) in fields {
+            print("\(key):\(String(repeating: " ", count: width - key.count + 2))\(value)")
+        }
+        return 0
+    }
+
+    /// `export`: the device's fences as the app's geotifications array.
+    private static func export(_ words: [String]) throws(UsageError) -> Int32 {
+        let (_, names, file) = try parse(words, .export, positionals: ["DEVICE"])
+        guard let book = load(file) else { return 1 }
+        guard let fences = book.devices[names[0]] else { return refuse(.unknownDevice(names[0])) }
+        print(JSONWriter(pretty: true, sortedKeys: true).string(FenceExport.appGeotifications(fences)), terminator: "")
+        return 0
+    }
+
+    // MARK: Changing
+
+    /// `add`: a new fence from the options.
+    private static func add(_ words: [String]) throws(UsageError) -> Int32 {
+        let (arguments, names, file) = try parse(words, .add, positionals: ["DEVICE"], valued: fieldOptions)
+        let missing = ["id", "lat", "lon", "radius", "event"].filter { arguments.value($0) == nil }
+        guard missing.isEmpty else {
+            throw UsageError("fences add needs \(missing.map { "--\($0)" }.joined(separator: ", "))", command: "fences")
+        }
+        let change = FenceChange.add(device: names[0], fence: .object(try fields(arguments)))
+        do {
+            let applied = try apply(change, to: file)
+            print("added fence \"\(applied.fence?.identifier ?? "")\" to device \"\(names[0])\"")
+            return 0
+        } catch {
+            return refuse(error)
+        }
+    }
+
+    /// `edit`: the given fields of one fence, printing what changed.
+    private static func edit(_ words: [String]) throws(UsageError) -> Int32 {
+        let (arguments, names, file) = try parse(words, .edit, positionals: ["DEVICE", "ID"], valued: fieldOptions)
+        var fields = try fields(arguments)
+        guard !fields.members.isEmpty else {
+            throw UsageError("nothing to change: give at least one of \(fieldOptions.sorted().map { "--\($0)" }.joined(separator: ", "))", command: "fences")
+        }
+        // A circle's fields replace a polygon: the merge patch's null removes it.
+        if ["latitude", "longitude", "radius"].contains(where: { fields[$0] != nil }) { fields["polygon"] = .null }
+        do {
+            let applied = try apply(.edit(device: names[0], identifier: names[1], fields: fields), to: file)
+            let before = applied.previous.map(FenceCodec.encode)?.objectValue ?? JSONObject()
+            let after = applied.fence.map(FenceCodec.encode)?.objectValue ?? JSONObject()
+            let keys = before.keys + after.keys.filter { !before.keys.contains($0) }
+            let changes = keys.filter { before[$0] != after[$0] }.map { key in
+                "\(key) \(before[key].map(JSONWriter().string) ?? "(none)") → \(after[key].map(JSONWriter().string) ?? "(none)")"
+            }
+            let subject = "fence \"\(applied.fence?.identifier ?? names[1])\" of device \"\(names[0])\""
+            print(changes.isEmpty ? "\(subject) is unchanged" : "changed \(subject): \(changes.joined(separator: ", "))")
+            return 0
+        } catch {
+            return refuse(error)
+        }
+    }
+
+    /// `rm`: removes one fence.
+    private static func remove(_ words: [String]) throws(UsageError) -> Int32 {
+        let (_, names, file) = try parse(words, .rm, positionals: ["DEVICE", "ID"])
+        do {
+            _ = try apply(.delete(device: names[0], identifier: names[1]), to: file)
+            print("removed fence \"\(names[1])\" from device \"\(names[0])\"")
+            return 0
+        } catch {
+            return refuse(error)
+        }
+    }
+
+    /// `import`: the fences of a file, appended or replacing the device's list.
+    private static func importFences(_ words: [String]) throws(UsageError) -> Int32 {
+        let (arguments, names, file) = try parse(words, .import, positionals: ["DEVICE", "FILE"], switches: ["replace"])
+        let (device, path) = (names[0], names[1])
+        let replace = arguments.isSet("replace")
+        let read: [UInt8]?
+        do {
+            read = try AtomicFile.read(path)
+        } catch {
+            return refuse(FenceChangeError(.io, error.description))
+        }
+        guard let bytes = read else { return refuse(FenceChangeError(.io, "\(path): no such file")) }
+        do throws(FenceChangeError) {
+            let imported = try FenceImport(parsing: bytes, file: path)
+            for warning in imported.warnings { standardError("warning: \(warning)") }
+            let change: FenceChange = replace
+                ? .replaceAll(device: device, fences: imported.fences)
+                : .append(device: device, fences: imported.fences)
+            let applied = try apply(change, to: file)
+            let count = "\(imported.fences.count) fence\(imported.fences.count == 1 ? "" : "s")"
+            let result = replace ? "replacing its list" : "which now has \(applied.book.fences(of: device).count)"
+            print("imported \(count) (\(imported.format)) into device \"\(device)\", \(result)")
+            return 0
+        } catch {
+            let status = refuse(error)
+            if error.code == .duplicateIdentifier && !replace {
+                standardError("hint: --replace replaces the device's whole list with the file's fences")
+            }
+            return status
+        }
+    }
+
+    // MARK: Shared
+
+    /// The options that set a fence's fields, for `add` and `edit`.
+    private static let fieldOptions: Set<String> = ["id", "lat", "lon", "radius", "note", "event"]
+
+    /// The fields the options in `arguments` set, in the fence file's JSON form; an
+    /// `--event` list separated by commas becomes an array.
+    private static func fields(_ arguments: Arguments) throws(UsageError) -> JSONObject {
+        var fields = JSONObject()
+        if let identifier = arguments.value("id") { fields["identifier"] = .string(identifier) }
+        for (option, key) in [("lat", "latitude"), ("lon", "longitude"), ("radius", "radius")] {
+            if let number = try arguments.number(option) { fields[key] = .number(number) }
+        }
+        if let note = arguments.value("note") { fields["note"] = .string(note) }
+        if let event = arguments.value("event") {
+            let names = event.split(separator: ",", omittingEmptySubsequences: false).map { JSON.string(String($0)) }
+            fields["eventType"] = names.count == 1 ? names[0] : .array(names)
+        }
+        return fields
+    }
+
+    /// The arguments of `subcommand`, its positional arguments (exactly `positionals`)
+    /// and the fence file of the settings, with their limits.
+    private static func parse(
+        _ words: [String], _ subcommand: Subcommand, positionals: [String],
+        valued: Set<String> = [], switches: Set<String> = []
+    ) throws(UsageError) -> (Arguments, [String], FenceFile) {
+        let arguments = try Arguments(words, command: "fences", valued: SettingsOptions.names.union(valued), switches: switches)
+        let given = arguments.positionals
+        if given.count < positionals.count {
+            throw UsageError(
+                "missing \(positionals[given.count...].joined(separator: " and ")); usage: geotify fences \(subcommand.synopsis)",
+                command: "fences")
+        }
+        if given.count > positionals.count {
+            throw UsageError("unexpected argument \"\(given[positionals.count])\"; usage: geotify fences \(subcommand.synopsis)", command: "fences")
+        }
+        let settings = try SettingsOptions.settings(from: arguments, command: "fences")
+        return (arguments, given, FenceFile(path: settings.fencesPath, limits: settings.limits))
+    }
+
+    /// The fence file's book, printing its warnings; nil, after printing every error,
+    /// when it is missing or not valid.
+    private static func load(_ file: FenceFile) -> FenceBook? {
+        let loaded = file.load()
+        for warning in loaded.warnings { standardError("warning: \(warning)") }
+        for error in loaded.errors { standardError("error: \(error)") }
+        return loaded.book
+    }
+
+    /// Applies `change` to whatever the file holds now and prints the warnings.
+    private static func apply(_ change: FenceChange, to file: FenceFile) throws(FenceChangeError) -> FenceChange.Applied {
+        let applied = try file.apply(change, expecting: nil).applied
+        for warning in applied.warnings { standardError("warning: \(warning)") }
+        return applied
+    }
+
+    /// Prints why a change or a lookup was refused, each problem on its own line;
+    /// returns the exit status 1.
+    private static func refuse(_ error: FenceChangeError) -> Int32 {
+        if error.problems.isEmpty {
+            standardError("error: \(error.message)")
+        } else {
+            for problem in error.problems { standardError("error: \(problem)") }
+        }
+        return 1
+    }
+
+    /// A field's value as `show` prints it: text as it is, anything else as JSON.
+    private static func text(of value: JSON) -> String {
+        if case .string(let text) = value { return FenceTable.visible(text) }
+        return JSONWriter().string(value)
+    }
+
+    /// Writes `line` and a newline to standard error.
+    private static func standardError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

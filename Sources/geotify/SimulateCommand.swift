@@ -1,0 +1,101 @@
+import Foundation
+import GeotifyBridge
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+/// `geotify simulate`: replays a recorded track through the same evaluator and rules as
+/// the bridge, offline, and prints the notifications it would publish.
+enum SimulateCommand {
+    static let help = """
+        usage: geotify simulate TRACK [--device D] [--json] [options]
+
+        Replays TRACK (OwnTracks JSON lines, as the OwnTracks Recorder stores them;
+        plain JSON positions; or GPX) through the evaluator with the fences and the
+        transition rules of the settings, and prints each notification the bridge would
+        publish, with the time of the fix that caused it:
+
+          2023-11-14T22:15:00Z  alice/phone  enter  home  badge 1  Welcome home
+
+        A summary (fixes read, evaluated, dropped, transitions) goes to standard error.
+        The clock is the track's own: fixes are never too old, only out of order.
+
+          --device D     the device the track belongs to (default: the only device in
+                         the fence file)
+          --json         print each notification as the JSON the bridge publishes
+          --all          print transitions that do not notify too (marked "silent")
+          --no-rules     replay with every transition rule off, for comparison
+        \(SettingsOptions.help)
+        """
+
+    static func run(_ words: [String]) throws(UsageError) -> Int32 {
+        let arguments = try Arguments(
+            words, command: "simulate", valued: SettingsOptions.names.union(["device"]), switches: ["json", "all", "no-rules"])
+        guard arguments.positionals.count == 1 else {
+            throw UsageError(arguments.positionals.isEmpty ? "missing the track file" : "unexpected argument \(arguments.positionals[1])", command: "simulate")
+        }
+        let settings = try SettingsOptions.settings(from: arguments, command: "simulate")
+        let loaded = FenceFile(path: settings.fencesPath, limits: settings.limits).load()
+        for warning in loaded.warnings { printError("warning: \(warning)") }
+        guard let book = loaded.book?.revised(knownRevisions: [:], currentRevision: 0) else {
+            for error in loaded.errors { printError("error: \(error)") }
+            return 1
+        }
+        guard let device = arguments.value("device") ?? (book.devices.count == 1 ? book.devices.keys.first : nil) else {
+            throw UsageError("the fence file has \(book.devices.count) devices; say which one the track is with --device", command: "simulate")
+        }
+        let path = arguments.positionals[0]
+        let track: Track
+        do {
+            guard let bytes = try AtomicFile.read(path) else {
+                printError("error: \(path): no such file")
+                return 1
+            }
+            track = try Track(parsing: bytes, device: device, decoder: LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes))
+        } catch {
+            printError("error: \(path): \(error)")
+            return 1
+        }
+        for problem in track.problems { printError("warning: \(path): \(problem)") }
+
+        let evaluator = Evaluator(
+            rules: arguments.isSet("no-rules") ? .none : settings.rules,
+            acceptance: FixAcceptance(maximumAge: 0, maximumFutureSkew: .infinity))
+        let messages = OutboundMessages(topics: Topics(prefix: settings.topicPrefix))
+        let fences = book.fences(of: device)
+        var state = DeviceState()
+        var summary = (evaluated: 0, inaccurate: 0, dropped: 0, transitions: 0, notifications: 0)
+        for fix in track.fixes {
+            let evaluation = evaluator.evaluate(fix, fences: fences, revision: book.revision, now: fix.timestamp, state: &state)
+            switch evaluation.outcome {
+            case .evaluated, .advanced: summary.evaluated += 1
+            case .inaccurate: summary.inaccurate += 1
+            case .dropped: summary.dropped += 1
+            }
+            summary.transitions += evaluation.transitions.count
+            summary.notifications += evaluation.notifications.count
+            var notified = evaluation.notifications[...]
+            for transition in evaluation.transitions {
+                if let notification = notified.first, notification.transition == transition {
+                    notified.removeFirst()
+                    print(arguments.isSet("json") ? String(decoding: messages.event(notification).payload, as: UTF8.self) : line(transition, badge: notification.badge))
+                } else if arguments.isSet("all") && !arguments.isSet("json") {
+                    print(line(transition, badge: nil))
+                }
+            }
+        }
+        printError("\(track.fixes.count) fixes: \(summary.evaluated) evaluated, \(summary.inaccurate) too inaccurate, \(summary.dropped) out of order; \(summary.transitions) transitions, \(summary.notifications) notifications")
+        return 0
+    }
+
+    private static func line(_ transition: Transition, badge: Int?) -> String {
+        let time = Date(timeIntervalSince1970: transition.fix.timestamp).formatted(.iso8601)
+        let outcome = badge.map { "badge \($0)" } ?? "silent"
+        return [time, transition.fix.device, transition.kind.rawValue, transition.fence.identifier, outcome, transition.fence.note]
+            .joined(separator: "  ")
+    }
+
+    private static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}

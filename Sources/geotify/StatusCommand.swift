@@ -1,0 +1,207 @@
+import Foundation
+import GeotifyBridge
+import GeotifyJSON
+import GeotifyMQTT
+import Synchronization
+
+/// `geotify status`: reads the running bridge's retained statistics and status from the
+/// broker and prints them as a table, so an operator can see what the bridge is doing
+/// without a dashboard.
+enum StatusCommand {
+    static let help = """
+        usage: geotify status [options]
+
+        Reads the bridge's retained statistics (<prefix>/stats) and status
+        (<prefix>/status) from the broker and prints them as a table. Exits 0 when
+        statistics arrived, 1 when the broker cannot be reached or no statistics
+        arrive in time.
+
+        options:
+          --config FILE      settings file (default: config/geotify.json if present),
+                             for the broker and the topic prefix
+          --broker URL       broker, mqtt://HOST:PORT or mqtts://HOST:PORT
+          --timeout SECONDS  how long to wait for the statistics (default: 5)
+          --json             print {"status": ..., "stats": ...} as JSON instead
+        """
+
+    static func run(_ words: [String]) throws(UsageError) -> Int32 {
+        let arguments = try Arguments(words, command: "status", valued: ["config", "broker", "timeout"], switches: ["json"])
+        guard arguments.positionals.isEmpty else {
+            throw UsageError("unexpected argument \(arguments.positionals[0])", command: "status")
+        }
+        let settings = try SettingsOptions.settings(from: arguments, command: "status")
+        var timeout = 5.0
+        if let text = arguments.value("timeout") {
+            guard let value = Double(text), value.isFinite, value > 0, value <= 3600 else {
+                throw UsageError("--timeout must be a number of seconds above 0 and at most 3600, not \"\(text)\"", command: "status")
+            }
+            timeout = value
+        }
+        let topics = Topics(prefix: settings.topicPrefix)
+        let observed: Observed
+        switch observe(settings: settings, topics: topics, timeout: timeout) {
+        case .success(let value):
+            observed = value
+        case .failure(let failure):
+            FileHandle.standardError.write(Data("geotify: \(failure.message)\n".utf8))
+            return 1
+        }
+        let report: StatsReport
+        do {
+            report = try StatsReport(parsing: observed.stats)
+        } catch {
+            FileHandle.standardError.write(Data("geotify: the statistics on \(StatsReport.topic(topics)) are not readable: \(error)\n".utf8))
+            return 1
+        }
+        if arguments.isSet("json") {
+            let object: JSON = ["status": observed.status.map { .string($0) } ?? .null, "stats": report.json]
+            print(JSONWriter(pretty: true).string(object), terminator: "")
+        } else {
+            print(table(report, status: observed.status), terminator: "")
+        }
+        return 0
+    }
+
+    /// The report as aligned sections: the bridge, then each counter group, then latency.
+    /// Numbers are right-aligned within a section, the bridge's own lines left-aligned.
+    static func table(_ report: StatsReport, status: String?) -> String {
+        var bridge = [("bridge", status ?? "unknown"), ("as of", timestamp(report.time))]
+        if let uptime = report.uptime { bridge.append(("uptime", duration(uptime))) }
+        bridge += [("devices", String(report.devices)), ("fences", String(report.fences))]
+        var sections = [section(nil, bridge, rightAligned: false)]
+        for (group, counters) in report.groupedCounters {
+            let rows = counters.map { ($0.key.isEmpty ? "(total)" : $0.key, String($0.value)) }
+            sections.append(section(group ?? "counters", rows, rightAligned: true))
+        }
+        var latency = [("samples", String(report.latency?.count ?? 0))]
+        if let summary = report.latency {
+            latency += [("p50", summary.p50), ("p90", summary.p90), ("p99", summary.p99), ("max", summary.maximum)]
+                .map { ($0.0, JSONWriter.text(of: ($0.1 * 1_000_000).rounded() / 1000)) }
+        }
+        sections.append(section("latency (ms)", latency, rightAligned: true))
+        return sections.joined(separator: "\n")
+    }
+
+    /// One block of the table: an optional title, then `label  value` lines (indented
+    /// under a title), labels padded to the longest.
+    private static func section(_ title: String?, _ rows: [(String, String)], rightAligned: Bool) -> String {
+        let indent = title == nil ? "" : "  "
+        let labelWidth = rows.map(\.0.count).max() ?? 0
+        let valueWidth = rows.map(\.1.count).max() ?? 0
+        let lines = rows.map { label, value in
+            let padding = rightAligned ? String(repeating: " ", count: valueWidth - value.count) : ""
+            return indent + label.padding(toLength: labelWidth + 2, withPad: " ", startingAt: 0) + padding + value
+        }
+        return ((title.map { [$0] } ?? []) + lines).joined(separator: "\n") + "\n"
+    }
+
+    /// What the broker had: the statistics payload and the bridge's status, if any.
+    private struct Observed {
+        var stats: [UInt8]
+        var status: String?
+    }
+
+    /// Why nothing usable was observed.
+    private struct Failure: Error {
+        var message: String
+    }
+
+    /// What the client's network thread reports, read by the waiting thread.
+    private final class Inbox: Sendable {
+        struct Seen {
+            var connected = false
+            var refusal: String?
+            var status: String?
+            var stats: [UInt8]?
+        }
+
+        let seen = Mutex(Seen())
+    }
+
+    /// Connects with a clean session and a random client id, subscribes to the status and
+    /// statistics topics and waits, at most `timeout` seconds, for the retained statistics.
+    private static func observe(settings: Settings, topics: Topics, timeout: Double) -> Result<Observed, Failure> {
+        let statsTopic = StatsReport.topic(topics)
+        let statusTopic = topics.status
+        let inbox = Inbox()
+        var options = MQTTOptions(
+            clientID: "geotify-status-\(UUID().uuidString.prefix(8).lowercased())",
+            host: settings.broker.host, port: settings.broker.port)
+        options.cleanSession = true
+        options.keepAlive = settings.keepAlive
+        options.reconnectDelayMax = 1
+        if settings.broker.tls { options.tls = MQTTTLS() }
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(options: options) { event in
+                inbox.seen.withLock { seen in
+                    switch event {
+                    case .connected:
+                        seen.connected = true
+                    case .connectionRefused(_, let reason):
+                        seen.refusal = reason
+                    case .message(let message) where message.topic == statusTopic:
+                        seen.status = message.payload.isEmpty ? nil : String(decoding: message.payload, as: UTF8.self)
+                    case .message(let message) where message.topic == statsTopic && !message.payload.isEmpty:
+                        seen.stats = message.payload
+                    default:
+                        break
+                    }
+                }
+            }
+            try client.start()
+        } catch {
+            return .failure(Failure(message: "cannot connect to \(settings.broker): \(error)"))
+        }
+        defer { client.stop() }
+        // The status is subscribed first: the broker sends each subscription's retained
+        // message in order, so once the statistics are here, a retained status is too.
+        let deadline = Date().addingTimeInterval(timeout)
+        var subscribed = false
+        while Date() < deadline {
+            let seen = inbox.seen.withLock { $0 }
+            if let stats = seen.stats {
+                return .success(Observed(stats: stats, status: seen.status))
+            }
+            if seen.connected && !subscribed {
+                do {
+                    try client.subscribe(statusTopic, qos: 1)
+                    try client.subscribe(statsTopic, qos: 1)
+                    subscribed = true
+                } catch {
+                    return .failure(Failure(message: "cannot subscribe at \(settings.broker): \(error)"))
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let seen = inbox.seen.withLock { $0 }
+        let waited = JSONWriter.text(of: timeout)
+        if let refusal = seen.refusal {
+            return .failure(Failure(message: "the broker \(settings.broker) refused the connection: \(refusal)"))
+        }
+        guard seen.connected else {
+            return .failure(Failure(message: "cannot reach the broker at \(settings.broker) (no connection within \(waited) s)"))
+        }
+        let status = seen.status.map { " (the bridge's status is \($0))" } ?? " (no bridge status either)"
+        return .failure(Failure(message: "no statistics on \(statsTopic) within \(waited) s\(status); is the bridge running with statistics on?"))
+    }
+
+    /// `tst` as an ISO 8601 UTC time.
+    private static func timestamp(_ seconds: Double) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: seconds.rounded(.down)))
+    }
+
+    /// Seconds as `1d 2h 3m 4s`, leading zero units left out.
+    private static func duration(_ seconds: Double) -> String {
+        var remaining = Int(max(0, min(seconds, 1e12)))
+        var parts: [String] = []
+        for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60)] where remaining >= size || !parts.isEmpty {
+            parts.append("\(remaining / size)\(unit)")
+            remaining %= size
+        }
+        parts.append("\(remaining)s")
+        return parts.joined(separator: " ")
+    }
+}

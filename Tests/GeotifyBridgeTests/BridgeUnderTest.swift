@@ -1,0 +1,59 @@
+import Foundation
+import GeotifyBridge
+import GeotifyTestSupport
+
+/// A bridge for the reliability and security tests: its own directory (fence file,
+/// state), connected to a broker the test made (plain, TLS or with passwords), its log
+/// captured. Unlike `BridgeHarness` it brings no broker or observer of its own.
+final class BridgeUnderTest {
+    /// Two devices whose fences all notify on entry and exit: `walker/phone` with `home`
+    /// and `work`, `van/7` with `depot`.
+    static let fences = """
+        { "devices": {
+            "walker/phone": [
+              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                "note": "Home", "eventType": "onEntryAndExit" },
+              { "identifier": "work", "latitude": 52.53, "longitude": 13.40, "radius": 150,
+                "note": "Work", "eventType": "onEntryAndExit" } ],
+            "van/7": [
+              { "identifier": "depot", "latitude": 48.1374, "longitude": 11.5755, "radius": 250,
+                "note": "Depot", "eventType": "onEntryAndExit" } ] } }
+        """
+
+    let directory: URL
+    let logLines = LogLines()
+    var settings = Settings()
+    private(set) var bridge: Bridge?
+
+    /// A bridge for the broker on 127.0.0.1:`port` with client id `clientID`; `configure`
+    /// adjusts the settings before `start()`.
+    init(port: Int, clientID: String, configure: (inout Settings) -> Void = { _ in }) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-\(clientID)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let fencesFile = directory.appendingPathComponent("fences.json")
+        try Self.fences.write(to: fencesFile, atomically: true, encoding: .utf8)
+        settings.broker.port = port
+        settings.clientID = clientID
+        settings.fencesPath = fencesFile.path
+        settings.stateDirectory = directory.appendingPathComponent("state").path
+        settings.lanes = 2
+        configure(&settings)
+    }
+
+    /// Starts the bridge (it connects in the background).
+    func start() throws {
+        let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append))
+        try bridge.start()
+        self.bridge = bridge
+    }
+
+    /// The log lines that contain `text`.
+    func logged(_ text: String) -> [String] {
+        logLines.all.filter { $0.contains(text) }
+    }
+
+    deinit {
+        bridge?.stop(timeout: 1)
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GeotifyMQTT
+import GeotifyTestSupport
+import Synchronization
+
+/// A test client that survives what a bridge must survive: it keeps a persistent session
+/// (so the broker queues for it while it is away), subscribes again on every connection,
+/// and publishes reliably across a broker restart. It can also speak TLS and log in,
+/// which `TestClient` does not. It records every event, so tests wait (bounded) on what
+/// they expect.
+final class BrokerObserver: Sendable {
+    let events = EventRecorder()
+    private let holder = Holder()
+
+    /// The client, set once it is made; a class so the event closure can share it.
+    private final class Holder: Sendable {
+        let client = Mutex<MQTTClient?>(nil)
+    }
+
+    /// Connects to 127.0.0.1:`port` as `clientID` and subscribes to `filters` (QoS 1) on
+    /// every connection; `configure` adds TLS or credentials. Waits up to 10 s for the
+    /// first subscription to be acknowledged (or, without filters, for the connection).
+    init(
+        port: Int, subscribe filters: [String], clientID: String = "observer-\(UUID().uuidString.prefix(8))",
+        configure: (inout MQTTOptions) -> Void = { _ in }
+    ) throws {
+        var options = MQTTOptions(clientID: clientID, port: port)
+        options.cleanSession = false
+        options.reconnectDelayMax = 2
+        configure(&options)
+        let events = events
+        let holder = holder
+        let made = try MQTTClient(options: options) { event in
+            events.record(event)
+            if case .connected = event, let client = holder.client.withLock({ $0 }) {
+                for filter in filters { _ = try? client.subscribe(filter, qos: 1) }
+            }
+        }
+        holder.client.withLock { $0 = made }
+        try made.start()
+        let ready = events.waitFor { event -> Bool? in
+            switch event {
+            case .subscribed: return true
+            case .connected where filters.isEmpty: return true
+            default: return nil
+            }
+        }
+        guard ready == true else {
+            made.stop()
+            throw TestSupportError("the observer did not get ready on port \(port): \(events.all)")
+        }
+    }
+
+    deinit {
+        holder.client.withLock { $0 }?.stop()
+    }
+
+    /// Publishes `payload` with QoS 1 and waits for the broker's acknowledgement, trying
+    /// again while there is no connection; a message in flight when the connection
+    /// drops is resent by the client after it reconnects. Gives up after `timeout` s.
+    func publish(_ topic: String, _ payload: String, timeout: Double = 30) throws {
+        guard let client = holder.client.withLock({ $0 }) else { throw TestSupportError("no client") }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            do {
+                let messageID = try client.publish(topic: topic, payload: Array(payload.utf8), qos: 1, retain: false)
+                guard events.waitForPublished(messageID, timeout: max(deadline.timeIntervalSinceNow, 0)) else {
+                    throw TestSupportError("no acknowledgement for the publish to \(topic): \(events.all.suffix(5))")
+                }
+                return
+            } catch let error as MQTTError where error.isNotConnected && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+    }
+
+    /// The messages received on topics starting with `prefix`, oldest first.
+    func messages(under prefix: String) -> [MQTTMessage] {
+        events.messages.filter { $0.topic.hasPrefix(prefix) }
+    }
+
+    /// The ids of the notifications received (`geotify/event/...`), without the repeats
+    /// at-least-once delivery may bring, in the order they first came, by device.
+    func notificationIDs() -> [String: [String]] {
+        var seen = Set<String>()
+        var byDevice: [String: [String]] = [:]
+        for message in messages(under: "geotify/event/") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any],
+                  let id = object["id"] as? String, let device = object["device"] as? String,
+                  seen.insert(id).inserted
+            else { continue }
+            byDevice[device, default: []].append(id)
+        }
+        return byDevice
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import GeotifyBridge
+import GeotifyTestSupport
+import Testing
+
+/// The bridge across a broker restart: a persistent broker is restarted while devices
+/// cross fences, and the notifications that come out must be those of a run that was
+/// never interrupted, nothing lost and nothing extra (repeats, which at-least-once
+/// delivery allows, are recognised by their id).
+@Suite("Bridge across a broker restart", .serialized, .timeLimit(.minutes(2)))
+struct BrokerRestartTests {
+    @Test func transitionsAcrossABrokerRestartEqualThoseOfAnUninterruptedRun() throws {
+        let track = CrossingTrack(base: Int(Date().timeIntervalSince1970) - 3_600, fixesPerDevice: 40)
+
+        let restarted = try TestBroker(persistence: true)
+        let bridge = try BridgeUnderTest(port: restarted.port, clientID: "geotify-restarted")
+        let observer = try BrokerObserver(port: restarted.port, subscribe: ["geotify/event/#"])
+        let tracker = try BrokerObserver(port: restarted.port, subscribe: [])
+
+        let steady = try TestBroker()
+        let reference = try BridgeUnderTest(port: steady.port, clientID: "geotify-reference")
+        let referenceObserver = try BrokerObserver(port: steady.port, subscribe: ["geotify/event/#"])
+        let referenceTracker = try TestClient(port: steady.port)
+
+        try bridge.start()
+        try reference.start()
+        #expect(waitUntil { !bridge.logged("connected to").isEmpty && !reference.logged("connected to").isEmpty })
+
+        // The broker goes down and comes back in the middle of the stream, from another
+        // thread, while positions keep being published (and retried while it is down).
+        let restart = DispatchGroup()
+        for (index, fix) in track.fixes.enumerated() {
+            if index == track.fixes.count / 3 {
+                DispatchQueue.global().async(group: restart) { try? restarted.restart() }
+            }
+            try tracker.publish(fix.topic, fix.payload)
+            try referenceTracker.publish(fix.topic, fix.payload)
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(restart.wait(timeout: .now() + 30) == .success)
+        #expect(restarted.log.components(separatedBy: " running").count - 1 == 2, "the broker was restarted")
+
+        let expected = track.expectedNotificationIDs
+        #expect(expected.values.map(\.count).reduce(0, +) == 2 * (track.fixesPerDevice - 1))
+        let complete = waitUntil(timeout: 30) {
+            observer.notificationIDs() == expected && referenceObserver.notificationIDs() == expected
+        }
+        #expect(complete, "bridge log: \(bridge.logLines.all.suffix(20))")
+        #expect(observer.notificationIDs() == referenceObserver.notificationIDs())
+        #expect(observer.notificationIDs() == expected)
+        #expect(!bridge.logged("connected to").isEmpty && bridge.logged("lost the connection").count >= 1)
+    }
+}
+
+/// Two devices crossing their fences over and over, with accurate fixes 10 s apart
+/// (starting an hour ago, so none is too old): `walker/phone` (OwnTracks) goes away,
+/// home, away, work, away, home, ...; `van/7` (plain JSON) goes away, depot, away, ...
+/// Every fix after a device's first crosses a fence edge by kilometres, so each is
+/// exactly one transition and, with every fence notifying on entry and exit, one
+/// notification whose id is known in advance.
+private struct CrossingTrack {
+    struct Fix {
+        let topic: String
+        let payload: String
+    }
+
+    let fixesPerDevice: Int
+    private(set) var fixes: [Fix] = []
+    private(set) var expectedNotificationIDs: [String: [String]] = [:]
+
+    init(base: Int, fixesPerDevice: Int) {
+        self.fixesPerDevice = fixesPerDevice
+        let away = (52.50, 13.405)
+        let walkerStops: [(String?, (Double, Double))] = [
+            (nil, away), ("home", (52.52, 13.405)), (nil, away), ("work", (52.53, 13.40)),
+        ]
+        let vanStops: [(String?, (Double, Double))] = [(nil, (48.0, 11.0)), ("depot", (48.1374, 11.5755))]
+        for index in 0..<fixesPerDevice {
+            let tst = base + 10 * index
+            let (walkerFence, walker) = walkerStops[index % walkerStops.count]
+            fixes.append(Fix(
+                topic: "owntracks/walker/phone",
+                payload: #"{"_type":"location","lat":\#(walker.0),"lon":\#(walker.1),"acc":5,"tst":\#(tst)}"#))
+            let (vanFence, van) = vanStops[index % vanStops.count]
+            fixes.append(Fix(
+                topic: "geotify/location/van/7", payload: #"{"lat":\#(van.0),"lon":\#(van.1),"acc":5,"tst":\#(tst)}"#))
+            guard index > 0 else { continue }
+            let previousWalker = walkerStops[(index - 1) % walkerStops.count].0
+            let walkerEvent = walkerFence.map { ($0, "enter") } ?? previousWalker.map { ($0, "exit") }
+            if let (fence, event) = walkerEvent {
+                expectedNotificationIDs["walker/phone", default: []].append("walker/phone/\(fence)/\(event)/\(tst)")
+            }
+            let previousVan = vanStops[(index - 1) % vanStops.count].0
+            let vanEvent = vanFence.map { ($0, "enter") } ?? previousVan.map { ($0, "exit") }
+            if let (fence, event) = vanEvent {
+                expectedNotificationIDs["van/7", default: []].append("van/7/\(fence)/\(event)/\(tst)")
+            }
+        }
+    }
+}

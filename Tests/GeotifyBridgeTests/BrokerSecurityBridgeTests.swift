@@ -1,0 +1,125 @@
+import Foundation
+import GeotifyBridge
+import GeotifyMQTT
+import GeotifyTestSupport
+import Testing
+
+/// The bridge against brokers that demand TLS or a password, end to end through a real
+/// mosquitto with certificates made by `openssl` and passwords by `mosquitto_passwd`.
+@Suite("Bridge with TLS and passwords", .serialized, .timeLimit(.minutes(1)))
+struct BrokerSecurityBridgeTests {
+    let base = Int(Date().timeIntervalSince1970) - 3_600
+
+    @Test func overTLSTheBridgeVerifiesTheBrokerWithTheConfiguredCA() throws {
+        let directory = try temporaryDirectory("tls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificates = try TestCertificates(in: directory)
+        let broker = try TestBroker(extraConfig: certificates.brokerConfig)
+        let trusted = MQTTTLS(caFile: certificates.caFile)
+        let observer = try BrokerObserver(port: broker.port, subscribe: ["geotify/#"]) { $0.tls = trusted }
+
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-tls") { settings in
+            settings.broker = BrokerAddress(host: "127.0.0.1", port: broker.port, tls: true)
+            settings.security.tls = trusted
+            settings.security.protocolVersion = .v5
+        }
+        try bridge.start()
+        #expect(waitUntil { observer.messages(under: "geotify/status").last?.text == "online" }, "\(bridge.logLines.all)")
+        try observer.publish("owntracks/walker/phone", location(52.50, 13.405, tst: 0))
+        try observer.publish("owntracks/walker/phone", location(52.52, 13.405, tst: 10))
+        #expect(waitUntil { observer.notificationIDs()["walker/phone"] == ["walker/phone/home/enter/\(base + 10)"] })
+        #expect(bridge.logged("connected to mqtts://127.0.0.1:\(broker.port)").count == 1)
+    }
+
+    @Test func overTLSABrokerCertificateTheBridgeCannotVerifyIsRefused() throws {
+        let directory = try temporaryDirectory("tls-untrusted")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificates = try TestCertificates(in: directory)
+        let broker = try TestBroker(extraConfig: certificates.brokerConfig)
+        // No CA configured: the system's CAs, which do not include the test CA.
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-untrusted") { settings in
+            settings.broker = BrokerAddress(host: "127.0.0.1", port: broker.port, tls: true)
+        }
+        do {
+            try bridge.start()
+            // The handshake may fail on the network thread: reported, never connected.
+            #expect(waitUntil { !bridge.logged("lost the connection").isEmpty }, "\(bridge.logLines.all)")
+        } catch {
+            #expect("\(error)".contains("TLS"), "\(error)")
+        }
+        #expect(bridge.logged("connected to").isEmpty)
+        #expect(!broker.log.contains("New client connected"))
+    }
+
+    @Test func withAPasswordFileTheBridgeLogsIn() throws {
+        let directory = try temporaryDirectory("password")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let passwords = try BrokerPasswordFile(
+            path: directory.appendingPathComponent("passwd").path,
+            users: ["geotify": "bridge-secret", "tracker": "tracker-secret"])
+        let broker = try TestBroker(extraConfig: passwords.brokerConfig)
+        let secret = directory.appendingPathComponent("mqtt-password")
+        try "bridge-secret\n".write(to: secret, atomically: true, encoding: .utf8)
+        chmod(secret.path, 0o600)
+        let observer = try BrokerObserver(port: broker.port, subscribe: ["geotify/#"]) {
+            $0.username = "tracker"
+            $0.password = "tracker-secret"
+        }
+
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-password") { settings in
+            settings.security.username = "geotify"
+            settings.security.passwordFile = secret.path
+        }
+        try bridge.start()
+        #expect(waitUntil { observer.messages(under: "geotify/status").last?.text == "online" }, "\(bridge.logLines.all)")
+        try observer.publish("geotify/location/van/7", #"{"lat":48.0,"lon":11.0,"acc":5,"tst":\#(base)}"#)
+        try observer.publish("geotify/location/van/7", #"{"lat":48.1374,"lon":11.5755,"acc":5,"tst":\#(base + 10)}"#)
+        #expect(waitUntil { observer.notificationIDs()["van/7"] == ["van/7/depot/enter/\(base + 10)"] })
+        #expect(bridge.logLines.all.allSatisfy { !$0.contains("bridge-secret") }, "the password is never logged")
+    }
+
+    @Test func aWrongPasswordIsLoggedOnceAndRetriedWithBackoffNotInATightLoop() throws {
+        let directory = try temporaryDirectory("wrong-password")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let passwords = try BrokerPasswordFile(
+            path: directory.appendingPathComponent("passwd").path, users: ["geotify": "right"])
+        let broker = try TestBroker(extraConfig: passwords.brokerConfig)
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-wrong") { settings in
+            settings.security.username = "geotify"
+            settings.security.password = "wrong"
+        }
+        try bridge.start()
+
+        // Three refused attempts: the first at once, the next after at least 0.5 s and
+        // 1 s (the backoff's lower bounds), so never sooner than 1.5 s in all.
+        let clock = ContinuousClock()
+        #expect(waitUntil { refusals(in: broker.log) >= 1 })
+        let first = clock.now
+        #expect(waitUntil(timeout: 20) { refusals(in: broker.log) >= 3 }, "\(broker.log)")
+        let spread = clock.now - first
+        #expect(spread >= .milliseconds(1_400), "three attempts within \(spread): a tight loop")
+
+        let refusedLines = bridge.logged("refused the connection")
+        #expect(refusedLines.count == 1, "\(bridge.logLines.all)")
+        #expect(refusedLines.first?.contains("not authorised") == true, "\(refusedLines)")
+        #expect(bridge.bridge?.counters.value("errors.connection_refused") == 1)
+    }
+
+    /// An OwnTracks location at `base + tst`, accurate to 5 m.
+    private func location(_ latitude: Double, _ longitude: Double, tst: Int) -> String {
+        #"{"_type":"location","lat":\#(latitude),"lon":\#(longitude),"acc":5,"tst":\#(base + tst)}"#
+    }
+}
+
+/// How many connections the broker refused for want of valid credentials.
+private func refusals(in log: String) -> Int {
+    log.components(separatedBy: "disconnected, not authorised").count - 1
+}
+
+/// A new, empty temporary directory for one test.
+private func temporaryDirectory(_ name: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("geotify-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+import GeotifyBridge
+import GeotifyMQTT
+import GeotifyTestSupport
+
+/// Home Assistant discovery, OwnTracks transitions, presence and occupancy, and the
+/// statistics, through a real mosquitto, seen as Home Assistant and OwnTracks see them.
+@Suite("Home Assistant, OwnTracks and presence through mosquitto", .serialized)
+struct EcosystemTests {
+    static let fences = """
+        { "devices": {
+            "alice/phone": [
+              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                "note": "Welcome home", "eventType": "onEntryAndExit" } ],
+            "bob/phone": [] },
+          "groups": { "family": ["alice/phone", "bob/phone"] },
+          "shared": [
+            { "identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150,
+              "note": "At school", "eventType": "onEntryAndExit", "group": "family" } ] }
+        """
+    static let school = (52.53, 13.38)
+    static let away = (52.50, 13.405)
+
+    func object(_ message: MQTTMessage?) -> [String: Any]? {
+        message.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+    }
+
+    @Test func homeAssistantSeesEveryEntityWithTheKeysItRequires() throws {
+        let harness = try BridgeHarness(fences: Self.fences, start: false)
+        let homeAssistant = try TestClient(port: harness.broker.port)
+        try homeAssistant.subscribe("homeassistant/#")
+        try harness.startBridge()
+        // alice: tracker, badge, button, event + home + school; bob: the four + school.
+        let configs = homeAssistant.waitForMessages(on: "homeassistant/#", count: 11)
+        try #require(configs.count == 11)
+        #expect(configs.allSatisfy(\.retain) || configs.allSatisfy { !$0.retain }, "delivered alike")
+        for config in configs {
+            let parts = config.topic.split(separator: "/")
+            #expect(parts.count == 5 && parts[0] == "homeassistant" && parts[4] == "config", "\(config.topic)")
+            let payload = try #require(object(config))
+            #expect(payload["unique_id"] is String)
+            #expect(payload["name"] is String)
+            let device = try #require(payload["device"] as? [String: Any])
+            #expect((device["identifiers"] as? [String])?.isEmpty == false)
+            let availability = try #require(payload["availability"] as? [[String: Any]])
+            #expect(availability.first?["topic"] as? String == "geotify/status")
+            switch parts[1] {
+            case "device_tracker":
+                #expect(payload["source_type"] as? String == "gps")
+                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/tracker/") == true)
+                #expect((payload["json_attributes_topic"] as? String)?.hasPrefix("geotify/state/") == true)
+            case "binary_sensor":
+                #expect(payload["device_class"] as? String == "presence")
+                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/presence/") == true)
+                #expect(payload["payload_on"] as? String == "inside")
+            case "sensor":
+                #expect(payload["state_class"] as? String == "measurement")
+                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/badge/") == true)
+            case "button":
+                #expect((payload["command_topic"] as? String)?.hasPrefix("geotify/cmd/") == true)
+                #expect(payload["payload_press"] as? String == #"{"action":"resetBadge"}"#)
+            case "event":
+                #expect(payload["event_types"] as? [String] == ["enter", "exit", "dwell"])
+                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/event/") == true)
+            default:
+                Issue.record("unexpected component \(parts[1])")
+            }
+        }
+
+        homeAssistant.clear()
+        try homeAssistant.publish("homeassistant/status", "online")
+        #expect(homeAssistant.waitForMessages(on: "homeassistant/#", count: 12).count >= 11, "re-announced when Home Assistant comes online")
+
+        homeAssistant.clear()
+        try """
+            { "devices": {
+                "alice/phone": [
+                  { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                    "note": "Welcome home", "eventType": "onEntryAndExit" } ] },
+              "groups": { "family": ["alice/phone"] },
+              "shared": [
+                { "identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150,
+                  "note": "At school", "eventType": "onEntryAndExit", "group": "family" } ] }
+            """.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
+        #expect(waitUntil { harness.bridge?.fenceBook.knows("bob/phone") == false }, "the edited file is valid and in force")
+        let removals = homeAssistant.waitForMessages(on: "homeassistant/#", count: 5).filter(\.payload.isEmpty)
+        #expect(removals.count == 5, "bob's four entities and his school sensor are removed with empty configs")
+        #expect(removals.allSatisfy { $0.topic.contains("bob_phone") })
+    }
+
+    @Test func ownTracksDevicesGetOwnTracksTransitions() throws {
+        let harness = try BridgeHarness(fences: Self.fences)
+        try harness.observer.subscribe("owntracks/alice/phone/event")
+        try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 0)
+        try harness.ownTracks("alice/phone", 52.52, 13.405, tst: 60, acc: 8)
+        let transition = try #require(object(harness.observer.waitForMessage(on: "owntracks/alice/phone/event")))
+        #expect(transition["_type"] as? String == "transition")
+        #expect(transition["event"] as? String == "enter")
+        #expect(transition["desc"] as? String == "home")
+        #expect(transition["rid"] as? String == "home")
+        #expect(transition["t"] as? String == "c")
+        #expect(transition["tid"] as? String == "ne")
+        #expect(transition["lat"] as? Double == 52.52)
+        #expect(transition["lon"] as? Double == 13.405)
+        #expect(transition["acc"] as? Int == 8)
+        #expect(transition["tst"] as? Int == harness.base + 60)
+        #expect(transition["wtst"] is Int)
+        try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 120)
+        let leave = object(harness.observer.waitForMessages(on: "owntracks/alice/phone/event", count: 2).last)
+        #expect(leave?["event"] as? String == "leave")
+
+        try harness.observer.publish("geotify/location/alice/phone", #"{"lat":52.52,"lon":13.405,"tst":\#(harness.base + 180)}"#)
+        #expect(harness.events("alice/phone", count: 3).count == 3)
+        #expect(harness.observer.waitForMessages(on: "owntracks/alice/phone/event", count: 3, timeout: 1).count == 3,
+                "a device known as an OwnTracks device keeps getting transitions")
+    }
+
+    @Test func presenceAndOccupancyFollowTransitions() throws {
+        let harness = try BridgeHarness(fences: Self.fences)
+        try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 0)
+        try harness.ownTracks("bob/phone", Self.away.0, Self.away.1, tst: 0)
+        try harness.ownTracks("alice/phone", Self.school.0, Self.school.1, tst: 60)
+        #expect(harness.observer.waitForMessage(on: "geotify/occupancy/family/school")?.text == "1")
+        #expect(harness.observer.waitForMessage(on: "geotify/presence/alice/phone/school")?.text == "inside")
+        #expect(harness.observer.waitForMessage(on: "geotify/tracker/alice/phone")?.text == "school")
+        let state = try #require(object(harness.observer.waitForMessage(on: "geotify/state/alice/phone")))
+        #expect((state["inside"] as? [[String: Any]])?.first?["fence"] as? String == "school")
+        #expect((state["inside"] as? [[String: Any]])?.first?["note"] as? String == "At school")
+        #expect(state["latitude"] as? Double == Self.school.0)
+        #expect(state["badge"] as? Int == 1)
+
+        try harness.ownTracks("bob/phone", Self.school.0, Self.school.1, tst: 60)
+        #expect(harness.observer.waitForMessages(on: "geotify/occupancy/family/school", count: 2).map(\.text) == ["1", "2"])
+        try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 120)
+        #expect(harness.observer.waitForMessages(on: "geotify/occupancy/family/school", count: 3).map(\.text) == ["1", "2", "1"])
+        #expect(harness.observer.waitForMessages(on: "geotify/presence/alice/phone/school", count: 2).last?.text == "outside")
+        #expect(harness.observer.waitForMessages(on: "geotify/tracker/alice/phone", count: 2).last?.text == "not_home")
+
+        let late = try TestClient(port: harness.broker.port)
+        try late.subscribe("geotify/occupancy/#")
+        #expect(late.waitForMessage(on: "geotify/occupancy/family/school")?.text == "1", "retained for Home Assistant's zone")
+    }
+
+    @Test func statisticsArePublishedRetained() throws {
+        let harness = try BridgeHarness(start: false, configure: { $0.statsInterval = 0.5 })
+        try harness.startBridge()
+        try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 0)
+        try harness.observer.publish("owntracks/alice/phone", "garbage")
+        #expect(waitUntil { harness.observer.messages.contains { $0.topic == "geotify/stats" && $0.text.contains(#""invalid_json":1"#) } })
+        let stats = try #require(object(harness.observer.messages.last { $0.topic == "geotify/stats" }))
+        #expect(stats["fences"] as? Int == 3)
+        let counters = try #require(stats["counters"] as? [String: Any])
+        #expect(counters["messages_received"] as? Int == 2)
+        #expect(counters["fixes_evaluated"] as? Int == 1)
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+import GeotifyBridge
+import GeotifyTestSupport
+
+/// Managing fences over MQTT through a real mosquitto: the app's list, Add/Edit,
+/// Delete... (Cancel / Delete) and Peek & Pop, all written to the fence file.
+@Suite("Fence commands through mosquitto", .serialized)
+struct FenceCommandTests {
+    /// Sends `request` (a JSON object text without braces' id) for `device` and returns
+    /// the reply with the same correlation id.
+    func send(_ harness: BridgeHarness, _ request: String, device: String = "alice/phone") throws -> [String: Any] {
+        let id = UUID().uuidString
+        let body = request.dropFirst().dropLast()
+        try harness.observer.publish("geotify/cmd/\(device)", #"{"id":"\#(id)",\#(body)}"#)
+        var reply: [String: Any]?
+        _ = waitUntil {
+            reply = harness.observer.messages.lazy.filter { $0.topic == "geotify/reply/\(device)" }
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+                .first { $0["id"] as? String == id }
+            return reply != nil
+        }
+        guard let reply else { throw TestSupportError("no reply to \(request)") }
+        return reply
+    }
+
+    func fileFences(_ harness: BridgeHarness, _ device: String = "alice/phone") throws -> [[String: Any]] {
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: harness.fencesURL)) as? [String: Any]
+        return ((object?["devices"] as? [String: Any])?[device] as? [[String: Any]]) ?? []
+    }
+
+    func error(_ reply: [String: Any]) -> String? {
+        (reply["error"] as? [String: Any])?["code"] as? String
+    }
+
+    @Test func addListPreviewCommitIsWrittenToTheFileAndSurvivesARestart() throws {
+        let harness = try BridgeHarness()
+        try harness.ownTracks("alice/phone", 52.5, 13.41, tst: 0)
+
+        let added = try send(harness, #"{"action":"add","fence":{"identifier":"gym","latitude":52.5,"longitude":13.41,"radius":0,"note":"Leg day","eventType":"onEntry"}}"#)
+        #expect(added["ok"] as? Bool == true)
+        #expect((added["fence"] as? [String: Any])?["radius"] as? Int == 1)
+        #expect((added["warnings"] as? [String])?.first?.contains("radius 0 m clamped to 1 m") == true)
+
+        let list = try send(harness, #"{"action":"list"}"#)
+        #expect((list["fences"] as? [[String: Any]])?.compactMap { $0["identifier"] as? String } == ["home", "office", "gym"])
+
+        let preview = try send(harness, #"{"action":"preview","change":{"action":"edit","fence":"gym","changes":{"radius":500,"note":"Cardio"}}}"#)
+        let peek = try #require(preview["preview"] as? [String: Any])
+        #expect((peek["fence"] as? [String: Any])?["radius"] as? Int == 500)
+        #expect((peek["previous"] as? [String: Any])?["radius"] as? Int == 1)
+        #expect((peek["relation"] as? [String: Any])?["state"] as? String == "inside")
+        #expect(peek["notification"] is NSNull, "the fence is new to the device: its next fix only establishes the relation")
+        let token = try #require(preview["token"] as? String)
+        #expect(try fileFences(harness).first { $0["identifier"] as? String == "gym" }?["radius"] as? Int == 1, "a preview changes nothing")
+
+        let commit = try send(harness, #"{"action":"commit","token":"\#(token)"}"#)
+        #expect(commit["ok"] as? Bool == true)
+        #expect(commit["committed"] as? String == "edit")
+        let gym = try fileFences(harness).first { $0["identifier"] as? String == "gym" }
+        #expect(gym?["radius"] as? Int == 500)
+        #expect(gym?["note"] as? String == "Cardio")
+
+        harness.stopBridge()
+        try harness.startBridge()
+        let after = try send(harness, #"{"action":"get","fence":"gym"}"#)
+        #expect((after["fence"] as? [String: Any])?["note"] as? String == "Cardio")
+    }
+
+    @Test func aPreviewShowsTheNotificationApplyingWouldCause() throws {
+        let harness = try BridgeHarness()
+        try harness.ownTracks("alice/phone", 52.52, 13.405, tst: 0)
+        _ = try send(harness, #"{"action":"list"}"#)
+        let preview = try send(harness, #"{"action":"preview","change":{"action":"edit","fence":"home","changes":{"latitude":52.6}}}"#)
+        let peek = try #require(preview["preview"] as? [String: Any])
+        let notification = try #require(peek["notification"] as? [String: Any])
+        #expect(notification["event"] as? String == "exit")
+        #expect(notification["fence"] as? String == "home")
+        let relation = try #require(peek["relation"] as? [String: Any])
+        #expect(relation["state"] as? String == "outside")
+        #expect((relation["distanceToEdge"] as? Double ?? 0) > 8_000)
+    }
+
+    @Test func deleteAsksForConfirmationCancelKeepsCommitDeletes() throws {
+        let harness = try BridgeHarness()
+        let ask = try send(harness, #"{"action":"delete","fence":"office"}"#)
+        #expect(ask["ok"] as? Bool == true)
+        #expect((ask["confirm"] as? String)?.contains("commit") == true)
+        #expect(((ask["preview"] as? [String: Any])?["fence"] as? [String: Any])?["identifier"] as? String == "office")
+        let first = try #require(ask["token"] as? String)
+        let cancel = try send(harness, #"{"action":"cancel","token":"\#(first)"}"#)
+        #expect(cancel["cancelled"] as? Bool == true)
+        #expect(try fileFences(harness).contains { $0["identifier"] as? String == "office" })
+        #expect(error(try send(harness, #"{"action":"commit","token":"\#(first)"}"#)) == "unknown_token", "a cancelled token is gone")
+
+        let again = try send(harness, #"{"action":"delete","fence":"office"}"#)
+        let second = try #require(again["token"] as? String)
+        let commit = try send(harness, #"{"action":"commit","token":"\#(second)"}"#)
+        #expect(commit["committed"] as? String == "delete")
+        #expect(!(try fileFences(harness).contains { $0["identifier"] as? String == "office" }))
+
+        let script = try send(harness, #"{"action":"delete","fence":"home","confirm":true}"#)
+        #expect((script["deleted"] as? [String: Any])?["identifier"] as? String == "home")
+        #expect(try fileFences(harness).isEmpty)
+    }
+
+    @Test func aStaleTokenIsRefused() throws {
+        let harness = try BridgeHarness()
+        let preview = try send(harness, #"{"action":"preview","change":{"action":"edit","fence":"home","changes":{"radius":250}}}"#)
+        let token = try #require(preview["token"] as? String)
+        _ = try send(harness, #"{"action":"edit","fence":"office","changes":{"note":"changed meanwhile"}}"#)
+        let commit = try send(harness, #"{"action":"commit","token":"\#(token)"}"#)
+        #expect(commit["ok"] as? Bool == false)
+        #expect(error(commit) == "stale")
+        #expect(try fileFences(harness).first { $0["identifier"] as? String == "home" }?["radius"] as? Int == 100)
+    }
+
+    @Test func everyBadRequestHasItsOwnCodeAndLeavesTheFileAlone() throws {
+        let harness = try BridgeHarness(fences: """
+            {"devices": {"alice/phone": [{"identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntry"}],
+                         "bob/phone": []}}
+            """)
+        let before = try Data(contentsOf: harness.fencesURL)
+        let fence = #""latitude":1,"longitude":2,"radius":5,"eventType":"onEntry""#
+        let cases: [(String, String, String)] = [
+            ("alice/phone", #"{"action":"explode"}"#, "unknown_action"),
+            ("alice/phone", #"{"action":"get"}"#, "missing_field"),
+            ("alice/phone", #"{"action":"get","fence":5}"#, "wrong_type"),
+            ("alice/phone", #"{"action":"add","fence":{"identifier":"x","latitude":95,"longitude":2,"radius":5,"eventType":"onEntry"}}"#, "out_of_range"),
+            ("alice/phone", #"{"action":"add","fence":{"identifier":"x","longitude":2,"radius":5,"eventType":"onEntry"}}"#, "missing_field"),
+            ("alice/phone", #"{"action":"add","fence":{"identifier":"x",\#(fence),"radius2":1}}"#, "unknown_key"),
+            ("alice/phone", #"{"action":"add","fence":{"identifier":"home",\#(fence)}}"#, "duplicate_identifier"),
+            ("alice/phone", #"{"action":"edit","fence":"gone","changes":{"radius":5}}"#, "unknown_fence"),
+            ("alice/phone", #"{"action":"commit","token":"nope"}"#, "unknown_token"),
+            ("mallory/phone", #"{"action":"list"}"#, "not_allowed"),
+        ]
+        for (device, request, code) in cases {
+            #expect(error(try send(harness, request, device: device)) == code, "\(request)")
+        }
+        #expect(try Data(contentsOf: harness.fencesURL) == before, "no refused request changed the file")
+
+        for index in 0..<19 {
+            _ = try send(harness, #"{"action":"add","fence":{"identifier":"f\#(index)",\#(fence)}}"#, device: "bob/phone")
+        }
+        #expect(error(try send(harness, #"{"action":"add","fence":{"identifier":"f20",\#(fence)}}"#, device: "bob/phone")) == nil)
+        #expect(error(try send(harness, #"{"action":"add","fence":{"identifier":"f21",\#(fence)}}"#, device: "bob/phone")) == "fence_limit")
+        #expect(try fileFences(harness, "bob/phone").count == 20)
+    }
+
+    @Test func handEditsArePickedUpAndInvalidOnesRefusedKeepingTheRunningFences() throws {
+        let harness = try BridgeHarness()
+        let edited = BridgeHarness.fences.replacingOccurrences(of: #""Welcome home""#, with: #""Home again""#)
+        try edited.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
+        #expect(waitUntil { harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Home again" })
+
+        try harness.ownTracks("alice/phone", 52.50, 13.405, tst: 0)
+        try #"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 95}]}}"#.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
+        let report = harness.observer.waitForMessage(on: "geotify/error")
+        #expect(report?.text.contains(#""error":"fence_file""#) == true)
+        #expect(report?.text.contains("latitude 95 is outside -90...90") == true)
+        #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").count == 2, "the last good fences stay in force")
+        try harness.ownTracks("alice/phone", 52.52, 13.405, tst: 60)
+        #expect(harness.events("alice/phone", count: 1).first?["note"] as? String == "Home again")
+        #expect(harness.logLines.all.contains { $0.contains("is not valid; keeping the fences in force") })
+    }
+
+    @Test func commandsCanBeTurnedOff() throws {
+        let harness = try BridgeHarness(start: false, configure: { $0.commandsEnabled = false })
+        try harness.startBridge()
+        #expect(error(try send(harness, #"{"action":"list"}"#)) == "not_allowed")
+    }
+}

@@ -1,0 +1,46 @@
+import Testing
+import GeotifyBridge
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+@Suite("OwnTracks waypoints")
+struct OwnTracksWaypointsTests {
+    let waypoints = OwnTracksWaypoints(topics: OwnTracksTopics())
+
+    static func fence(_ identifier: String, radius: Double) -> Fence {
+        Fence(identifier: identifier, region: .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: radius),
+              note: "a note", eventType: .onEntry)
+    }
+
+    @Test func setWaypointsCarriesEachCircle() throws {
+        let message = try #require(waypoints.command(for: "alice/phone", fences: [Self.fence("home", radius: 100.4)]))
+        #expect(message.topic == "owntracks/alice/phone/cmd")
+        #expect(message.qos == 1 && !message.retain)
+        let tst = OwnTracksWaypoints.creationTime(of: "home")
+        #expect(String(decoding: message.payload, as: UTF8.self) ==
+            #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"home","lat":52.52,"lon":13.405,"rad":100,"tst":\#(tst),"rid":"home"}]}}"#)
+    }
+
+    @Test func removedFencesAreDeletedWithAnInvalidPosition() throws {
+        let message = try #require(waypoints.command(for: "alice/phone", fences: [Self.fence("home", radius: 50)], removed: ["office"]))
+        let list = try #require(try JSONParser().parse(message.payload)["waypoints"]?["waypoints"]?.arrayValue)
+        #expect(list.count == 2)
+        #expect(list[1]["desc"] == "office")
+        #expect(list[1]["lat"] == -1_000_000)
+        #expect(list[1]["lon"] == -1_000_000)
+        #expect(list[1]["tst"] == .number(Double(OwnTracksWaypoints.creationTime(of: "office"))))
+    }
+
+    @Test func nothingToSendOrNoOwnTracksTopicGivesNoCommand() {
+        #expect(waypoints.command(for: "alice/phone", fences: []) == nil)
+        #expect(waypoints.command(for: "van", fences: [Self.fence("depot", radius: 10)]) == nil)
+    }
+
+    @Test func creationTimesAreStablePlausibleAndDistinct() {
+        #expect(OwnTracksWaypoints.creationTime(of: "home") == 1_487_889_774)
+        let times = ["home", "office", "gym", "depot", "school"].map(OwnTracksWaypoints.creationTime(of:))
+        #expect(Set(times).count == times.count)
+        #expect(times.allSatisfy { (1_000_000_000..<1_500_000_000).contains($0) })
+    }
+}

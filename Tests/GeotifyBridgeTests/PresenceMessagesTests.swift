@@ -1,0 +1,92 @@
+import Testing
+import GeotifyBridge
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+@Suite("Presence messages")
+struct PresenceMessagesTests {
+    let messages = PresenceMessages(topics: Topics())
+
+    static func fence(_ identifier: String, note: String = "") -> Fence {
+        Fence(identifier: identifier, region: .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100),
+              note: note, eventType: .onEntry)
+    }
+
+    static let fences = [fence("desk", note: "At the desk"), fence("office", note: "At work"), fence("home", note: "Welcome home")]
+    static let fix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 12, timestamp: 1_700_000_060)
+
+    static func state(inside: [String], badge: Int = 1, fix: Fix? = PresenceMessagesTests.fix) -> DeviceState {
+        DeviceState(badge: badge, lastFix: fix, revision: 1, fences: inside.map { FenceState(fence: $0, since: 1_700_000_000) })
+    }
+
+    func text(_ message: OutboxMessage) -> String {
+        String(decoding: message.payload, as: UTF8.self)
+    }
+
+    @Test func theStateDocument() throws {
+        let message = messages.state(of: "alice/phone", Self.state(inside: ["home", "office"]), fences: Self.fences)
+        #expect(message.topic == "geotify/state/alice/phone")
+        #expect(message.retain && message.qos == 1)
+        #expect(text(message) == #"{"device":"alice/phone","inside":[{"fence":"office","note":"At work"},{"fence":"home","note":"Welcome home"}],"badge":1,"lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,"latitude":52.52,"longitude":13.405,"gps_accuracy":12}"#)
+    }
+
+    @Test func theStateDocumentBeforeAnyFixAndWithoutAccuracy() {
+        let empty = messages.state(of: "van/7", DeviceState(), fences: [])
+        #expect(text(empty) == #"{"device":"van/7","inside":[],"badge":0}"#)
+        let fix = Fix(device: "van/7", coordinate: Coordinate(latitude: 1, longitude: 2), timestamp: 5)
+        let noAccuracy = messages.state(of: "van/7", Self.state(inside: [], badge: 0, fix: fix), fences: [])
+        #expect(text(noAccuracy) == #"{"device":"van/7","inside":[],"badge":0,"lat":1,"lon":2,"tst":5,"latitude":1,"longitude":2}"#)
+    }
+
+    @Test func fencesNoLongerInTheBookAreLeftOut() {
+        let message = messages.state(of: "alice/phone", Self.state(inside: ["gone", "home"]), fences: Self.fences)
+        #expect(text(message).contains(#""inside":[{"fence":"home","note":"Welcome home"}]"#))
+    }
+
+    @Test func presenceOfEachFence() {
+        let all = messages.presence(of: "alice/phone", Self.state(inside: ["home"]), fences: Self.fences)
+        #expect(all.map(\.topic) == ["geotify/presence/alice/phone/desk", "geotify/presence/alice/phone/office", "geotify/presence/alice/phone/home"])
+        #expect(all.map(text) == ["outside", "outside", "inside"])
+        #expect(all.allSatisfy { $0.retain && $0.qos == 1 })
+    }
+
+    @Test func theTrackerShowsTheFirstFenceOfTheFileTheDeviceIsIn() {
+        let nested = messages.tracker(of: "alice/phone", Self.state(inside: ["office", "desk"]), fences: Self.fences)
+        #expect(nested.topic == "geotify/tracker/alice/phone")
+        #expect(text(nested) == "desk")
+        #expect(nested.retain && nested.qos == 1)
+        #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: ["home"]), fences: Self.fences)) == "home")
+        #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: []), fences: Self.fences)) == "not_home")
+        #expect(PresenceMessages.trackedFence(Self.state(inside: ["home", "office"]), fences: Self.fences)?.identifier == "office")
+    }
+
+    @Test func occupancyIsACount() {
+        let message = messages.occupancy(owner: "family", fence: "home", count: 3)
+        #expect(message.topic == "geotify/occupancy/family/home")
+        #expect(text(message) == "3")
+        #expect(message.retain && message.qos == 1)
+    }
+
+    @Test func theTopicPrefixIsHonoured() {
+        let custom = PresenceMessages(topics: Topics(prefix: "geo"))
+        #expect(custom.stateTopic("a/b") == "geo/state/a/b")
+        #expect(custom.presenceTopic("a/b", fence: "f") == "geo/presence/a/b/f")
+        #expect(custom.trackerTopic("a/b") == "geo/tracker/a/b")
+        #expect(custom.occupancyTopic(owner: "o", fence: "f") == "geo/occupancy/o/f")
+    }
+
+    @Test func removalsClearWhatRemovedFencesAndDevicesLeftRetained() {
+        let previous = ["alice/phone": Self.fences, "van/7": [Self.fence("depot")]]
+        let current = ["alice/phone": [Self.fence("home")]]
+        let removals = messages.removals(previous: previous, current: current)
+        #expect(removals.map(\.topic) == [
+            "geotify/presence/alice/phone/desk",
+            "geotify/presence/alice/phone/office",
+            "geotify/presence/van/7/depot",
+            "geotify/state/van/7",
+            "geotify/tracker/van/7",
+        ])
+        #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
+    }
+}

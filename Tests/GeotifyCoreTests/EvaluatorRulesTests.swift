@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+import GeotifyCore
+
+/// Each transition rule, with a case that fails when the rule is taken away.
+@Suite("Evaluator rules")
+struct EvaluatorRulesTests {
+    static let center = Coordinate(latitude: 52.52, longitude: 13.405)
+    static let metresPerDegree = 111_250.0
+
+    /// A point `metres` north of the fence centre.
+    func north(_ metres: Double) -> Coordinate {
+        Coordinate(latitude: Self.center.latitude + metres / Self.metresPerDegree, longitude: Self.center.longitude)
+    }
+
+    func fence(_ eventType: EventType = [.onEntry, .onExit], rules: FenceRules = FenceRules(), radius: Double = 100) -> Fence {
+        Fence(identifier: "home", region: .circle(center: Self.center, radius: radius), note: "", eventType: eventType, rules: rules, addedRevision: 1)
+    }
+
+    /// Runs `steps` (metres north of the centre, accuracy, time) through an evaluator,
+    /// the first fix establishing the state; returns every transition's kind and time.
+    func run(fence: Fence? = nil, _ steps: [(Double, Double?, Double)]) -> [String] {
+        run(TransitionRules(), fence: fence, steps)
+    }
+
+    func run(_ rules: TransitionRules, fence: Fence? = nil, _ steps: [(Double, Double?, Double)]) -> [String] {
+        let evaluator = Evaluator(rules: rules, acceptance: FixAcceptance(maximumAge: 0))
+        let fences = [fence ?? self.fence()]
+        var state = DeviceState()
+        var seen: [String] = []
+        for (metres, accuracy, time) in steps {
+            let fix = Fix(device: "d", coordinate: north(metres), accuracy: accuracy, timestamp: time)
+            let evaluation = evaluator.evaluate(fix, fences: fences, revision: 1, now: time, state: &state)
+            seen += evaluation.transitions.map { "\($0.kind.rawValue)@\(Int($0.fix.timestamp))" }
+        }
+        return seen
+    }
+
+    // MARK: accuracy
+
+    @Test func aFixWorseThanTheAccuracyThresholdDecidesNothing() {
+        #expect(run([(500, 5, 0), (0, 3_000, 10)]) == [])
+        #expect(run(TransitionRules(maximumAccuracy: 0), [(500, 5, 0), (0, 3_000, 10)]) == ["enter@10"], "0 turns the check off")
+    }
+
+    @Test func anInaccurateFixStillCountsAsTheLastFix() {
+        let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        let fix = Fix(device: "d", coordinate: north(0), accuracy: 3_000, timestamp: 5)
+        let evaluation = evaluator.evaluate(fix, fences: [fence()], revision: 1, now: 5, state: &state)
+        #expect(evaluation.outcome == .inaccurate)
+        #expect(state.lastFix == fix)
+        #expect(state.revision == nil, "an inaccurate first fix establishes nothing")
+    }
+
+    @Test func aFixWithoutAccuracyCountsAsAccurate() {
+        #expect(run([(500, nil, 0), (0, nil, 10)]) == ["enter@10"])
+    }
+
+    // MARK: containment and hysteresis
+
+    @Test func enteringNeedsTheAccuracyCircleInside() {
+        #expect(run([(500, 5, 0), (80, 30, 10)]) == [], "80 + 30 > 100: not inside with confidence")
+        #expect(run([(500, 5, 0), (80, 30, 10), (80, 10, 20)]) == ["enter@20"])
+        #expect(run(TransitionRules(accuracyAware: false), [(500, 5, 0), (80, 30, 10)]) == ["enter@10"])
+    }
+
+    @Test func coarseFixesStillEnterSmallFencesThroughTheirInnerHalf() {
+        #expect(run([(500, 5, 0), (40, 400, 10)]) == ["enter@10"], "40 + min(400, 50) <= 100")
+        #expect(run([(500, 5, 0), (60, 400, 10)]) == [], "60 + 50 > 100")
+    }
+
+    @Test func exitingNeedsTheHysteresisMargin() {
+        #expect(run([(0, 5, 0), (105, 0, 10)]) == [], "105 m is within the default 10 m margin")
+        #expect(run([(0, 5, 0), (105, 0, 10), (115, 0, 20)]) == ["exit@20"])
+        #expect(run(TransitionRules(hysteresis: 0), [(0, 5, 0), (105, 0, 10)]) == ["exit@10"])
+        #expect(run([(0, 5, 0), (150, 50, 10)]) == [], "150 - 50 <= 110: not outside with confidence")
+    }
+
+    @Test func theDefaultMarginGrowsWithTheFence() {
+        let large = fence(radius: 1_000)
+        #expect(run(fence: large, [(0, 5, 0), (1_090, 0, 10)]) == [], "10 % of 1 km is 100 m")
+        #expect(run(fence: large, [(0, 5, 0), (1_090, 0, 10), (1_101, 0, 20)]) == ["exit@20"])
+    }
+
+    @Test func jitterAcrossTheEdgeDoesNotFlap() {
+        let jitter: [(Double, Double?, Double)] = (0..<60).map { (index: Int) -> (Double, Double?, Double) in
+            let metres: Double = index % 2 == 0 ? 95 : 106
+            return (metres, 12, Double(index * 30))
+        }
+        #expect(run(jitter) == [])
+        #expect(run(.none, jitter).count == 59)
+    }
+
+    // MARK: minimum duration
+
+    @Test func aQuickInAndOutShorterThanTheMinimumPublishesNothing() {
+        let rules = TransitionRules(minimumDuration: 60)
+        #expect(run(rules, [(500, 5, 0), (0, 5, 100), (500, 5, 130), (500, 5, 400)]) == [])
+        #expect(run(TransitionRules(), [(500, 5, 0), (0, 5, 100), (500, 5, 130)]) == ["enter@100", "exit@130"])
+    }
+
+    @Test func aChangeThatHoldsIsPublishedWithTheTimeItBegan() {
+        let rules = TransitionRules(minimumDuration: 60)
+        #expect(run(rules, [(500, 5, 0), (0, 5, 200), (0, 5, 230), (0, 5, 270)]) == ["enter@200"])
+    }
+
+    @Test func theTimerConfirmsAChangeWhenNoFixComes() {
+        let evaluator = Evaluator(rules: TransitionRules(minimumDuration: 60), acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        for (metres, time) in [(500.0, 0.0), (0, 200)] {
+            _ = evaluator.evaluate(Fix(device: "d", coordinate: north(metres), accuracy: 5, timestamp: time), fences: [fence()], revision: 1, now: time, state: &state)
+        }
+        #expect(evaluator.nextDeadline(fences: [fence()], state: state) == 260)
+        #expect(evaluator.advance(to: 259, fences: [fence()], state: &state).transitions.isEmpty)
+        let confirmed = evaluator.advance(to: 261, fences: [fence()], state: &state)
+        #expect(confirmed.transitions.map(\.kind) == [.enter])
+        #expect(confirmed.transitions.first?.fix.timestamp == 200)
+        #expect(evaluator.nextDeadline(fences: [fence()], state: state) == nil)
+    }
+
+    // MARK: dwell
+
+    @Test func dwellFiresOncePerStayByFixTimes() {
+        let dwelling = fence([.onEntry, .onDwell], rules: FenceRules(dwell: 300))
+        let steps: [(Double, Double?, Double)] = [(500, 5, 0), (0, 5, 10), (0, 5, 200), (0, 5, 320), (0, 5, 900), (500, 5, 1_000), (0, 5, 1_100), (0, 5, 1_500)]
+        #expect(run(fence: dwelling, steps) == ["enter@10", "dwell@310", "exit@1000", "enter@1100", "dwell@1400"])
+        #expect(run(fence: fence([.onEntry, .onDwell]), steps) == ["enter@10", "exit@1000", "enter@1100"], "no dwell without a dwell time")
+    }
+
+    @Test func dwellFiresByTimerWhenNoFixComes() {
+        let dwelling = fence([.onDwell], rules: FenceRules(dwell: 300))
+        let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        for (metres, time) in [(500.0, 0.0), (0, 10)] {
+            _ = evaluator.evaluate(Fix(device: "d", coordinate: north(metres), accuracy: 5, timestamp: time), fences: [dwelling], revision: 1, now: time, state: &state)
+        }
+        #expect(evaluator.nextDeadline(fences: [dwelling], state: state) == 310)
+        let dwell = evaluator.advance(to: 311, fences: [dwelling], state: &state)
+        #expect(dwell.notifications.map(\.kind) == [.dwell])
+        #expect(dwell.notifications.first?.eventID == "d/home/dwell/310")
+        #expect(evaluator.advance(to: 900, fences: [dwelling], state: &state).transitions.isEmpty)
+    }
+
+    // MARK: ordering and staleness
+
+    @Test func fixesOlderThanTheLastOneAreDropped() {
+        let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        _ = evaluator.evaluate(Fix(device: "d", coordinate: north(500), timestamp: 100), fences: [fence()], revision: 1, now: 100, state: &state)
+        let stale = evaluator.evaluate(Fix(device: "d", coordinate: north(0), timestamp: 90), fences: [fence()], revision: 1, now: 101, state: &state)
+        #expect(stale.outcome == .dropped(.outOfOrder))
+        #expect(stale.transitions.isEmpty)
+        #expect(state.lastFix?.timestamp == 100)
+    }
+
+    @Test func fixesTooOldOrFromTheFutureAreDropped() {
+        let acceptance = FixAcceptance(maximumAge: 86_400, maximumFutureSkew: 300)
+        let now = 1_800_000_000.0
+        func drop(_ timestamp: Double) -> FixAcceptance.Drop? {
+            acceptance.drop(Fix(device: "d", coordinate: north(0), timestamp: timestamp), lastAccepted: nil, now: now)
+        }
+        #expect(drop(now - 86_401) == .tooOld)
+        #expect(drop(now - 86_399) == nil)
+        #expect(drop(now + 299) == nil)
+        #expect(drop(now + 301) == .future)
+        #expect(FixAcceptance(maximumAge: 0).drop(Fix(device: "d", coordinate: north(0), timestamp: 0), lastAccepted: nil, now: now) == nil)
+    }
+
+    // MARK: initial trigger
+
+    @Test(arguments: [
+        (InitialTrigger.none, 0.0, [String]()), (.none, 500, []),
+        (.enter, 0, ["enter@0"]), (.enter, 500, []),
+        (.exit, 0, []), (.exit, 500, ["exit@0"]),
+    ])
+    func initialTrigger(trigger: InitialTrigger, start: Double, expected: [String]) {
+        #expect(run(TransitionRules(initialTrigger: trigger), [(start, 5, 0)]) == expected)
+    }
+
+    @Test func aFenceOverrideBeatsTheGlobalRule() {
+        let strict = fence(rules: FenceRules(maximumAccuracy: 20))
+        #expect(run(fence: strict, [(500, 5, 0), (0, 50, 10)]) == [])
+        #expect(run(fence: strict, [(500, 5, 0), (0, 15, 10)]) == ["enter@10"])
+        #expect(run(TransitionRules(hysteresis: 50), fence: fence(rules: FenceRules(hysteresis: 0)), [(0, 5, 0), (105, 0, 10)]) == ["exit@10"])
+    }
+}

@@ -1,0 +1,48 @@
+import Testing
+import GeotifyCore
+
+@Suite("Polygon fences")
+struct PolygonFenceTests {
+    func run(_ fence: Fence, _ points: [Coordinate], rules: TransitionRules = TransitionRules()) -> [TransitionKind] {
+        let evaluator = Evaluator(rules: rules, acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        var kinds: [TransitionKind] = []
+        for (time, point) in points.enumerated() {
+            let fix = Fix(device: "d", coordinate: point, accuracy: 5, timestamp: Double(time))
+            kinds += evaluator.evaluate(fix, fences: [fence], revision: 1, now: Double(time), state: &state).transitions.map(\.kind)
+        }
+        return kinds
+    }
+
+    func polygon(_ ring: [(Double, Double)], holes: [[(Double, Double)]] = []) throws -> Fence {
+        let region = Region.polygon(try Polygon(
+            outer: ring.map { Coordinate(latitude: $0.1, longitude: $0.0) },
+            holes: holes.map { $0.map { Coordinate(latitude: $0.1, longitude: $0.0) } }))
+        return Fence(identifier: "zone", region: region, note: "", eventType: [.onEntry, .onExit], addedRevision: 1)
+    }
+
+    @Test func enterAndExitASquareWithHysteresis() throws {
+        let square = try polygon([(13.40, 52.51), (13.41, 52.51), (13.41, 52.52), (13.40, 52.52)])
+        let outside = Coordinate(latitude: 52.50, longitude: 13.405)
+        let inside = Coordinate(latitude: 52.515, longitude: 13.405)
+        let justOutside = Coordinate(latitude: 52.52005, longitude: 13.405)
+        #expect(run(square, [outside, inside, justOutside, outside]) == [.enter, .exit])
+        #expect(run(square, [outside, inside, justOutside], rules: .none) == [.enter, .exit])
+        #expect(run(square, [outside, inside, justOutside]) == [.enter], "5.6 m outside is within the margin")
+    }
+
+    @Test func aHoleIsOutside() throws {
+        let ring = try polygon(
+            [(13.40, 52.51), (13.42, 52.51), (13.42, 52.53), (13.40, 52.53)],
+            holes: [[(13.405, 52.515), (13.415, 52.515), (13.415, 52.525), (13.405, 52.525)]])
+        #expect(run(ring, [Coordinate(latitude: 52.50, longitude: 13.41), Coordinate(latitude: 52.512, longitude: 13.41), Coordinate(latitude: 52.52, longitude: 13.41)]) == [.enter, .exit])
+    }
+
+    @Test func aRingAcrossTheAntimeridian() throws {
+        let fiji = try polygon([(179.9, -16.6), (-179.9, -16.6), (-179.9, -16.4), (179.9, -16.4)])
+        #expect(run(fiji, [
+            Coordinate(latitude: -17, longitude: 179.95), Coordinate(latitude: -16.5, longitude: -179.95),
+            Coordinate(latitude: -16.5, longitude: 179.95), Coordinate(latitude: -16.5, longitude: 179.8),
+        ]) == [.enter, .exit])
+    }
+}

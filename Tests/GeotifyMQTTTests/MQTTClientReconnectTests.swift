@@ -1,0 +1,121 @@
+import Foundation
+import GeotifyMQTT
+import GeotifyTestSupport
+import Testing
+
+/// Reconnection against a real broker: every failure is retried with backoff, including
+/// those that end libmosquitto's own network thread for good (an MQTT v5 refusal), and
+/// each change is reported once, not once per retry.
+@Suite("MQTTClient reconnection", .timeLimit(.minutes(1)))
+struct MQTTClientReconnectTests {
+    @Test("a refused client keeps retrying (v5 too), reports the refusal once, and connects once the broker accepts it",
+          arguments: [MQTTProtocolVersion.v311, .v5])
+    func retriesAfterRefusal(version: MQTTProtocolVersion) throws {
+        let directory = try temporaryDirectory("refused")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let passwords = try BrokerPasswordFile(
+            path: directory.appendingPathComponent("passwd").path, users: ["alice": "old-password"])
+        let broker = try TestBroker(extraConfig: passwords.brokerConfig)
+
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.protocolVersion = version
+            $0.username = "alice"
+            $0.password = "new-password"
+        }
+        // libmosquitto's own thread would have given up after the first v5 refusal.
+        let refusedThrice = waitUntil(timeout: 20) { refusals(in: broker.log) >= 3 }
+        #expect(refusedThrice, "\(broker.log)")
+        let refusalEvents = fixture.events.all.filter { event in
+            if case .connectionRefused = event { return true }
+            return false
+        }
+        #expect(refusalEvents.count == 1, "\(fixture.events.all)")
+        #expect(!fixture.client.isConnected)
+
+        // The operator fixes the password file; mosquitto reads it when it starts.
+        try passwords.set("alice", password: "new-password")
+        try broker.restart()
+        #expect(fixture.events.waitForConnected(timeout: 20) != nil, "\(fixture.events.all)")
+        #expect(fixture.client.isConnected)
+        fixture.client.stop()
+    }
+
+    @Test("a broker that stays down is reported once; on its return the session is resumed and queued messages arrive")
+    func brokerDownThenBack() throws {
+        let broker = try TestBroker(persistence: true)
+        let id = "geotify-down-\(UUID().uuidString.prefix(8))"
+        let topic = uniqueTopic("down")
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.clientID = id
+            $0.cleanSession = false
+        }
+        try fixture.waitConnected()
+        let subscription = try fixture.client.subscribe(topic, qos: 1)
+        #expect(fixture.events.waitForSubscribed(subscription) == [1])
+        let mark = fixture.events.count
+
+        broker.stop()
+        // The lost connection, then "connection refused" while nothing listens: two
+        // changes, however many attempts fail meanwhile.
+        let refused = fixture.events.waitFor(after: mark) { event -> String? in
+            if case .disconnected(_, let reason) = event, reason.lowercased().contains("refused") { return reason }
+            return nil
+        }
+        #expect(refused != nil, "\(fixture.events.all)")
+        // Long enough for further attempts (delays of at most 1, then 2 seconds).
+        Thread.sleep(forTimeInterval: 3.5)
+        let disconnects = fixture.events.all.dropFirst(mark).filter { event in
+            if case .disconnected = event { return true }
+            return false
+        }
+        #expect(disconnects.count == 2, "\(fixture.events.all)")
+
+        try broker.restart()
+        let publisher = try TestClient(port: broker.port)
+        try publisher.publish(topic, "while you were away", qos: 1)
+        #expect(fixture.events.waitForConnected(after: mark, timeout: 15) == true, "session resumed")
+        let delivered = fixture.events.waitFor(after: mark) { event -> String? in
+            if case .message(let message) = event, message.topic == topic { return message.text }
+            return nil
+        }
+        #expect(delivered == "while you were away")
+        fixture.client.stop()
+    }
+
+    @Test("stop() during the backoff after a lost connection returns and nothing reconnects afterwards")
+    func stopDuringBackoff() throws {
+        let broker = try TestBroker()
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.reconnectDelayMin = 5
+            $0.reconnectDelayMax = 10
+        }
+        try fixture.waitConnected()
+        let mark = fixture.events.count
+        broker.stop()
+        #expect(fixture.events.waitFor(after: mark) { event -> Bool? in
+            if case .disconnected = event { return true }
+            return nil
+        } == true)
+        fixture.client.stop()
+        let stopped = fixture.events.count
+        let logged = broker.log.count
+        try broker.restart()
+        // The backoff (at least 2.5 s) has passed: no attempt was made after the stop.
+        Thread.sleep(forTimeInterval: 6)
+        #expect(fixture.events.count == stopped, "\(fixture.events.all)")
+        #expect(!broker.log.dropFirst(logged).contains("New client connected"), "\(broker.log)")
+    }
+}
+
+/// How many connections the broker refused for want of valid credentials.
+private func refusals(in log: String) -> Int {
+    log.components(separatedBy: "disconnected, not authorised").count - 1
+}
+
+/// A new, empty temporary directory for one test.
+private func temporaryDirectory(_ name: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("geotify-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}

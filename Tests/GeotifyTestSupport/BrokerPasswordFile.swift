@@ -1,0 +1,40 @@
+import Foundation
+
+/// A mosquitto password file (`password_file`) made with `mosquitto_passwd -b`, for tests
+/// of username/password authentication. mosquitto reads it when it starts, so a test
+/// changes a password and then restarts the broker, as an operator would.
+public struct BrokerPasswordFile: Sendable {
+    /// Where the file is.
+    public let path: String
+
+    /// Writes a file at `path` holding `users` (user name → password).
+    public init(path: String, users: [String: String]) throws {
+        self.path = path
+        try Data().write(to: URL(fileURLWithPath: path))
+        for (user, password) in users.sorted(by: { $0.key < $1.key }) {
+            try set(user, password: password)
+        }
+    }
+
+    /// Adds `user` with `password`, or changes the password of an existing one.
+    public func set(_ user: String, password: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["mosquitto_passwd", "-b", path, user, password]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestSupportError("mosquitto_passwd -b \(path) \(user) failed: \(text)")
+        }
+    }
+
+    /// The mosquitto options that require a user name and password from this file, for
+    /// `TestBroker(extraConfig:)`.
+    public var brokerConfig: String {
+        "allow_anonymous false\npassword_file \(path)\n"
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import GeotifyTestSupport
+
+/// A `geotify run` process with its own settings file, state directory and topic prefix,
+/// so a test can run several bridges on one broker, kill one and start it again.
+final class BridgeProcess {
+    let name: String
+    let directory: URL
+    let settingsURL: URL
+    private(set) var child: ChildProcess?
+
+    /// Writes the settings (broker on `port`, client id and topic prefix `name`, the
+    /// fence file `fences`) into `directory`.
+    init(name: String, port: Int, fences: URL, directory: URL) throws {
+        self.name = name
+        self.directory = directory
+        settingsURL = directory.appendingPathComponent("\(name).json")
+        try """
+            {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(name)",
+             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"}
+            """.write(to: settingsURL, atomically: true, encoding: .utf8)
+    }
+
+    var statePath: String { directory.appendingPathComponent("state-\(name)/state.sqlite").path }
+    var logURL: URL { directory.appendingPathComponent("\(name).log") }
+
+    func start() throws {
+        child = try ChildProcess(
+            executable: geotifyExecutable.path, arguments: ["run", "--config", settingsURL.path], outputFile: logURL)
+    }
+
+    /// Kills the process with `signal` and waits for it.
+    func kill(_ signal: Int32 = SIGKILL) {
+        child?.terminate(signal: signal)
+        _ = child?.waitForExit(timeout: 20)
+    }
+
+    /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
+    func query(_ sql: String) throws -> [String] {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [statePath, sql]
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    deinit {
+        kill()
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import GeotifyBridge
+import GeotifyJSON
+import GeotifyTestSupport
+
+/// `geotify status` as a real process against a real broker holding retained statistics.
+@Suite("geotify status", .serialized)
+struct StatusCommandTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-status-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    static let report = StatsReport(
+        time: 1_700_000_000, uptime: 3_661, devices: 2, fences: 3,
+        counters: [
+            "messages_received": 10, "fixes_evaluated": 8, "transitions": 2, "notifications": 2,
+            "errors.invalid_json": 1, "errors.state_write": 3, "fixes_dropped.out_of_order": 1,
+        ],
+        latency: LatencyHistogram.Summary(count: 8, p50: 0.000_119, p90: 0.0005, p99: 0.001_19, maximum: 0.0013))
+
+    /// A broker holding the retained statistics (and status, when given) under `prefix`.
+    func broker(prefix: String = "geotify", status: String? = "online") throws -> TestBroker {
+        let broker = try TestBroker()
+        let publisher = try TestClient(port: broker.port)
+        let topics = Topics(prefix: prefix)
+        if let status { try publisher.publish(topics.status, status, retain: true) }
+        let message = Self.report.message(topics: topics)
+        try publisher.publish(message.topic, bytes: message.payload, qos: 1, retain: true)
+        publisher.disconnect()
+        return broker
+    }
+
+    @Test func printsTheStatisticsAsATable() throws {
+        let broker = try broker()
+        let result = try runGeotify(["status", "--broker", broker.url, "--timeout", "20"], in: directory)
+        #expect(result.error == "")
+        #expect(result.status == 0)
+        #expect(result.output == """
+            bridge   online
+            as of    2023-11-14T22:13:20Z
+            uptime   1h 1m 1s
+            devices  2
+            fences   3
+
+            counters
+              fixes_evaluated     8
+              messages_received  10
+              notifications       2
+              transitions         2
+
+            errors
+              invalid_json  1
+              state_write   3
+
+            fixes_dropped
+              out_of_order  1
+
+            latency (ms)
+              samples      8
+              p50      0.119
+              p90        0.5
+              p99       1.19
+              max        1.3
+
+            """)
+    }
+
+    @Test func printsJSONWithTheSettingsFilePrefix() throws {
+        let broker = try broker(prefix: "geo", status: nil)
+        try #"{"broker": "\#(broker.url)", "topicPrefix": "geo"}"#
+            .write(to: directory.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        let result = try runGeotify(["status", "--config", "settings.json", "--json", "--timeout", "20"], in: directory)
+        #expect(result.status == 0)
+        let document = try JSONParser().parse(result.output)
+        #expect(document["status"] == .null)
+        #expect(document["stats"]?["counters"]?["errors"]?["state_write"] == 3)
+        #expect(try StatsReport(parsing: Array(JSONWriter().string(#require(document["stats"])).utf8)).counters == Self.report.counters)
+    }
+
+    @Test func withoutStatisticsItGivesUpAfterTheTimeout() throws {
+        let broker = try TestBroker()
+        let publisher = try TestClient(port: broker.port)
+        try publisher.publish("geotify/status", "offline", retain: true)
+        let result = try runGeotify(["status", "--broker", broker.url, "--timeout", "1"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.output == "")
+        #expect(result.error == "geotify: no statistics on geotify/stats within 1 s (the bridge's status is offline); is the bridge running with statistics on?\n")
+    }
+
+    @Test func anUnreachableBrokerIsReported() throws {
+        let url = "mqtt://127.0.0.1:\(try freePort())"
+        let result = try runGeotify(["status", "--broker", url, "--timeout", "1"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error == "geotify: cannot reach the broker at \(url) (no connection within 1 s)\n")
+    }
+
+    @Test func badOptionsAreUsageErrors() throws {
+        let timeout = try runGeotify(["status", "--timeout", "0"], in: directory)
+        #expect(timeout.status == 2)
+        #expect(timeout.error.contains("--timeout must be a number of seconds"))
+        let unknown = try runGeotify(["status", "--fences", "x"], in: directory)
+        #expect(unknown.status == 2)
+        #expect(unknown.error == "geotify: unknown option --fences (see 'geotify status --help')\n")
+        let help = try runGeotify(["status", "--help"], in: directory)
+        #expect(help.status == 0)
+        #expect(help.output.contains("usage: geotify status"))
+    }
+}
