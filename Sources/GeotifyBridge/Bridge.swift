@@ -22,6 +22,7 @@ public final class Bridge: Sendable {
     private let discovery: HomeAssistantDiscovery?
     private let waypoints: OwnTracksWaypoints?
     private let occupancy = Occupancy()
+    private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
 
@@ -48,7 +49,8 @@ public final class Bridge: Sendable {
         presence = PresenceMessages(topics: topics)
         discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
         waypoints = settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil
-        publisher = Publisher(logger: logger, counters: counters)
+        health = StateHealth(logger: logger, counters: counters, messages: messages)
+        publisher = Publisher(logger: logger, counters: counters, health: health)
     }
 
     /// Shared sets with more fences than this are evaluated but not announced fence by
@@ -69,7 +71,7 @@ public final class Bridge: Sendable {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
         let fences = LiveFenceBook(
-            file: FenceFile(path: settings.fencesPath, limits: settings.limits), store: store, logger: logger,
+            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes), store: store, logger: logger,
             counters: counters, messages: messages, report: { [publisher] in publisher.send($0) },
             changed: { [weak self] old, new in self?.fencesChanged(from: old, to: new) })
         try fences.load()
@@ -90,6 +92,7 @@ public final class Bridge: Sendable {
             messages: messages, store: store, publisher: publisher, counters: counters, logger: logger,
             fences: fences, occupancy: occupancy, presence: presence,
             ownTracks: settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
+            admission: DeviceAdmission(maximum: settings.maximumDevices, devices: states.count), health: health,
             now: now)
         let laneCount = max(1, settings.lanes)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
@@ -272,6 +275,13 @@ public final class Bridge: Sendable {
         }
         counters.add("messages_received")
         let arrival = now()
+        if message.topic.utf8.count(where: { $0 == UInt8(ascii: "/") }) >= settings.maximumTopicDepth {
+            let error = InputError(.invalidTopic, "the topic has more than \(settings.maximumTopicDepth) levels (maximumTopicDepth)")
+            counters.count(error)
+            logger.warning("refused the message on \(message.topic.prefix(200)): \(error)")
+            publisher.send(messages.error(error, topic: String(message.topic.prefix(200)), device: nil))
+            return
+        }
         let routed: (Inbound.Route, String)?
         if let device = current.ownTracks.device(in: message.topic) {
             routed = (.location(.ownTracks), device)

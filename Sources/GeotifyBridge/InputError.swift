@@ -15,6 +15,7 @@ public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownDevice = "unknown_device"
         case unknownAction = "unknown_action"
         case notAllowed = "not_allowed"
+        case tooManyDevices = "too_many_devices"
         case unknownToken = "unknown_token"
         case expiredToken = "expired_token"
     }

@@ -40,6 +40,10 @@ final class Lane: @unchecked Sendable {
         let presence: PresenceMessages
         /// The OwnTracks transitions published for OwnTracks devices; nil when off.
         let ownTracks: OwnTracksTransition?
+        /// The `maximumDevices` limit.
+        let admission: DeviceAdmission
+        /// Whether the state database can be written.
+        let health: StateHealth
         /// The clock, in seconds since 1970.
         let now: @Sendable () -> Double
     }
@@ -71,6 +75,9 @@ final class Lane: @unchecked Sendable {
     private var ownTracksDevices: Set<String> = []
     /// How long messages took from arrival to commit since the last report.
     private var latency = LatencyHistogram()
+    /// Devices whose latest state could not be saved (a full disk); saved with the next
+    /// batch that can be.
+    private var unsaved: Set<String> = []
 
     init(index: Int, states: [String: DeviceState], environment: Environment) {
         queue = DispatchQueue(label: "geotify.lane.\(index)")
@@ -220,6 +227,7 @@ final class Lane: @unchecked Sendable {
         changed: inout [String: DeviceState], outbox: inout [OutboxMessage]
     ) {
         let fences = book.deviceFences(of: fix.device)
+        guard states[fix.device] != nil || admit(fix.device) else { return }
         var state = states[fix.device] ?? DeviceState()
         let evaluation = evaluator.evaluate(fix, fences: fences, revision: book.revision, now: arrival, state: &state)
         switch evaluation.outcome {
@@ -233,6 +241,22 @@ final class Lane: @unchecked Sendable {
             environment.counters.add("fixes_evaluated")
         }
         record(evaluation, device: fix.device, state: state, fences: fences, changed: &changed, outbox: &outbox)
+    }
+
+    /// Whether a device not seen before may have state (`maximumDevices`); refuses and
+    /// reports it when not.
+    private func admit(_ device: String) -> Bool {
+        let (admitted, firstRefusal) = environment.admission.admit()
+        guard !admitted else { return true }
+        let error = InputError(
+            .tooManyDevices,
+            "the bridge already keeps state for \(environment.admission.maximum) devices (maximumDevices); the position of the new device \"\(device)\" is refused")
+        environment.counters.count(error)
+        if firstRefusal {
+            environment.logger.error("\(error.message); further new devices are refused and counted (errors.too_many_devices)")
+            environment.publisher.send(environment.messages.error(error, topic: nil, device: device))
+        }
+        return false
     }
 
     /// Keeps the new state, schedules the device's next timer, and queues what the
@@ -337,6 +361,9 @@ final class Lane: @unchecked Sendable {
             }
             reply["ok"] = true
             if command.action == .resetBadge {
+                guard states[device] != nil || admit(device) else {
+                    throw CommandRefusal(InputError(.tooManyDevices, "the bridge keeps state for no more devices (maximumDevices)"))
+                }
                 var state = states[device] ?? DeviceState()
                 state.badge = 0
                 states[device] = state
@@ -374,17 +401,22 @@ final class Lane: @unchecked Sendable {
     }
 
     /// Persists the batch's states with the messages they caused, then publishes them.
-    /// When the store cannot be written the messages are still published: the bridge
-    /// keeps working and reports the failure.
+    /// When the store cannot be written (a full or failing disk) the messages are still
+    /// published: the bridge keeps working, reports the failure once on `geotify/error`
+    /// (and counts every failed batch in `errors.state_write`), keeps the unsaved states
+    /// to save with the next batch, and reports when writes work again.
     private func commit(_ changed: [String: DeviceState], _ outbox: [OutboxMessage]) {
         guard !changed.isEmpty || !outbox.isEmpty else { return }
+        var devices = changed
+        for device in unsaved where devices[device] == nil { devices[device] = states[device] }
         let ids: [Int64?]
         do {
-            ids = try environment.store.save(devices: changed.map { ($0.key, $0.value) }, outbox: outbox).map { $0 }
+            ids = try environment.store.save(devices: devices.map { ($0.key, $0.value) }, outbox: outbox).map { $0 }
+            unsaved.removeAll()
+            environment.health.succeeded()
         } catch {
-            environment.counters.add("errors.state_write")
-            environment.logger.error("could not save device state: \(error)")
-            environment.publisher.send(environment.messages.failure("state_write", "could not save device state: \(error)"))
+            unsaved.formUnion(devices.keys)
+            environment.health.failed("device state", error) { environment.publisher.send($0) }
             ids = Array(repeating: nil, count: outbox.count)
         }
         for (message, id) in zip(outbox, ids) {

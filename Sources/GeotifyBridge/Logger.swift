@@ -40,9 +40,24 @@ public final class Logger: Sendable {
         sink.withLock { $0(line) }
     }
 
-    /// Writes a line to standard error.
+    /// Writes a line to standard error. A failed write (a full disk under a redirected
+    /// log) loses the line but never stops the bridge, unlike `FileHandle.write`, which
+    /// traps on failure.
     public static let standardError: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        let bytes = Array((line + "\n").utf8)
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 
     private static func timestamp() -> String {

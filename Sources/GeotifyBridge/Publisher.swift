@@ -53,10 +53,12 @@ final class Publisher: Sendable {
     private let pumpQueue = DispatchQueue(label: "geotify.outbox")
     private let logger: Logger
     private let counters: Counters
+    private let health: StateHealth
 
-    init(logger: Logger, counters: Counters) {
+    init(logger: Logger, counters: Counters, health: StateHealth) {
         self.logger = logger
         self.counters = counters
+        self.health = health
     }
 
     /// Connects the publisher to the client it sends through and the store whose
@@ -150,15 +152,14 @@ final class Publisher: Sendable {
             }
             return (tracking.store, tracking.acknowledged, tracking.unsent, batch)
         }
-        if let store {
+        let sent = batch.compactMap(\.outboxID)
+        if let store, !acknowledged.isEmpty || !unsent.isEmpty || !sent.isEmpty {
             do {
                 let done = Set(acknowledged)
-                try store.updateOutbox(
-                    removing: acknowledged, unsent: unsent.filter { !done.contains($0) },
-                    sent: batch.compactMap(\.outboxID))
+                try store.updateOutbox(removing: acknowledged, unsent: unsent.filter { !done.contains($0) }, sent: sent)
+                health.succeeded()
             } catch {
-                counters.add("errors.state_write")
-                logger.error("could not update the outbox: \(error)")
+                health.failed("the outbox", error) { self.send($0) }
                 tracking.withLock {
                     $0.acknowledged.append(contentsOf: acknowledged)
                     $0.unsent.append(contentsOf: unsent)

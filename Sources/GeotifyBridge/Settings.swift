@@ -24,6 +24,12 @@ public struct Settings: Sendable, Equatable {
     public var topicPrefix = "geotify"
     public var limits = FenceLimits()
     public var maximumPayloadBytes = 65_536
+    /// Topics with more levels are refused.
+    public var maximumTopicDepth = 16
+    /// The most devices the bridge keeps state for; positions of further devices are refused.
+    public var maximumDevices = 100_000
+    /// Larger fence files are refused.
+    public var maximumFenceFileBytes = 256 << 20
     /// Refuse positions of devices that have no fences, as errors.
     public var strictDevices = false
     public var logLevel = Logger.Level.info
@@ -69,6 +75,7 @@ public struct Settings: Sendable, Equatable {
         "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
         "maximumAge", "maximumFutureSkew", "commands", "commandDevices", "previewTimeout",
         "homeassistant", "owntracksTransitions", "owntracksWaypoints", "statsInterval",
+        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes",
     ]
 
     /// Reads a settings file: every key is optional; unknown keys and wrong values are
@@ -115,6 +122,9 @@ public struct Settings: Sendable, Equatable {
         if let value = try reader.number("maximumRadius", atLeast: 0) { settings.limits.maximumRadius = value }
         if let value = try reader.integer("maximumFencesPerDevice", atLeast: 1) { settings.limits.maximumFencesPerDevice = value }
         if let value = try reader.integer("maximumPayloadBytes", atLeast: 1) { settings.maximumPayloadBytes = value }
+        if let value = try reader.integer("maximumTopicDepth", atLeast: 2) { settings.maximumTopicDepth = value }
+        if let value = try reader.integer("maximumDevices", atLeast: 1) { settings.maximumDevices = value }
+        if let value = try reader.integer("maximumFenceFileBytes", atLeast: 1) { settings.maximumFenceFileBytes = value }
         if let value = try reader.bool("strictDevices") { settings.strictDevices = value }
         if let value = try reader.string("logLevel") {
             guard let level = Logger.Level(name: value) else {
@@ -227,7 +237,7 @@ public struct Settings: Sendable, Equatable {
 
         func integer(_ key: String, atLeast minimum: Int) throws(SettingsError) -> Int? {
             guard let number = try number(key, atLeast: Double(minimum)) else { return nil }
-            guard number == number.rounded(), number < 1e9 else {
+            guard number == number.rounded(), number < 1e15 else {
                 throw SettingsError("\(file): \"\(key)\" must be a whole number, not \(JSONWriter.text(of: number))")
             }
             return Int(number)

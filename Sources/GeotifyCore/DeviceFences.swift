@@ -1,19 +1,34 @@
 /// The fences one device is evaluated against: its own (at most a few dozen, checked
-/// one by one) and the shared sets that apply to it (found through their indexes).
-/// Identifiers are unique across them; the fence file refuses clashes.
+/// one by one through compact bounding boxes) and the shared sets that apply to it
+/// (found through their indexes). Identifiers are unique across them; the fence file
+/// refuses clashes. A book builds each device's value once, so a fix costs no setup.
 public struct DeviceFences: Sendable {
-    public var own: [Fence]
-    public var shared: [SharedFences]
+    public let own: [Fence]
+    public let shared: [SharedFences]
+    /// The boxes of `own`, in order, compact.
+    public let boxes: [CompactBox]
+    /// The identifiers of `own`, in order: found without touching the fences.
+    public let identifiers: [String]
+    /// Whether any of the fences has a dwell time of its own, so dwell timers may run
+    /// even when the global rules set none.
+    public let anyDwell: Bool
+    /// The newest `addedRevision` of the own fences: a device evaluated at this revision
+    /// or later has seen them all, so only those near a fix need a look.
+    public let newestRevision: Int
 
     public init(own: [Fence] = [], shared: [SharedFences] = []) {
         self.own = own
         self.shared = shared
+        boxes = own.map { CompactBox($0.boundingBox) }
+        identifiers = own.map(\.identifier)
+        anyDwell = own.contains { $0.rules.dwell != nil } || shared.contains(where: \.anyDwell)
+        newestRevision = own.map(\.addedRevision).max() ?? 0
     }
 
     /// The fence `identifier`, own or shared.
     @inlinable
     public func fence(_ identifier: String) -> Fence? {
-        if let fence = own.first(where: { $0.identifier == identifier }) { return fence }
+        if let index = identifiers.firstIndex(of: identifier) { return own[index] }
         for set in shared {
             if let fence = set.fence(identifier) { return fence }
         }
@@ -23,16 +38,6 @@ public struct DeviceFences: Sendable {
     /// The shared set a fence belongs to, nil for the device's own fences.
     public func owner(of identifier: String) -> SharedFences? {
         shared.first { $0.position(of: identifier) != nil }
-    }
-
-    /// Every fence whose bounding box contains `point`: all own fences that do, and the
-    /// shared candidates from the indexes.
-    @inlinable
-    public func forEachCandidate(containing point: Coordinate, _ body: (Fence) -> Void) {
-        for fence in own where fence.boundingBox.contains(point) { body(fence) }
-        for set in shared {
-            set.index.forEachCandidate(containing: point) { body(set.fences[$0]) }
-        }
     }
 
     /// The number of fences, own and shared.

@@ -39,33 +39,55 @@ public struct Evaluator: Sendable {
             return Evaluation(outcome: .dropped(drop))
         }
         var evaluation = Evaluation()
-        fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
+        let timers = mayHaveTimers(fences, state)
+        if timers { fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation) }
         state.lastFix = fix
         guard rules.accepts(accuracy: fix.accuracy) else {
             evaluation.outcome = .inaccurate
             return evaluation
         }
-        let tracked = state.fences.map(\.fence)
+        let point = fix.coordinate
+        let tracked = state.fences.isEmpty ? [] : state.fences.map(\.fence)
         for identifier in tracked {
             if let fence = fences.fence(identifier) {
-                observe(fix, fence: fence, state: &state, into: &evaluation)
+                observe(fix, fence: fence, tracked: true, state: &state, into: &evaluation)
             } else if let index = state.fences.firstIndex(where: { $0.fence == identifier }) {
                 if state.fences[index].inside { evaluation.forgotten.append(identifier) }
                 state.fences.remove(at: index)
             }
         }
-        for fence in fences.own where !tracked.contains(fence.identifier) {
-            observe(fix, fence: fence, state: &state, into: &evaluation)
+        let everySeen = state.revision.map { $0 >= fences.newestRevision } ?? false
+        fences.boxes.withUnsafeBufferPointer { boxes in
+            for index in boxes.indices {
+                let near = boxes[index].contains(point)
+                guard near || !everySeen else { continue }
+                let fence = fences.own[index]
+                guard near || !state.hasSeen(fence) else { continue }
+                if tracked.isEmpty || !tracked.contains(fence.identifier) {
+                    observe(fix, fence: fence, tracked: false, state: &state, into: &evaluation)
+                }
+            }
         }
         for set in fences.shared {
-            set.index.forEachCandidate(containing: fix.coordinate) { position in
+            set.index.forEachCandidate(containing: point) { position in
                 let fence = set.fences[position]
-                if !tracked.contains(fence.identifier) { observe(fix, fence: fence, state: &state, into: &evaluation) }
+                if tracked.isEmpty || !tracked.contains(fence.identifier) {
+                    observe(fix, fence: fence, tracked: false, state: &state, into: &evaluation)
+                }
             }
         }
         state.revision = revision
-        fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
+        if timers || !evaluation.transitions.isEmpty {
+            fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
+        }
         return evaluation
+    }
+
+    /// Whether any of the device's fence states may have a timer: a pending change, or
+    /// a stay that has not dwelled while some rule sets a dwell time.
+    private func mayHaveTimers(_ fences: DeviceFences, _ state: DeviceState) -> Bool {
+        let dwell = rules.dwell != nil || fences.anyDwell
+        return state.fences.contains { $0.pending != nil || (dwell && $0.inside && !$0.dwelled) }
     }
 
     /// Evaluates `fix` against a list of own fences (see the other `evaluate`).
@@ -77,7 +99,7 @@ public struct Evaluator: Sendable {
     /// minimum duration has passed and fires due dwell transitions.
     public func advance(to now: Double, fences: DeviceFences, state: inout DeviceState) -> Evaluation {
         var evaluation = Evaluation(outcome: .advanced)
-        fireTimers(at: now, fences: fences, state: &state, into: &evaluation)
+        if mayHaveTimers(fences, state) { fireTimers(at: now, fences: fences, state: &state, into: &evaluation) }
         return evaluation
     }
 
@@ -112,12 +134,13 @@ public struct Evaluator: Sendable {
     /// The rules in force for `fence`.
     @inlinable
     public func rules(for fence: Fence) -> TransitionRules {
-        fence.rules.isEmpty ? rules : fence.rules.resolved(over: rules)
+        fence.overridesRules ? fence.rules.resolved(over: rules) : rules
     }
 
-    /// Applies one accepted fix to one fence.
-    private func observe(_ fix: Fix, fence: Fence, state: inout DeviceState, into evaluation: inout Evaluation) {
-        var index = state.fences.isEmpty ? nil : state.fences.firstIndex { $0.fence == fence.identifier }
+    /// Applies one accepted fix to one fence; `tracked` says whether the device has state
+    /// for it (so fences without any need no search).
+    private func observe(_ fix: Fix, fence: Fence, tracked: Bool, state: inout DeviceState, into evaluation: inout Evaluation) {
+        var index = tracked ? state.fences.firstIndex { $0.fence == fence.identifier } : nil
         if !state.hasSeen(fence) {
             let unknown = FenceState(fence: fence.identifier, inside: false, since: fix.timestamp, established: false)
             store(unknown, at: index, state: &state)

@@ -1,25 +1,31 @@
-/// A geofence of one device: the app's geotification, with the identifier the device's
-/// fences are keyed by, the note its notification carries, which transitions notify,
-/// and the fence's own overrides of the transition rules.
-public struct Fence: Sendable, Hashable {
-    /// Unique among the fences of one device.
-    public var identifier: String
+/// A geofence: the app's geotification, with the identifier it is keyed by, the note
+/// its notification carries, which transitions notify, and its own overrides of the
+/// transition rules.
+///
+/// A fence is an immutable reference: the evaluator passes the same fence through
+/// every check of a fix without copying it, and a book shares it between devices and
+/// lanes. Two fences are equal when their contents are.
+public final class Fence: Sendable, Hashable {
+    /// Unique among the fences that apply to one device.
+    public let identifier: String
     public let region: Region
     /// The text of the notification, as in the app.
-    public var note: String
-    public var eventType: EventType
+    public let note: String
+    public let eventType: EventType
     /// This fence's overrides of the global `TransitionRules`.
-    public var rules: FenceRules
-    /// The fence book revision in which this identifier first appeared for its device.
-    /// A device whose state is older than that has not seen the fence yet, so its next
-    /// fix establishes its relation to it without a notification. Kept across edits of
-    /// the same identifier; set by `FenceBook`.
-    public var addedRevision: Int
+    public let rules: FenceRules
+    /// The fence book revision in which this identifier first appeared for its scope
+    /// (its device or shared set). A device whose state is older than that has not seen
+    /// the fence yet, so its next fix establishes its relation to it without a
+    /// notification. Kept across edits of the same identifier; set by `FenceBook`.
+    public let addedRevision: Int
 
     /// The bounding box of `region`, computed once.
     public let boundingBox: BoundingBox
     /// The region's characteristic radius in metres, computed once.
     public let size: Double
+    /// Whether `rules` overrides anything, computed once.
+    public let overridesRules: Bool
 
     public init(
         identifier: String, region: Region, note: String, eventType: EventType,
@@ -33,11 +39,31 @@ public struct Fence: Sendable, Hashable {
         self.addedRevision = addedRevision
         boundingBox = region.boundingBox
         size = region.size
+        overridesRules = !rules.isEmpty
+    }
+
+    /// The same fence with another `addedRevision`.
+    public func with(addedRevision revision: Int) -> Fence {
+        revision == addedRevision
+            ? self
+            : Fence(identifier: identifier, region: region, note: note, eventType: eventType, rules: rules, addedRevision: revision)
     }
 
     /// Whether `point` lies in the fence; the bounding box rejects far points first.
     @inlinable
     public func contains(_ point: Coordinate) -> Bool {
         boundingBox.contains(point) && region.contains(point)
+    }
+
+    public static func == (lhs: Fence, rhs: Fence) -> Bool {
+        lhs === rhs
+            || (lhs.identifier == rhs.identifier && lhs.region == rhs.region && lhs.note == rhs.note
+                && lhs.eventType == rhs.eventType && lhs.rules == rhs.rules && lhs.addedRevision == rhs.addedRevision)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(identifier)
+        hasher.combine(region)
+        hasher.combine(addedRevision)
     }
 }

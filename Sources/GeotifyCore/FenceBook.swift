@@ -16,6 +16,10 @@ public struct FenceBook: Sendable, Equatable {
     public private(set) var revision: Int
     /// The groups each device is in.
     private var memberships: [String: [String]]
+    /// What each device in the file is evaluated against, built once.
+    private var evaluated: [String: DeviceFences]
+    /// What a device the file does not name is evaluated against.
+    private var stranger: DeviceFences
 
     /// A book of `devices`, `groups` and `shared` sets whose fences carry the revisions
     /// they were given.
@@ -31,6 +35,14 @@ public struct FenceBook: Sendable, Equatable {
             for member in members { memberships[member, default: []].append(group) }
         }
         self.memberships = memberships
+        var evaluated: [String: DeviceFences] = [:]
+        let everyone = shared[SharedFences.everyDevice].map { [$0] } ?? []
+        for device in Set(devices.keys).union(memberships.keys) {
+            let groupSets = (memberships[device] ?? []).compactMap { shared[$0] }
+            evaluated[device] = DeviceFences(own: devices[device] ?? [], shared: everyone + groupSets)
+        }
+        self.evaluated = evaluated
+        stranger = DeviceFences(shared: everyone)
         let newest = (devices.values.joined().map(\.addedRevision) + shared.values.flatMap { $0.fences.map(\.addedRevision) }).max() ?? 0
         self.revision = max(revision, newest)
     }
@@ -49,12 +61,7 @@ public struct FenceBook: Sendable, Equatable {
     /// Everything `device` is evaluated against: its own fences and the shared sets that
     /// apply to it.
     public func deviceFences(of device: String) -> DeviceFences {
-        var sets: [SharedFences] = []
-        if let everyone = shared[SharedFences.everyDevice] { sets.append(everyone) }
-        for group in memberships[device] ?? [] {
-            if let set = shared[group] { sets.append(set) }
-        }
-        return DeviceFences(own: devices[device] ?? [], shared: sets)
+        evaluated[device] ?? stranger
     }
 
     /// Whether the file names `device`, in `devices` or in a group.
@@ -92,14 +99,9 @@ public struct FenceBook: Sendable, Equatable {
         func revise(_ fences: [Fence], scope: String) -> [Fence] {
             let known = knownRevisions[scope] ?? [:]
             return fences.map { fence in
-                var fence = fence
-                if let revision = known[fence.identifier] {
-                    fence.addedRevision = revision
-                } else {
-                    fence.addedRevision = next
-                    anyNew = true
-                }
-                return fence
+                if let revision = known[fence.identifier] { return fence.with(addedRevision: revision) }
+                anyNew = true
+                return fence.with(addedRevision: next)
             }
         }
         var revisedDevices: [String: [Fence]] = [:]

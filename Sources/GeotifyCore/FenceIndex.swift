@@ -6,7 +6,7 @@
 /// It is a packed R-tree: the boxes are sorted once along a Hilbert curve through their
 /// centres and grouped sixteen to a node, level by level, so children are found by
 /// arithmetic instead of pointers. Building sorts once (a million fences in well under a
-/// second) and the index holds about 40 bytes per fence.
+/// second) and the index holds under 50 bytes per fence.
 ///
 /// Boxes keep `BoundingBox` semantics exactly: a box that crosses the antimeridian is
 /// stored as its two halves, a box that reaches a pole spans all longitudes as

@@ -13,12 +13,15 @@ public final class SharedFences: Sendable, Equatable {
     public let fences: [Fence]
     /// The index over `fences`' bounding boxes.
     public let index: FenceIndex
+    /// Whether any of the fences has a dwell time of its own.
+    public let anyDwell: Bool
     private let positions: [String: Int]
 
     public init(owner: String, fences: [Fence]) {
         self.owner = owner
         self.fences = fences
         index = FenceIndex(fences)
+        anyDwell = fences.contains { $0.rules.dwell != nil }
         positions = Dictionary(fences.enumerated().map { ($0.element.identifier, $0.offset) }, uniquingKeysWith: { first, _ in first })
     }
 

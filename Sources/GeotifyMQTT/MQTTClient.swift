@@ -81,6 +81,7 @@ public final class MQTTClient: @unchecked Sendable {
             // in that mode libmosquitto 2.0.11 defers even a refused connection or a
             // failing TLS set-up to the network loop, and this call could not report them.
             mosquitto_threaded_set(handle, false)
+            relay.beginAttempt()
             let code = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepAlive))
             let first: ConnectionSupervisor.Start
             if code == MOSQ_ERR_SUCCESS.rawValue {
@@ -88,7 +89,11 @@ public final class MQTTClient: @unchecked Sendable {
             } else if Self.isUnreachable(code) {
                 first = .failed(code: code, reason: MQTTEventRelay.reason(disconnect: code))
             } else {
-                throw .mosquitto("connect to \(options.host):\(options.port)", code)
+                var error = MQTTError.mosquitto("connect to \(options.host):\(options.port)", code)
+                if let detail = relay.lastLoggedError {
+                    error.message += " (\(detail))"
+                }
+                throw error
             }
             let supervisor = ConnectionSupervisor(
                 handle: handle, relay: relay,

@@ -38,6 +38,9 @@ final class MQTTEventRelay: Sendable {
         /// How the last attempt failed, while no connection has been accepted since:
         /// the same failure again is not reported.
         var previousFailure: Failure?
+        /// What libmosquitto last logged as an error during the current attempt (for a
+        /// TLS failure, OpenSSL's reason, which its error code alone does not give).
+        var lastLoggedError: String?
     }
 
     /// How a connection attempt failed: refused by the broker, or ended before it
@@ -79,6 +82,11 @@ final class MQTTEventRelay: Sendable {
     /// Installs the MQTT v5 callbacks (which libmosquitto also calls, with no
     /// properties, for v3.1.1 connections) on `handle`, whose `obj` is a relay.
     static func install(on handle: OpaquePointer) {
+        mosquitto_log_callback_set(handle) { _, obj, level, message in
+            guard level == MOSQ_LOG_ERR, let message else { return }
+            let text = String(cString: message)
+            MQTTEventRelay.relay(obj)?.state.withLock { $0.lastLoggedError = text }
+        }
         mosquitto_connect_v5_callback_set(handle) { _, obj, code, flags, _ in
             MQTTEventRelay.relay(obj)?.connected(code: code, flags: flags)
         }
@@ -103,13 +111,18 @@ final class MQTTEventRelay: Sendable {
         obj.map { Unmanaged<MQTTEventRelay>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    /// Starts tracking a new connection attempt; called on the network thread before
-    /// it connects.
+    /// What libmosquitto last logged as an error since the attempt began, if anything.
+    var lastLoggedError: String? {
+        state.withLock { $0.lastLoggedError }
+    }
+
+    /// Starts tracking a new connection attempt; called before it connects.
     func beginAttempt() {
         state.withLock { state in
             state.connectedAt = nil
             state.failure = nil
             state.ended = false
+            state.lastLoggedError = nil
         }
     }
 
@@ -165,8 +178,12 @@ final class MQTTEventRelay: Sendable {
     /// when it is news: a stop on request (0), the loss of an accepted connection, the
     /// end that follows a refusal that was reported, or a failure unlike the last one.
     private func ended(code: Int32, reason: String) {
+        var reason = reason
         let isNews = state.withLock { state in
             state.ended = true
+            if code == MOSQ_ERR_TLS.rawValue, let detail = state.lastLoggedError {
+                reason += " (\(detail))"
+            }
             if code == 0 || state.connectedAt != nil {
                 return true
             }

@@ -85,7 +85,7 @@ public enum FenceChange: Sendable, Equatable {
             let (fences, warnings) = try Self.decode([.object(object)], device: device, numbered: false, limits: limits)
             var fence = fences[0]
             if fence.identifier == identifier {
-                fence.addedRevision = previous.addedRevision
+                fence = fence.with(addedRevision: previous.addedRevision)
             } else if existing.contains(where: { $0.identifier == fence.identifier }) {
                 throw FenceChangeError(
                     .duplicateIdentifier,

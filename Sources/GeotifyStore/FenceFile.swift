@@ -32,10 +32,13 @@ public struct FenceFile: Sendable {
 
     public let path: String
     public let limits: FenceLimits
+    /// Larger files are refused before parsing.
+    public let maximumBytes: Int
 
-    public init(path: String, limits: FenceLimits = FenceLimits()) {
+    public init(path: String, limits: FenceLimits = FenceLimits(), maximumBytes: Int = 256 << 20) {
         self.path = path
         self.limits = limits
+        self.maximumBytes = maximumBytes
     }
 
     /// Reads and validates the file.
@@ -53,6 +56,10 @@ public struct FenceFile: Sendable {
     /// Validates `bytes` as the contents of this file.
     public func parse(_ bytes: [UInt8]) -> Loaded {
         var loaded = Loaded(book: nil, errors: [], warnings: [], contents: bytes)
+        guard bytes.count <= maximumBytes else {
+            loaded.errors.append(FenceProblem(file: path, reason: "the file is \(bytes.count) bytes; at most \(maximumBytes) are accepted (maximumFenceFileBytes)"))
+            return loaded
+        }
         let document: JSON
         do {
             document = try JSONParser().parse(bytes)

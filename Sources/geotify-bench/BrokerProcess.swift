@@ -56,9 +56,3 @@ final class BrokerProcess {
         return name
     }
 }
-
-/// Why a part of the bench could not run.
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

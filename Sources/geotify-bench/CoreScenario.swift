@@ -75,15 +75,15 @@ struct CoreScenario {
             Progress.note("core: building \(size) shared fences and \(CoreScenario.devices) devices")
             let workload = SharedWorkload(fences: size, devices: CoreScenario.devices, steps: 30, &generator)
             let buildStart = BenchClock.now()
-            let index = FenceIndex(workload.fences)
+            let set = SharedFences(owner: "shared", fences: workload.fences)
             let buildSeconds = BenchClock.now() - buildStart
-            Progress.note("core: \(size) shared fences, indexed (index built in \(ResultRow.decimal(buildSeconds, 2)) s)")
-            let indexed = evaluateShared(lanes: 1, chunk: 2_000) { IndexedSharedFences(workload, index: index) }
+            Progress.note("core: \(size) shared fences, evaluated (index built in \(ResultRow.decimal(buildSeconds, 2)) s)")
+            let indexed = evaluateShared(lanes: 1, chunk: 2_000) { EvaluatedSharedFences(workload, set: set) }
             Progress.note("core: \(size) shared fences, linear scan")
             let chunk = max(1, 2_000_000 / size)
             let scanned = evaluateShared(lanes: 1, chunk: chunk, minimum: 20) { ScannedSharedFences(workload) }
             // The scan's transitions, fix for fix, must be the index's.
-            var check = IndexedSharedFences(workload, index: index)
+            var check = EvaluatedSharedFences(workload, set: set)
             var checkTally = SharedTally()
             for number in 0..<scanned.tally.fixes { check.evaluate(number, tally: &checkTally) }
             let identical = checkTally.checksum == scanned.tally.checksum && checkTally.transitions == scanned.tally.transitions
@@ -91,14 +91,14 @@ struct CoreScenario {
             costs[size] = indexed.throughput.nanosecondsPerItem
             rows.append(ResultRow(
                 scenario: "core",
-                measure: "\(ResultRow.count(size)) shared fences (¼ polygons), FenceIndex, 1 core",
+                measure: "\(ResultRow.count(size)) shared fences (¼ polygons), Evaluator + FenceIndex, 1 core",
                 value: indexed.throughput.nanosecondsPerItem, unit: .nanoseconds,
                 baseline: scanned.throughput.nanosecondsPerItem, baselineName: "linear scan",
-                detail: "\(ResultRow.format(indexed.throughput.perSecond, .perSecond)); \(ResultRow.decimal(Double(indexed.tally.candidates) / fixes, 1)) candidates, \(ResultRow.decimal(Double(indexed.tally.inside) / fixes, 1)) inside per fix; transitions identical to the scan over \(scanned.tally.fixes) fixes: \(identical ? "yes" : "NO"); index built in \(ResultRow.format(buildSeconds, .seconds))"))
+                detail: "\(ResultRow.format(indexed.throughput.perSecond, .perSecond)); \(ResultRow.decimal(Double(indexed.tally.inside) / fixes, 1)) fences inside per fix; transitions identical to the scan over \(scanned.tally.fixes) fixes: \(identical ? "yes" : "NO"); index built in \(ResultRow.format(buildSeconds, .seconds))"))
             if size == CoreScenario.sharedSizes.last {
-                let two = evaluateShared(lanes: 2, chunk: 2_000) { IndexedSharedFences(workload, index: index) }
+                let two = evaluateShared(lanes: 2, chunk: 2_000) { EvaluatedSharedFences(workload, set: set) }
                 rows.append(ResultRow(
-                    scenario: "core", measure: "\(ResultRow.count(size)) shared fences, FenceIndex, 2 lanes on 2 cores",
+                    scenario: "core", measure: "\(ResultRow.count(size)) shared fences, Evaluator + FenceIndex, 2 lanes on 2 cores",
                     value: two.throughput.perSecond, unit: .perSecond,
                     baseline: indexed.throughput.perSecond, baselineName: "1 core",
                     detail: "scaling \(ResultRow.decimal(two.throughput.perSecond / max(1, indexed.throughput.perSecond), 2))×"))

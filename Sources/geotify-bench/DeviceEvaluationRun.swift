@@ -19,7 +19,7 @@ struct DeviceEvaluationRun {
         let (device, coordinate, accuracy, timestamp) = workload.stream.fix(number)
         let fix = Fix(device: workload.stream.names[device], coordinate: coordinate, accuracy: accuracy, timestamp: timestamp)
         let evaluation = evaluator.evaluate(
-            fix, fences: workload.fences[device], revision: 0, now: timestamp, state: &states[device])
+            fix, fences: workload.deviceFences[device], revision: 0, now: timestamp, state: &states[device])
         transitions += evaluation.transitions.count
         notifications += evaluation.notifications.count
     }

@@ -6,6 +6,8 @@ import GeotifyCore
 struct PerDeviceWorkload: Sendable {
     /// Each device's fences.
     let fences: [[Fence]]
+    /// Each device's fences as a fence book hands them to the evaluator (built once).
+    let deviceFences: [DeviceFences]
     let stream: FixStream
 
     init(devices: Int, fencesPerDevice: Int, steps: Int, _ random: inout SeededRandom) {
@@ -23,6 +25,7 @@ struct PerDeviceWorkload: Sendable {
             })
         }
         self.fences = fences
+        deviceFences = fences.map { DeviceFences(own: $0) }
         stream = FixStream(walkers: walkers, steps: steps, &random)
     }
 }

@@ -1,9 +1,8 @@
 import GeotifyCore
 
-/// What a device remembers about the shared fences: which it is inside (sorted fence
-/// numbers) and its badge. The bookkeeping the evaluator will do per fix for shared
-/// fences (diff the fences containing the fix against this, count transitions and
-/// notifications) is timed here on top of finding those fences.
+/// What the linear-scan baseline remembers of a device and the shared fences: which it
+/// is inside (sorted fence numbers) and its badge; each fix's crossings are the diff of
+/// the fences containing it against this.
 struct SharedPresence: Sendable {
     var inside: [UInt32] = []
     var badge = 0
@@ -45,31 +44,5 @@ struct SharedPresence: Sendable {
             badge += 1
             tally.notifications += 1
         }
-    }
-}
-
-/// Totals over many fixes evaluated against shared fences, and an order-independent
-/// checksum of every transition (fix, fence, direction), so two ways of evaluating can
-/// be shown to produce exactly the same transitions.
-struct SharedTally: Sendable {
-    var fixes = 0
-    var candidates = 0
-    var inside = 0
-    var transitions = 0
-    var notifications = 0
-    var checksum: UInt64 = 0
-
-    static func mix(_ value: UInt64, _ salt: UInt64) -> UInt64 {
-        var z = value &+ salt &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    static func + (lhs: SharedTally, rhs: SharedTally) -> SharedTally {
-        SharedTally(
-            fixes: lhs.fixes + rhs.fixes, candidates: lhs.candidates + rhs.candidates, inside: lhs.inside + rhs.inside,
-            transitions: lhs.transitions + rhs.transitions, notifications: lhs.notifications + rhs.notifications,
-            checksum: lhs.checksum &+ rhs.checksum)
     }
 }

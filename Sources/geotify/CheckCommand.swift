@@ -20,7 +20,7 @@ enum CheckCommand {
             throw UsageError("unexpected argument \(arguments.positionals[0])", command: "check")
         }
         let settings = try SettingsOptions.settings(from: arguments, command: "check")
-        let loaded = FenceFile(path: settings.fencesPath, limits: settings.limits).load()
+        let loaded = FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes).load()
         for warning in loaded.warnings { print("warning: \(warning)") }
         for error in loaded.errors { print("error: \(error)") }
         guard let book = loaded.book else {

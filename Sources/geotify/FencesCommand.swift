@@ -217,7 +217,7 @@ enum FencesCommand {
         guard let bytes = read else { return refuse(FenceChangeError(.io, "\(path): no such file")) }
         do throws(FenceChangeError) {
             let imported = try FenceImport(parsing: bytes, file: path)
-            for warning in imported.warnings { standardError("warning: \(warning)") }
+            for warning in imported.warnings { Logger.standardError("warning: \(warning)") }
             let change: FenceChange = replace
                 ? .replaceAll(device: device, fences: imported.fences)
                 : .append(device: device, fences: imported.fences)
@@ -229,7 +229,7 @@ enum FencesCommand {
         } catch {
             let status = refuse(error)
             if error.code == .duplicateIdentifier && !replace {
-                standardError("hint: --replace replaces the device's whole list with the file's fences")
+                Logger.standardError("hint: --replace replaces the device's whole list with the file's fences")
             }
             return status
         }
@@ -273,22 +273,22 @@ enum FencesCommand {
             throw UsageError("unexpected argument \"\(given[positionals.count])\"; usage: geotify fences \(subcommand.synopsis)", command: "fences")
         }
         let settings = try SettingsOptions.settings(from: arguments, command: "fences")
-        return (arguments, given, FenceFile(path: settings.fencesPath, limits: settings.limits))
+        return (arguments, given, FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes))
     }
 
     /// The fence file's book, printing its warnings; nil, after printing every error,
     /// when it is missing or not valid.
     private static func load(_ file: FenceFile) -> FenceBook? {
         let loaded = file.load()
-        for warning in loaded.warnings { standardError("warning: \(warning)") }
-        for error in loaded.errors { standardError("error: \(error)") }
+        for warning in loaded.warnings { Logger.standardError("warning: \(warning)") }
+        for error in loaded.errors { Logger.standardError("error: \(error)") }
         return loaded.book
     }
 
     /// Applies `change` to whatever the file holds now and prints the warnings.
     private static func apply(_ change: FenceChange, to file: FenceFile) throws(FenceChangeError) -> FenceChange.Applied {
         let applied = try file.apply(change, expecting: nil).applied
-        for warning in applied.warnings { standardError("warning: \(warning)") }
+        for warning in applied.warnings { Logger.standardError("warning: \(warning)") }
         return applied
     }
 
@@ -296,9 +296,9 @@ enum FencesCommand {
     /// returns the exit status 1.
     private static func refuse(_ error: FenceChangeError) -> Int32 {
         if error.problems.isEmpty {
-            standardError("error: \(error.message)")
+            Logger.standardError("error: \(error.message)")
         } else {
-            for problem in error.problems { standardError("error: \(problem)") }
+            for problem in error.problems { Logger.standardError("error: \(problem)") }
         }
         return 1
     }
@@ -307,10 +307,5 @@ enum FencesCommand {
     private static func text(of value: JSON) -> String {
         if case .string(let text) = value { return FenceTable.visible(text) }
         return JSONWriter().string(value)
-    }
-
-    /// Writes `line` and a newline to standard error.
-    private static func standardError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }

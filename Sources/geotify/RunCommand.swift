@@ -44,6 +44,9 @@ enum RunCommand {
         sigaddset(&blocked, SIGINT)
         sigaddset(&blocked, SIGHUP)
         pthread_sigmask(SIG_UNBLOCK, &blocked, nil)
+        // Past a file size limit (ulimit -f), a write should fail with an error the
+        // bridge reports and survives, not kill the process.
+        signal(SIGXFSZ, SIG_IGN)
         let signals = DispatchQueue(label: "geotify.signals")
         return [SIGTERM, SIGINT, SIGHUP].map { signalNumber in
             signal(signalNumber, SIG_IGN)

@@ -35,10 +35,10 @@ enum SimulateCommand {
             throw UsageError(arguments.positionals.isEmpty ? "missing the track file" : "unexpected argument \(arguments.positionals[1])", command: "simulate")
         }
         let settings = try SettingsOptions.settings(from: arguments, command: "simulate")
-        let loaded = FenceFile(path: settings.fencesPath, limits: settings.limits).load()
-        for warning in loaded.warnings { printError("warning: \(warning)") }
+        let loaded = FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes).load()
+        for warning in loaded.warnings { Logger.standardError("warning: \(warning)") }
         guard let book = loaded.book?.revised(knownRevisions: [:], currentRevision: 0) else {
-            for error in loaded.errors { printError("error: \(error)") }
+            for error in loaded.errors { Logger.standardError("error: \(error)") }
             return 1
         }
         guard let device = arguments.value("device") ?? (book.devices.count == 1 ? book.devices.keys.first : nil) else {
@@ -48,15 +48,15 @@ enum SimulateCommand {
         let track: Track
         do {
             guard let bytes = try AtomicFile.read(path) else {
-                printError("error: \(path): no such file")
+                Logger.standardError("error: \(path): no such file")
                 return 1
             }
             track = try Track(parsing: bytes, device: device, decoder: LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes))
         } catch {
-            printError("error: \(path): \(error)")
+            Logger.standardError("error: \(path): \(error)")
             return 1
         }
-        for problem in track.problems { printError("warning: \(path): \(problem)") }
+        for problem in track.problems { Logger.standardError("warning: \(path): \(problem)") }
 
         let evaluator = Evaluator(
             rules: arguments.isSet("no-rules") ? .none : settings.rules,
@@ -84,7 +84,7 @@ enum SimulateCommand {
                 }
             }
         }
-        printError("\(track.fixes.count) fixes: \(summary.evaluated) evaluated, \(summary.inaccurate) too inaccurate, \(summary.dropped) out of order; \(summary.transitions) transitions, \(summary.notifications) notifications")
+        Logger.standardError("\(track.fixes.count) fixes: \(summary.evaluated) evaluated, \(summary.inaccurate) too inaccurate, \(summary.dropped) out of order; \(summary.transitions) transitions, \(summary.notifications) notifications")
         return 0
     }
 
@@ -93,9 +93,5 @@ enum SimulateCommand {
         let outcome = badge.map { "badge \($0)" } ?? "silent"
         return [time, transition.fix.device, transition.kind.rawValue, transition.fence.identifier, outcome, transition.fence.note]
             .joined(separator: "  ")
-    }
-
-    private static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 }

@@ -43,14 +43,14 @@ enum StatusCommand {
         case .success(let value):
             observed = value
         case .failure(let failure):
-            FileHandle.standardError.write(Data("geotify: \(failure.message)\n".utf8))
+            Logger.standardError("geotify: \(failure.message)")
             return 1
         }
         let report: StatsReport
         do {
             report = try StatsReport(parsing: observed.stats)
         } catch {
-            FileHandle.standardError.write(Data("geotify: the statistics on \(StatsReport.topic(topics)) are not readable: \(error)\n".utf8))
+            Logger.standardError("geotify: the statistics on \(StatsReport.topic(topics)) are not readable: \(error)")
             return 1
         }
         if arguments.isSet("json") {

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyBridge
 
 /// The `geotify` command: dispatches to a subcommand and turns usage errors into a
 /// message on standard error and exit status 2.
@@ -48,6 +49,6 @@ do {
         throw UsageError("unknown command \"\(command)\"", command: "help")
     }
 } catch {
-    FileHandle.standardError.write(Data("geotify: \(error)\n".utf8))
+    Logger.standardError("geotify: \(error)")
     exit(2)
 }

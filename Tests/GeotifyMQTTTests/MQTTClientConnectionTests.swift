@@ -164,13 +164,21 @@ struct MQTTClientConnectionTests {
         insecure.client.stop()
 
         // The system's CAs do not trust the test CA. libmosquitto may fail the handshake
-        // inside start() or later on its network thread; either way no connection.
+        // inside start() or later on the network thread; either way no connection, and
+        // OpenSSL's reason is given.
         do {
             let untrusted = try ClientFixture(port: broker.port) { $0.tls = MQTTTLS() }
-            #expect(untrusted.events.waitForConnected(timeout: 2) == nil)
+            let failure = untrusted.events.waitFor { event -> (Int, String)? in
+                if case .disconnected(let code, let reason) = event { return (code, reason) }
+                return nil
+            }
+            #expect(failure?.0 == 8, "expected MOSQ_ERR_TLS: \(untrusted.events.all)")
+            #expect(failure?.1.contains("certificate verify failed") == true, "\(untrusted.events.all)")
+            #expect(!untrusted.client.isConnected)
             untrusted.client.stop()
         } catch let error as MQTTError {
             #expect(error.code == 8, "expected MOSQ_ERR_TLS, got \(error)")
+            #expect(error.message.contains("certificate verify failed"), "\(error)")
         }
     }
 

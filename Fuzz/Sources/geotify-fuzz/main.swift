@@ -9,7 +9,8 @@ import Glibc
 /// `LLVMFuzzerRunDriver`, because SwiftPM gives every executable one.
 guard FuzzTarget.selected != nil else {
     let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
-    fputs("geotify-fuzz: set GEOTIFY_FUZZ_TARGET to one of \(names)\n", stderr)
+    let message = Array("geotify-fuzz: set GEOTIFY_FUZZ_TARGET to one of \(names)\n".utf8)
+    _ = write(2, message, message.count)
     exit(2)
 }
 var argc = CommandLine.argc

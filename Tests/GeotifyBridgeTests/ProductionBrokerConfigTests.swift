@@ -1,0 +1,137 @@
+import Foundation
+import GeotifyMQTT
+import GeotifyTestSupport
+import Testing
+
+/// `config/mosquitto.conf` and `config/mosquitto.acl` as shipped: mosquitto starts with
+/// them (their paths moved into a temporary directory), and the ACL lets each client do
+/// what the README says and no more: trackers publish only their own positions, only
+/// named clients publish commands, nobody gets in without a password.
+@Suite("Production broker configuration", .serialized, .timeLimit(.minutes(1)))
+struct ProductionBrokerConfigTests {
+    @Test func theShippedConfigLoadsAndItsACLKeepsEveryClientToItsTopics() throws {
+        let broker = try ProductionBroker()
+        defer { broker.stop() }
+        let login = { (user: String) in
+            { (options: inout MQTTOptions) in
+                options.username = user
+                options.password = ProductionBroker.password
+            }
+        }
+        let geotify = try BrokerObserver(
+            port: broker.port, subscribe: ["owntracks/#", "geotify/location/#", "geotify/cmd/#"],
+            clientID: "geotify", configure: login("geotify"))
+        let alice = try BrokerObserver(port: broker.port, subscribe: [], configure: login("alice"))
+        let admin = try BrokerObserver(port: broker.port, subscribe: [], configure: login("geotify-admin"))
+
+        // What is refused is dropped by the broker; a permitted marker published after it
+        // by the same client shows that it would have arrived by then.
+        try alice.publish("owntracks/bob/phone", "spoofed")
+        try alice.publish("geotify/location/bob/gps", "spoofed")
+        try alice.publish("geotify/cmd/alice/phone", "command from a tracker")
+        try alice.publish("owntracks/alice/phone", "own position")
+        try alice.publish("geotify/location/alice/gps", "own plain position")
+        try admin.publish("geotify/cmd/alice/phone", "command from the admin")
+        #expect(waitUntil { geotify.events.messages.count >= 3 }, "\(broker.log)")
+        let received = geotify.events.messages.map { "\($0.topic) \($0.text)" }
+        #expect(received == [
+            "owntracks/alice/phone own position",
+            "geotify/location/alice/gps own plain position",
+            "geotify/cmd/alice/phone command from the admin",
+        ])
+
+        // Over TLS, with the CA that signed the broker's certificate.
+        let overTLS = try BrokerObserver(port: broker.tlsPort, subscribe: [], configure: { options in
+            login("alice")(&options)
+            options.tls = MQTTTLS(caFile: broker.certificates.caFile)
+        })
+        try overTLS.publish("owntracks/alice/watch", "over TLS")
+        #expect(waitUntil { geotify.events.messages.contains { $0.text == "over TLS" } })
+
+        // No password, no entry.
+        let anonymous = EventRecorder()
+        var options = MQTTOptions(clientID: "anonymous", port: broker.port)
+        options.cleanSession = true
+        let client = try MQTTClient(options: options, onEvent: anonymous.record)
+        try client.start()
+        defer { client.stop() }
+        let refusal = anonymous.waitFor { event -> String? in
+            if case .connectionRefused(_, let reason) = event { return reason }
+            return nil
+        }
+        #expect(refusal?.contains("not authorised") == true, "\(anonymous.all)")
+    }
+}
+
+/// mosquitto running `config/mosquitto.conf` with its listeners on free 127.0.0.1 ports
+/// and its files in a temporary directory: a password file made with mosquitto_passwd
+/// for the ACL's users, certificates made with openssl, the ACL as shipped.
+private final class ProductionBroker {
+    static let password = "production-test"
+
+    let port: Int
+    let tlsPort: Int
+    let certificates: TestCertificates
+    private let directory: URL
+    private let process: ChildProcess
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-production-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        certificates = try TestCertificates(in: directory.appendingPathComponent("certs"))
+        let passwords = try BrokerPasswordFile(
+            path: directory.appendingPathComponent("passwd").path,
+            users: Dictionary(uniqueKeysWithValues: ["geotify", "geotify-admin", "alice", "bob"].map { ($0, Self.password) }))
+        port = try freePort()
+        tlsPort = try freePort()
+        let config = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config")
+        var text = try String(contentsOf: config.appendingPathComponent("mosquitto.conf"), encoding: .utf8)
+        let moves = [
+            ("listener 1883 127.0.0.1", "listener \(port) 127.0.0.1"),
+            ("listener 8883", "listener \(tlsPort) 127.0.0.1"),
+            ("password_file /etc/mosquitto/passwd", "password_file \(passwords.path)"),
+            ("acl_file /etc/mosquitto/geotify.acl", "acl_file \(config.appendingPathComponent("mosquitto.acl").standardized.path)"),
+            ("cafile /etc/mosquitto/certs/ca.crt", "cafile \(certificates.caFile)"),
+            ("certfile /etc/mosquitto/certs/server.crt", "certfile \(certificates.certFile)"),
+            ("keyfile /etc/mosquitto/certs/server.key", "keyfile \(certificates.keyFile)"),
+            ("persistence_location /var/lib/mosquitto/", "persistence_location \(directory.path)/"),
+            ("log_dest syslog", "log_dest file \(directory.appendingPathComponent("mosquitto.log").path)"),
+        ]
+        var lines = text.components(separatedBy: "\n")
+        for (from, to) in moves {
+            guard let index = lines.firstIndex(of: from) else {
+                throw TestSupportError("config/mosquitto.conf has no line \"\(from)\": update this test")
+            }
+            lines[index] = to
+        }
+        if getuid() == 0 {
+            lines.append("user root")
+        }
+        text = lines.joined(separator: "\n")
+        let file = directory.appendingPathComponent("mosquitto.conf")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        process = try ChildProcess(
+            executable: "mosquitto", arguments: ["-c", file.path],
+            outputFile: directory.appendingPathComponent("mosquitto.out"))
+        guard waitUntil(timeout: 10, { log.contains(" running") || !process.isRunning }), process.isRunning else {
+            let output = (try? String(contentsOf: directory.appendingPathComponent("mosquitto.out"), encoding: .utf8)) ?? ""
+            process.terminate(signal: SIGKILL)
+            throw TestSupportError("mosquitto did not start with config/mosquitto.conf:\n\(log)\(output)")
+        }
+    }
+
+    /// What mosquitto logged.
+    var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// Stops mosquitto (bounded wait, then SIGKILL) and removes the directory.
+    func stop() {
+        process.terminate()
+        if !process.waitForExit(timeout: 10) {
+            process.terminate(signal: SIGKILL)
+            _ = process.waitForExit(timeout: 5)
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
