@@ -108,7 +108,7 @@ final class Lane: @unchecked Sendable {
         if backlog > Lane.backlogLimit {
             room.lock()
             while inbox.withLock({ $0.uncommitted }) > Lane.backlogLimit / 2 {
-                room.wait(until: Date().addingTimeInterval(0.1))
+                _ = room.wait(until: Date().addingTimeInterval(0.1))
             }
             room.unlock()
         }
