@@ -170,3 +170,22 @@ struct FenceCommandTests {
         #expect(error(try send(harness, #"{"action":"list"}"#)) == "not_allowed")
     }
 }
+
+/// Replies to MQTT v5 requests also go to their response topic, with their correlation data.
+@Suite("Fence commands over MQTT v5", .serialized)
+struct FenceCommandV5Tests {
+    @Test func aReplyGoesToTheResponseTopicWithTheCorrelationData() throws {
+        let harness = try BridgeHarness(start: false, configure: { $0.security.protocolVersion = .v5 })
+        try harness.startBridge()
+        let requester = try TestClient(port: harness.broker.port, protocolVersion: .v5)
+        try requester.subscribe("app/replies/7")
+        try requester.publish(
+            "geotify/cmd/alice/phone", bytes: Array(#"{"action":"get","fence":"home"}"#.utf8),
+            correlationData: Array("request-42".utf8), responseTopic: "app/replies/7")
+        let reply = requester.waitForMessage(on: "app/replies/7")
+        #expect(reply?.correlationData == Array("request-42".utf8))
+        #expect(reply?.text.contains(#""ok":true"#) == true)
+        #expect(reply?.text.contains(#""identifier":"home""#) == true)
+        #expect(harness.observer.waitForMessage(on: "geotify/reply/alice/phone")?.text == reply?.text, "and on the reply topic as always")
+    }
+}

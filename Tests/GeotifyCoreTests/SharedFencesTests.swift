@@ -1,5 +1,6 @@
 import Testing
 import GeotifyCore
+import GeotifyTestSupport
 
 /// Fences shared by many devices, found through the spatial index, with state kept
 /// only for the fences a device is inside.
@@ -30,25 +31,53 @@ struct SharedFencesTests {
         #expect(state.fences.isEmpty, "no state is kept for fences the device is outside")
     }
 
-    @Test func indexedEvaluationMatchesAllFencesAsOwnOnes() {
-        var random = SystemRandomNumberGenerator()
-        let fences = (0..<300).map { index in
-            circle("f\(index)", Double.random(in: -89.9...89.9, using: &random), Double.random(in: -180...180, using: &random),
-                   radius: Double.random(in: 50...50_000, using: &random))
+    /// The indexed evaluation gives exactly the transitions of evaluating every fence,
+    /// on a seeded random workload where a third of the fences are near the poles and a
+    /// third straddle the antimeridian, with circles and polygons.
+    @Test(arguments: [TransitionRules.none, TransitionRules()])
+    func indexedEvaluationMatchesEvaluatingEveryFence(rules: TransitionRules) throws {
+        var random = SplitMix64(seed: 2_026)
+        func uniform(_ range: ClosedRange<Double>) -> Double { range.lowerBound + random.unit() * (range.upperBound - range.lowerBound) }
+        var fences: [Fence] = []
+        for index in 0..<450 {
+            let latitude: Double
+            let longitude: Double
+            switch index % 3 {
+            case 0: (latitude, longitude) = (uniform(84...89.95) * (index % 2 == 0 ? 1 : -1), uniform(-180...180))
+            case 1: (latitude, longitude) = (uniform(-60...60), Coordinate.wrappedLongitude(uniform(179.5...180.5)))
+            default: (latitude, longitude) = (uniform(-70...70), uniform(-180...180))
+            }
+            if index % 5 == 0 {
+                let size = uniform(0.005...0.05)
+                let ring = [(0.0, 0.0), (size, 0), (size, size * 0.7), (size * 0.3, size)].map {
+                    Coordinate(latitude: min(89.99, latitude + $0.1), longitude: Coordinate.wrappedLongitude(longitude + $0.0))
+                }
+                fences.append(Fence(identifier: "p\(index)", region: .polygon(try Polygon(outer: ring)), note: "", eventType: [.onEntry, .onExit], addedRevision: 1))
+            } else {
+                fences.append(circle("c\(index)", latitude, longitude, radius: uniform(20...20_000)))
+            }
         }
-        let evaluator = Evaluator(rules: .none, acceptance: FixAcceptance(maximumAge: 0))
-        var indexed = DeviceState()
-        var linear = DeviceState()
+        let evaluator = Evaluator(rules: rules, acceptance: FixAcceptance(maximumAge: 0))
         let shared = DeviceFences(shared: [SharedFences(owner: "shared", fences: fences)])
-        for time in 0..<2_000 {
-            let anchor = fences[Int.random(in: 0..<fences.count, using: &random)].region.center
-            let point = fix(min(90, max(-90, anchor.latitude + Double.random(in: -0.3...0.3, using: &random))),
-                            Coordinate.wrappedLongitude(anchor.longitude + Double.random(in: -0.3...0.3, using: &random)), at: Double(time))
-            let viaIndex = evaluator.evaluate(point, fences: shared, revision: 1, now: Double(time), state: &indexed)
-            let viaList = evaluator.evaluate(point, fences: fences, revision: 1, now: Double(time), state: &linear)
-            #expect(Set(viaIndex.transitions.map { "\($0.kind) \($0.fence.identifier)" }) == Set(viaList.transitions.map { "\($0.kind) \($0.fence.identifier)" }))
+        var indexed = Array(repeating: DeviceState(), count: 8)
+        var linear = Array(repeating: DeviceState(), count: 8)
+        var transitions = 0
+        for time in 0..<6_000 {
+            let device = time % 8
+            let anchor = fences[Int(random.next() % UInt64(fences.count))].region.center
+            let point = Fix(
+                device: "d\(device)",
+                coordinate: Coordinate(latitude: min(90, max(-90, anchor.latitude + uniform(-0.2...0.2))),
+                                       longitude: Coordinate.wrappedLongitude(anchor.longitude + uniform(-0.3...0.3))),
+                accuracy: uniform(0...40), timestamp: Double(time))
+            let viaIndex = evaluator.evaluate(point, fences: shared, revision: 1, now: Double(time), state: &indexed[device])
+            let viaList = evaluator.evaluate(point, fences: fences, revision: 1, now: Double(time), state: &linear[device])
+            let expected = Set(viaList.transitions.map { "\($0.kind) \($0.fence.identifier)" })
+            #expect(Set(viaIndex.transitions.map { "\($0.kind) \($0.fence.identifier)" }) == expected, "fix \(time)")
+            transitions += expected.count
         }
-        #expect(indexed.insideFences == linear.insideFences)
+        #expect(indexed.map(\.insideFences) == linear.map(\.insideFences))
+        #expect(transitions > 500, "the workload crosses fences often enough to mean something")
     }
 
     @Test func aFenceThatNoLongerAppliesIsForgottenAndReported() {
