@@ -31,7 +31,7 @@ let package = Package(
         ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
-        .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON"]),
+        .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"]),
         .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),

@@ -46,14 +46,14 @@ public struct BrokerSecurity: Sendable, Equatable {
     /// Reads the keys above from a settings file's object; `file` names it in errors and
     /// relative paths are resolved against `base`, the file's directory.
     public init(settings object: JSONObject, file: String, base: String) throws(SettingsError) {
-        let reader = Reader(object: object, file: file, prefix: "")
-        username = try reader.string("username")
-        password = try reader.string("password")
-        passwordFile = try reader.string("passwordFile").map { Self.resolve($0, against: base) }
+        let reader = SettingsReader(object: object, file: file)
+        username = try reader.nonEmptyString("username")
+        password = try reader.nonEmptyString("password")
+        passwordFile = try reader.nonEmptyString("passwordFile").map { SettingsReader.resolve($0, against: base) }
         if password != nil, passwordFile != nil {
             throw SettingsError("\(file): give either \"password\" or \"passwordFile\", not both")
         }
-        if let name = try reader.string("protocol") {
+        if let name = try reader.nonEmptyString("protocol") {
             switch name {
             case "3.1.1": protocolVersion = .v311
             case "5": protocolVersion = .v5
@@ -67,9 +67,9 @@ public struct BrokerSecurity: Sendable, Equatable {
             for key in tlsObject.keys where !Self.tlsKeys.contains(key) {
                 throw SettingsError("\(file): unknown key \"tls.\(key)\" (known keys: \(Self.tlsKeys.joined(separator: ", ")))")
             }
-            let tlsReader = Reader(object: tlsObject, file: file, prefix: "tls.")
+            let tlsReader = SettingsReader(object: tlsObject, file: file, prefix: "tls.")
             let path = { (key: String) throws(SettingsError) -> String? in
-                try tlsReader.string(key).map { Self.resolve($0, against: base) }
+                try tlsReader.nonEmptyString(key).map { SettingsReader.resolve($0, against: base) }
             }
             let tls = MQTTTLS(
                 caFile: try path("caFile"), caPath: try path("caPath"), certFile: try path("certFile"),
@@ -156,37 +156,5 @@ public struct BrokerSecurity: Sendable, Equatable {
 
     private static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
-
-    private static func resolve(_ path: String, against base: String) -> String {
-        if path.hasPrefix("/") || base.isEmpty { return path }
-        return (base as NSString).appendingPathComponent(path)
-    }
-
-    /// Typed access to the keys, with errors naming the file and the key.
-    private struct Reader {
-        let object: JSONObject
-        let file: String
-        /// Put before key names in errors: `tls.` inside the `tls` object.
-        let prefix: String
-
-        func string(_ key: String) throws(SettingsError) -> String? {
-            guard let value = object[key] else { return nil }
-            guard case .string(let text) = value else {
-                throw SettingsError("\(file): \"\(prefix)\(key)\" must be a string, not \(value.kindDescription)")
-            }
-            guard !text.isEmpty else {
-                throw SettingsError("\(file): \"\(prefix)\(key)\" must not be empty (leave it out instead)")
-            }
-            return text
-        }
-
-        func bool(_ key: String) throws(SettingsError) -> Bool? {
-            guard let value = object[key] else { return nil }
-            guard case .bool(let flag) = value else {
-                throw SettingsError("\(file): \"\(prefix)\(key)\" must be true or false, not \(value.kindDescription)")
-            }
-            return flag
-        }
     }
 }

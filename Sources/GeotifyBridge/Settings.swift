@@ -101,7 +101,7 @@ public struct Settings: Sendable, Equatable {
         }
         let base = (path as NSString).deletingLastPathComponent
         var settings = Settings()
-        let reader = Reader(object: object, file: path)
+        let reader = SettingsReader(object: object, file: path)
         for key in object.keys where !keys.contains(key) {
             throw SettingsError("\(path): unknown key \"\(key)\" (known keys: \(keys.joined(separator: ", ")))")
         }
@@ -113,8 +113,8 @@ public struct Settings: Sendable, Equatable {
             }
         }
         if let value = try reader.string("clientId") { settings.clientID = value }
-        if let value = try reader.string("fences") { settings.fencesPath = resolve(value, against: base) }
-        if let value = try reader.string("stateDir") { settings.stateDirectory = resolve(value, against: base) }
+        if let value = try reader.string("fences") { settings.fencesPath = SettingsReader.resolve(value, against: base) }
+        if let value = try reader.string("stateDir") { settings.stateDirectory = SettingsReader.resolve(value, against: base) }
         if let value = try reader.string("owntracksTopic") { settings.ownTracksTopic = value }
         if let value = try reader.string("locationTopic") { settings.locationTopic = value }
         if let value = try reader.string("topicPrefix") { settings.topicPrefix = value }
@@ -169,7 +169,7 @@ public struct Settings: Sendable, Equatable {
             guard case .object(let homeAssistant) = value else {
                 throw SettingsError("\(path): \"homeassistant\" must be an object like {\"enabled\": true, \"prefix\": \"homeassistant\"}")
             }
-            let nested = Reader(object: homeAssistant, file: "\(path): \"homeassistant\"")
+            let nested = SettingsReader(object: homeAssistant, file: path, prefix: "homeassistant.")
             for key in homeAssistant.keys where key != "enabled" && key != "prefix" {
                 throw SettingsError("\(path): \"homeassistant\" has an unknown key \"\(key)\" (known keys: enabled, prefix)")
             }
@@ -203,52 +203,6 @@ public struct Settings: Sendable, Equatable {
         }
         if clientID.isEmpty {
             throw SettingsError("\(file): \"clientId\" must not be empty: the broker keeps the bridge's session under it")
-        }
-    }
-
-    private static func resolve(_ path: String, against base: String) -> String {
-        if path.hasPrefix("/") || base.isEmpty { return path }
-        return (base as NSString).appendingPathComponent(path)
-    }
-
-    /// Typed access to the settings object, with errors naming the file and key.
-    private struct Reader {
-        let object: JSONObject
-        let file: String
-
-        func string(_ key: String) throws(SettingsError) -> String? {
-            guard let value = object[key] else { return nil }
-            guard case .string(let text) = value else {
-                throw SettingsError("\(file): \"\(key)\" must be a string, not \(value.kindDescription)")
-            }
-            return text
-        }
-
-        func number(_ key: String, atLeast minimum: Double) throws(SettingsError) -> Double? {
-            guard let value = object[key] else { return nil }
-            guard case .number(let number) = value else {
-                throw SettingsError("\(file): \"\(key)\" must be a number, not \(value.kindDescription)")
-            }
-            guard number >= minimum else {
-                throw SettingsError("\(file): \"\(key)\" must be at least \(JSONWriter.text(of: minimum)), not \(JSONWriter.text(of: number))")
-            }
-            return number
-        }
-
-        func integer(_ key: String, atLeast minimum: Int) throws(SettingsError) -> Int? {
-            guard let number = try number(key, atLeast: Double(minimum)) else { return nil }
-            guard number == number.rounded(), number < 1e15 else {
-                throw SettingsError("\(file): \"\(key)\" must be a whole number, not \(JSONWriter.text(of: number))")
-            }
-            return Int(number)
-        }
-
-        func bool(_ key: String) throws(SettingsError) -> Bool? {
-            guard let value = object[key] else { return nil }
-            guard case .bool(let flag) = value else {
-                throw SettingsError("\(file): \"\(key)\" must be true or false, not \(value.kindDescription)")
-            }
-            return flag
         }
     }
 }

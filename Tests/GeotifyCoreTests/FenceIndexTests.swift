@@ -1,24 +1,12 @@
 import Foundation
 import GeotifyCore
+import GeotifyTestSupport
 import Testing
 
 @Suite("FenceIndex")
 struct FenceIndexTests {
-    /// A small deterministic generator, so failures reproduce.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A position somewhere interesting: anywhere, near a pole, or near the antimeridian.
-    static func position(_ random: inout Seeded) -> Coordinate {
+    static func position(_ random: inout SplitMix64) -> Coordinate {
         switch Int.random(in: 0..<10, using: &random) {
         case 0, 1:
             let pole: Double = Bool.random(using: &random) ? 90 : -90
@@ -38,7 +26,7 @@ struct FenceIndexTests {
         }
     }
 
-    static func circles(_ count: Int, _ random: inout Seeded) -> [Fence] {
+    static func circles(_ count: Int, _ random: inout SplitMix64) -> [Fence] {
         (0..<count).map { index in
             let radius = [1.0, 50, 500, 5_000, 60_000][Int.random(in: 0..<5, using: &random)] * Double.random(in: 0.5...1, using: &random)
             return Fence(identifier: "f\(index)", region: .circle(center: position(&random), radius: radius),
@@ -48,7 +36,7 @@ struct FenceIndexTests {
 
     /// Boxes of every shape the index must handle: circles' boxes, polygons' boxes
     /// (some crossing the antimeridian), and hand-made edge cases.
-    static func boxes(_ random: inout Seeded) -> [BoundingBox] {
+    static func boxes(_ random: inout SplitMix64) -> [BoundingBox] {
         var boxes = circles(800, &random).map(\.boundingBox)
         for _ in 0..<200 {
             let center = position(&random)
@@ -78,7 +66,7 @@ struct FenceIndexTests {
 
     /// Query points: random ones, every box's corners and edges, and the special meridians
     /// and parallels (including longitudes that need wrapping).
-    static func points(around boxes: [BoundingBox], _ random: inout Seeded) -> [Coordinate] {
+    static func points(around boxes: [BoundingBox], _ random: inout SplitMix64) -> [Coordinate] {
         var points = (0..<2_000).map { _ in position(&random) }
         for box in boxes where !box.isEmpty {
             for latitude in [box.minLatitude, box.maxLatitude, (box.minLatitude + box.maxLatitude) / 2] {
@@ -97,7 +85,7 @@ struct FenceIndexTests {
 
     @Test("candidates are exactly the boxes that contain the point, each once (poles, antimeridian, edges)")
     func candidatesMatchALinearBoxScan() {
-        var random = Seeded(seed: 20_240_601)
+        var random = SplitMix64(seed: 20_240_601)
         let boxes = Self.boxes(&random)
         let index = FenceIndex(boxes: boxes)
         #expect(index.count == boxes.count)
@@ -114,7 +102,7 @@ struct FenceIndexTests {
 
     @Test("fixes evaluated through index candidates contain exactly what a scan of all fences contains")
     func indexedContainmentMatchesALinearScan() {
-        var random = Seeded(seed: 7)
+        var random = SplitMix64(seed: 7)
         let fences = Self.circles(2_000, &random)
         let index = FenceIndex(fences)
         var candidates: [Int] = []

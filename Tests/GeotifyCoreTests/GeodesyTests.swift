@@ -1,33 +1,10 @@
 import Foundation
 import GeotifyCore
+import GeotifyTestSupport
 import Testing
 
 @Suite("Geodesy")
 struct GeodesyTests {
-    /// A deterministic SplitMix64 generator, so random samples are the same on every run.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-
-        init(seed: UInt64) { state = seed }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// A latitude uniformly distributed over the sphere's area.
-        mutating func latitude() -> Double {
-            asin(Double.random(in: -1...1, using: &self)) * 180 / .pi
-        }
-
-        mutating func longitude() -> Double {
-            Double.random(in: -180...180, using: &self)
-        }
-    }
-
     static let shortLimit = 100_000.0
 
     @Test("distance agrees with GeographicLib within 1 cm up to 100 km")
@@ -67,7 +44,7 @@ struct GeodesyTests {
 
     @Test("distance is finite and sensible for every pair, however antipodal")
     func nearlyAntipodalPairsConvergeToFiniteValues() {
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(seed: 7)
         let halfMeridian = 20_003_931.458_625
         for _ in 0..<2_000 {
             let lat = random.latitude()
@@ -111,7 +88,7 @@ struct GeodesyTests {
 
     @Test("sphericalErrorBound really bounds |distance - sphericalDistance| on 12 000 random pairs")
     func sphericalErrorBoundHolds() {
-        var random = SplitMix(seed: 42)
+        var random = SplitMix64(seed: 42)
         var pairs: [(Coordinate, Coordinate)] = []
         // Anywhere to anywhere (long distances).
         for _ in 0..<4_000 {
@@ -152,5 +129,16 @@ struct GeodesyTests {
         }
         // The bound is tight: some pairs come close to it.
         #expect(worstRatio > 0.9)
+    }
+}
+
+extension SplitMix64 {
+    /// A latitude uniformly distributed over the sphere's area.
+    mutating func latitude() -> Double {
+        asin(Double.random(in: -1...1, using: &self)) * 180 / .pi
+    }
+
+    mutating func longitude() -> Double {
+        Double.random(in: -180...180, using: &self)
     }
 }

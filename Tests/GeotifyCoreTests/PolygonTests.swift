@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyCore
+import GeotifyTestSupport
 import Testing
 
 @Suite("Polygon")
@@ -151,7 +152,7 @@ struct PolygonTests {
             ring([(0.1, 179.8), (0.3, -179.9), (-0.2, -179.7), (-0.3, 179.9)]),
             ring([(79.9, 10.0), (80.1, 10.5), (80.2, 9.9)]),
         ]
-        var random = GeodesyTests.SplitMix(seed: 99)
+        var random = SplitMix64(seed: 99)
         for vertices in rings {
             let polygon = try Polygon(outer: vertices)
             for _ in 0..<12 {

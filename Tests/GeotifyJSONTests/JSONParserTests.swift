@@ -1,4 +1,5 @@
 import Testing
+import GeotifyTestSupport
 @testable import GeotifyJSON
 
 @Suite("JSON parser")
@@ -80,25 +81,12 @@ struct JSONParserTests {
     }
 
     @Test func randomBytesNeverCrash() {
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         for _ in 0..<20_000 {
             let length = Int(generator.next() % 40)
             let alphabet = Array(#"{}[]",:0123456789.eE+-truefalsn\ "#.utf8) + [0x00, 0xFF, 0xC3]
             let bytes = (0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }
             _ = try? parser.parse(bytes)
         }
-    }
-}
-
-/// A small deterministic generator for reproducible random tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -119,7 +119,7 @@ struct MQTTClientConnectionTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let passwordFile = directory.appendingPathComponent("passwd").path
-        try run("mosquitto_passwd", ["-b", "-c", passwordFile, "alice", "right-password"])
+        try runCommand("mosquitto_passwd", ["-b", "-c", passwordFile, "alice", "right-password"])
         let broker = try TestBroker(extraConfig: "allow_anonymous false\npassword_file \(passwordFile)")
 
         let refused = try ClientFixture(port: broker.port) {
@@ -209,21 +209,5 @@ struct MQTTClientConnectionTests {
         try fixture?.waitConnected()
         fixture = nil
         #expect(waitUntil { broker.log.contains("disconnected.") })
-    }
-}
-
-/// Runs a command found on PATH and throws with its output if it fails.
-private func run(_ command: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [command] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw TestSupportError("\(command) failed: \(text)")
     }
 }

@@ -18,18 +18,7 @@ public struct BrokerPasswordFile: Sendable {
 
     /// Adds `user` with `password`, or changes the password of an existing one.
     public func set(_ user: String, password: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["mosquitto_passwd", "-b", path, user, password]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("mosquitto_passwd -b \(path) \(user) failed: \(text)")
-        }
+        try runCommand("mosquitto_passwd", ["-b", path, user, password])
     }
 
     /// The mosquitto options that require a user name and password from this file, for

@@ -59,8 +59,9 @@ public struct RecordedTrack: Sendable {
     }
 }
 
-/// A small deterministic generator for reproducible random test data.
-public struct SplitMix64: Sendable {
+/// A small deterministic generator (SplitMix64) for reproducible random test data, so
+/// a failing sample reproduces on every run.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     public init(seed: UInt64) {

@@ -37,15 +37,7 @@ final class BridgeProcess {
 
     /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
     func query(_ sql: String) throws -> [String] {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [statePath, sql]
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        try runCommand("sqlite3", [statePath, sql]).split(separator: "\n").map(String.init)
     }
 
     deinit {

@@ -45,15 +45,8 @@ struct DiskFullTests {
     }
 
     func sqlite(_ sql: String) throws -> String {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [directory.appendingPathComponent("state/state.sqlite").path, sql]
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try runCommand("sqlite3", [directory.appendingPathComponent("state/state.sqlite").path, sql])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func theBridgeKeepsPublishingWhileTheDiskIsFullAndRecoversByItself() throws {
@@ -74,11 +67,7 @@ struct DiskFullTests {
         #expect(waitUntil { events().count == step - 1 }, "notifications go on while nothing can be saved: every fix after the first crosses")
         #expect(observer.messages.filter { $0.topic == "geotify/error" }.count == failures, "the failure is reported once, not per batch")
 
-        let lift = Process()
-        lift.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        lift.arguments = ["--pid", "\(bridge.pid)", "--fsize=unlimited:unlimited"]
-        try lift.run()
-        lift.waitUntilExit()
+        try runCommand("prlimit", ["--pid", "\(bridge.pid)", "--fsize=unlimited:unlimited"])
         step += 1
         try publish(step: step)
         #expect(waitUntil { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("the state database can be written again") })
@@ -98,11 +87,7 @@ struct DiskFullTests {
         let fencesBefore = try Data(contentsOf: directory.appendingPathComponent("fences.json"))
         let bridge = try limited(64 * 1024, log: log)
         #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
-        let lower = Process()
-        lower.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        lower.arguments = ["--pid", "\(bridge.pid)", "--fsize=100:unlimited"]
-        try lower.run()
-        lower.waitUntilExit()
+        try runCommand("prlimit", ["--pid", "\(bridge.pid)", "--fsize=100:unlimited"])
         try observer.publish("geotify/cmd/alice/phone", #"{"id":"w","action":"add","fence":{"identifier":"gym","latitude":1,"longitude":2,"radius":50,"eventType":"onEntry"}}"#)
         let reply = observer.waitForMessage(on: "geotify/reply/alice/phone")?.text ?? ""
         #expect(reply.contains(#""ok":false"#))
