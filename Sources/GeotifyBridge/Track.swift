@@ -72,17 +72,6 @@ public struct Track: Sendable {
     }
 }
 
-/// Why a track file cannot be read at all.
-public struct TrackError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-
-    public init(_ message: String) {
-        self.message = message
-    }
-
-    public var description: String { message }
-}
-
 /// Collects the points of a GPX document as it is parsed.
 private final class GPXReader: NSObject, XMLParserDelegate {
     let device: String
