@@ -19,9 +19,10 @@ import Synchronization
 /// `backlogLimit` messages are uncommitted: the broker then keeps the rest, unacknowledged,
 /// in the bridge's persistent session.
 ///
-/// Thread safety (why `@unchecked Sendable` is sound): `states` is only read and
-/// written on `queue`; `inbox` is guarded by its mutex; everything else is immutable
-/// or `Sendable`.
+/// Thread safety (why `@unchecked Sendable` is sound): the lane's mutable state
+/// (`states`, `deadlines`, `ownTracksDevices`, `latency`, `unsaved`, `commands`) is only
+/// read and written on `queue`; `inbox` is guarded by its mutex and `room` is a
+/// condition variable; everything else is immutable or `Sendable`.
 final class Lane: @unchecked Sendable {
     /// What all lanes share.
     struct Environment: Sendable {
@@ -114,7 +115,7 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// Fires the dwell and minimum-duration timers that are due; called every second.
+    /// Fires the dwell and minimum-duration timers that are due; called every 200 ms.
     func tick() {
         queue.async { self.advanceDueDevices() }
     }
