@@ -32,6 +32,8 @@ public final class Bridge: Sendable {
         let fences: LiveFenceBook
         let lanes: [Lane]
         let started: Double
+        /// Whether the broker has accepted a connection since the start.
+        var connectedOnce = false
         let ownTracks: TopicFilter
         let location: TopicFilter
         let commands: TopicFilter
@@ -238,6 +240,7 @@ public final class Bridge: Sendable {
         case .published(let messageID):
             publisher.acknowledged(messageID)
         case .connected(let sessionPresent):
+            running.withLock { $0?.connectedOnce = true }
             logger.info("connected to \(settings.broker) (session \(sessionPresent ? "resumed" : "new"))")
             do {
                 for filter in [settings.ownTracksTopic, settings.locationTopic, topics.commands] {
@@ -256,7 +259,11 @@ public final class Bridge: Sendable {
             logger.error("the broker \(settings.broker) refused the connection: \(reason) (code \(code))")
         case .disconnected(let code, let reason):
             publisher.disconnected()
-            if code != 0 { logger.warning("lost the connection to \(settings.broker): \(reason); reconnecting") }
+            if code != 0 {
+                logger.warning(current.connectedOnce
+                    ? "lost the connection to \(settings.broker): \(reason); reconnecting"
+                    : "cannot reach the broker \(settings.broker): \(reason); retrying")
+            }
         case .subscribed(_, let granted):
             if granted.contains(where: { $0 >= 128 }) {
                 counters.add("errors.subscription_refused")

@@ -142,6 +142,20 @@ struct EcosystemTests {
         #expect(late.waitForMessage(on: "geotify/occupancy/family/school")?.text == "1", "retained for Home Assistant's zone")
     }
 
+    @Test func changedFencesArePushedToTheOwnTracksAppWhenAskedTo() throws {
+        let harness = try BridgeHarness(fences: Self.fences, start: false, configure: { $0.ownTracksWaypoints = true })
+        try harness.observer.subscribe("owntracks/alice/phone/cmd")
+        try harness.startBridge()
+        try Self.fences.replacingOccurrences(of: #""radius": 100"#, with: #""radius": 120"#)
+            .write(to: harness.fencesURL, atomically: true, encoding: .utf8)
+        let command = try #require(object(harness.observer.waitForMessage(on: "owntracks/alice/phone/cmd")))
+        #expect(command["_type"] as? String == "cmd")
+        #expect(command["action"] as? String == "setWaypoints")
+        let waypoints = (command["waypoints"] as? [String: Any])?["waypoints"] as? [[String: Any]]
+        #expect(waypoints?.first?["desc"] as? String == "home")
+        #expect(waypoints?.first?["rad"] as? Int == 120)
+    }
+
     @Test func statisticsArePublishedRetained() throws {
         let harness = try BridgeHarness(start: false, configure: { $0.statsInterval = 0.5 })
         try harness.startBridge()

@@ -164,6 +164,16 @@ struct FenceCommandTests {
         #expect(harness.logLines.all.contains { $0.contains("is not valid; keeping the fences in force") })
     }
 
+    @Test func aTokenExpires() throws {
+        let harness = try BridgeHarness(start: false, configure: { $0.previewTimeout = 1 })
+        try harness.startBridge()
+        let preview = try send(harness, #"{"action":"delete","fence":"office"}"#)
+        let token = try #require(preview["token"] as? String)
+        Thread.sleep(forTimeInterval: 1.3)
+        #expect(error(try send(harness, #"{"action":"commit","token":"\#(token)"}"#)) == "expired_token")
+        #expect(try fileFences(harness).contains { $0["identifier"] as? String == "office" })
+    }
+
     @Test func commandsCanBeTurnedOff() throws {
         let harness = try BridgeHarness(start: false, configure: { $0.commandsEnabled = false })
         try harness.startBridge()
