@@ -282,19 +282,17 @@ public final class Bridge: Sendable {
         }
         counters.add("messages_received")
         let arrival = now()
-        if message.topic.utf8.count(where: { $0 == UInt8(ascii: "/") }) >= settings.maximumTopicDepth {
-            let error = InputError(.invalidTopic, "the topic has more than \(settings.maximumTopicDepth) levels (maximumTopicDepth)")
-            counters.count(error)
-            logger.warning("refused the message on \(message.topic.prefix(200)): \(error)")
-            publisher.send(messages.error(error, topic: String(message.topic.prefix(200)), device: nil))
+        let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count <= settings.maximumTopicDepth else {
+            refuse(message, InputError(.invalidTopic, "the topic has more than \(settings.maximumTopicDepth) levels (maximumTopicDepth)"))
             return
         }
         let routed: (Inbound.Route, String)?
-        if let device = current.ownTracks.device(in: message.topic) {
+        if let device = current.ownTracks.device(inLevels: levels) {
             routed = (.location(.ownTracks), device)
-        } else if let device = current.location.device(in: message.topic) {
+        } else if let device = current.location.device(inLevels: levels) {
             routed = (.location(.plain), device)
-        } else if let device = current.commands.device(in: message.topic) {
+        } else if let device = current.commands.device(inLevels: levels) {
             routed = (.command, device)
         } else {
             routed = nil
@@ -304,14 +302,19 @@ public final class Bridge: Sendable {
             return
         }
         if let problem = Identifier.problem(device: device) {
-            let error = InputError(.invalidTopic, "no usable device in the topic: \(problem)")
-            counters.count(error)
-            logger.warning("refused the message on \(message.topic): \(error)")
-            publisher.send(messages.error(error, topic: message.topic, device: nil))
+            refuse(message, InputError(.invalidTopic, "no usable device in the topic: \(problem)"))
             return
         }
         let lane = current.lanes[Bridge.lane(of: device, among: current.lanes.count)]
         lane.submit(Inbound(route: route, device: device, message: message, arrival: arrival))
+    }
+
+    /// Counts, logs and reports a message refused for its topic (before any device has it).
+    private func refuse(_ message: MQTTMessage, _ error: InputError) {
+        let topic = String(message.topic.prefix(200))
+        counters.count(error)
+        logger.warning("refused the message on \(topic): \(error)")
+        publisher.send(messages.error(error, topic: topic, device: nil))
     }
 
     /// The lane of `device`: a stable hash, so a device always lands on the same one.

@@ -271,8 +271,10 @@ final class Lane: @unchecked Sendable {
         states[device] = state
         changed[device] = state
         deadlines[device] = evaluator.nextDeadline(fences: fences, state: state)
-        environment.counters.add("transitions", evaluation.transitions.count)
-        environment.counters.add("notifications", evaluation.notifications.count)
+        if !evaluation.transitions.isEmpty {
+            environment.counters.add("transitions", evaluation.transitions.count)
+            environment.counters.add("notifications", evaluation.notifications.count)
+        }
         for notification in evaluation.notifications {
             environment.logger.info("\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))")
             outbox.append(environment.messages.event(notification))

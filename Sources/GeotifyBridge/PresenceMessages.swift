@@ -82,12 +82,6 @@ public struct PresenceMessages: Sendable {
         retained(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
     }
 
-    /// The presence message of every fence in `fences` for `device`, in their order: what
-    /// to publish when a device's relation to its fences is (re)established.
-    public func presence(of device: String, _ state: DeviceState, fences: [Fence]) -> [OutboxMessage] {
-        fences.map { presence(of: device, fence: $0.identifier, inside: state.isInside($0.identifier)) }
-    }
-
     /// The fence the device tracker shows for `state`: the first of `fences`, in the
     /// order of the fence file, that the device is inside; nil when it is in none. The
     /// file's order is the priority, so a fence file lists specific fences (a room)

@@ -30,7 +30,12 @@ public struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
 
     /// The device identifier when `topic` matches the filter, nil otherwise.
     public func device(in topic: String) -> String? {
-        let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
+        device(inLevels: topic.split(separator: "/", omittingEmptySubsequences: false))
+    }
+
+    /// The device identifier when a topic split into `parts` (its levels) matches the
+    /// filter, nil otherwise: for trying several filters on one topic, split once.
+    public func device(inLevels parts: [Substring]) -> String? {
         var captured: [Substring] = []
         for (index, level) in levels.enumerated() {
             if level == "#" {

@@ -39,7 +39,4 @@ public struct DeviceFences: Sendable {
     public func owner(of identifier: String) -> SharedFences? {
         shared.first { $0.position(of: identifier) != nil }
     }
-
-    /// The number of fences, own and shared.
-    public var count: Int { own.count + shared.reduce(0) { $0 + $1.fences.count } }
 }

@@ -23,11 +23,6 @@ public struct DeviceState: Sendable, Equatable {
         fences.contains { $0.fence == identifier && $0.inside }
     }
 
-    /// The identifiers of the fences the device is inside, sorted.
-    public var insideFences: [String] {
-        fences.filter(\.inside).map(\.fence)
-    }
-
     /// Whether the device had seen `fence` when it was last evaluated, so that a change
     /// of relation to it is a transition rather than its first observation.
     @inlinable

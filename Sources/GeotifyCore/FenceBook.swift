@@ -69,11 +69,6 @@ public struct FenceBook: Sendable, Equatable {
         devices[device] != nil || memberships[device] != nil
     }
 
-    /// The groups `device` is in.
-    public func groups(of device: String) -> [String] {
-        memberships[device] ?? []
-    }
-
     /// The number of fences, own and shared.
     public var fenceCount: Int {
         devices.values.reduce(0) { $0 + $1.count } + shared.values.reduce(0) { $0 + $1.fences.count }

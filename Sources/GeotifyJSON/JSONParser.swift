@@ -253,7 +253,7 @@ private struct Reader {
         guard index < bytes.count else { throw error("unexpected end of text, expected a JSON value") }
         switch bytes[index] {
         case UInt8(ascii: "{"): _ = try object(keeping: .only(.empty))
-        case UInt8(ascii: "["): try skipArray()
+        case UInt8(ascii: "["): _ = try array(building: false)
         case UInt8(ascii: "\""):
             let start = index
             if try plainString() == nil {
@@ -265,34 +265,6 @@ private struct Reader {
         case UInt8(ascii: "n"): try literal("null")
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
         default: throw error("unexpected \(describeByte()), expected a JSON value")
-        }
-    }
-
-    /// Checks an array at its opening bracket and moves past it without building it.
-    mutating func skipArray() throws(JSONError) {
-        try enter()
-        index += 1
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return
-        }
-        while true {
-            skipWhitespace()
-            try skipValue()
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of text, expected ',' or ']'") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            if bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                depth -= 1
-                return
-            }
-            throw error("unexpected \(describeByte()), expected ',' or ']'")
         }
     }
 
@@ -316,7 +288,9 @@ private struct Reader {
         throw error("unterminated string")
     }
 
-    mutating func array() throws(JSONError) -> JSON {
+    /// Reads an array at its opening bracket; with `building` false its elements are
+    /// checked and skipped, and the result is empty.
+    mutating func array(building: Bool = true) throws(JSONError) -> JSON {
         try enter()
         index += 1
         var elements: [JSON] = []
@@ -328,7 +302,11 @@ private struct Reader {
         }
         while true {
             skipWhitespace()
-            elements.append(try value())
+            if building {
+                elements.append(try value())
+            } else {
+                try skipValue()
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of text, expected ',' or ']'") }
             if bytes[index] == UInt8(ascii: ",") {

@@ -29,8 +29,7 @@ final class BridgeHarness {
         configure: @escaping (inout Settings) -> Void = { _ in }
     ) throws {
         broker = try TestBroker()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-bridge-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("bridge")
         observer = try TestClient(port: broker.port)
         self.strictDevices = strictDevices
         self.configure = configure

@@ -28,8 +28,7 @@ final class BridgeUnderTest {
     /// A bridge for the broker on 127.0.0.1:`port` with client id `clientID`; `configure`
     /// adjusts the settings before `start()`.
     init(port: Int, clientID: String, configure: (inout Settings) -> Void = { _ in }) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-\(clientID)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory(clientID)
         let fencesFile = directory.appendingPathComponent("fences.json")
         try Self.fences.write(to: fencesFile, atomically: true, encoding: .utf8)
         settings.broker.port = port

@@ -11,7 +11,7 @@ struct BrokerSecurityBridgeTests {
     let base = Int(Date().timeIntervalSince1970) - 3_600
 
     @Test func overTLSTheBridgeVerifiesTheBrokerWithTheConfiguredCA() throws {
-        let directory = try temporaryDirectory("tls")
+        let directory = try makeTemporaryDirectory("tls")
         defer { try? FileManager.default.removeItem(at: directory) }
         let certificates = try TestCertificates(in: directory)
         let broker = try TestBroker(extraConfig: certificates.brokerConfig)
@@ -32,7 +32,7 @@ struct BrokerSecurityBridgeTests {
     }
 
     @Test func overTLSABrokerCertificateTheBridgeCannotVerifyIsRefused() throws {
-        let directory = try temporaryDirectory("tls-untrusted")
+        let directory = try makeTemporaryDirectory("tls-untrusted")
         defer { try? FileManager.default.removeItem(at: directory) }
         let certificates = try TestCertificates(in: directory)
         let broker = try TestBroker(extraConfig: certificates.brokerConfig)
@@ -53,7 +53,7 @@ struct BrokerSecurityBridgeTests {
     }
 
     @Test func withAPasswordFileTheBridgeLogsIn() throws {
-        let directory = try temporaryDirectory("password")
+        let directory = try makeTemporaryDirectory("password")
         defer { try? FileManager.default.removeItem(at: directory) }
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path,
@@ -80,7 +80,7 @@ struct BrokerSecurityBridgeTests {
     }
 
     @Test func aWrongPasswordIsLoggedOnceAndRetriedWithBackoffNotInATightLoop() throws {
-        let directory = try temporaryDirectory("wrong-password")
+        let directory = try makeTemporaryDirectory("wrong-password")
         defer { try? FileManager.default.removeItem(at: directory) }
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path, users: ["geotify": "right"])
@@ -94,9 +94,9 @@ struct BrokerSecurityBridgeTests {
         // Three refused attempts: the first at once, the next after at least 0.5 s and
         // 1 s (the backoff's lower bounds), so never sooner than 1.5 s in all.
         let clock = ContinuousClock()
-        #expect(waitUntil { refusals(in: broker.log) >= 1 })
+        #expect(waitUntil { broker.refusedLogins >= 1 })
         let first = clock.now
-        #expect(waitUntil(timeout: 20) { refusals(in: broker.log) >= 3 }, "\(broker.log)")
+        #expect(waitUntil(timeout: 20) { broker.refusedLogins >= 3 }, "\(broker.log)")
         let spread = clock.now - first
         #expect(spread >= .milliseconds(1_400), "three attempts within \(spread): a tight loop")
 
@@ -110,17 +110,4 @@ struct BrokerSecurityBridgeTests {
     private func location(_ latitude: Double, _ longitude: Double, tst: Int) -> String {
         #"{"_type":"location","lat":\#(latitude),"lon":\#(longitude),"acc":5,"tst":\#(base + tst)}"#
     }
-}
-
-/// How many connections the broker refused for want of valid credentials.
-private func refusals(in log: String) -> Int {
-    log.components(separatedBy: "disconnected, not authorised").count - 1
-}
-
-/// A new, empty temporary directory for one test.
-private func temporaryDirectory(_ name: String) throws -> URL {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("geotify-\(name)-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory
 }

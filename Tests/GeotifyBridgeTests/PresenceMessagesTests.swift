@@ -44,11 +44,12 @@ struct PresenceMessagesTests {
         #expect(text(message).contains(#""inside":[{"fence":"home","note":"Welcome home"}]"#))
     }
 
-    @Test func presenceOfEachFence() {
-        let all = messages.presence(of: "alice/phone", Self.state(inside: ["home"]), fences: Self.fences)
-        #expect(all.map(\.topic) == ["geotify/presence/alice/phone/desk", "geotify/presence/alice/phone/office", "geotify/presence/alice/phone/home"])
-        #expect(all.map(text) == ["outside", "outside", "inside"])
-        #expect(all.allSatisfy { $0.retain && $0.qos == 1 })
+    @Test func presenceOfAFence() {
+        let inside = messages.presence(of: "alice/phone", fence: "home", inside: true)
+        let outside = messages.presence(of: "alice/phone", fence: "desk", inside: false)
+        #expect([inside, outside].map(\.topic) == ["geotify/presence/alice/phone/home", "geotify/presence/alice/phone/desk"])
+        #expect([inside, outside].map(text) == ["inside", "outside"])
+        #expect([inside, outside].allSatisfy { $0.retain && $0.qos == 1 })
     }
 
     @Test func theTrackerShowsTheFirstFenceOfTheFileTheDeviceIsIn() {

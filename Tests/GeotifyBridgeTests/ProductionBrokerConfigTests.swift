@@ -76,8 +76,7 @@ private final class ProductionBroker {
     private let process: ChildProcess
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-production-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("production")
         certificates = try TestCertificates(in: directory.appendingPathComponent("certs"))
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path,

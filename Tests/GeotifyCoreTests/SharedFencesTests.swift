@@ -76,7 +76,7 @@ struct SharedFencesTests {
             #expect(Set(viaIndex.transitions.map { "\($0.kind) \($0.fence.identifier)" }) == expected, "fix \(time)")
             transitions += expected.count
         }
-        #expect(indexed.map(\.insideFences) == linear.map(\.insideFences))
+        #expect(indexed.map { $0.fences.filter(\.inside).map(\.fence) } == linear.map { $0.fences.filter(\.inside).map(\.fence) })
         #expect(transitions > 500, "the workload crosses fences often enough to mean something")
     }
 

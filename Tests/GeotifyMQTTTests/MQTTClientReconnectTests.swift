@@ -11,7 +11,7 @@ struct MQTTClientReconnectTests {
     @Test("a refused client keeps retrying (v5 too), reports the refusal once, and connects once the broker accepts it",
           arguments: [MQTTProtocolVersion.v311, .v5])
     func retriesAfterRefusal(version: MQTTProtocolVersion) throws {
-        let directory = try temporaryDirectory("refused")
+        let directory = try makeTemporaryDirectory("refused")
         defer { try? FileManager.default.removeItem(at: directory) }
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path, users: ["alice": "old-password"])
@@ -23,7 +23,7 @@ struct MQTTClientReconnectTests {
             $0.password = "new-password"
         }
         // libmosquitto's own thread would have given up after the first v5 refusal.
-        let refusedThrice = waitUntil(timeout: 20) { refusals(in: broker.log) >= 3 }
+        let refusedThrice = waitUntil(timeout: 20) { broker.refusedLogins >= 3 }
         #expect(refusedThrice, "\(broker.log)")
         let refusalEvents = fixture.events.all.filter { event in
             if case .connectionRefused = event { return true }
@@ -105,17 +105,4 @@ struct MQTTClientReconnectTests {
         #expect(fixture.events.count == stopped, "\(fixture.events.all)")
         #expect(!broker.log.dropFirst(logged).contains("New client connected"), "\(broker.log)")
     }
-}
-
-/// How many connections the broker refused for want of valid credentials.
-private func refusals(in log: String) -> Int {
-    log.components(separatedBy: "disconnected, not authorised").count - 1
-}
-
-/// A new, empty temporary directory for one test.
-private func temporaryDirectory(_ name: String) throws -> URL {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("geotify-\(name)-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory
 }

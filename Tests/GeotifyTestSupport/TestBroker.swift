@@ -88,6 +88,11 @@ public final class TestBroker: @unchecked Sendable {
 
     /// Everything the broker logged so far (its log file, then its standard output and
     /// error, where mosquitto reports problems found before it opens the log).
+    /// How many connections the broker refused for want of valid credentials, by its log.
+    public var refusedLogins: Int {
+        log.components(separatedBy: "disconnected, not authorised").count - 1
+    }
+
     public var log: String {
         Self.read(logFile) + Self.read(outputFile)
     }

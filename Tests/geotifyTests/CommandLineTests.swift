@@ -8,8 +8,7 @@ struct CommandLineTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("cli")
         try Self.fences.write(to: directory.appendingPathComponent("fences.json"), atomically: true, encoding: .utf8)
     }
 

@@ -17,8 +17,7 @@ struct CrashRecoveryTests {
     let base = Int(Date().timeIntervalSince1970) - 7_200
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("crash")
         devices = (0..<12).map { "user\($0)/phone" }
         let fences = devices.enumerated().map { index, device in
             #""\#(device)": [{"identifier": "zone", "latitude": \#(50 + Double(index) / 10), "longitude": 8, "radius": 200, "note": "zone \#(index)", "eventType": "onEntryAndExit"}]"#
@@ -133,6 +132,8 @@ struct CrashRecoveryTests {
         }
         let lostOutput = missing.subtracting(lostInput)
         #expect(lostOutput.isSubset(of: handedAtKill), "decided notifications are lost only if handed to the broker as the bridge died")
+        #expect(lostInput.count <= 2 * 128, "positions are lost only from the window of at most 128 uncommitted messages on each of the 2 lanes")
+        #expect(lostOutput.count <= 20, "and notifications only from the at most 20 in flight")
         print("in-flight window at SIGKILL: \(missing.count) of \(total) notifications lost: \(lostInput.count) from positions acknowledged but not yet committed, \(lostOutput.count) handed to the broker but not acknowledged")
     }
 }

@@ -15,8 +15,7 @@ struct DiskFullTests {
     let base = Int(Date().timeIntervalSince1970) - 7_200
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-disk-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("disk")
         try """
             {"devices": {"alice/phone": [{"identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
               "note": "Welcome home", "eventType": "onEntryAndExit"}]}}

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyTestSupport
 import Testing
 
 /// `geotify fences`: every subcommand run as the built executable, with its output, its
@@ -8,8 +9,7 @@ struct FencesCommandTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-fences-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("fences")
         try write(Self.fences, to: "fences.json")
     }
 

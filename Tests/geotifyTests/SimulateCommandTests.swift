@@ -8,8 +8,7 @@ struct SimulateCommandTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-simulate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("simulate")
         try """
             {"devices": {"alice/phone": [{"identifier": "home", "latitude": \(RecordedTrack.center.latitude),
               "longitude": \(RecordedTrack.center.longitude), "radius": \(RecordedTrack.radius),
