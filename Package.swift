@@ -20,10 +20,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "GeotifyJSON"),
+        .target(name: "GeotifyTime"),
         .target(name: "GeotifyCore"),
         .target(name: "GeotifyStore", dependencies: ["GeotifyCore", "GeotifyJSON", "CSQLite"]),
-        .target(name: "GeotifyMQTT", dependencies: ["CMosquitto"]),
-        .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT"]),
+        .target(name: "GeotifyMQTT", dependencies: ["CMosquitto", "GeotifyTime"]),
+        .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge"]),
         .executableTarget(
             name: "geotify-bench",
@@ -32,6 +33,7 @@ let package = Package(
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
         .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON", "GeotifyTestSupport"]),
+        .testTarget(name: "GeotifyTimeTests", dependencies: ["GeotifyTime"]),
         .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"]),
         .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),

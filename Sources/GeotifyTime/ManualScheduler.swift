@@ -1,0 +1,80 @@
+import Dispatch
+import Synchronization
+
+/// A clock that moves only when told to, for tests: `advance(by:)` moves both `now` and
+/// `uptime` and runs the work that became due, in order of due time (then of scheduling),
+/// each on its queue, waiting for it to finish before the next. Work scheduled by work
+/// that runs is itself run if it falls due within the same advance.
+package final class ManualScheduler: Scheduler {
+    private struct Pending {
+        var due: Double
+        var sequence: Int
+        var queue: DispatchQueue
+        var handle: ScheduledWork
+        var work: @Sendable () -> Void
+    }
+
+    private struct State {
+        var now: Double
+        var uptime: Double
+        var pending: [Pending] = []
+        var sequence = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// A clock whose wall time starts at `now` (seconds since 1970).
+    package init(now: Double = 1_700_000_000) {
+        state = Mutex(State(now: now, uptime: 0))
+    }
+
+    package var now: Double { state.withLock { $0.now } }
+    package var uptime: Double { state.withLock { $0.uptime } }
+
+    /// How many scheduled runs are waiting (not cancelled).
+    package var pendingCount: Int {
+        state.withLock { $0.pending.filter { !$0.handle.isCancelled }.count }
+    }
+
+    @discardableResult
+    package func schedule(after delay: Double, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        let handle = ScheduledWork()
+        state.withLock { state in
+            state.sequence += 1
+            state.pending.append(Pending(
+                due: state.uptime + max(0, delay), sequence: state.sequence, queue: queue, handle: handle, work: work))
+        }
+        return handle
+    }
+
+    /// Moves the clock forward by `seconds`, running every piece of work that falls due
+    /// on the way at its due time.
+    package func advance(by seconds: Double) {
+        let target = state.withLock { $0.uptime } + seconds
+        while let next = takeNext(dueBy: target) {
+            if !next.handle.isCancelled {
+                next.queue.sync { next.work() }
+            }
+        }
+        state.withLock { state in
+            state.now += target - state.uptime
+            state.uptime = target
+        }
+    }
+
+    /// Removes and returns the earliest work due by `target`, moving the clock to its
+    /// due time.
+    private func takeNext(dueBy target: Double) -> Pending? {
+        state.withLock { state in
+            guard let index = state.pending.indices.min(by: { lhs, rhs in
+                (state.pending[lhs].due, state.pending[lhs].sequence) < (state.pending[rhs].due, state.pending[rhs].sequence)
+            }), state.pending[index].due <= target else { return nil }
+            let next = state.pending.remove(at: index)
+            if next.due > state.uptime {
+                state.now += next.due - state.uptime
+                state.uptime = next.due
+            }
+            return next
+        }
+    }
+}

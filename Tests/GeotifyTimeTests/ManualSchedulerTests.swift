@@ -1,0 +1,52 @@
+import Dispatch
+import Synchronization
+import Testing
+@testable import GeotifyTime
+
+@Suite struct ManualSchedulerTests {
+    let queue = DispatchQueue(label: "test")
+
+    @Test func runsWorkWhenItFallsDueInOrder() {
+        let clock = ManualScheduler(now: 100)
+        let log = Mutex<[String]>([])
+        clock.schedule(after: 2, on: queue) { log.withLock { $0.append("two at \(clock.uptime)") } }
+        clock.schedule(after: 1, on: queue) { log.withLock { $0.append("one at \(clock.uptime)") } }
+        clock.advance(by: 0.5)
+        #expect(log.withLock { $0 }.isEmpty)
+        clock.advance(by: 2)
+        #expect(log.withLock { $0 } == ["one at 1.0", "two at 2.0"])
+        #expect(clock.now == 102.5)
+        #expect(clock.uptime == 2.5)
+    }
+
+    @Test func cancelledWorkDoesNotRun() {
+        let clock = ManualScheduler()
+        let ran = Mutex(false)
+        let handle = clock.schedule(after: 1, on: queue) { ran.withLock { $0 = true } }
+        handle.cancel()
+        clock.advance(by: 5)
+        #expect(!ran.withLock { $0 })
+        #expect(clock.pendingCount == 0)
+    }
+
+    @Test func repeatingWorkRunsEveryIntervalUntilCancelled() {
+        let clock = ManualScheduler()
+        let count = Mutex(0)
+        let handle = clock.repeating(every: 0.2, on: queue) { count.withLock { $0 += 1 } }
+        clock.advance(by: 1.0)
+        #expect(count.withLock { $0 } == 5)
+        handle.cancel()
+        clock.advance(by: 1.0)
+        #expect(count.withLock { $0 } == 5)
+    }
+
+    @Test func systemSchedulerRunsDelayedWorkAndItsClocksMove() {
+        let clock = SystemScheduler()
+        let start = clock.uptime
+        let done = DispatchSemaphore(value: 0)
+        clock.schedule(after: 0.01, on: queue) { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(clock.uptime > start)
+        #expect(clock.now > 1_700_000_000)
+    }
+}
