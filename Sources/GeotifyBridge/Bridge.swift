@@ -153,7 +153,7 @@ public final class Bridge: Sendable {
         } catch {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
-        publisher.attach(client, watermark: store.watermark)
+        publisher.attach(client, store: store)
 
         let started = scheduler.uptime
         housekeepingState.withLock { $0 = Housekeeping(round: 0, lastReport: started, lastWaitingNote: started) }
@@ -206,7 +206,6 @@ public final class Bridge: Sendable {
             }
         }
         current.client.stop()
-        publisher.flush()
         publisher.saveMarks()
         try? current.store.pruneAcknowledged()
         logger.info("stopped")
@@ -295,6 +294,7 @@ public final class Bridge: Sendable {
             route(message, current)
         case .caughtUp:
             submitRouted(current)
+            publisher.pump()
         case .published(let messageID):
             publisher.acknowledged(messageID)
         case .connected(let sessionPresent):
@@ -345,7 +345,7 @@ public final class Bridge: Sendable {
                     let batch = batches[index]
                     batches[index].removeAll(keepingCapacity: true)
                     counters.add(.messagesReceived, batch.count)
-                    current.lanes[index].submit(batch)
+                    current.lanes[index].handle(batch)
                 }
             }
         case .unrouted:
@@ -367,7 +367,7 @@ public final class Bridge: Sendable {
                 let batch = batches[index]
                 batches[index].removeAll(keepingCapacity: true)
                 counters.add(.messagesReceived, batch.count)
-                current.lanes[index].submit(batch)
+                current.lanes[index].handle(batch)
             }
         }
     }

@@ -1,31 +1,29 @@
 import Dispatch
-import Foundation
 import GeotifyCore
 import GeotifyStore
 import GeotifyTime
 import Synchronization
 
-/// A serial evaluation lane: the imperative shell around one `LaneCore`. It keeps the
-/// queue of messages routed to it, runs the core on each batch on its own dispatch queue
-/// (so each device's messages stay in order while lanes run in parallel), carries out
-/// what the core decided (fence writes, the commit, publishing, logs, counters), and
-/// feeds the core clock ticks.
+/// A serial evaluation lane: the imperative shell around one `LaneCore`. It runs the core
+/// on each batch routed to it, carries out what the core decided (fence writes, the
+/// commit, publishing, logs, counters), and feeds the core clock ticks. Everything a
+/// lane does runs on its dispatch queue, one thing at a time, so each device's messages
+/// are handled in order and its state has one writer.
 ///
-/// Messages are taken in batches: each batch's state changes and the messages they
-/// cause are committed in one transaction, then published. Under load that turns many
-/// small commits into few; when idle a batch is a single message.
+/// The network thread hands each burst of messages it read to the lane synchronously
+/// (`handle`): `DispatchQueue.sync` runs the work on the calling thread, so a message
+/// costs no thread hand-off and no wake-up, and the broker keeps whatever the bridge
+/// has not read yet, unacknowledged, in the bridge's persistent session. Each batch's
+/// state changes and the messages they cause are committed in one transaction, then
+/// published: under load many small commits become few.
 ///
-/// libmosquitto acknowledges a QoS 1 message to the broker before handing it over, so
-/// a message submitted here but not yet committed is lost if the process is killed.
-/// To keep that window small, `submit` makes the network thread wait while more than
-/// `backlogLimit` messages are uncommitted: the broker then keeps the rest in the
-/// bridge's persistent session. The lane itself holds back while the publisher is
-/// saturated, so a slow broker link slows the bridge down instead of filling memory.
+/// libmosquitto acknowledges a QoS 1 message to the broker before handing it over, so the
+/// messages of the batch at work are lost if the process is killed before the commit:
+/// at most one burst (`MessageRouter.batchLimit`).
 ///
-/// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency` and `unsaved`
-/// are only read and written on `queue` (asserted with `dispatchPrecondition`); `inbox`
-/// is guarded by its mutex and `room` is a condition variable; everything else is
-/// immutable or `Sendable`.
+/// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency`, `unsaved` and
+/// `unsavedForgotten` are only read and written on `queue` (asserted with
+/// `dispatchPrecondition`); everything else is immutable or `Sendable`.
 final class Lane: @unchecked Sendable {
     /// What all lanes share: the edges the shell talks to.
     struct Environment: Sendable {
@@ -46,22 +44,7 @@ final class Lane: @unchecked Sendable {
         let limits: FenceLimits
     }
 
-    private struct Inbox {
-        var items: [Inbound] = []
-        var draining = false
-        /// Messages submitted and not yet committed (queued or in the batch at work).
-        var uncommitted = 0
-    }
-
-    /// The most messages committed in one transaction.
-    private static let batchLimit = 512
-    /// The most uncommitted messages before `submit` waits for the lane to catch up.
-    static let backlogLimit = 128
-
     private let queue: DispatchQueue
-    private let inbox = Mutex(Inbox())
-    /// Signalled when the backlog falls, to wake a waiting `submit`.
-    private let room = NSCondition()
     private let environment: Environment
     private var core: LaneCore
     /// How long messages took from arrival to commit since the last report.
@@ -77,26 +60,11 @@ final class Lane: @unchecked Sendable {
         self.environment = environment
     }
 
-    /// Queues messages (called on the network thread, one batch per read burst); waits
-    /// while the lane is more than `backlogLimit` messages behind.
-    func submit(_ batch: [Inbound]) {
+    /// Handles a batch of messages routed here, in order, and returns once it is
+    /// committed and handed to the publisher (called on the network thread).
+    func handle(_ batch: [Inbound]) {
         guard !batch.isEmpty else { return }
-        let (startDraining, backlog) = inbox.withLock { inbox in
-            inbox.items.append(contentsOf: batch)
-            inbox.uncommitted += batch.count
-            defer { inbox.draining = true }
-            return (!inbox.draining, inbox.uncommitted)
-        }
-        if startDraining {
-            queue.async { self.drain() }
-        }
-        if backlog > Lane.backlogLimit {
-            room.lock()
-            while inbox.withLock({ $0.uncommitted }) > Lane.backlogLimit / 2 {
-                _ = room.wait(until: Date().addingTimeInterval(0.1))
-            }
-            room.unlock()
-        }
+        queue.sync { process(batch) }
     }
 
     /// Advances the lane's clock: fires due dwell and minimum-duration timers, expires
@@ -132,34 +100,15 @@ final class Lane: @unchecked Sendable {
         queue.sync { core.state(of: device) }
     }
 
-    /// Blocks until every message submitted so far has been handled.
+    /// Blocks until what was queued on the lane so far (ticks, saves) is done.
     func waitUntilIdle() {
         queue.sync {}
-    }
-
-    private func drain() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        while true {
-            let batch = inbox.withLock { inbox in
-                let count = min(inbox.items.count, Lane.batchLimit)
-                let batch = Array(inbox.items.prefix(count))
-                inbox.items.removeFirst(count)
-                if batch.isEmpty { inbox.draining = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            environment.publisher.waitWhileSaturated()
-            process(batch)
-            inbox.withLock { $0.uncommitted -= batch.count }
-            room.lock()
-            room.broadcast()
-            room.unlock()
-        }
     }
 
     /// Runs the core on `batch`, writes the fence changes it asked for and lets the core
     /// answer them, then carries out the rest.
     private func process(_ batch: [Inbound]) {
+        dispatchPrecondition(condition: .onQueue(queue))
         var effects = LaneEffects()
         core.handle(batch, book: environment.fences.book, into: &effects)
         if !effects.fenceWrites.isEmpty {

@@ -80,7 +80,15 @@ public final class StateStore: Sendable {
     /// The outbox messages never handed to the broker, oldest first.
     public func pendingMessages() throws(StoreError) -> [PendingMessage] {
         let handed = watermark.read().handed
-        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed) }
+        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed, limit: -1) }
+    }
+
+    /// At most `limit` outbox messages with ids past `id`, oldest first; `then` runs with
+    /// them before any other save can commit (see `save`).
+    public func pendingMessages(after id: Int64, limit: Int, then: ([PendingMessage]) -> Void) throws(StoreError) {
+        try database.withLock { connection throws(StoreError) in
+            then(try connection.pendingMessages(after: id, limit: limit))
+        }
     }
 
     /// How many outbox messages were handed to the broker before the last stop but not
@@ -213,10 +221,10 @@ private final class Connection {
         }
     }
 
-    func pendingMessages(after handed: Int64) throws(StoreError) -> [StateStore.PendingMessage] {
+    func pendingMessages(after handed: Int64, limit: Int) throws(StoreError) -> [StateStore.PendingMessage] {
         var messages: [StateStore.PendingMessage] = []
-        let query = try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id")
-        try query.query([.integer(handed)]) { row throws(StoreError) in
+        let query = try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?")
+        try query.query([.integer(handed), .integer(Int64(limit))]) { row throws(StoreError) in
             messages.append(StateStore.PendingMessage(
                 id: row.integer(0),
                 message: OutboxMessage(
