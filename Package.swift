@@ -39,18 +39,21 @@ let package = Package(
             dependencies: ["CCurl", "CCrypto", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"]
         ),
         .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
-        .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery"]),
+        .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
             dependencies: ["GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
         ),
 
-        .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
+        .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),
         .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyTimeTests", dependencies: ["GeotifyTime"]),
         .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"]),
         .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
-        .testTarget(name: "GeotifyDeliveryTests", dependencies: ["GeotifyDelivery", "GeotifyStore", "GeotifyTime", "GeotifyTestSupport"]),
+        .testTarget(
+            name: "GeotifyDeliveryTests",
+            dependencies: ["GeotifyDelivery", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime", "GeotifyTestSupport"]
+        ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyMQTT", "GeotifyTestSupport"]),

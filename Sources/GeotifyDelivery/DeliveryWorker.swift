@@ -121,23 +121,9 @@ package final class DeliveryWorker: @unchecked Sendable {
         guard let target = targets[row.entry.target], let lane = lanes[row.entry.target] else { return }
         let transport = transport
         lane.async { [self] in
-            let outcome = DeliveryWorker.outcome(of: row, to: target, at: now, through: transport)
+            let outcome = target.attempt(row.entry.payload, at: now, through: transport)
             worker.async { [self] in finish(row, of: target, with: outcome) }
         }
-    }
-
-    /// One attempt from start to answer; runs on the target's lane.
-    static func outcome(of row: DeliveryRow, to target: Target, at now: Double, through transport: DeliveryTransport) -> AttemptOutcome {
-        let event: DeliveryEvent
-        do {
-            event = try DeliveryEvent(payload: row.entry.payload)
-        } catch {
-            return .rejected(reason: "the queued notification is unreadable: \(error.reason)")
-        }
-        guard let request = target.request(for: event, at: now) else {
-            return .failed(reason: "the webhook signature could not be computed (libcrypto failed)", retryAfter: nil)
-        }
-        return target.outcome(of: transport.perform(request, timeout: target.timeout, caFile: target.caFile), at: now)
     }
 
     private func finish(_ row: DeliveryRow, of target: Target, with outcome: AttemptOutcome) {

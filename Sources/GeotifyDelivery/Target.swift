@@ -40,6 +40,21 @@ package struct Target: Sendable, Equatable {
         }
     }
 
+    /// One attempt at delivering the queued notification `payload` at `now`, from reading
+    /// it to the service's answer; blocks for at most the target's timeout.
+    package func attempt(_ payload: [UInt8], at now: Double, through transport: DeliveryTransport) -> AttemptOutcome {
+        let event: DeliveryEvent
+        do {
+            event = try DeliveryEvent(payload: payload)
+        } catch {
+            return .rejected(reason: "the queued notification is unreadable: \(error.reason)")
+        }
+        guard let request = request(for: event, at: now) else {
+            return .failed(reason: "the webhook signature could not be computed (libcrypto failed)", retryAfter: nil)
+        }
+        return outcome(of: transport.perform(request, timeout: timeout, caFile: caFile), at: now)
+    }
+
     /// How the attempt went, read the way the service means its answer, with the
     /// target's secrets blanked out of any text.
     package func outcome(of response: TransportResponse, at now: Double) -> AttemptOutcome {
