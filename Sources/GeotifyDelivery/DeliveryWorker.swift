@@ -1,13 +1,16 @@
-import Dispatch
+import Foundation
 import GeotifyStore
 import GeotifyTime
 
 /// Delivers what the queue holds: plans on a serial queue of its own (`DeliveryPlanner`),
-/// performs each attempt on its target's own concurrent queue, records every outcome in
-/// the state database before anything else, and plans again.
+/// performs each attempt on a thread of its own, records every outcome in the state
+/// database before anything else, and plans again.
 ///
-/// Nothing here runs on the bridge's lanes or its MQTT thread, and each target has its
-/// own queue, so a slow or dead target holds up only its own deliveries. Time comes from
+/// Nothing here runs on the bridge's lanes or its MQTT thread. An attempt blocks its
+/// thread for up to the target's timeout, so attempts get threads of their own rather
+/// than Dispatch's shared pool, where a few slow targets could take every thread; the
+/// targets' concurrency limits bound how many there are. A slow or dead target thus holds
+/// up only its own deliveries. Time comes from
 /// the injected `Scheduler`: with a `ManualScheduler` a test drives back-off, `Retry-After`
 /// and the retry window without waiting.
 ///
@@ -28,8 +31,6 @@ package final class DeliveryWorker: @unchecked Sendable {
     private let report: @Sendable (DeliveryReport) -> Void
     /// The worker's own queue: every property below is touched only on it.
     private let worker = DispatchQueue(label: "geotify.delivery")
-    /// One concurrent queue per target, where its attempts block.
-    private let lanes: [String: DispatchQueue]
 
     private var traffic: [String: TargetTraffic] = [:]
     private var timer: ScheduledWork?
@@ -50,7 +51,6 @@ package final class DeliveryWorker: @unchecked Sendable {
         self.queue = queue
         self.targets = Dictionary(targets.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         limits = self.targets.mapValues(\.limits)
-        lanes = self.targets.mapValues { DispatchQueue(label: "geotify.delivery.\($0.name)", attributes: .concurrent) }
         self.transport = transport
         self.scheduler = scheduler
         self.schedule = schedule
@@ -118,12 +118,14 @@ package final class DeliveryWorker: @unchecked Sendable {
 
     private func attempt(_ row: DeliveryRow, at now: Double) {
         dispatchPrecondition(condition: .onQueue(worker))
-        guard let target = targets[row.entry.target], let lane = lanes[row.entry.target] else { return }
+        guard let target = targets[row.entry.target] else { return }
         let transport = transport
-        lane.async { [self] in
+        let thread = Thread { [self] in
             let outcome = target.attempt(row.entry.payload, at: now, through: transport)
             worker.async { [self] in finish(row, of: target, with: outcome) }
         }
+        thread.name = "geotify.delivery.\(target.name)"
+        thread.start()
     }
 
     private func finish(_ row: DeliveryRow, of target: Target, with outcome: AttemptOutcome) {
