@@ -56,6 +56,6 @@ let package = Package(
         ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
-        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyMQTT", "GeotifyTestSupport"]),
+        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport"]),
     ]
 )
