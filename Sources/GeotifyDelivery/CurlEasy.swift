@@ -137,14 +137,6 @@ final class CurlEasy {
     }
 }
 
-/// A transfer libcurl could not complete: its code, the protocol's last reply code (0 when
-/// none came), and its explanation.
-struct CurlFailure: Error {
-    var code: CURLcode
-    var reply: Int
-    var message: String
-}
-
 /// Where a response body goes: kept up to `limit` bytes, the rest read and dropped, so a
 /// hostile server cannot fill memory.
 private final class ByteSink {

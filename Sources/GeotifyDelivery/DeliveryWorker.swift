@@ -75,7 +75,8 @@ package final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// Stops starting attempts. Attempts under way finish (within their timeout) and
-    /// their outcomes are still recorded.
+    /// their outcomes are still recorded. Not to be called from `report`, which runs on
+    /// the worker's queue.
     package func stop() {
         worker.sync {
             running = false
