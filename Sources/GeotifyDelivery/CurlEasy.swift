@@ -11,8 +11,9 @@ import CCurl
 final class CurlEasy {
     private let handle: UnsafeMutableRawPointer
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private let errorBuffer: UnsafeMutablePointer<CChar>
     private let received: ByteSink
+    /// Kept for the transfer: libcurl reads it through an unretained pointer.
     private var upload: ByteSource?
     /// The first failure of a setter, reported by `perform` (a setter never throws, so
     /// options read like a list).
@@ -27,6 +28,7 @@ final class CurlEasy {
         guard CurlEasy.ready, let handle = curl_easy_init() else { return nil }
         self.handle = handle
         received = ByteSink(limit: maximumBody)
+        errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         set(CURLOPT_NOSIGNAL, 1)

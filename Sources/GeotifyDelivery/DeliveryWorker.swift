@@ -10,9 +10,9 @@ import GeotifyTime
 /// thread for up to the target's timeout, so attempts get threads of their own rather
 /// than Dispatch's shared pool, where a few slow targets could take every thread; the
 /// targets' concurrency limits bound how many there are. A slow or dead target thus holds
-/// up only its own deliveries. Time comes from
-/// the injected `Scheduler`: with a `ManualScheduler` a test drives back-off, `Retry-After`
-/// and the retry window without waiting.
+/// up only its own deliveries. Time comes from the injected `Scheduler`: with a
+/// `ManualScheduler` a test drives back-off, `Retry-After` and the retry window without
+/// waiting.
 ///
 /// A delivery is removed from the queue as soon as its target acknowledges it, so a
 /// restart never sends it again; one under way when the process dies is sent again after
