@@ -38,7 +38,7 @@ let package = Package(
             name: "GeotifyDelivery",
             dependencies: ["CCurl", "CCrypto", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"]
         ),
-        .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
+        .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyDelivery", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
