@@ -19,11 +19,27 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypt",
+            pkgConfig: "libcrypt",
+            providers: [.apt(["libcrypt-dev"])]
+        ),
         .target(name: "GeotifyJSON"),
         .target(name: "GeotifyTime"),
         .target(name: "GeotifyCore"),
         .target(name: "GeotifyStore", dependencies: ["GeotifyCore", "GeotifyJSON", "CSQLite"]),
         .target(name: "GeotifyMQTT", dependencies: ["CMosquitto", "GeotifyTime"]),
+        .target(name: "GeotifyHTTP", dependencies: ["CMicroHTTPD", "CCrypt", "GeotifyJSON", "GeotifyTime"]),
+        .target(
+            name: "GeotifyConsole",
+            dependencies: ["GeotifyHTTP", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"],
+            resources: [.embedInCode("Page/index.html"), .embedInCode("Page/console.js"), .embedInCode("Page/console.css")]
+        ),
         .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge"]),
         .executableTarget(
