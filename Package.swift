@@ -48,10 +48,29 @@ let package = Package(
         ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
+        .target(
+            name: "GeotifyConsoleFixture",
+            dependencies: ["GeotifyConsole", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"],
+            path: "Tests/GeotifyConsoleFixture"
+        ),
+        .executableTarget(
+            name: "geotify-console-fixture",
+            dependencies: ["GeotifyConsole", "GeotifyConsoleFixture", "GeotifyHTTP", "GeotifyJSON", "GeotifyTime"],
+            path: "Tests/ConsoleFixtureServer"
+        ),
         .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyTimeTests", dependencies: ["GeotifyTime"]),
         .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"]),
         .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
+        .testTarget(name: "GeotifyHTTPTests", dependencies: ["GeotifyHTTP", "GeotifyJSON", "GeotifyTime", "GeotifyTestSupport"]),
+        .testTarget(
+            name: "GeotifyConsoleTests",
+            dependencies: [
+                "GeotifyConsole", "GeotifyConsoleFixture", "GeotifyCore", "GeotifyHTTP", "GeotifyJSON", "GeotifyStore",
+                "GeotifyTime", "GeotifyTestSupport", "geotify-console-fixture",
+            ],
+            exclude: ["Python"]
+        ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyMQTT", "GeotifyTestSupport"]),

@@ -32,17 +32,22 @@ package final class Authenticator: Sendable {
     package let cacheSeconds: Double
     package let cacheLimit: Int
     private let uptime: @Sendable () -> Double
+    private let verify: @Sendable (_ password: String, _ hash: String) -> Bool
     private let state: Mutex<State>
 
+    /// `uptime` is the monotonic clock the cache expires by; `verify` checks a password
+    /// against a hash (libcrypt's, unless a test counts the checks).
     package init(
         users: UsersFile, roles: [String: Set<Role>], defaultRoles: Set<Role> = [.read],
-        cacheSeconds: Double = 300, cacheLimit: Int = 1024, uptime: @escaping @Sendable () -> Double
+        cacheSeconds: Double = 300, cacheLimit: Int = 1024, uptime: @escaping @Sendable () -> Double,
+        verify: @escaping @Sendable (_ password: String, _ hash: String) -> Bool = { PasswordHash.verify($0, against: $1) }
     ) {
         self.roles = roles
         self.defaultRoles = defaultRoles
         self.cacheSeconds = cacheSeconds
         self.cacheLimit = cacheLimit
         self.uptime = uptime
+        self.verify = verify
         state = Mutex(State(users: users))
     }
 
@@ -68,7 +73,7 @@ package final class Authenticator: Sendable {
             (state.users.hashes[credentials.user], state.cache[key].flatMap { $0.expires > now ? $0.user : nil })
         }
         if let remembered { return .success(remembered) }
-        guard PasswordHash.verify(credentials.password, against: hash ?? PasswordHash.decoy), hash != nil else {
+        guard verify(credentials.password, hash ?? PasswordHash.decoy), hash != nil else {
             return .failure(.wrongCredentials)
         }
         let user = HTTPUser(name: credentials.user, roles: roles[credentials.user] ?? defaultRoles)

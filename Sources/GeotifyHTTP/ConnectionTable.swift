@@ -26,6 +26,12 @@ package struct ConnectionTable: Sendable {
         package var socket: Int32
         /// Whether to answer 408 before closing (it never sent a request).
         package var answer: Bool
+
+        package init(id: UInt, socket: Int32, answer: Bool) {
+            self.id = id
+            self.socket = socket
+            self.answer = answer
+        }
     }
 
     package private(set) var entries: [UInt: Entry] = [:]

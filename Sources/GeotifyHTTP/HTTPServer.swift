@@ -216,7 +216,9 @@ package final class HTTPServer: Sendable {
             (state.stopping, state.connections.requestStarted(id), state.connections.count)
         }
         guard started else { return .NO }
-        let headers = HTTPServer.values(of: connection, kind: .HEADER_KIND)
+        let request = HTTPRequest(
+            method: method, path: url, query: HTTPServer.values(of: connection, kind: .GET_ARGUMENT_KIND),
+            headers: HTTPServer.values(of: connection, kind: .HEADER_KIND))
         var refusal: HTTPResponse?
         if stopping {
             refusal = .refusal(503, "shutting_down", "the server is stopping")
@@ -224,14 +226,12 @@ package final class HTTPServer: Sendable {
             refusal = .refusal(503, "too_many_connections", "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
             refusal?.headers["Retry-After"] = "5"
         } else {
-            refusal = options.limits.refusal(contentLength: headers["content-length"], transferEncoding: headers["transfer-encoding"])
+            refusal = options.limits.refusal(contentLength: request.header("content-length"), transferEncoding: request.header("transfer-encoding"))
         }
         if var refusal {
             refusal.headers["Connection"] = "close"
             return queue(refusal, on: connection, method: method, path: url)
         }
-        let request = HTTPRequest(
-            method: method, path: url, query: HTTPServer.values(of: connection, kind: .GET_ARGUMENT_KIND), headers: headers)
         let exchange = Exchange(connection: ConnectionHandle(pointer: connection), request: request)
         requestContext.pointee = Unmanaged.passRetained(exchange).toOpaque()
         return .YES

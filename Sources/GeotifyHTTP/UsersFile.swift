@@ -22,8 +22,8 @@ package struct UsersFile: Sendable, Equatable {
     package init(parsing text: String, file: String) throws(HTTPSettingsError) {
         var hashes: [String: String] = [:]
         var problems: [String] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, line) in lines.enumerated() {
             if String(line).trimmingSpaces.isEmpty || line.hasPrefix("#") { continue }
             let where_ = "\(file):\(index + 1)"
             guard let colon = line.firstIndex(of: ":") else {
