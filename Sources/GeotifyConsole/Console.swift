@@ -28,7 +28,6 @@ package final class Console: Sendable {
     private struct State {
         var server: HTTPServer?
         var ticks: [ScheduledWork] = []
-        var observing = false
         var pendingDevices: [String: DeviceSnapshot] = [:]
         var fencesChanged = false
         var usersStamp: [Int] = []
@@ -43,8 +42,8 @@ package final class Console: Sendable {
     /// The most shared fences the page is sent (a million do not draw).
     static let maximumSharedFencesShown = 5000
 
-    /// A console for `backend`; reads the users file now, refusing one that is missing
-    /// or has a bad line.
+    /// A console for `backend`, following its updates from now on; reads the users file
+    /// now, refusing one that is missing or has a bad line.
     package init(
         settings: ConsoleSettings, backend: any ConsoleBackend, scheduler: any Scheduler,
         log: @escaping HTTPServer.Log, count: @escaping HTTPServer.Count
@@ -63,6 +62,7 @@ package final class Console: Sendable {
         } else {
             authenticator = nil
         }
+        backend.observe { [weak self] update in self?.received(update) }
     }
 
     /// The site: routes, logins and the base path, without a server (what tests drive).
@@ -77,13 +77,6 @@ package final class Console: Sendable {
         let application = self.application
         let server = HTTPServer(options: options, scheduler: scheduler, log: log, count: count) { request, responder in
             application.handle(request, responder)
-        }
-        let first = state.withLock { state -> Bool in
-            defer { state.observing = true }
-            return !state.observing
-        }
-        if first {
-            backend.observe { [weak self] update in self?.received(update) }
         }
         let bound = try server.start()
         if !FileManager.default.fileExists(atPath: settings.leafletDirectory + "/leaflet.js") {
@@ -135,8 +128,9 @@ package final class Console: Sendable {
         }
     }
 
-    /// Sends the gathered device updates and, if the fences changed, the new list.
-    func flush() {
+    /// Sends the gathered device updates and, if the fences changed, the new list (what
+    /// the quarter-second tick does).
+    package func flush() {
         let (devices, fencesChanged) = state.withLock { state in
             defer {
                 state.pendingDevices = [:]

@@ -49,7 +49,7 @@ package enum FenceGeoJSON {
     }
 
     /// The region as a Polygon, or a MultiPolygon when it crosses ±180°.
-    static func geometry(of region: Region) -> JSON {
+    package static func geometry(of region: Region) -> JSON {
         let rings: [AntimeridianCut.Ring]
         switch region {
         case .circle(let center, let radius):
