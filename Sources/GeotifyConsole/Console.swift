@@ -110,7 +110,7 @@ package final class Console: Sendable {
     }
 
     /// Open HTTP connections.
-    var connectionCount: Int {
+    package var connectionCount: Int {
         state.withLock { $0.server }?.connectionCount ?? 0
     }
 

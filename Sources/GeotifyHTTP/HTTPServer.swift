@@ -26,8 +26,9 @@ package final class HTTPServer: Sendable {
         package var listen: ListenAddress
         /// Threads polling connections.
         package var threads: Int = 2
-        /// Connections served at once; up to an eighth more (at least 16) are answered 503,
-        /// further ones closed at once by libmicrohttpd.
+        /// Connections served at once; while more are open, requests are answered 503, up to
+        /// as many again (at least 16) open connections, beyond which libmicrohttpd closes
+        /// new ones at once.
         package var maximumConnections: Int = 512
         /// The largest request header, in bytes (libmicrohttpd's per-connection memory
         /// is twice this).
@@ -49,7 +50,7 @@ package final class HTTPServer: Sendable {
 
         /// Connections answered 503 beyond `maximumConnections` before libmicrohttpd
         /// closes further ones unanswered.
-        var headroom: Int { max(16, maximumConnections / 8) }
+        var headroom: Int { max(16, maximumConnections) }
     }
 
     /// The severity of a log line.

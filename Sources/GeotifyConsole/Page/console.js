@@ -116,7 +116,7 @@ function fenceTooltip(fence, owner, shared, inside) {
 function fenceLayer(fence, owner, shared) {
   const inside = fenceOwnersInside(owner, shared, fence.identifier);
   const colour = shared ? (inside.length ? colours.sharedInside : colours.shared) : (inside.length ? colours.inside : colours.outside);
-  const style = { color: colour, fillColor: colour, weight: inside.length ? 3 : 2, fillOpacity: inside.length ? 0.25 : 0.1, dashArray: shared ? "6 4" : null };
+  const style = { color: colour, fillColor: colour, weight: inside.length ? 3 : 2, fillOpacity: inside.length ? 0.25 : 0.1, dashArray: shared ? "6 4" : null, own: !shared };
   const layer = fence.polygon
     ? L.polygon(polygonRings(fence.polygon), style)
     : L.circle([fence.latitude, fence.longitude], Object.assign({ radius: fence.radius }, style));
@@ -165,10 +165,19 @@ function drawDevices() {
   listDevices();
 }
 
+// The first view: the devices and their own fences (shared sets may span the world),
+// or, without any, every fence.
 function fitEverything() {
-  const bounds = L.latLngBounds([]);
-  state.layers.fences.eachLayer((layer) => bounds.extend(layer.getBounds()));
-  state.layers.devices.eachLayer((layer) => bounds.extend(layer.getLatLng ? layer.getLatLng() : layer.getBounds()));
+  const near = L.latLngBounds([]);
+  for (const device of state.devices.values()) {
+    if (device.lat !== undefined) near.extend([device.lat, device.lon]);
+  }
+  const all = L.latLngBounds([]);
+  state.layers.fences.eachLayer((layer) => {
+    all.extend(layer.getBounds());
+    if (layer.options.own) near.extend(layer.getBounds());
+  });
+  const bounds = near.isValid() ? near : all;
   if (bounds.isValid()) map.fitBounds(bounds.pad(0.2), { maxZoom: 16 });
 }
 
