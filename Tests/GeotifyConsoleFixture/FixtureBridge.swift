@@ -25,6 +25,8 @@ package final class FixtureBridge: ConsoleBackend {
 
     private struct Preview {
         var device: String
+        /// "add", "edit" or "delete".
+        var name: String
         var change: FenceChange
         var contents: [UInt8]
         var expires: Double
@@ -231,7 +233,7 @@ package final class FixtureBridge: ConsoleBackend {
         case "commit":
             let preview = try take(try string(command, "token"), device: device)
             let applied = try apply(preview.change, expecting: preview.contents)
-            result["committed"] = .string(Self.name(of: preview.change))
+            result["committed"] = .string(preview.name)
             result["fence"] = (applied.fence ?? applied.previous).map(FenceCodec.encode) ?? .null
         case "cancel":
             _ = try take(try string(command, "token"), device: device)
@@ -278,7 +280,7 @@ package final class FixtureBridge: ConsoleBackend {
         let token = state.withLock { state -> String in
             state.nextToken += 1
             let token = String(format: "%016llx", UInt64(state.nextToken) &* 0x9E37_79B9_7F4A_7C15)
-            state.previews[token] = Preview(device: device, change: change, contents: contents, expires: now + previewTimeout)
+            state.previews[token] = Preview(device: device, name: name, change: change, contents: contents, expires: now + previewTimeout)
             return token
         }
         var preview = JSONObject()
@@ -323,14 +325,5 @@ package final class FixtureBridge: ConsoleBackend {
         guard let value = object[key] else { throw FixtureRefusal("missing_field", "missing \"\(key)\"") }
         guard let text = value.stringValue else { throw FixtureRefusal("wrong_type", "\"\(key)\" must be a string") }
         return text
-    }
-
-    private static func name(of change: FenceChange) -> String {
-        switch change {
-        case .add: "add"
-        case .edit: "edit"
-        case .delete: "delete"
-        case .append, .replaceAll: "import"
-        }
     }
 }

@@ -12,22 +12,10 @@ import Testing
     static let python = root.appendingPathComponent(".build/python/bin/python3").path
     static let fixture = productsDirectory.appendingPathComponent("geotify-console-fixture").path
 
-    /// Runs a script in Python/ with `arguments`; its output on failure.
+    /// Runs a script in Python/ with `arguments` (Python finds the scripts' shared
+    /// module beside them); throws with its output when it fails.
     static func run(_ script: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [here.appendingPathComponent("Python/\(script)").path] + arguments
-        process.currentDirectoryURL = here.appendingPathComponent("Python")
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("\(script) failed (\(process.terminationStatus)):\n\(text)")
-        }
-        return text
+        try runCommand(python, [here.appendingPathComponent("Python/\(script)").path] + arguments)
     }
 
     @Test func metricsParseWithPrometheusOwnParser() throws {

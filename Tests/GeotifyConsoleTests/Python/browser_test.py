@@ -18,6 +18,8 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
+
 from playwright.sync_api import expect, sync_playwright
 
 from console_backends import FixtureBackend

@@ -5,6 +5,8 @@ produced. Usage: check_metrics.py FIXTURE_BINARY. Exits non-zero with the reason
 
 import sys
 
+sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
+
 from prometheus_client.parser import text_string_to_metric_families
 
 from console_backends import FixtureBackend
