@@ -179,14 +179,14 @@ extension Console {
         do {
             plan = try FenceGeoJSON.plan(parsing: request.body, defaultDevice: request.query["device"], replace: mode == "replace")
         } catch {
-            return responder.send(.refusal(400, error.code, error.message))
+            return responder.send(.refusal(400, error.code.rawValue, error.message))
         }
         backend.importFences(plan) { result in
             switch result {
             case .success(let outcome):
                 responder.send(.json(["ok": true, "imported": .number(Double(outcome.fences)), "warnings": .array(outcome.warnings.map(JSON.string))]))
             case .failure(let refusal):
-                responder.send(.refusal(ReplyStatus.status(for: refusal.code), refusal.code, refusal.message))
+                responder.send(.refusal(ReplyStatus.status(for: refusal.code.rawValue), refusal.code.rawValue, refusal.message))
             }
         }
     }
@@ -198,14 +198,14 @@ extension Console {
         do {
             sender = try OwnTracksSender(request: request, login: user)
         } catch {
-            return responder.send(.refusal(ReplyStatus.status(for: error.code), error.code, error.message))
+            return responder.send(.refusal(ReplyStatus.status(for: error.code.rawValue), error.code.rawValue, error.message))
         }
         backend.publish(owntracks: request.body, user: sender.user, device: sender.device) { result in
             switch result {
             case .success(let messages):
                 responder.send(.json(.array(messages)))
             case .failure(let refusal):
-                responder.send(.refusal(ReplyStatus.status(for: refusal.code), refusal.code, refusal.message))
+                responder.send(.refusal(ReplyStatus.status(for: refusal.code.rawValue), refusal.code.rawValue, refusal.message))
             }
         }
     }

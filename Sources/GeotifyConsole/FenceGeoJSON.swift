@@ -114,19 +114,19 @@ package enum FenceGeoJSON {
         do {
             json = try JSONParser(maxDepth: 32).parse(bytes)
         } catch {
-            throw ConsoleRefusal("invalid_json", "the body is not JSON: \(error)")
+            throw ConsoleRefusal(.invalidJSON, "the body is not JSON: \(error)")
         }
         let features: [JSON]
         switch json["type"]?.stringValue {
         case "FeatureCollection":
             guard let list = json["features"]?.arrayValue else {
-                throw ConsoleRefusal("invalid_import", "a FeatureCollection needs a \"features\" array")
+                throw ConsoleRefusal(.invalidImport, "a FeatureCollection needs a \"features\" array")
             }
             features = list
         case "Feature":
             features = [json]
         default:
-            throw ConsoleRefusal("invalid_import", "expected a GeoJSON FeatureCollection (or Feature), as /api/fences.geojson exports")
+            throw ConsoleRefusal(.invalidImport, "expected a GeoJSON FeatureCollection (or Feature), as /api/fences.geojson exports")
         }
         var plan = FenceImportPlan(replace: replace)
         var problems: [String] = []
@@ -141,8 +141,8 @@ package enum FenceGeoJSON {
                 problems.append("feature \(index + 1): \(error.message)")
             }
         }
-        guard problems.isEmpty else { throw ConsoleRefusal("invalid_import", problems.joined(separator: "; ")) }
-        guard plan.count > 0 else { throw ConsoleRefusal("invalid_import", "the collection holds no features") }
+        guard problems.isEmpty else { throw ConsoleRefusal(.invalidImport, problems.joined(separator: "; ")) }
+        guard plan.count > 0 else { throw ConsoleRefusal(.invalidImport, "the collection holds no features") }
         return plan
     }
 
@@ -155,7 +155,7 @@ package enum FenceGeoJSON {
     /// One feature as a fence in the file's form, and its owner.
     static func read(_ feature: JSON, defaultDevice: String?) throws(ConsoleRefusal) -> (Owner, JSON) {
         guard case .object(let object) = feature, object["type"]?.stringValue == "Feature" else {
-            throw ConsoleRefusal("invalid_import", "not a GeoJSON Feature")
+            throw ConsoleRefusal(.invalidImport, "not a GeoJSON Feature")
         }
         let properties = object["properties"]?.objectValue ?? JSONObject()
         let owner: Owner
@@ -166,12 +166,12 @@ package enum FenceGeoJSON {
         } else if let defaultDevice {
             owner = .device(defaultDevice)
         } else {
-            throw ConsoleRefusal("invalid_import", "no \"device\" or \"shared\" property, and no ?device= to import it for")
+            throw ConsoleRefusal(.invalidImport, "no \"device\" or \"shared\" property, and no ?device= to import it for")
         }
         var fence = JSONObject(properties.members.filter { FenceCodec.keys.contains($0.key) })
         if fence["identifier"] == nil {
             guard let name = properties["name"]?.stringValue ?? object["id"]?.stringValue else {
-                throw ConsoleRefusal("invalid_import", "no \"identifier\" (or \"name\") property")
+                throw ConsoleRefusal(.invalidImport, "no \"identifier\" (or \"name\") property")
             }
             fence["identifier"] = .string(name)
         }
@@ -189,15 +189,15 @@ package enum FenceGeoJSON {
     /// Fills in the fence's area from a feature's geometry.
     static func area(from geometry: JSON?, into fence: inout JSONObject) throws(ConsoleRefusal) {
         guard let geometry, let type = geometry["type"]?.stringValue, let coordinates = geometry["coordinates"] else {
-            throw ConsoleRefusal("invalid_import", "no geometry and no latitude/longitude or polygon property")
+            throw ConsoleRefusal(.invalidImport, "no geometry and no latitude/longitude or polygon property")
         }
         switch type {
         case "Point":
             guard let pair = coordinates.arrayValue, pair.count >= 2, let longitude = pair[0].numberValue, let latitude = pair[1].numberValue else {
-                throw ConsoleRefusal("invalid_import", "a Point needs [longitude, latitude]")
+                throw ConsoleRefusal(.invalidImport, "a Point needs [longitude, latitude]")
             }
             guard fence["radius"] != nil else {
-                throw ConsoleRefusal("invalid_import", "a Point is a circle only with a \"radius\" property (metres)")
+                throw ConsoleRefusal(.invalidImport, "a Point is a circle only with a \"radius\" property (metres)")
             }
             fence["latitude"] = .number(latitude)
             fence["longitude"] = .number(longitude)
@@ -206,12 +206,12 @@ package enum FenceGeoJSON {
             fence["radius"] = nil
         case "MultiPolygon":
             guard let parts = coordinates.arrayValue, parts.count == 1 else {
-                throw ConsoleRefusal("invalid_import", "a MultiPolygon of several parts cannot be one fence; import it as one Polygon per fence")
+                throw ConsoleRefusal(.invalidImport, "a MultiPolygon of several parts cannot be one fence; import it as one Polygon per fence")
             }
             fence["polygon"] = openRings(parts[0])
             fence["radius"] = nil
         default:
-            throw ConsoleRefusal("invalid_import", "a \(type) cannot be a fence (a Polygon, or a Point with a radius)")
+            throw ConsoleRefusal(.invalidImport, "a \(type) cannot be a fence (a Polygon, or a Point with a radius)")
         }
     }
 

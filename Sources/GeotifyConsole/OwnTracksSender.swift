@@ -23,7 +23,7 @@ package struct OwnTracksSender: Sendable, Equatable {
         let user: String
         if let login = login.name {
             if let named, named != login {
-                throw ConsoleRefusal("not_allowed", "user \"\(login)\" may not post for user \"\(named)\"")
+                throw ConsoleRefusal(.notAllowed, "user \"\(login)\" may not post for user \"\(named)\"")
             }
             user = login
         } else {
@@ -32,7 +32,7 @@ package struct OwnTracksSender: Sendable, Equatable {
         let device = request.header("x-limit-d") ?? request.query["d"] ?? "phone"
         for (what, value) in [("user", user), ("device", device)] {
             if value.isEmpty || value.unicodeScalars.contains(where: { "/+#".unicodeScalars.contains($0) || $0.value < 0x20 || $0.value == 0x7F }) {
-                throw ConsoleRefusal("invalid_topic", "the \(what) \"\(value)\" must be one topic level (no /, +, # or control characters)")
+                throw ConsoleRefusal(.invalidTopic, "the \(what) \"\(value)\" must be one topic level (no /, +, # or control characters)")
             }
         }
         self.user = user

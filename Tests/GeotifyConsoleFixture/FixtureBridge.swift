@@ -109,14 +109,14 @@ package final class FixtureBridge: ConsoleBackend {
         add("messages_received")
         guard let json = try? JSONParser(maxDepth: 16).parse(payload), case .object(let message) = json else {
             add("errors.invalid_json")
-            return reply(.failure(ConsoleRefusal("invalid_json", "the message is not a JSON object")))
+            return reply(.failure(ConsoleRefusal(.invalidJSON, "the message is not a JSON object")))
         }
         guard message["_type"]?.stringValue == "location" else { return reply(.success([])) }
         guard let latitude = message["lat"]?.numberValue, let longitude = message["lon"]?.numberValue,
               (-90...90).contains(latitude), (-180...180).contains(longitude)
         else {
             add("errors.out_of_range")
-            return reply(.failure(ConsoleRefusal("out_of_range", "lat and lon must be numbers within -90...90 and -180...180")))
+            return reply(.failure(ConsoleRefusal(.outOfRange, "lat and lon must be numbers within -90...90 and -180...180")))
         }
         let position = DeviceSnapshot.Position(
             latitude: latitude, longitude: longitude, accuracy: message["acc"]?.numberValue,
@@ -131,7 +131,7 @@ package final class FixtureBridge: ConsoleBackend {
             notify(.fencesChanged)
             reply(.success(outcome))
         } catch {
-            reply(.failure(ConsoleRefusal(error.code.rawValue, error.message)))
+            reply(.failure(ConsoleRefusal(error.code, error.message)))
         }
     }
 

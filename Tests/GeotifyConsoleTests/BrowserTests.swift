@@ -26,7 +26,7 @@ import Testing
     @Test func theMapPageWorksInARealBrowser() throws {
         let screenshots = Self.root.appendingPathComponent(".build/console-screenshots")
         try? FileManager.default.removeItem(at: screenshots)
-        let output = try Self.run("browser_test.py", [Self.fixture, screenshots.path])
+        let output = try Self.run("browser_test.py", ["fixture", Self.fixture, screenshots.path])
         #expect(output.contains("browser scenario passed"))
         for name in ["console-desktop.png", "console-phone.png", "console-peek.png"] {
             #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent(name).path), "\(name)")

@@ -1,4 +1,5 @@
 import GeotifyConsole
+import GeotifyCore
 import GeotifyHTTP
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
         let login = HTTPUser(name: "jane", roles: [.tracker])
         #expect(try OwnTracksSender(request: HTTPRequest(method: "POST", path: "/pub", headers: ["X-Limit-D": "3s"]), login: login).user == "jane")
         #expect(try OwnTracksSender(request: HTTPRequest(method: "POST", path: "/pub", headers: ["X-Limit-U": "jane"]), login: login).user == "jane")
-        #expect(throws: ConsoleRefusal("not_allowed", "user \"jane\" may not post for user \"john\"")) {
+        #expect(throws: ConsoleRefusal(.notAllowed, "user \"jane\" may not post for user \"john\"")) {
             try OwnTracksSender(request: HTTPRequest(method: "POST", path: "/pub", headers: ["X-Limit-U": "john"]), login: login)
         }
     }

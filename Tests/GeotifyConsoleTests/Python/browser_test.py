@@ -9,8 +9,9 @@ removes it; the fence file holds what the page did; the Add screen is reachable 
 keyboard; screenshots at desktop and phone size. Only the backend (console_backends)
 changes between the fixture and the real bridge.
 
-Usage: browser_test.py FIXTURE_BINARY SCREENSHOT_DIRECTORY. Exits non-zero with the
-reason; every wait is bounded.
+Usage: browser_test.py BACKEND BINARY SCREENSHOT_DIRECTORY, where BACKEND names a class
+in console_backends (`fixture`: BINARY is geotify-console-fixture). Exits non-zero
+with the reason; every wait is bounded.
 """
 
 import json
@@ -142,10 +143,13 @@ def scenario(browser, backend, screenshots):
     phone.close()
 
 
+BACKENDS = {"fixture": FixtureBackend}
+
+
 def main():
-    binary, screenshots = sys.argv[1], sys.argv[2]
+    name, binary, screenshots = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(screenshots, exist_ok=True)
-    backend = FixtureBackend(binary)
+    backend = BACKENDS[name](binary)
     try:
         with sync_playwright() as playwright:
             browser = launch(playwright)
