@@ -88,7 +88,23 @@ struct FenceChangeTests {
     @Test func anUnusableDeviceIdentifierIsRefused() {
         let error = refusal(.add(device: "alice/+", fence: Self.fence("gym")))
         #expect(error?.code == .invalidDevice)
-        #expect(error?.message == #"the device identifier "alice/+" must not contain '+', '#' or NUL"#)
+        #expect(error?.message == #"the device identifier "alice/+" must not contain '+' or '#'"#)
+    }
+
+    @Test func controlCharactersInIdentifiersAndNotesAreRefused() {
+        let newline = refusal(.add(device: "alice/phone", fence: Self.fence("gym\nfake log line")))
+        #expect(newline?.code == .invalidValue)
+        #expect(newline?.problems.map(\.description) == [
+            #"device "alice/phone", fence "gym\#nfake log line": a fence identifier must not contain control characters, non-characters or invalid UTF-8; found U+000A (a control character) at byte 3"#,
+        ])
+        var noted = Self.fence("gym").objectValue ?? JSONObject()
+        noted["note"] = "Leg day\u{0}"
+        let note = refusal(.add(device: "alice/phone", fence: .object(noted)))
+        #expect(note?.code == .invalidValue)
+        #expect(note?.message.hasSuffix(#""note" must not contain control characters, non-characters or invalid UTF-8; found U+0000 (a control character) at byte 7"#) == true)
+        let device = refusal(.add(device: "alice/\u{1B}[2J", fence: Self.fence("gym")))
+        #expect(device?.code == .invalidDevice)
+        #expect(device?.message == "a device identifier must not contain control characters, non-characters or invalid UTF-8; found U+001B (a control character) at byte 6")
     }
 
     @Test func aRadiusOutsideTheLimitsIsClampedWithAWarning() throws {
@@ -136,7 +152,7 @@ struct FenceChangeTests {
         let error = refusal(.edit(device: "alice/phone", identifier: "home", fields: Self.patch(["identifier": "a/b"])))
         #expect(error?.code == .invalidValue)
         #expect(error?.problems.map(\.description) == [
-            #"device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+', '#' or NUL"#,
+            #"device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+' or '#'"#,
         ])
     }
 
