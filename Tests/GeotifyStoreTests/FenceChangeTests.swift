@@ -289,12 +289,10 @@ struct FenceChangeTests {
         #expect(file.load().book == applied.book)
     }
 
-    @Test func aFirstAddCreatesAMissingFile() throws {
+    @Test func aFirstAddCreatesAMissingFileOnlyWhenAsked() throws {
         let file = file(nil)
-        let (preview, contents) = try file.preview(.add(device: "alice/phone", fence: Self.fence("gym")))
-        #expect(contents == [])
-        #expect(preview.book.fenceCount == 1)
-        _ = try file.apply(.add(device: "alice/phone", fence: Self.fence("gym")), expecting: contents)
+        #expect(throws: FenceChangeError.self) { try file.preview(.add(device: "alice/phone", fence: Self.fence("gym"))) }
+        _ = try file.apply(.add(device: "alice/phone", fence: Self.fence("gym")), expecting: nil, creatingMissingFile: true)
         #expect(file.load().book?.fences(of: "alice/phone").map(\.identifier) == ["gym"])
     }
 
