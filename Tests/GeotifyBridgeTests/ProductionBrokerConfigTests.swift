@@ -9,15 +9,17 @@ import Testing
 /// named clients publish commands, nobody gets in without a password.
 @Suite("Production broker configuration", .serialized, .timeLimit(.minutes(1)))
 struct ProductionBrokerConfigTests {
+    /// Options that log in as `user` with the test password.
+    func login(_ user: String) -> (inout MQTTOptions) -> Void {
+        { options in
+            options.username = user
+            options.password = ProductionBroker.password
+        }
+    }
+
     @Test func theShippedConfigLoadsAndItsACLKeepsEveryClientToItsTopics() throws {
         let broker = try ProductionBroker()
         defer { broker.stop() }
-        let login = { (user: String) in
-            { (options: inout MQTTOptions) in
-                options.username = user
-                options.password = ProductionBroker.password
-            }
-        }
         let geotify = try BrokerObserver(
             port: broker.port, subscribe: ["owntracks/#", "geotify/location/#", "geotify/cmd/#"],
             clientID: "geotify", configure: login("geotify"))
@@ -68,12 +70,6 @@ struct ProductionBrokerConfigTests {
     @Test func noOtherLoginCanTakeTheBridgesClientID() throws {
         let broker = try ProductionBroker()
         defer { broker.stop() }
-        let login = { (user: String) in
-            { (options: inout MQTTOptions) in
-                options.username = user
-                options.password = ProductionBroker.password
-            }
-        }
         let geotify = try BrokerObserver(port: broker.port, subscribe: ["owntracks/#"], clientID: "geotify", configure: login("geotify"))
         let intruder = try BrokerObserver(port: broker.port, subscribe: [], clientID: "geotify") { options in
             login("alice")(&options)
