@@ -102,6 +102,23 @@ public final class Bridge: Sendable {
         } catch {
             throw StartupError(["the settings are not usable: \(error)"])
         }
+        do throws(StoreError) {
+            if settings.resetState {
+                for path in try StateFiles.setAside(directory: settings.stateDirectory, now: scheduler.now) {
+                    logger.warning("--reset-state: set \(path) aside; starting with empty state")
+                }
+            }
+            for note in try StateFiles.check(directory: settings.stateDirectory) { logger.warning(note) }
+        } catch {
+            throw StartupError([error.description])
+        }
+        do {
+            for path in try AtomicFile.removeLeftovers(of: settings.fencesPath) {
+                logger.info("removed \(path), a temporary file left by a write that was interrupted")
+            }
+        } catch {
+            logger.warning("could not look for leftover temporary files of the fence file: \(error)")
+        }
         let store: StateStore
         do {
             store = try StateStore(directory: settings.stateDirectory, durability: settings.durability)
@@ -385,7 +402,10 @@ public final class Bridge: Sendable {
             logger.error("the broker \(settings.broker) refused the connection: \(Bridge.words(reason)) (code \(code))")
         case .disconnected(let code, let reason):
             publisher.disconnected()
-            if code != 0 {
+            if event.isSessionTakenOver {
+                counters.add(.errors(.sessionTakenOver))
+                logger.error("another client took over this bridge's session at \(settings.broker) (client id \"\(settings.clientID)\"): \(Bridge.words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); reconnecting")
+            } else if code != 0 {
                 logger.warning(current.connectedOnce
                     ? "lost the connection to the broker \(settings.broker): \(Bridge.words(reason)); reconnecting"
                     : "cannot reach the broker \(settings.broker): \(Bridge.words(reason)); retrying")

@@ -9,8 +9,11 @@ import GeotifyJSON
 ///   positions and are ignored without being errors. OwnTracks leaves out fields whose
 ///   value is zero, so a missing `acc` is simply unknown.
 /// - Plain JSON (`geotify/location/<device>`): `{"lat":..,"lon":..}` with optional
-///   `acc` (metres) and `tst` (unix seconds); `latitude`/`longitude` are aliases.
-/// Unknown extra fields are ignored in both.
+///   `acc` (metres) and `tst` (unix seconds); `latitude`/`longitude` are aliases, and
+///   giving both spellings of one field is refused.
+/// Unknown extra fields are ignored in both, but a message that names any field twice
+/// is refused (`invalid_json`), as the fence file is: other readers of the same message
+/// might take the other value.
 public struct LocationDecoder: Sendable {
     /// Which of the two message formats a subscription carries.
     public enum Format: String, Sendable {
@@ -35,8 +38,11 @@ public struct LocationDecoder: Sendable {
         }
         let json: JSON
         do {
-            json = try JSONParser(maxDepth: 16).parse(payload, keepingMembers: LocationDecoder.keys)
+            json = try LocationDecoder.parser.parse(payload, keepingMembers: LocationDecoder.keys)
         } catch {
+            if let name = error.duplicateMember {
+                throw InputError(.duplicateField, "the field \"\(name)\" is given more than once (line \(error.line), column \(error.column)); give each field once")
+            }
             throw InputError(.invalidJSON, "the payload is not JSON: \(error)")
         }
         guard case .object(let object) = json else {
@@ -56,8 +62,8 @@ public struct LocationDecoder: Sendable {
             latitudeKey = "lat"
             longitudeKey = "lon"
         case .plain:
-            latitudeKey = object["lat"] == nil && object["latitude"] != nil ? "latitude" : "lat"
-            longitudeKey = object["lon"] == nil && object["longitude"] != nil ? "longitude" : "lon"
+            latitudeKey = try LocationDecoder.spelling(object, "lat", "latitude")
+            longitudeKey = try LocationDecoder.spelling(object, "lon", "longitude")
         }
 
         let latitude = try LocationDecoder.number(object, latitudeKey, range: -90...90, required: true)!
@@ -73,6 +79,16 @@ public struct LocationDecoder: Sendable {
 
     /// The members a location is read from; the parser skips every other one.
     private static let keys = JSONParser.MemberNames(["_type", "lat", "lon", "latitude", "longitude", "acc", "tst"])
+    private static let parser = JSONParser(maxDepth: 16, rejectingDuplicateMembers: true)
+
+    /// Which of a field's two spellings `object` uses (`short` when neither); refuses both.
+    private static func spelling(_ object: JSONObject, _ short: String, _ long: String) throws(InputError) -> String {
+        guard object[long] != nil else { return short }
+        guard object[short] == nil else {
+            throw InputError(.duplicateField, "both \"\(short)\" and \"\(long)\" are given; they are one field: give one of them")
+        }
+        return long
+    }
 
     private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>, required: Bool) throws(InputError) -> Double? {
         switch object[key] {

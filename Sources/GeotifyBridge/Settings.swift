@@ -88,6 +88,9 @@ public struct Settings: Sendable, Equatable {
     /// The web console (map, JSON API, OwnTracks HTTP mode, `/healthz`, `/metrics`); nil:
     /// no HTTP server.
     package var http: ConsoleSettings?
+    /// Set the state files aside at start and begin with empty state (`run --reset-state`,
+    /// never from a settings file).
+    package var resetState = false
 
     public init() {}
 

@@ -13,6 +13,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case outOfRange = "out_of_range"
     /// A key a fence or command does not know (a typo).
     case unknownKey = "unknown_key"
+    /// A field given more than once in one object, or under both of its spellings
+    /// (`lat` and `latitude`): which one was meant cannot be told.
+    case duplicateField = "duplicate_field"
     /// A value that is not one Geotify accepts (an unknown event type, a bad polygon).
     case invalidValue = "invalid_value"
     case invalidTopic = "invalid_topic"
@@ -45,6 +48,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// The fence file in force was replaced by one that does not validate.
     case fenceFile = "fence_file"
     case connectionRefused = "connection_refused"
+    /// Another client connected with the bridge's client id and took its session.
+    case sessionTakenOver = "session_taken_over"
     case subscriptionRefused = "subscription_refused"
     case publish
     case publishQueueFull = "publish_queue_full"

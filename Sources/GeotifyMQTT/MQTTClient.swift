@@ -46,7 +46,9 @@ public final class MQTTClient: @unchecked Sendable {
     public init(options: MQTTOptions, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
         try MosquittoLibrary.ensureInitialised()
         try options.validate()
-        let relay = Unmanaged.passRetained(MQTTEventRelay(protocolVersion: options.protocolVersion, onEvent: onEvent))
+        let relay = Unmanaged.passRetained(MQTTEventRelay(
+            protocolVersion: options.protocolVersion, clientID: options.clientID,
+            shortConnection: Double(options.reconnectDelayMax), onEvent: onEvent))
         let id: String? = options.clientID.isEmpty ? nil : options.clientID
         guard let handle = mosquitto_new(id, options.cleanSession, relay.toOpaque()) else {
             relay.release()

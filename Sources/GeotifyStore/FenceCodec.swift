@@ -54,6 +54,9 @@ public enum FenceCodec {
 
         let region = reader.region(limits: limits)
         let note = reader.string("note") ?? ""
+        if let character = ForbiddenCharacter.first(in: note) {
+            reader.errors.append(FenceIssue(.invalidValue, "\"note\" must not contain control characters, non-characters or invalid UTF-8; found \(character)"))
+        }
         let eventType = reader.eventType()
         var rules = FenceRules()
         rules.maximumAccuracy = reader.number("maximumAccuracy", range: 0...Double.greatestFiniteMagnitude, required: false)

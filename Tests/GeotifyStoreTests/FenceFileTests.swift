@@ -68,7 +68,7 @@ struct FenceFileTests {
             #"fences.json:6: device "alice/phone", fence #3: missing "identifier""#,
             #"fences.json:6: device "alice/phone", fence #3: radius -5 must not be negative"#,
             #"fences.json:7: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
-            #"fences.json:8: device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+', '#' or NUL"#,
+            #"fences.json:8: device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+' or '#'"#,
             #"fences.json: device "alice/phone", fence #6: a fence must be an object, not a string"#,
             #"fences.json:2: the device identifier "bad//device" must not have empty topic levels (a leading, trailing or double '/')"#,
             #"fences.json:12: device "van": the fences of a device must be an array, not an object"#,
