@@ -15,6 +15,11 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -24,7 +29,7 @@ let package = Package(
         .target(name: "GeotifyCore"),
         .target(name: "GeotifyStore", dependencies: ["GeotifyCore", "GeotifyJSON", "CSQLite"]),
         .target(name: "GeotifyMQTT", dependencies: ["CMosquitto", "GeotifyTime"]),
-        .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
+        .target(name: "GeotifyBridge", dependencies: ["CSodium", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge"]),
         .executableTarget(
             name: "geotify-bench",

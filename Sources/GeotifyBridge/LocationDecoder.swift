@@ -11,6 +11,11 @@ import GeotifyJSON
 /// - Plain JSON (`geotify/location/<device>`): `{"lat":..,"lon":..}` with optional
 ///   `acc` (metres) and `tst` (unix seconds); `latitude`/`longitude` are aliases.
 /// Unknown extra fields are ignored in both.
+///
+/// An OwnTracks app with payload encryption on wraps each message in
+/// `{"_type":"encrypted","data":...}`: `opened` takes that layer off (with the device's
+/// key from `keys`) before `decode` reads the message inside, as the Recorder decrypts
+/// and then handles the cleartext like any message.
 public struct LocationDecoder: Sendable {
     /// Which of the two message formats a subscription carries.
     public enum Format: String, Sendable {
@@ -20,9 +25,21 @@ public struct LocationDecoder: Sendable {
 
     /// Larger payloads are refused before parsing.
     public var maximumPayloadBytes: Int
+    /// Opens OwnTracks encrypted payloads.
+    public var decryption: OwnTracksDecryption
 
-    public init(maximumPayloadBytes: Int = 65_536) {
+    public init(maximumPayloadBytes: Int = 65_536, keys: OwnTracksKeys = OwnTracksKeys()) {
         self.maximumPayloadBytes = maximumPayloadBytes
+        decryption = OwnTracksDecryption(keys: keys)
+    }
+
+    /// The message to `decode`: for an OwnTracks payload that is an encrypted envelope,
+    /// its cleartext; otherwise `payload` itself. Refuses an envelope that cannot be
+    /// opened (no key for `device`, bad base64, a MAC that does not match, a cleartext
+    /// that is not a JSON object), so such a payload is never ignored silently.
+    public func opened(_ payload: [UInt8], device: String, format: Format) throws(DecryptionError) -> [UInt8] {
+        guard format == .ownTracks else { return payload }
+        return try decryption.open(payload, device: device, maximumBytes: maximumPayloadBytes) ?? payload
     }
 
     /// The fix in `payload` from `device`, nil when the message is valid but not a
