@@ -20,7 +20,8 @@ public final class Fence: Sendable, Hashable {
     /// zone's name, it makes the device tracker's state that zone.
     public let name: String?
     /// Whether being inside makes the device `home`, given explicitly; nil means the
-    /// fence is home when its identifier is `home` (see `isHome`).
+    /// fence is home when its identifier is `home` (see `isHome`). The fence file
+    /// refuses false for the fence `home`.
     public let home: Bool?
     /// The OwnTracks region ID (`rid`) of the waypoint the fence was imported from, kept
     /// so exports and transitions carry the ID the apps know the region by.

@@ -9,8 +9,8 @@ import GeotifyJSON
 /// ...]`, or a list of rings whose first is the outer one and the rest holes) and the
 /// fence's overrides of the transition rules (`maximumAccuracy`, `accuracyAware`,
 /// `hysteresis`, `minimumDuration`, `dwell`, `initialTrigger`), and three optional
-/// labels: `name` (the display name, e.g. a Home Assistant zone's), `home` (true or
-/// false: whether inside is home; absent, the fence `home` is) and `rid` (the OwnTracks
+/// labels: `name` (the display name, e.g. a Home Assistant zone's), `home` (true:
+/// inside is home; absent, only the fence `home` is, which cannot say false) and `rid` (the OwnTracks
 /// region ID it was imported with). Every problem is
 /// reported, not just the first; a radius outside the limits is clamped with a warning
 /// rather than refused, as the app did.
@@ -57,6 +57,9 @@ public enum FenceCodec {
 
         let name = reader.label("name")
         let home = reader.bool("home")
+        if home == false, identifier == Fence.homeIdentifier {
+            reader.errors.append(FenceIssue(.invalidValue, "the fence \"home\" is home by its identifier; give it another identifier rather than \"home\": false"))
+        }
         let regionID = reader.label("rid")
         let region = reader.region(limits: limits)
         let note = reader.string("note") ?? ""

@@ -33,7 +33,7 @@ struct FenceFileTests {
         let loaded = load("""
             { "devices": { "alice/phone": [
                 { "identifier": "house", "name": "Home", "home": true, "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntry" },
-                { "identifier": "home", "home": false, "rid": "f7676c", "latitude": 52.5, "longitude": 13.4, "radius": 50, "eventType": "onEntry" },
+                { "identifier": "garden", "home": false, "rid": "f7676c", "latitude": 52.5, "longitude": 13.4, "radius": 50, "eventType": "onEntry" },
                 { "identifier": "gym", "note": "Workout", "latitude": 52.5, "longitude": 13.4, "radius": 50, "eventType": "onEntry" },
                 { "identifier": "desk", "latitude": 52.5, "longitude": 13.4, "radius": 50, "eventType": "onEntry" } ] } }
             """)
@@ -42,7 +42,7 @@ struct FenceFileTests {
         #expect(fences.map(\.name) == ["Home", nil, nil, nil])
         #expect(fences.map(\.isHome) == [true, false, false, false])
         #expect(fences.map(\.regionID) == [nil, "f7676c", nil, nil])
-        #expect(fences.map(\.displayName) == ["Home", "home", "Workout", "desk"])
+        #expect(fences.map(\.displayName) == ["Home", "garden", "Workout", "desk"])
         let file = FenceFile(path: directory.file("fences.json"))
         _ = try file.write(#require(loaded.book), expecting: loaded.contents)
         #expect(file.load().book == loaded.book)
@@ -50,13 +50,15 @@ struct FenceFileTests {
         let bad = load("""
             { "devices": { "d": [
                 { "identifier": "a", "name": " ", "home": "yes", "rid": 7, "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry" },
-                { "identifier": "b", "name": "two\\nlines", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry" } ] } }
+                { "identifier": "b", "name": "two\\nlines", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry" },
+                { "identifier": "home", "home": false, "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry" } ] } }
             """)
         #expect(messages(bad.errors) == [
             #"fences.json:2: device "d", fence "a": "name" must not be empty (leave it out instead)"#,
             #"fences.json:2: device "d", fence "a": "home" must be true or false, not a string"#,
             #"fences.json:2: device "d", fence "a": "rid" must be a string, not a number"#,
             #"fences.json:3: device "d", fence "b": "name" must not contain control characters (line breaks, tabs)"#,
+            #"fences.json:4: device "d", fence "home": the fence "home" is home by its identifier; give it another identifier rather than "home": false"#,
         ])
     }
 
