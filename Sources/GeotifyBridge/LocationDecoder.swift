@@ -13,9 +13,10 @@ import GeotifyJSON
 /// Unknown extra fields are ignored in both.
 ///
 /// An OwnTracks app with payload encryption on wraps each message in
-/// `{"_type":"encrypted","data":...}`: `opened` takes that layer off (with the device's
-/// key from `keys`) before `decode` reads the message inside, as the Recorder decrypts
-/// and then handles the cleartext like any message.
+/// `{"_type":"encrypted","data":...}`: `decode` takes that layer off with the device's
+/// key (`OwnTracksDecryption`) and reads the message inside like any other, as the
+/// Recorder decrypts and then handles the cleartext. One layer is opened, as the apps
+/// add one; an envelope that cannot be opened is refused, never ignored.
 public struct LocationDecoder: Sendable {
     /// Which of the two message formats a subscription carries.
     public enum Format: String, Sendable {
@@ -33,20 +34,17 @@ public struct LocationDecoder: Sendable {
         decryption = OwnTracksDecryption(keys: keys)
     }
 
-    /// The message to `decode`: for an OwnTracks payload that is an encrypted envelope,
-    /// its cleartext; otherwise `payload` itself. Refuses an envelope that cannot be
-    /// opened (no key for `device`, bad base64, a MAC that does not match, a cleartext
-    /// that is not a JSON object), so such a payload is never ignored silently.
-    public func opened(_ payload: [UInt8], device: String, format: Format) throws(DecryptionError) -> [UInt8] {
-        guard format == .ownTracks else { return payload }
-        return try decryption.open(payload, device: device, maximumBytes: maximumPayloadBytes) ?? payload
-    }
-
     /// The fix in `payload` from `device`, nil when the message is valid but not a
     /// position (an OwnTracks `_type` other than `location`). `arrival` (seconds since
     /// 1970) is the fix's time when the message carries none.
     public func decode(_ payload: [UInt8], device: String, format: Format, arrival: Double) throws(InputError) -> Fix? {
-        if payload.isEmpty { throw InputError(.emptyPayload, "the payload is empty") }
+        try decode(payload, device: device, format: format, arrival: arrival, decrypted: false)
+    }
+
+    /// `decode`, for `payload` as it came (`decrypted` false) or for the cleartext of an
+    /// encrypted envelope (true), whose problems get the decryption's own codes.
+    private func decode(_ payload: [UInt8], device: String, format: Format, arrival: Double, decrypted: Bool) throws(InputError) -> Fix? {
+        if payload.isEmpty { throw InputError(decrypted ? .decryptedNotJSON : .emptyPayload, "the \(decrypted ? "decrypted " : "")payload is empty") }
         if payload.count > maximumPayloadBytes {
             throw InputError(.payloadTooLarge, "the payload is \(payload.count) bytes; at most \(maximumPayloadBytes) are accepted")
         }
@@ -54,10 +52,12 @@ public struct LocationDecoder: Sendable {
         do {
             json = try JSONParser(maxDepth: 16).parse(payload, keepingMembers: LocationDecoder.keys)
         } catch {
-            throw InputError(.invalidJSON, "the payload is not JSON: \(error)")
+            throw InputError(decrypted ? .decryptedNotJSON : .invalidJSON, "the \(decrypted ? "decrypted " : "")payload is not JSON: \(error)")
         }
         guard case .object(let object) = json else {
-            throw InputError(.notAnObject, "the payload must be a JSON object, not \(json.kindDescription)")
+            throw InputError(
+                decrypted ? .decryptedNotJSON : .notAnObject,
+                "the \(decrypted ? "decrypted " : "")payload must be a JSON object, not \(json.kindDescription)")
         }
 
         let latitudeKey: String
@@ -66,6 +66,10 @@ public struct LocationDecoder: Sendable {
         case .ownTracks:
             switch object["_type"] {
             case .string("location")?: break
+            case .string("encrypted")?:
+                if decrypted { throw InputError(.invalidEnvelope, "the decrypted payload is itself encrypted; the apps encrypt once") }
+                let cleartext = try decryption.cleartext(of: object, device: device)
+                return try decode(cleartext, device: device, format: format, arrival: arrival, decrypted: true)
             case .string?: return nil
             case nil: throw InputError(.missingField, "an OwnTracks message needs \"_type\" (\"location\" for a position)")
             case let other?: throw InputError(.wrongType, "\"_type\" must be a string, not \(other.kindDescription)")
@@ -89,7 +93,7 @@ public struct LocationDecoder: Sendable {
     }
 
     /// The members a location is read from; the parser skips every other one.
-    private static let keys = JSONParser.MemberNames(["_type", "lat", "lon", "latitude", "longitude", "acc", "tst"])
+    private static let keys = JSONParser.MemberNames(["_type", "lat", "lon", "latitude", "longitude", "acc", "tst", "data"])
 
     private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>, required: Bool) throws(InputError) -> Double? {
         switch object[key] {

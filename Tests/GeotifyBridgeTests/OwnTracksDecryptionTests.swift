@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import GeotifyBridge
 import GeotifyCore
+import GeotifyJSON
 import GeotifyTestSupport
 
 @Suite("OwnTracks payload decryption")
@@ -23,14 +24,14 @@ struct OwnTracksDecryptionTests {
         Array(#"{"_type":"encrypted","data":"\#(data)"}"#.utf8)
     }
 
-    /// The fix in `payload`, opened then decoded as the bridge's lane does.
+    /// The fix in `payload`, decoded as the bridge's lane decodes it.
     func fix(_ payload: [UInt8], device: String = "alice/phone") throws -> Fix? {
-        try decoder.decode(decoder.opened(payload, device: device, format: .ownTracks), device: device, format: .ownTracks, arrival: 0)
+        try decoder.decode(payload, device: device, format: .ownTracks, arrival: 0)
     }
 
-    func refusal(_ payload: [UInt8], device: String = "alice/phone") -> DecryptionError? {
-        do throws(DecryptionError) {
-            _ = try decoder.opened(payload, device: device, format: .ownTracks)
+    func refusal(_ payload: [UInt8], device: String = "alice/phone") -> InputError? {
+        do throws(InputError) {
+            _ = try decoder.decode(payload, device: device, format: .ownTracks, arrival: 0)
             return nil
         } catch {
             return error
@@ -46,7 +47,9 @@ struct OwnTracksDecryptionTests {
     static let pinned = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXYrUczRiuSgq246IfPMb4DAh9SpLYIJtEk6tbuYJTmKuSqkGgHdahe9EW18ztdaaxKWTmqtKhC6bE+ttr00ZXem5tJQcr21xSv524J6fVuGTJQvnA5EkW"
 
     @Test func aPinnedPyNaClCiphertextDecrypts() throws {
-        #expect(try decoder.opened(Self.envelope(data: Self.pinned), device: "alice/phone", format: .ownTracks) == Array(Self.location.utf8))
+        #expect(try fix(Self.envelope(data: Self.pinned)) == Self.fix)
+        let envelope = try #require(try JSONParser().parse(Self.envelope(data: Self.pinned)).objectValue)
+        #expect(try decoder.decryption.cleartext(of: envelope, device: "alice/phone") == Array(Self.location.utf8))
     }
 
     @Test func aPayloadSealedByPyNaClNowDecrypts() throws {
@@ -73,41 +76,40 @@ struct OwnTracksDecryptionTests {
         #expect(try runCommand(python, ["-c", script, "s3cr1t", SecretBox.base64(box.seal(Array(Self.location.utf8)))]) == Self.location)
     }
 
-    @Test func otherPayloadsPassThroughUnopened() throws {
-        for payload in [Self.location, #"{"_type":"lwt","tst":1}"#, "not json", "[1]", #"{"_type":"encrypted"}"#] {
-            #expect(try decoder.opened(Array(payload.utf8), device: "alice/phone", format: .plain) == Array(payload.utf8))
-        }
-        for payload in [Self.location, #"{"_type":"lwt","tst":1}"#, "not json", "[1]"] {
-            #expect(try decoder.opened(Array(payload.utf8), device: "alice/phone", format: .ownTracks) == Array(payload.utf8))
-        }
+    @Test func theDecryptedMessageIsTakenLikeAnyOther() throws {
+        #expect(try fix(Self.envelope(#"{"_type":"lwt","tst":1}"#)) == nil)
+        #expect(try refusal(Self.envelope(#"{"_type":"location","lat":95,"lon":1}"#))?.code == .outOfRange)
         let small = LocationDecoder(maximumPayloadBytes: 100)
-        let large = try Self.envelope(String(repeating: " ", count: 100) + Self.location)
-        #expect(try small.opened(large, device: "alice/phone", format: .ownTracks) == large)
+        #expect(throws: InputError.self) { try small.decode(Self.envelope(String(repeating: " ", count: 100) + Self.location), device: "alice/phone", format: .ownTracks, arrival: 0) }
+        // The plain format has no envelopes: one there is a message without a position.
+        #expect(throws: InputError(.missingField, "missing \"lat\"")) {
+            try decoder.decode(Self.envelope(data: Self.pinned), device: "alice/phone", format: .plain, arrival: 0)
+        }
     }
 
     @Test func withoutAKeyForTheDeviceTheEnvelopeIsRefused() throws {
         let error = try #require(refusal(Self.envelope(Self.location), device: "bob/phone"))
-        #expect(error.kind == .noKey)
+        #expect(error.code == .noDecryptionKey)
         #expect(error.message.contains("\"bob/phone\"") && error.message.contains("owntracksKeysFile"))
         let none = LocationDecoder()
-        #expect(throws: DecryptionError(.noKey, "no secret for the device \"alice/phone\" to decrypt its payload with; add a line \"alice/phone <secret>\" to the OwnTracks keys file (owntracksKeysFile)")) {
-            try none.opened(Self.envelope(Self.location), device: "alice/phone", format: .ownTracks)
+        #expect(throws: InputError(.noDecryptionKey, "no secret for the device \"alice/phone\" to decrypt its payload with; add a line \"alice/phone <secret>\" to the OwnTracks keys file (owntracksKeysFile)")) {
+            try none.decode(Self.envelope(Self.location), device: "alice/phone", format: .ownTracks, arrival: 0)
         }
     }
 
     @Test func aDifferentSecretOrAnAlteredByteIsUndecryptable() throws {
-        #expect(try refusal(Self.envelope(Self.location, secret: "s3cr1t!"))?.kind == .undecryptable)
+        #expect(try refusal(Self.envelope(Self.location, secret: "s3cr1t!"))?.code == .undecryptable)
         let box = try #require(SecretBox(key: OwnTracksKeys.key(secret: "s3cr1t")))
         let sealed = box.seal(Array(Self.location.utf8))
         for index in [0, SecretBox.nonceBytes, SecretBox.nonceBytes + SecretBox.macBytes, sealed.count - 1] {
             var altered = sealed
             altered[index] ^= 1
-            #expect(refusal(Self.envelope(data: SecretBox.base64(altered)))?.kind == .undecryptable)
+            #expect(refusal(Self.envelope(data: SecretBox.base64(altered)))?.code == .undecryptable)
         }
         let short = refusal(Self.envelope(data: SecretBox.base64(Array(sealed.prefix(39)))))
-        #expect(short?.kind == .undecryptable)
+        #expect(short?.code == .undecryptable)
         #expect(short?.message.contains("39 bytes") == true)
-        #expect(refusal(Self.envelope(data: ""))?.kind == .undecryptable)
+        #expect(refusal(Self.envelope(data: ""))?.code == .undecryptable)
     }
 
     @Test func dataThatIsNotStandardBase64IsRefused() {
@@ -121,20 +123,21 @@ struct OwnTracksDecryptionTests {
             "%%%%",
         ]
         for bad in variants {
-            #expect(refusal(Self.envelope(data: bad))?.kind == .invalidBase64, "\(bad)")
+            #expect(refusal(Self.envelope(data: bad))?.code == .invalidBase64, "\(bad)")
         }
     }
 
     @Test func theEnvelopeNeedsADataString() {
-        #expect(refusal(Array(#"{"_type":"encrypted"}"#.utf8))?.kind == .invalidEnvelope)
+        #expect(refusal(Array(#"{"_type":"encrypted"}"#.utf8))?.code == .invalidEnvelope)
         #expect(refusal(Array(#"{"_type":"encrypted","data":42}"#.utf8))?.message == "an encrypted OwnTracks message needs \"data\", a base64 string, not a number")
     }
 
     @Test func theCleartextMustBeAJSONObjectAndNotAnotherEnvelope() throws {
-        #expect(try refusal(Self.envelope("lat=52.52"))?.kind == .notJSON)
+        #expect(try refusal(Self.envelope("lat=52.52"))?.code == .decryptedNotJSON)
         #expect(try refusal(Self.envelope("[1,2]"))?.message == "the decrypted payload must be a JSON object, not an array")
+        #expect(try refusal(Self.envelope(""))?.code == .decryptedNotJSON)
         let inner = try String(decoding: Self.envelope(Self.location), as: UTF8.self)
-        #expect(try refusal(Self.envelope(inner))?.kind == .invalidEnvelope)
+        #expect(try refusal(Self.envelope(inner))?.code == .invalidEnvelope)
     }
 
     @Test func theWrapperRefusesKeysOfTheWrongLength() {
