@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyCore
+import GeotifyDelivery
 import GeotifyJSON
 import GeotifyMQTT
 import GeotifyStore
@@ -81,6 +82,8 @@ public struct Settings: Sendable, Equatable {
     public var trackerInterval: Double = 60
     /// ...and only once the device moved at least this many metres.
     public var trackerDistance: Double = 50
+    /// Where notifications are delivered besides MQTT: webhooks, push services, e-mail.
+    package var notify = DeliverySettings()
 
     public init() {}
 
@@ -93,7 +96,7 @@ public struct Settings: Sendable, Equatable {
         "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
         "maximumAge", "maximumFutureSkew", "commands", "commandDevices", "previewTimeout",
         "homeassistant", "owntracksTransitions", "owntracksWaypoints", "statsInterval",
-        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes",
+        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes", "notify",
     ]
 
     /// Reads a settings file: every key is optional; unknown keys and wrong values are
@@ -197,6 +200,13 @@ public struct Settings: Sendable, Equatable {
         if let value = try reader.bool("owntracksTransitions") { settings.ownTracksTransitions = value }
         if let value = try reader.bool("owntracksWaypoints") { settings.ownTracksWaypoints = value }
         if let value = try reader.number("statsInterval", atLeast: 0) { settings.statsInterval = value }
+        if let value = object["notify"] {
+            do {
+                settings.notify = try DeliverySettings(parsing: value, file: path)
+            } catch {
+                throw SettingsError(error.message)
+            }
+        }
         try settings.validate(file: path)
         return settings
     }

@@ -348,7 +348,7 @@ struct FenceChangeTests {
             "no_decryption_key", "invalid_envelope", "invalid_base64", "undecryptable", "decrypted_not_json",
             "unknown_fence", "duplicate_identifier",
             "fence_limit", "invalid_device", "invalid_file", "invalid_import", "stale", "io", "state_write", "fence_file",
-            "connection_refused", "subscription_refused", "publish", "publish_queue_full",
+            "connection_refused", "subscription_refused", "publish", "publish_queue_full", "delivery_failed",
         ])
         #expect(FenceChangeError.unknownDevice("x").description == #"unknown_device: unknown device "x": it is not in the fence file"#)
     }
