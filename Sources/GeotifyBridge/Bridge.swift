@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
+import GeotifyConsole
 import GeotifyCore
 import GeotifyDelivery
 import GeotifyMQTT
+import GeotifyHTTP
 import GeotifyStore
 import GeotifyTime
 import Synchronization
@@ -24,6 +26,8 @@ public final class Bridge: Sendable {
     private let presence: PresenceMessages
     private let discovery: HomeAssistantDiscovery?
     private let occupancy = Occupancy()
+    /// What the lanes report for the web console.
+    private let updates = LiveUpdates()
     private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
@@ -41,6 +45,8 @@ public final class Bridge: Sendable {
         let housekeeping: ScheduledWork
         /// Delivers notifications to targets; nil when none is configured.
         let deliveries: DeliveryWorker?
+        /// The web console; nil without an `http` section in the settings.
+        var console: Console?
         /// When it started, on the monotonic clock.
         let started: Double
         var stopping = false
@@ -73,7 +79,7 @@ public final class Bridge: Sendable {
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
-        health = StateHealth(logger: logger, counters: counters, messages: messages)
+        health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)
     }
 
@@ -121,7 +127,7 @@ public final class Bridge: Sendable {
         let announcer = FenceChangeAnnouncer(
             publisher: publisher, presence: presence, messages: messages, occupancy: occupancy, discovery: discovery,
             waypoints: settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
-            announceLimit: settings.limits.maximumFencesPerDevice)
+            announceLimit: settings.limits.maximumFencesPerDevice, updates: updates)
 
         let laneCount = max(1, settings.lanes)
         let admission = DeviceAdmission(
@@ -139,7 +145,7 @@ public final class Bridge: Sendable {
         let environment = Lane.Environment(
             store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
             presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
-            wakeDeliveries: wakeDeliveries)
+            wakeDeliveries: wakeDeliveries, updates: updates)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         for (device, state) in states { laneStates[MessageRouter.lane(of: device, among: laneCount)][device] = state }
         let now = scheduler.now
@@ -178,6 +184,22 @@ public final class Bridge: Sendable {
                 housekeeping: housekeeping, deliveries: deliveries, started: started)
         }
         deliveries?.start()
+        if let http = settings.http {
+            let backend = BridgeConsole(
+                lanes: lanes, router: router, fences: fences, announcer: announcer, client: client, settings: settings,
+                health: health, counters: counters, updates: updates, scheduler: scheduler, started: started)
+            do {
+                let console = try Console(
+                    settings: http, backend: backend, scheduler: scheduler,
+                    log: { [logger] level, message in logger.log(Logger.Level(level), message) },
+                    count: { [counters] name in counters.add(.http(name)) })
+                _ = try console.start()
+                running.withLock { $0?.console = console }
+            } catch {
+                stopLocked(timeout: 0)
+                throw StartupError(["cannot start the web console: \(error)"])
+            }
+        }
         if unacknowledged > 0 {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
         }
@@ -205,6 +227,7 @@ public final class Bridge: Sendable {
             running?.stopping = true
             return running
         }) else { return }
+        current.console?.stop()
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
         current.deliveries?.stop()
