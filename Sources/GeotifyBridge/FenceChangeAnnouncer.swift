@@ -32,10 +32,12 @@ final class FenceChangeAnnouncer: Sendable {
         self.announceLimit = announceLimit
     }
 
-    /// Publishes the Home Assistant discovery configs of every device in `book`.
+    /// Publishes the Home Assistant discovery configs of the bridge, every device in
+    /// `book` and its shared fences.
     func announceAll(_ book: FenceBook) {
         guard let discovery else { return }
-        publisher.send(discovery.configs(devices: book.announcedFences(limit: announceLimit)))
+        publisher.send(discovery.announcement(
+            devices: book.announcedFences(limit: announceLimit), shared: book.announcedSharedFences(limit: announceLimit)))
     }
 
     /// Publishes what changed from `change.old` to `change.new`.
@@ -48,17 +50,18 @@ final class FenceChangeAnnouncer: Sendable {
     func messages(for change: LiveFenceBook.Change) -> [OutboxMessage] {
         let before = change.old.announcedFences(limit: announceLimit)
         let after = change.new.announcedFences(limit: announceLimit)
-        var outbox: [OutboxMessage] = []
-        if let discovery { outbox += discovery.removals(previous: before, current: after) }
-        outbox += presence.removals(previous: before, current: after)
-        for device in before.keys.sorted() where after[device] == nil {
-            outbox.append(OutboxMessage(topic: messages.topics.badge(device), payload: [], qos: 1, retain: true))
-        }
+        let sharedBefore = change.old.announcedSharedFences(limit: announceLimit)
+        let sharedAfter = change.new.announcedSharedFences(limit: announceLimit)
+        var outbox = presence.removals(
+            previous: before, current: after, discovery: discovery, previousShared: sharedBefore, currentShared: sharedAfter)
         for key in occupancy.prune(to: change.new) {
             outbox.append(OutboxMessage(topic: presence.occupancyTopic(owner: key.owner, fence: key.fence), payload: [], qos: 1, retain: true))
         }
         if let discovery {
             outbox += discovery.configs(devices: after.filter { before[$0.key] != $0.value })
+            for owner in sharedAfter.keys.sorted() where sharedBefore[owner] != sharedAfter[owner] {
+                outbox += discovery.configs(owner: owner, fences: sharedAfter[owner] ?? [])
+            }
         }
         if let waypoints {
             for (device, fences) in change.new.devices.sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {

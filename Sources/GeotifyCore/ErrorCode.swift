@@ -28,6 +28,18 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case unknownToken = "unknown_token"
     case expiredToken = "expired_token"
 
+    // OwnTracks encrypted payloads (`{"_type":"encrypted","data":...}`).
+    /// No secret applies to the device (`owntracksKeysFile`).
+    case noDecryptionKey = "no_decryption_key"
+    /// The envelope has no `data` string, or holds another envelope.
+    case invalidEnvelope = "invalid_envelope"
+    /// `data` is not standard base64.
+    case invalidBase64 = "invalid_base64"
+    /// The MAC does not match: a different secret on the device, or altered bytes.
+    case undecryptable
+    /// The decrypted bytes are not a JSON object.
+    case decryptedNotJSON = "decrypted_not_json"
+
     // Changes to the fences.
     case unknownFence = "unknown_fence"
     case duplicateIdentifier = "duplicate_identifier"

@@ -358,7 +358,9 @@ struct FenceChangeTests {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "empty_payload", "payload_too_large", "invalid_json", "not_an_object", "missing_field", "wrong_type",
             "out_of_range", "unknown_key", "duplicate_field", "invalid_value", "invalid_topic", "unknown_device", "unknown_action",
-            "not_allowed", "too_many_devices", "unknown_token", "expired_token", "unknown_fence", "duplicate_identifier",
+            "not_allowed", "too_many_devices", "unknown_token", "expired_token",
+            "no_decryption_key", "invalid_envelope", "invalid_base64", "undecryptable", "decrypted_not_json",
+            "unknown_fence", "duplicate_identifier",
             "fence_limit", "invalid_device", "invalid_file", "invalid_import", "stale", "io", "state_write", "fence_file",
             "connection_refused", "session_taken_over", "subscription_refused", "publish", "publish_queue_full", "delivery_failed",
         ])
