@@ -78,7 +78,11 @@ public final class Bridge: Sendable {
         topics = Topics(prefix: settings.topicPrefix)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
-        discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
+        discovery = settings.homeAssistantEnabled
+            ? HomeAssistantDiscovery(
+                prefix: settings.homeAssistantPrefix, topics: topics,
+                configurationURL: settings.homeAssistantConfigurationURL, supportURL: settings.homeAssistantSupportURL)
+            : nil
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)
     }
@@ -142,7 +146,7 @@ public final class Bridge: Sendable {
         let book = fences.book
         occupancy.load(states, book: book)
         let announcer = FenceChangeAnnouncer(
-            publisher: publisher, presence: presence, messages: messages, occupancy: occupancy, discovery: discovery,
+            publisher: publisher, presence: presence, occupancy: occupancy, discovery: discovery,
             waypoints: settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
             announceLimit: settings.limits.maximumFencesPerDevice, updates: updates)
 
@@ -150,7 +154,16 @@ public final class Bridge: Sendable {
         let admission = DeviceAdmission(
             maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner,
             devices: states.keys.filter { !book.knows($0) })
-        let configuration = LaneConfiguration(settings: settings)
+        var configuration = LaneConfiguration(settings: settings)
+        if let path = settings.ownTracksKeysFile {
+            do {
+                let keys = try OwnTracksKeys(contentsOf: path)
+                for warning in keys.warnings { logger.warning(warning) }
+                configuration.decoder = LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes, keys: keys)
+            } catch {
+                throw StartupError([error.message])
+            }
+        }
         let deliveries: DeliveryWorker?
         do {
             deliveries = try deliveryWorker(store: store)

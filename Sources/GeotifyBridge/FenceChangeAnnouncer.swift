@@ -9,7 +9,6 @@ import GeotifyStore
 final class FenceChangeAnnouncer: Sendable {
     private let publisher: Publisher
     private let presence: PresenceMessages
-    private let messages: OutboundMessages
     private let occupancy: Occupancy
     private let discovery: HomeAssistantDiscovery?
     private let waypoints: OwnTracksWaypoints?
@@ -19,13 +18,12 @@ final class FenceChangeAnnouncer: Sendable {
     private let updates: LiveUpdates
 
     init(
-        publisher: Publisher, presence: PresenceMessages, messages: OutboundMessages, occupancy: Occupancy,
+        publisher: Publisher, presence: PresenceMessages, occupancy: Occupancy,
         discovery: HomeAssistantDiscovery?, waypoints: OwnTracksWaypoints?, announceLimit: Int, updates: LiveUpdates
     ) {
         self.updates = updates
         self.publisher = publisher
         self.presence = presence
-        self.messages = messages
         self.occupancy = occupancy
         self.discovery = discovery
         self.waypoints = waypoints
@@ -33,11 +31,23 @@ final class FenceChangeAnnouncer: Sendable {
     }
 
     /// Publishes the Home Assistant discovery configs of the bridge, every device in
-    /// `book` and its shared fences.
+    /// `book` and its shared fences, and the occupancy of the announced shared fences
+    /// (so an empty one says 0 rather than nothing).
     func announceAll(_ book: FenceBook) {
-        guard let discovery else { return }
-        publisher.send(discovery.announcement(
-            devices: book.announcedFences(limit: announceLimit), shared: book.announcedSharedFences(limit: announceLimit)))
+        let shared = book.announcedSharedFences(limit: announceLimit)
+        if let discovery {
+            publisher.send(discovery.announcement(devices: book.announcedFences(limit: announceLimit), shared: shared))
+        }
+        publisher.send(occupancies(shared))
+    }
+
+    /// The retained occupancy counts of the shared fences in `shared` (owner → fences).
+    private func occupancies(_ shared: [String: [Fence]]) -> [OutboxMessage] {
+        shared.keys.sorted().flatMap { owner in
+            (shared[owner] ?? []).map { fence in
+                presence.occupancy(owner: owner, fence: fence.identifier, count: occupancy.count(owner: owner, fence: fence.identifier))
+            }
+        }
     }
 
     /// Publishes what changed from `change.old` to `change.new`.
@@ -63,9 +73,15 @@ final class FenceChangeAnnouncer: Sendable {
                 outbox += discovery.configs(owner: owner, fences: sharedAfter[owner] ?? [])
             }
         }
+        let added = sharedAfter.compactMapValues { fences -> [Fence]? in
+            fences.isEmpty ? nil : fences
+        }.filter { owner, fences in
+            fences.contains { fence in sharedBefore[owner]?.contains { $0.identifier == fence.identifier } != true }
+        }
+        outbox += occupancies(added)
         if let waypoints {
             for (device, fences) in change.new.devices.sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
-                let removed = change.old.fences(of: device).map(\.identifier).filter { id in !fences.contains { $0.identifier == id } }
+                let removed = change.old.fences(of: device).filter { old in !fences.contains { $0.identifier == old.identifier } }
                 if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
             }
         }

@@ -34,20 +34,21 @@ public struct OwnTracksWaypoints: Sendable {
     }
 
     /// The `setWaypoints` command for `device` with `fences` (its circular fences, in
-    /// order), plus a deletion entry for each identifier in `removed`; nil when the device
-    /// does not fit the OwnTracks filter or there is nothing to send.
-    public func command(for device: String, fences: [Fence], removed: [String] = []) -> OutboxMessage? {
+    /// order), plus a deletion entry for each fence in `removed`, under the name and region
+    /// id the app knows it by; nil when the device does not fit the OwnTracks filter or
+    /// there is nothing to send.
+    public func command(for device: String, fences: [Fence], removed: [Fence] = []) -> OutboxMessage? {
         guard let topic = topics.command(of: device) else { return nil }
         var waypoints = fences.compactMap(FenceExport.ownTracksWaypoint)
-        for identifier in removed {
+        for fence in removed {
             waypoints.append([
                 "_type": "waypoint",
-                "desc": .string(identifier),
+                "desc": .string(fence.name ?? fence.identifier),
                 "lat": .number(OwnTracksWaypoints.deletedPosition),
                 "lon": .number(OwnTracksWaypoints.deletedPosition),
                 "rad": 0,
-                "tst": .number(Double(FenceExport.ownTracksCreationTime(of: identifier))),
-                "rid": .string(identifier),
+                "tst": .number(Double(FenceExport.ownTracksCreationTime(of: fence.identifier))),
+                "rid": .string(fence.regionID ?? fence.identifier),
             ])
         }
         guard !waypoints.isEmpty else { return nil }

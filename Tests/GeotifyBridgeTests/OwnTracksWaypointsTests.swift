@@ -23,10 +23,14 @@ struct OwnTracksWaypointsTests {
     }
 
     @Test func removedFencesAreDeletedWithAnInvalidPosition() throws {
-        let message = try #require(waypoints.command(for: "alice/phone", fences: [Self.fence("home", radius: 50)], removed: ["office"]))
+        let named = Fence(identifier: "shop", region: .circle(center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 80),
+                          note: "", eventType: .onEntry, name: "Supermarket", regionID: "a1b2c3")
+        let message = try #require(waypoints.command(
+            for: "alice/phone", fences: [Self.fence("home", radius: 50)], removed: [Self.fence("office", radius: 10), named]))
         let list = try #require(try JSONParser().parse(message.payload)["waypoints"]?["waypoints"]?.arrayValue)
-        #expect(list.count == 2)
+        #expect(list.count == 3)
         #expect(list[1]["desc"] == "office")
+        #expect(list[2]["desc"] == "Supermarket" && list[2]["rid"] == "a1b2c3", "deleted under the name and region id the app knows")
         #expect(list[1]["lat"] == -1_000_000)
         #expect(list[1]["lon"] == -1_000_000)
         #expect(list[1]["tst"] == .number(Double(FenceExport.ownTracksCreationTime(of: "office"))))
