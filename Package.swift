@@ -28,7 +28,7 @@ let package = Package(
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge"]),
         .executableTarget(
             name: "geotify-bench",
-            dependencies: ["GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
+            dependencies: ["CMosquitto", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
         ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
