@@ -27,7 +27,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: geotify-bench [core|decode|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
                              [--rounds N] [--devices N] [--fences N] [--messages N]
-                             [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR]
+                             [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
         Builds a deterministic synthetic workload and prints one table: each row measured
         beside its baseline in the same run. `all` (the default) runs core, decode, e2e and
@@ -42,7 +42,8 @@ struct BenchOptions: Sendable {
         8 000) with --fences circles each (default 20), published as fast as one
         libmosquitto client can. --sidebyside-json writes every measurement as JSON;
         --sidebyside-dir keeps the traffic (traffic.txt, fences.json) for replaying with
-        ../shared/bench/pubfile.c. --quick: 1 round of 50 000 messages.
+        ../shared/bench/pubfile.c; --perf DIR adds one bridge run under `perf record`
+        (DIR/perf.data, for scripts/perf-groups). --quick: 1 round of 50 000 messages.
         """
 
     /// Parses the arguments (without the program name); nil with a message for a usage error.
@@ -73,13 +74,14 @@ struct BenchOptions: Sendable {
                 case "--fences": options.sideBySide.fencesPerDevice = number
                 default: options.sideBySide.messages = number
                 }
-            case "--geotify", "--sidebyside-json", "--sidebyside-dir":
+            case "--geotify", "--sidebyside-json", "--sidebyside-dir", "--perf":
                 guard let path = remaining.popFirst(), !path.isEmpty else {
                     return .failure(UsageProblem("\(argument) needs a path"))
                 }
                 switch argument {
                 case "--geotify": options.sideBySide.geotify = path
                 case "--sidebyside-json": options.sideBySide.jsonPath = path
+                case "--perf": options.sideBySide.perfDirectory = path
                 default: options.sideBySide.directory = path
                 }
             case "--memory-probe":

@@ -2,7 +2,7 @@ import Foundation
 
 /// What the side-by-side scenario runs (`--rounds`, `--devices`, `--fences`,
 /// `--messages`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
-/// `--sidebyside-dir`). Unset counts follow `--quick`.
+/// `--sidebyside-dir`, `--perf`). Unset counts follow `--quick`.
 struct SideBySideOptions: Sendable {
     /// The most seconds of fix time a device's fixes may span: they are 30 s apart and
     /// end ten minutes before the run, and the bridge drops fixes older than a day.
@@ -15,6 +15,8 @@ struct SideBySideOptions: Sendable {
     var geotify: String?
     var jsonPath: String?
     var directory: String?
+    /// Where a profile of one more bridge run goes, if anywhere.
+    var perfDirectory: String?
 
     /// Rounds to run: each measures both consumers once, in alternating order.
     func rounds(quick: Bool) -> Int { rounds ?? (quick ? 1 : 3) }

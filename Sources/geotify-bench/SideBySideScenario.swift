@@ -72,6 +72,9 @@ struct SideBySideScenario {
         let bridgeRate = SideBySideScenario.median(measurements.filter { $0.consumer == .geotify }.map(\.perSecond))
         let latency = try measureLatency(workload, geotify: geotify, fencesPath: fencesPath, lanes: lanes, rate: max(500, bridgeRate / 2))
         Progress.note("sidebyside: latency at \(ResultRow.format(latency.rate, .perSecond)): \(latency.summary)")
+        if let directory = settings.perfDirectory {
+            try profile(workload, geotify: geotify, fencesPath: fencesPath, lanes: lanes, into: directory)
+        }
         let result = SideBySideResult(
             workload: workload, expectation: expectation, lanes: lanes, geotify: geotify, seed: options.seed,
             loadBefore: loadBefore, measurements: measurements, latency: latency)
@@ -228,8 +231,9 @@ struct SideBySideScenario {
     }
 
     /// A fresh bridge gets the workload's first messages paced at `rate`, each stamped
-    /// with its send time as `tst` (as the e2e scenario does); each notification's
-    /// latency is its arrival minus that time.
+    /// with its send time as `tst` (as the e2e scenario does): one fix per device to warm
+    /// up, then 10 s of traffic, in which each notification's latency is its arrival
+    /// minus that time.
     private func measureLatency(_ workload: SideBySideWorkload, geotify: String, fencesPath: String, lanes: Int, rate: Double) throws -> Latency {
         let broker = try BrokerProcess(maximumQueued: 0)
         defer { broker.stop() }
@@ -239,20 +243,60 @@ struct SideBySideScenario {
         defer { bridge.stop() }
         let publishers = try PositionPublishers(port: broker.port, count: 1, qos: 0)
         defer { publishers.stop() }
+        // Warm-up: every device's first fix (which creates its state and notifies nothing),
+        // then the timed messages.
         let locations = workload.traffic.count - workload.sentinels.count
-        let count = min(locations, max(workload.devices, Int(rate * SideBySideScenario.latencySeconds)))
-        let messages = (0..<count).map { workload.traffic.prepared($0) }
-        bridge.observer.startRecording(since: BenchClock.wall())
-        let report = publishers.send(messages, rate: rate)
+        let warmUp = min(locations, workload.devices)
+        let count = min(locations, warmUp + Int(rate * SideBySideScenario.latencySeconds))
         var problems: [String] = []
-        let drained = BenchClock.wait(timeout: 30, interval: 0.01) {
-            guard let stats = bridge.stats else { return false }
-            return GeotifyProcess.handled(stats.counters) >= count && bridge.observer.count >= (stats.counters["notifications"] ?? 0)
+        let drain = { (sent: Int) -> Bool in
+            BenchClock.wait(timeout: 30, interval: 0.01) {
+                guard let stats = bridge.stats else { return false }
+                return GeotifyProcess.handled(stats.counters) >= sent && bridge.observer.count >= (stats.counters["notifications"] ?? 0)
+            }
         }
+        let warm = publishers.send((0..<warmUp).map { workload.traffic.prepared($0) }, rate: rate)
+        if !drain(warmUp) { problems.append("the warm-up did not drain within 30 s") }
+        bridge.observer.startRecording(since: BenchClock.wall())
+        let report = publishers.send((warmUp..<count).map { workload.traffic.prepared($0) }, rate: rate)
+        if !drain(count) { problems.append("not drained within 30 s") }
         let latencies = bridge.observer.stopRecording()
-        if !drained { problems.append("not drained within 30 s") }
-        if report.failed > 0 { problems.append("\(report.failed) publishes failed") }
+        if warm.failed + report.failed > 0 { problems.append("\(warm.failed + report.failed) publishes failed") }
         return Latency(rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, problems: problems)
+    }
+
+    /// One more run of the bridge on the same traffic under `perf record` (CPU clock,
+    /// DWARF call chains, all its threads) into `directory`/perf.data, for
+    /// `scripts/perf-groups`; not counted in the rows, since perf slows the bridge down.
+    private func profile(_ workload: SideBySideWorkload, geotify: String, fencesPath: String, lanes: Int, into directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let data = (directory as NSString).appendingPathComponent("perf.data")
+        try? FileManager.default.removeItem(atPath: data)
+        let broker = try BrokerProcess(maximumQueued: 0)
+        defer { broker.stop() }
+        let bridge = try GeotifyProcess(
+            executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
+            filters: workload.sentinels.map { "geotify/event/\($0)" })
+        defer { bridge.stop() }
+        let perf = try MeasuredProcess(
+            BrokerProcess.executable("perf", in: ["/usr/bin"]),
+            ["record", "-e", "cpu-clock", "-F", "999", "--call-graph", "dwarf,16384", "-p", String(bridge.process.pid), "-o", data],
+            output: (directory as NSString).appendingPathComponent("perf.log"))
+        defer { perf.stop() }
+        // perf writes the file's header once it has attached.
+        guard BenchClock.wait(timeout: 10, interval: 0.01, until: {
+            ((try? FileManager.default.attributesOfItem(atPath: data))?[.size] as? Int ?? 0) > 0 || perf.exit != nil
+        }), perf.exit == nil else {
+            throw BenchError("perf record did not start; see \(directory)/perf.log")
+        }
+        let publisher = try BulkPublisher(port: broker.port)
+        defer { publisher.close() }
+        _ = try publisher.publish(workload.traffic)
+        guard BenchClock.wait(timeout: 300, interval: 0.01, until: { bridge.observer.count >= workload.sentinels.count }) else {
+            throw BenchError("the profiled bridge did not handle the traffic within 300 s")
+        }
+        perf.stop()
+        Progress.note("sidebyside: profile in \(data); group it with scripts/perf-groups \(data)")
     }
 
     static func median(_ values: [Double]) -> Double {
