@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyBridge
+import GeotifyCore
 
 /// End to end through a real mosquitto on 127.0.0.1: publishers send OwnTracks
 /// positions for 10 000 devices at rising rates to find the highest rate handled with
@@ -93,7 +94,7 @@ struct EndToEndScenario {
         defer { publishers.stop() }
         let probe = Probe(
             handled: { GeotifyProcess.handled(bridge.counters.snapshot) },
-            published: { bridge.counters.value("notifications") },
+            published: { bridge.counters.value(.notifications) },
             observed: { observer.count })
         return try ladder(&workload, publishers, observer, probe)
     }

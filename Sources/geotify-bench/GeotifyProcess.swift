@@ -62,7 +62,7 @@ final class GeotifyProcess {
     /// Input messages the bridge has dealt with by `counters`: evaluated, dropped or
     /// inaccurate fixes, ignored messages and refused input.
     static func handled(_ counters: [String: Int]) -> Int {
-        let inputErrors = Set(InputError.Kind.allCases.map { "errors.\($0.rawValue)" })
+        let inputErrors = Set(ErrorCode.allCases.map { "errors.\($0.rawValue)" })
         return counters.reduce(0) { total, counter in
             counter.key.hasPrefix("fixes_") || counter.key == "messages_ignored" || inputErrors.contains(counter.key)
                 ? total + counter.value : total

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyBridge
 import GeotifyCore
 
 /// The traffic issue 10 states its goals on, built as `../shared/bench/gen.py` builds it
@@ -97,7 +98,7 @@ struct SideBySideWorkload: Sendable {
         var candidate = 0
         while sentinels.count < lanes {
             let name = "zzz/end\(candidate)"
-            if BridgeLane.of(name, among: lanes) == sentinels.count { sentinels.append(name) }
+            if MessageRouter.lane(of: name, among: lanes) == sentinels.count { sentinels.append(name) }
             candidate += 1
         }
         for sentinel in sentinels {
