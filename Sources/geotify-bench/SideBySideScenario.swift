@@ -184,7 +184,11 @@ struct SideBySideScenario {
         if !done { problems.append("only \(bridge.observer.count) of \(workload.sentinels.count) sentinel notifications came") }
         // The statistics of a moment after the end hold every count of the run.
         let endWall = BenchClock.wall()
-        _ = BenchClock.wait(timeout: 3 * GeotifyProcess.statsInterval + 2, interval: 0.01) { (bridge.stats?.time ?? 0) > endWall }
+        let fresh = BenchClock.wait(timeout: 3 * GeotifyProcess.statsInterval + 2, interval: 0.01) { (bridge.stats?.time ?? 0) > endWall }
+        if !fresh {
+            let age = bridge.stats.map { "the last came \(ResultRow.decimal(endWall - $0.time, 1)) s before the end" } ?? "none came"
+            problems.append("no statistics after the run (\(age); the counters below are from then): is the bridge stuck?")
+        }
         let counters = bridge.stats?.counters ?? [:]
         let handled = GeotifyProcess.handled(counters)
         let checks: [(String, Int, Int)] = [
@@ -200,7 +204,11 @@ struct SideBySideScenario {
         for (name, value) in counters where name.hasPrefix("errors.") && value > 0 {
             problems.append("\(name): \(value)")
         }
-        if let exit = bridge.stop(), !exit.succeeded { problems.append("geotify did not stop cleanly (wait status \(exit.status))") }
+        if let exit = bridge.stop(), !exit.succeeded {
+            problems.append(exit.status & 0x7F == SIGKILL
+                ? "geotify did not stop within 20 s of SIGTERM and was killed"
+                : "geotify did not stop cleanly (wait status \(exit.status))")
+        }
         return ConsumerMeasurement(
             consumer: .geotify, round: round, position: position, pid: bridge.process.pid, loadBefore: start.load,
             published: total, handled: done ? handled : min(handled, total), seconds: end - start.time,
