@@ -119,10 +119,7 @@ struct SideBySideScenario {
         guard BenchClock.wait(timeout: 10, until: { broker.hasSubscription(client: client, filter: "owntracks/#") }) else {
             throw BenchError("mosquitto_sub did not subscribe")
         }
-        var problems: [String] = []
-        if let command = ProcessProbe.command(of: subscriber.pid), command != "mosquitto_sub" {
-            problems.append("measured process \(subscriber.pid) is \(command), not mosquitto_sub")
-        }
+        var problems = SideBySideScenario.identityProblems(subscriber)
         let threads = ProcessProbe.status(of: subscriber.pid, "Threads")
         let publisher = try BulkPublisher(port: broker.port)
         defer { publisher.close() }
@@ -153,10 +150,7 @@ struct SideBySideScenario {
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
             filters: workload.sentinels.map { "geotify/event/\($0)" })
         defer { bridge.stop() }
-        var problems: [String] = []
-        if let command = ProcessProbe.command(of: bridge.process.pid), command != "geotify" {
-            problems.append("measured process \(bridge.process.pid) is \(command), not geotify")
-        }
+        var problems = SideBySideScenario.identityProblems(bridge.process)
         let publisher = try BulkPublisher(port: broker.port)
         defer { publisher.close() }
         let start = try Start(consumer: bridge.process, broker: broker)
@@ -305,6 +299,16 @@ struct SideBySideScenario {
         }
         perf.stop()
         Progress.note("sidebyside: profile in \(data); group it with scripts/perf-groups \(data)")
+    }
+
+    /// Whether the process measured is the program started (the kernel keeps the first
+    /// 15 bytes of its name), not a shell or wrapper around it.
+    private static func identityProblems(_ process: MeasuredProcess) -> [String] {
+        let command = ProcessProbe.command(of: process.pid)
+        guard let command, command == String(process.name.prefix(15)) else {
+            return ["measured process \(process.pid) is \(command ?? "gone"), not \(process.name)"]
+        }
+        return []
     }
 
     static func median(_ values: [Double]) -> Double {
