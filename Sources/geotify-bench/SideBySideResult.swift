@@ -12,6 +12,10 @@ struct SideBySideResult {
     var loadBefore: Double
     var measurements: [ConsumerMeasurement]
     var latency: SideBySideScenario.Latency
+    /// The same paced positions through the broker alone.
+    var brokerLatency: SideBySideScenario.Latency
+    /// Whether the latency run's rate was given (`--latency-rate`) rather than half the bridge's.
+    var latencyRequested: Bool
 
     /// The median, least and greatest of one measure over a consumer's rounds.
     struct Spread {
@@ -56,7 +60,7 @@ struct SideBySideResult {
 
     private var problems: [String] {
         measurements.flatMap { run in run.problems.map { "round \(run.round) \(run.consumer.rawValue): \($0)" } }
-            + latency.problems.map { "latency run: \($0)" }
+            + latency.problems.map { "latency run: \($0)" } + brokerLatency.problems.map { "broker latency run: \($0)" }
     }
 
     private static func ratio(_ value: Double, _ baseline: Double) -> Double { baseline > 0 ? value / baseline : 0 }
@@ -90,10 +94,11 @@ struct SideBySideResult {
                 target: .atMost(30 * 1_048_576),
                 detail: "Geotify/mosquitto_sub \(ResultRow.decimal(SideBySideResult.ratio(memory.geotify.median, memory.sub.median), 1))×; Geotify \(memory.geotify.text(.bytes)), \(runs(.geotify).compactMap(\.threads).max() ?? 0) threads"),
             ResultRow(
-                scenario: "sidebyside", measure: "p99 latency publish → notification at half Geotify's rate",
+                scenario: "sidebyside", measure: "p99 latency publish → notification, paced",
                 value: latency.percentile(0.99) * 1_000, unit: .milliseconds,
+                baseline: brokerLatency.percentile(0.99) * 1_000, baselineName: "the broker alone, positions to a subscriber",
                 target: .atMost(5),
-                detail: "at \(ResultRow.format(latency.rate, .perSecond)): \(latency.summary)"),
+                detail: "at \(ResultRow.format(latency.rate, .perSecond)) (\(latencyRequested ? "--latency-rate" : "half Geotify's median rate")): \(latency.summary); the broker alone: \(brokerLatency.summary)"),
         ]
     }
 
@@ -131,12 +136,15 @@ struct SideBySideResult {
         object["summary"] = .object(summary)
         var timing = JSONObject()
         timing["messagesPerSecond"] = .number(latency.rate)
+        timing["rateGiven"] = .bool(latencyRequested)
         timing["sent"] = .number(Double(latency.sent))
         timing["notifications"] = .number(Double(latency.latencies.count))
         timing["p50Milliseconds"] = .number(latency.percentile(0.5) * 1_000)
         timing["p99Milliseconds"] = .number(latency.percentile(0.99) * 1_000)
         timing["maxMilliseconds"] = .number((latency.latencies.max() ?? 0) * 1_000)
         timing["publisherLagSeconds"] = .number(latency.publisherLag)
+        timing["brokerAloneP50Milliseconds"] = .number(brokerLatency.percentile(0.5) * 1_000)
+        timing["brokerAloneP99Milliseconds"] = .number(brokerLatency.percentile(0.99) * 1_000)
         object["latency"] = .object(timing)
         object["problems"] = .array(problems.map(JSON.string))
         return .object(object)

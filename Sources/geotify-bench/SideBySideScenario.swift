@@ -70,14 +70,18 @@ struct SideBySideScenario {
             }
         }
         let bridgeRate = SideBySideScenario.median(measurements.filter { $0.consumer == .geotify }.map(\.perSecond))
-        let latency = try measureLatency(workload, geotify: geotify, fencesPath: fencesPath, lanes: lanes, rate: max(500, bridgeRate / 2))
+        let latencyRate = settings.latencyRate ?? max(500, bridgeRate / 2)
+        let latency = try measureLatency(workload, geotify: geotify, fencesPath: fencesPath, lanes: lanes, rate: latencyRate)
         Progress.note("sidebyside: latency at \(ResultRow.format(latency.rate, .perSecond)): \(latency.summary)")
+        let brokerLatency = try measureBrokerLatency(workload, rate: latencyRate)
+        Progress.note("sidebyside: latency of the broker alone at \(ResultRow.format(brokerLatency.rate, .perSecond)): \(brokerLatency.summary)")
         if let directory = settings.perfDirectory {
             try profile(workload, geotify: geotify, fencesPath: fencesPath, lanes: lanes, into: directory)
         }
         let result = SideBySideResult(
             workload: workload, expectation: expectation, lanes: lanes, geotify: geotify, seed: options.seed,
-            loadBefore: loadBefore, measurements: measurements, latency: latency)
+            loadBefore: loadBefore, measurements: measurements, latency: latency, brokerLatency: brokerLatency,
+            latencyRequested: settings.latencyRate != nil)
         if let path = settings.jsonPath {
             try Data((JSONWriter(pretty: true).string(result.json) + "\n").utf8).write(to: URL(fileURLWithPath: path))
             Progress.note("sidebyside: wrote \(path)")
@@ -214,7 +218,8 @@ struct SideBySideScenario {
     struct Latency: Sendable {
         var rate: Double
         var sent: Int
-        /// Seconds from send to arrival of each notification.
+        /// Seconds from send to arrival of each message timed (notifications, or for the
+        /// broker alone the positions themselves).
         var latencies: [Double]
         /// How far behind its schedule the publisher ended.
         var publisherLag: Double
@@ -227,7 +232,7 @@ struct SideBySideScenario {
         }
 
         var summary: String {
-            "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) notifications for \(ResultRow.count(sent)) messages; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind"
+            "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) timed of \(ResultRow.count(sent)) sent; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind"
                 + (problems.isEmpty ? "" : "; PROBLEMS: " + problems.joined(separator: "; "))
         }
     }
@@ -265,6 +270,24 @@ struct SideBySideScenario {
         let latencies = bridge.observer.stopRecording()
         if warm.failed + report.failed > 0 { problems.append("\(warm.failed + report.failed) publishes failed") }
         return Latency(rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, problems: problems)
+    }
+
+    /// The baseline of the latency run: the same paced positions through a fresh broker
+    /// to a subscriber, no bridge (what the broker and the machine add by themselves).
+    private func measureBrokerLatency(_ workload: SideBySideWorkload, rate: Double) throws -> Latency {
+        let broker = try BrokerProcess(maximumQueued: 0)
+        defer { broker.stop() }
+        let observer = try ArrivalObserver(port: broker.port, filters: ["owntracks/+/+"])
+        defer { observer.stop() }
+        let publishers = try PositionPublishers(port: broker.port, count: 1, qos: 0)
+        defer { publishers.stop() }
+        let count = min(workload.traffic.count - workload.sentinels.count, Int(rate * SideBySideScenario.latencySeconds))
+        observer.startRecording(since: BenchClock.wall())
+        let report = publishers.send((0..<count).map { workload.traffic.prepared($0) }, rate: rate)
+        let drained = BenchClock.wait(timeout: 30, interval: 0.01) { observer.count >= report.sent }
+        return Latency(
+            rate: rate, sent: report.sent, latencies: observer.stopRecording(), publisherLag: report.lag,
+            problems: drained ? [] : ["only \(observer.count) of \(report.sent) positions arrived within 30 s"])
     }
 
     /// One more run of the bridge on the same traffic under `perf record` (CPU clock,
