@@ -27,6 +27,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: geotify-bench [core|decode|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
                              [--rounds N] [--devices N] [--fences N] [--messages N] [--latency-rate N]
+                             [--broker-nodelay]
                              [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
         Builds a deterministic synthetic workload and prints one table: each row measured
@@ -41,7 +42,8 @@ struct BenchOptions: Sendable {
         (default 200 000) round-robin over --devices devices (default 1 000, at most
         8 000) with --fences circles each (default 20), published as fast as one
         libmosquitto client can; then the p99 latency at half the bridge's rate (or
-        --latency-rate messages/s). --sidebyside-json writes every measurement as JSON;
+        --latency-rate messages/s); --broker-nodelay runs the brokers with
+        set_tcp_nodelay true (mosquitto's default is false). --sidebyside-json writes every measurement as JSON;
         --sidebyside-dir keeps the traffic (traffic.txt, fences.json) for replaying with
         ../shared/bench/pubfile.c; --perf DIR adds one bridge run under `perf record`
         (DIR/perf.data, for scripts/perf-groups). --quick: 1 round of 50 000 messages.
@@ -75,6 +77,7 @@ struct BenchOptions: Sendable {
                 case "--fences": options.sideBySide.fencesPerDevice = number
                 default: options.sideBySide.messages = number
                 }
+            case "--broker-nodelay": options.sideBySide.brokerNoDelay = true
             case "--latency-rate":
                 guard let text = remaining.popFirst(), let rate = Double(text), rate > 0 else {
                     return .failure(UsageProblem("--latency-rate needs messages per second above 0"))

@@ -10,9 +10,10 @@ final class BrokerProcess {
     let directory: URL
     private let process: Process
 
-    /// Starts mosquitto with per-client queues of `maximumQueued` messages (0: no limit)
-    /// and waits (up to 10 s) until it accepts connections.
-    init(maximumQueued: Int = 1_000_000) throws {
+    /// Starts mosquitto with per-client queues of `maximumQueued` messages (0: no limit),
+    /// Nagle's algorithm off on its sockets when `noDelay` (`set_tcp_nodelay`; mosquitto
+    /// leaves it on by default), and waits (up to 10 s) until it accepts connections.
+    init(maximumQueued: Int = 1_000_000, noDelay: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-bench-broker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try LocalPort.free()
@@ -23,6 +24,7 @@ final class BrokerProcess {
             "max_queued_messages \(maximumQueued)",
             "log_dest file \(directory.appendingPathComponent("mosquitto.log").path)",
         ] + ["error", "warning", "notice", "information", "subscribe"].map { "log_type \($0)" }
+            + (noDelay ? ["set_tcp_nodelay true"] : [])
         if getuid() == 0 { lines.append("user root") }
         let config = directory.appendingPathComponent("mosquitto.conf")
         try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the side-by-side scenario runs (`--rounds`, `--devices`, `--fences`,
-/// `--messages`, `--latency-rate`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
+/// `--messages`, `--latency-rate`, `--broker-nodelay`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
 /// `--sidebyside-dir`, `--perf`). Unset counts follow `--quick`.
 struct SideBySideOptions: Sendable {
     /// The most seconds of fix time a device's fixes may span: they are 30 s apart and
@@ -15,6 +15,8 @@ struct SideBySideOptions: Sendable {
     var geotify: String?
     var jsonPath: String?
     var directory: String?
+    /// Whether the brokers run with `set_tcp_nodelay true` (mosquitto's default is false).
+    var brokerNoDelay = false
     /// The rate of the latency run; nil: half the bridge's median rate.
     var latencyRate: Double?
     /// Where a profile of one more bridge run goes, if anywhere.

@@ -14,6 +14,8 @@ struct SideBySideResult {
     var latency: SideBySideScenario.Latency
     /// The same paced positions through the broker alone.
     var brokerLatency: SideBySideScenario.Latency
+    /// Whether the brokers ran with `set_tcp_nodelay true`.
+    var brokerNoDelay: Bool
     /// Whether the latency run's rate was given (`--latency-rate`) rather than half the bridge's.
     var latencyRequested: Bool
 
@@ -67,7 +69,7 @@ struct SideBySideResult {
 
     var rows: [ResultRow] {
         let rounds = runs(.geotify).count
-        let traffic = "\(ResultRow.count(workload.traffic.count)) QoS 0 messages, \(ResultRow.count(workload.devices)) devices × \(workload.fencesPerDevice) fences"
+        let traffic = "\(ResultRow.count(workload.traffic.count)) QoS 0 messages, \(ResultRow.count(workload.devices)) devices × \(workload.fencesPerDevice) fences\(brokerNoDelay ? ", brokers with set_tcp_nodelay" : "")"
         let checked = problems.isEmpty
             ? "every run checked: all \(ResultRow.count(workload.traffic.count)) messages handled, \(ResultRow.count(expectation.transitions)) transitions and \(ResultRow.count(expectation.notifications)) notifications as the Evaluator gives them (gen.py's plain rule: \(ResultRow.count(workload.plainRuleTransitions)))"
             : "**problems**: " + problems.joined(separator: "; ")
@@ -109,6 +111,7 @@ struct SideBySideResult {
         object["lanes"] = .number(Double(lanes))
         object["seed"] = .number(Double(seed))
         object["loadAverageBefore"] = .number(loadBefore)
+        object["brokerTCPNoDelay"] = .bool(brokerNoDelay)
         var traffic = JSONObject()
         traffic["devices"] = .number(Double(workload.devices))
         traffic["fencesPerDevice"] = .number(Double(workload.fencesPerDevice))
