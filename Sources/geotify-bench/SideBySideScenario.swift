@@ -112,7 +112,7 @@ struct SideBySideScenario {
     /// `mosquitto_sub -C <all messages>`: it exits on the last one, and `wait4` gives its
     /// CPU to that moment.
     private func measureSubscriber(_ workload: SideBySideWorkload, round: Int, position: Int) throws -> ConsumerMeasurement {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: self.options.sideBySide.brokerNoDelay)
+        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
         defer { broker.stop() }
         let total = workload.traffic.count
         let client = "geotify-bench-sub-\(getpid())"
@@ -147,7 +147,7 @@ struct SideBySideScenario {
         _ workload: SideBySideWorkload, _ expectation: BridgeExpectation, geotify: String, fencesPath: String, lanes: Int,
         round: Int, position: Int
     ) throws -> ConsumerMeasurement {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: self.options.sideBySide.brokerNoDelay)
+        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
         defer { broker.stop() }
         let total = workload.traffic.count
         let bridge = try GeotifyProcess(
@@ -242,7 +242,7 @@ struct SideBySideScenario {
     /// up, then 10 s of traffic, in which each notification's latency is its arrival
     /// minus that time.
     private func measureLatency(_ workload: SideBySideWorkload, geotify: String, fencesPath: String, lanes: Int, rate: Double) throws -> Latency {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: self.options.sideBySide.brokerNoDelay)
+        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
         defer { broker.stop() }
         let bridge = try GeotifyProcess(
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
@@ -275,7 +275,7 @@ struct SideBySideScenario {
     /// The baseline of the latency run: the same paced positions through a fresh broker
     /// to a subscriber, no bridge (what the broker and the machine add by themselves).
     private func measureBrokerLatency(_ workload: SideBySideWorkload, rate: Double) throws -> Latency {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: self.options.sideBySide.brokerNoDelay)
+        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
         defer { broker.stop() }
         let observer = try ArrivalObserver(port: broker.port, filters: ["owntracks/+/+"])
         defer { observer.stop() }
@@ -297,7 +297,7 @@ struct SideBySideScenario {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let data = (directory as NSString).appendingPathComponent("perf.data")
         try? FileManager.default.removeItem(atPath: data)
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: self.options.sideBySide.brokerNoDelay)
+        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
         defer { broker.stop() }
         let bridge = try GeotifyProcess(
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
