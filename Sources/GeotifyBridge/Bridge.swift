@@ -1,7 +1,10 @@
 import Dispatch
 import Foundation
+import GeotifyConsole
 import GeotifyCore
+import GeotifyDelivery
 import GeotifyMQTT
+import GeotifyHTTP
 import GeotifyStore
 import GeotifyTime
 import Synchronization
@@ -23,6 +26,8 @@ public final class Bridge: Sendable {
     private let presence: PresenceMessages
     private let discovery: HomeAssistantDiscovery?
     private let occupancy = Occupancy()
+    /// What the lanes report for the web console.
+    private let updates = LiveUpdates()
     private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
@@ -38,6 +43,10 @@ public final class Bridge: Sendable {
         let lanes: [Lane]
         let router: MessageRouter
         let housekeeping: ScheduledWork
+        /// Delivers notifications to targets; nil when none is configured.
+        let deliveries: DeliveryWorker?
+        /// The web console; nil without an `http` section in the settings.
+        var console: Console?
         /// When it started, on the monotonic clock.
         let started: Double
         var stopping = false
@@ -70,7 +79,7 @@ public final class Bridge: Sendable {
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
-        health = StateHealth(logger: logger, counters: counters, messages: messages)
+        health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)
     }
 
@@ -118,16 +127,25 @@ public final class Bridge: Sendable {
         let announcer = FenceChangeAnnouncer(
             publisher: publisher, presence: presence, messages: messages, occupancy: occupancy, discovery: discovery,
             waypoints: settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
-            announceLimit: settings.limits.maximumFencesPerDevice)
+            announceLimit: settings.limits.maximumFencesPerDevice, updates: updates)
 
         let laneCount = max(1, settings.lanes)
         let admission = DeviceAdmission(
             maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner,
             devices: states.keys.filter { !book.knows($0) })
         let configuration = LaneConfiguration(settings: settings)
+        let deliveries: DeliveryWorker?
+        do {
+            deliveries = try deliveryWorker(store: store)
+        } catch {
+            throw StartupError(["cannot use the state directory \(settings.stateDirectory) for deliveries: \(error)"])
+        }
+        var wakeDeliveries: (@Sendable () -> Void)?
+        if let deliveries { wakeDeliveries = { deliveries.wake() } }
         let environment = Lane.Environment(
             store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
-            presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits)
+            presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
+            wakeDeliveries: wakeDeliveries, updates: updates)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         for (device, state) in states { laneStates[MessageRouter.lane(of: device, among: laneCount)][device] = state }
         let now = scheduler.now
@@ -153,7 +171,7 @@ public final class Bridge: Sendable {
         } catch {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
-        publisher.attach(client, watermark: store.watermark)
+        publisher.attach(client, store: store)
 
         let started = scheduler.uptime
         housekeepingState.withLock { $0 = Housekeeping(round: 0, lastReport: started, lastWaitingNote: started) }
@@ -163,7 +181,24 @@ public final class Bridge: Sendable {
         running.withLock {
             $0 = Running(
                 client: client, store: store, fences: fences, announcer: announcer, lanes: lanes, router: router,
-                housekeeping: housekeeping, started: started)
+                housekeeping: housekeeping, deliveries: deliveries, started: started)
+        }
+        deliveries?.start()
+        if let http = settings.http {
+            let backend = BridgeConsole(
+                lanes: lanes, router: router, fences: fences, announcer: announcer, client: client, settings: settings,
+                health: health, counters: counters, updates: updates, scheduler: scheduler, started: started)
+            do {
+                let console = try Console(
+                    settings: http, backend: backend, scheduler: scheduler,
+                    log: { [logger] level, message in logger.log(Logger.Level(level), message) },
+                    count: { [counters] name in counters.add(.http(name)) })
+                _ = try console.start()
+                running.withLock { $0?.console = console }
+            } catch {
+                stopLocked(timeout: 0)
+                throw StartupError(["cannot start the web console: \(error)"])
+            }
         }
         if unacknowledged > 0 {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
@@ -192,8 +227,10 @@ public final class Bridge: Sendable {
             running?.stopping = true
             return running
         }) else { return }
+        current.console?.stop()
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
+        current.deliveries?.stop()
         for lane in current.lanes { lane.saveFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
         if current.client.isConnected {
@@ -206,7 +243,6 @@ public final class Bridge: Sendable {
             }
         }
         current.client.stop()
-        publisher.flush()
         publisher.saveMarks()
         try? current.store.pruneAcknowledged()
         logger.info("stopped")
@@ -217,6 +253,37 @@ public final class Bridge: Sendable {
     /// orderly shutdown).
     public func waitUntilIdle() {
         running.withLock { $0 }?.lanes.forEach { $0.waitUntilIdle() }
+    }
+
+    /// The worker that delivers notifications to the targets in the settings (webhooks,
+    /// push services, e-mail) from the queue in the state database; nil without targets.
+    private func deliveryWorker(store: StateStore) throws(StoreError) -> DeliveryWorker? {
+        guard !settings.notify.targets.isEmpty else { return nil }
+        let queue = try DeliveryQueue(path: store.path, durability: settings.durability)
+        return DeliveryWorker(queue: queue, targets: settings.notify.targets, scheduler: scheduler) { [weak self] report in
+            self?.reportDelivery(report)
+        }
+    }
+
+    /// Logs, counts and, for a dead letter, reports on `geotify/error` what the delivery
+    /// worker tells.
+    private func reportDelivery(_ report: DeliveryReport) {
+        switch report {
+        case .delivered(let target, let eventID, let attempts):
+            counters.add(.deliveriesDelivered)
+            logger.debug("delivered \(eventID) to \(target) (attempt \(attempts))")
+        case .retrying(let target, let eventID, let attempts, _, let reason):
+            counters.add(.deliveryRetries)
+            logger.log(attempts == 1 ? .warning : .debug, "could not deliver \(eventID) to \(target) (attempt \(attempts)): \(reason); trying again")
+        case .deadLettered(let target, let device, let eventID, let reason):
+            counters.add(.errors(.deliveryFailed))
+            let text = "gave up delivering \(eventID) to \(target): \(reason); it is in the dead letters (geotify notify status, geotify notify retry \(target))"
+            logger.error(text)
+            publisher.send([messages.failure(.deliveryFailed, "\(text) (device \(device))")])
+        case .storeFailed(let reason):
+            counters.add(.errors(.stateWrite))
+            logger.error("the delivery queue in the state database could not be used: \(reason); trying again")
+        }
     }
 
     /// Reads the fence file again now (SIGHUP), applying it if it changed and is valid.
@@ -295,6 +362,7 @@ public final class Bridge: Sendable {
             route(message, current)
         case .caughtUp:
             submitRouted(current)
+            publisher.pump()
         case .published(let messageID):
             publisher.acknowledged(messageID)
         case .connected(let sessionPresent):
@@ -345,7 +413,7 @@ public final class Bridge: Sendable {
                     let batch = batches[index]
                     batches[index].removeAll(keepingCapacity: true)
                     counters.add(.messagesReceived, batch.count)
-                    current.lanes[index].submit(batch)
+                    current.lanes[index].handle(batch)
                 }
             }
         case .unrouted:
@@ -367,7 +435,7 @@ public final class Bridge: Sendable {
                 let batch = batches[index]
                 batches[index].removeAll(keepingCapacity: true)
                 counters.add(.messagesReceived, batch.count)
-                current.lanes[index].submit(batch)
+                current.lanes[index].handle(batch)
             }
         }
     }

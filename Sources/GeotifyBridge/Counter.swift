@@ -26,6 +26,13 @@ package enum Counter: Hashable, Sendable {
     case fenceReloads
     /// Times the state database could be written again after failing.
     case stateWriteRecoveries
+    /// Notifications a delivery target acknowledged.
+    case deliveriesDelivered
+    /// Delivery attempts that failed and will be tried again.
+    case deliveryRetries
+    /// What the HTTP server counts, by its own name (`http_responses.200`,
+    /// `http_refused.payload_too_large`).
+    case http(String)
 
     /// The name reports use: `fixes_dropped.too_old`, `errors.invalid_json`.
     package var name: String {
@@ -43,6 +50,9 @@ package enum Counter: Hashable, Sendable {
         case .errors(let code): "errors.\(code.rawValue)"
         case .fenceReloads: "fence_reloads"
         case .stateWriteRecoveries: "state_write_recoveries"
+        case .deliveriesDelivered: "deliveries_delivered"
+        case .deliveryRetries: "delivery_retries"
+        case .http(let name): name
         }
     }
 }

@@ -5,7 +5,7 @@ import GeotifyStore
 /// command's write on a lane, an edit of the file noticed by the bridge): removed
 /// devices and fences lose their Home Assistant entities first and then every retained
 /// topic (state, tracker, presence, badge, occupancy), new ones are announced, and
-/// changed fences are pushed to OwnTracks apps when asked to.
+/// changed fences are pushed to OwnTracks apps when asked to; the web console redraws.
 final class FenceChangeAnnouncer: Sendable {
     private let publisher: Publisher
     private let presence: PresenceMessages
@@ -15,11 +15,14 @@ final class FenceChangeAnnouncer: Sendable {
     private let waypoints: OwnTracksWaypoints?
     /// Shared sets with more fences are not announced fence by fence.
     private let announceLimit: Int
+    /// The web console's live updates.
+    private let updates: LiveUpdates
 
     init(
         publisher: Publisher, presence: PresenceMessages, messages: OutboundMessages, occupancy: Occupancy,
-        discovery: HomeAssistantDiscovery?, waypoints: OwnTracksWaypoints?, announceLimit: Int
+        discovery: HomeAssistantDiscovery?, waypoints: OwnTracksWaypoints?, announceLimit: Int, updates: LiveUpdates
     ) {
+        self.updates = updates
         self.publisher = publisher
         self.presence = presence
         self.messages = messages
@@ -38,6 +41,7 @@ final class FenceChangeAnnouncer: Sendable {
     /// Publishes what changed from `change.old` to `change.new`.
     func announce(_ change: LiveFenceBook.Change) {
         publisher.send(messages(for: change))
+        updates.send(.fencesChanged)
     }
 
     /// The messages for a change of book, in the order they must go out.

@@ -1,31 +1,31 @@
 import Dispatch
-import Foundation
+import GeotifyConsole
+import GeotifyJSON
 import GeotifyCore
 import GeotifyStore
 import GeotifyTime
 import Synchronization
 
-/// A serial evaluation lane: the imperative shell around one `LaneCore`. It keeps the
-/// queue of messages routed to it, runs the core on each batch on its own dispatch queue
-/// (so each device's messages stay in order while lanes run in parallel), carries out
-/// what the core decided (fence writes, the commit, publishing, logs, counters), and
-/// feeds the core clock ticks.
+/// A serial evaluation lane: the imperative shell around one `LaneCore`. It runs the core
+/// on each batch routed to it, carries out what the core decided (fence writes, the
+/// commit, publishing, logs, counters), and feeds the core clock ticks. Everything a
+/// lane does runs on its dispatch queue, one thing at a time, so each device's messages
+/// are handled in order and its state has one writer.
 ///
-/// Messages are taken in batches: each batch's state changes and the messages they
-/// cause are committed in one transaction, then published. Under load that turns many
-/// small commits into few; when idle a batch is a single message.
+/// The network thread hands each burst of messages it read to the lane synchronously
+/// (`handle`): `DispatchQueue.sync` runs the work on the calling thread, so a message
+/// costs no thread hand-off and no wake-up, and the broker keeps whatever the bridge
+/// has not read yet, unacknowledged, in the bridge's persistent session. Each batch's
+/// state changes and the messages they cause are committed in one transaction, then
+/// published: under load many small commits become few.
 ///
-/// libmosquitto acknowledges a QoS 1 message to the broker before handing it over, so
-/// a message submitted here but not yet committed is lost if the process is killed.
-/// To keep that window small, `submit` makes the network thread wait while more than
-/// `backlogLimit` messages are uncommitted: the broker then keeps the rest in the
-/// bridge's persistent session. The lane itself holds back while the publisher is
-/// saturated, so a slow broker link slows the bridge down instead of filling memory.
+/// libmosquitto acknowledges a QoS 1 message to the broker before handing it over, so the
+/// messages of the batch at work are lost if the process is killed before the commit:
+/// at most one burst (`MessageRouter.batchLimit`).
 ///
-/// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency` and `unsaved`
-/// are only read and written on `queue` (asserted with `dispatchPrecondition`); `inbox`
-/// is guarded by its mutex and `room` is a condition variable; everything else is
-/// immutable or `Sendable`.
+/// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency` and the `unsaved*`
+/// properties are only read and written on `queue` (asserted with
+/// `dispatchPrecondition`); everything else is immutable or `Sendable`.
 final class Lane: @unchecked Sendable {
     /// What all lanes share: the edges the shell talks to.
     struct Environment: Sendable {
@@ -44,24 +44,13 @@ final class Lane: @unchecked Sendable {
         let announcer: FenceChangeAnnouncer
         let scheduler: any Scheduler
         let limits: FenceLimits
+        /// Told when new deliveries are committed; nil without delivery targets.
+        let wakeDeliveries: (@Sendable () -> Void)?
+        /// Where devices' new states and notifications go for the web console.
+        let updates: LiveUpdates
     }
-
-    private struct Inbox {
-        var items: [Inbound] = []
-        var draining = false
-        /// Messages submitted and not yet committed (queued or in the batch at work).
-        var uncommitted = 0
-    }
-
-    /// The most messages committed in one transaction.
-    private static let batchLimit = 512
-    /// The most uncommitted messages before `submit` waits for the lane to catch up.
-    static let backlogLimit = 128
 
     private let queue: DispatchQueue
-    private let inbox = Mutex(Inbox())
-    /// Signalled when the backlog falls, to wake a waiting `submit`.
-    private let room = NSCondition()
     private let environment: Environment
     private var core: LaneCore
     /// How long messages took from arrival to commit since the last report.
@@ -70,6 +59,13 @@ final class Lane: @unchecked Sendable {
     private var unsaved: [String: DeviceState] = [:]
     /// Devices to forget whose deletion could not be saved yet.
     private var unsavedForgotten: Set<String> = []
+    /// Deliveries that could not be queued yet.
+    private var unsavedDeliveries: [DeliveryEntry] = []
+    /// Requesters in the process waiting for an answer, by id.
+    private var requesters: [Int: @Sendable (LaneAnswer.Outcome) -> Void] = [:]
+    private var nextRequester = 0
+    /// Every arrival-to-commit latency since the start, for `/metrics`.
+    private var totalLatency = LatencyHistogram()
 
     init(index: Int, core: LaneCore, environment: Environment) {
         queue = DispatchQueue(label: "geotify.lane.\(index)")
@@ -77,26 +73,44 @@ final class Lane: @unchecked Sendable {
         self.environment = environment
     }
 
-    /// Queues messages (called on the network thread, one batch per read burst); waits
-    /// while the lane is more than `backlogLimit` messages behind.
-    func submit(_ batch: [Inbound]) {
+    /// Handles a batch of messages routed here, in order, and returns once it is
+    /// committed and handed to the publisher (called on the network thread).
+    func handle(_ batch: [Inbound]) {
         guard !batch.isEmpty else { return }
-        let (startDraining, backlog) = inbox.withLock { inbox in
-            inbox.items.append(contentsOf: batch)
-            inbox.uncommitted += batch.count
-            defer { inbox.draining = true }
-            return (!inbox.draining, inbox.uncommitted)
+        queue.sync { process(batch) }
+    }
+
+    /// Handles one message for a requester in the process (the web console) on the lane's
+    /// queue, then hands `answer` its outcome, once, from the lane's queue.
+    func handle(_ inbound: Inbound, answer: @escaping @Sendable (LaneAnswer.Outcome) -> Void) {
+        queue.async {
+            self.nextRequester += 1
+            var request = inbound
+            request.requester = self.nextRequester
+            self.requesters[self.nextRequester] = answer
+            self.process([request])
         }
-        if startDraining {
-            queue.async { self.drain() }
-        }
-        if backlog > Lane.backlogLimit {
-            room.lock()
-            while inbox.withLock({ $0.uncommitted }) > Lane.backlogLimit / 2 {
-                _ = room.wait(until: Date().addingTimeInterval(0.1))
-            }
-            room.unlock()
-        }
+    }
+
+    /// The devices of this lane as the web console shows them.
+    func snapshots() -> [DeviceSnapshot] {
+        queue.sync { core.devices.map { Lane.snapshot(of: $0.key, $0.value.state) } }
+    }
+
+    /// Every latency recorded since the start.
+    func latencySinceStart() -> LatencyHistogram {
+        queue.sync { totalLatency }
+    }
+
+    static func snapshot(of device: String, _ state: DeviceState) -> DeviceSnapshot {
+        DeviceSnapshot(
+            device: device,
+            position: state.lastFix.map {
+                DeviceSnapshot.Position(
+                    latitude: $0.coordinate.latitude, longitude: $0.coordinate.longitude, accuracy: $0.accuracy,
+                    timestamp: $0.timestamp)
+            },
+            badge: state.badge, inside: state.fences.filter(\.inside).map(\.fence))
     }
 
     /// Advances the lane's clock: fires due dwell and minimum-duration timers, expires
@@ -119,10 +133,10 @@ final class Lane: @unchecked Sendable {
     }
 
     /// The number of devices with state, and the arrival-to-commit latencies since the
-    /// last call.
-    func statistics() -> (devices: Int, latency: LatencyHistogram) {
+    /// last call that was `resetting`.
+    func statistics(resetting: Bool = true) -> (devices: Int, latency: LatencyHistogram) {
         queue.sync {
-            defer { latency = LatencyHistogram() }
+            defer { if resetting { latency = LatencyHistogram() } }
             return (core.deviceCount, latency)
         }
     }
@@ -132,34 +146,15 @@ final class Lane: @unchecked Sendable {
         queue.sync { core.state(of: device) }
     }
 
-    /// Blocks until every message submitted so far has been handled.
+    /// Blocks until what was queued on the lane so far (ticks, saves) is done.
     func waitUntilIdle() {
         queue.sync {}
-    }
-
-    private func drain() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        while true {
-            let batch = inbox.withLock { inbox in
-                let count = min(inbox.items.count, Lane.batchLimit)
-                let batch = Array(inbox.items.prefix(count))
-                inbox.items.removeFirst(count)
-                if batch.isEmpty { inbox.draining = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            environment.publisher.waitWhileSaturated()
-            process(batch)
-            inbox.withLock { $0.uncommitted -= batch.count }
-            room.lock()
-            room.broadcast()
-            room.unlock()
-        }
     }
 
     /// Runs the core on `batch`, writes the fence changes it asked for and lets the core
     /// answer them, then carries out the rest.
     private func process(_ batch: [Inbound]) {
+        dispatchPrecondition(condition: .onQueue(queue))
         var effects = LaneEffects()
         core.handle(batch, book: environment.fences.book, into: &effects)
         if !effects.fenceWrites.isEmpty {
@@ -171,7 +166,11 @@ final class Lane: @unchecked Sendable {
         }
         carryOut(effects)
         let committed = environment.scheduler.now
-        for inbound in batch { latency.record(max(0, committed - inbound.arrival)) }
+        for inbound in batch {
+            let duration = max(0, committed - inbound.arrival)
+            latency.record(duration)
+            totalLatency.record(duration)
+        }
     }
 
     /// Carries out what the core decided: counters and log lines, occupancy, then the
@@ -190,24 +189,47 @@ final class Lane: @unchecked Sendable {
             }
         }
         let forgotten = unsavedForgotten.union(effects.forgotten)
-        if !effects.saves.isEmpty || !outbox.isEmpty || !forgotten.isEmpty || !unsaved.isEmpty {
+        let deliveries = unsavedDeliveries + effects.deliveries
+        if !effects.saves.isEmpty || !outbox.isEmpty || !forgotten.isEmpty || !unsaved.isEmpty || !deliveries.isEmpty {
             var saves = unsaved
             for (device, state) in effects.saves { saves[device] = state }
             for device in forgotten { saves[device] = nil }
             do {
                 try environment.store.save(
                     devices: saves.map { ($0.key, $0.value) }, forgetting: Array(forgotten), outbox: outbox,
+                    deliveries: deliveries, now: environment.scheduler.now,
                     then: { ids in self.environment.publisher.send(outbox, outboxIDs: ids) })
                 unsaved.removeAll()
                 unsavedForgotten.removeAll()
+                unsavedDeliveries.removeAll()
                 environment.health.succeeded()
+                if !deliveries.isEmpty { environment.wakeDeliveries?() }
             } catch {
                 unsaved = saves
                 unsavedForgotten = forgotten
+                unsavedDeliveries = deliveries
                 environment.health.failed("device state", error) { self.environment.publisher.send($0) }
                 environment.publisher.send(outbox)
             }
         }
         environment.publisher.send(effects.direct)
+        for answer in effects.answers {
+            requesters.removeValue(forKey: answer.requester)?(answer.outcome)
+        }
+        if environment.updates.isWatched {
+            report(effects)
+        }
+    }
+
+    /// Tells the web console what changed: each device's new state once, and the
+    /// notifications in the order they are published.
+    private func report(_ effects: LaneEffects) {
+        var seen: Set<String> = []
+        for device in effects.observed where seen.insert(device).inserted {
+            if let state = core.state(of: device) { environment.updates.send(.device(Lane.snapshot(of: device, state))) }
+        }
+        for message in effects.outbox where message.topic.hasPrefix(environment.presence.topics.prefix + "/event/") {
+            if let json = try? JSONParser().parse(message.payload) { environment.updates.send(.notification(json)) }
+        }
     }
 }

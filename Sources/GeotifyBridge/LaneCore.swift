@@ -76,8 +76,10 @@ package struct LaneCore: Sendable {
                         inbound.message.payload, device: inbound.device, format: format, arrival: inbound.arrival)
                     else {
                         items.append(.ignored)
+                        if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
                         continue
                     }
+                    if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
                     if configuration.strictDevices && !book.knows(fix.device) {
                         throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
                     }
@@ -103,6 +105,7 @@ package struct LaneCore: Sendable {
                 command(inbound, book: book, into: &effects)
             case .refused(let inbound, let error):
                 refuse(error, topic: inbound.message.topic, device: inbound.device, into: &effects)
+                if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .refused(error))) }
             case .ignored:
                 effects.counters.add(.messagesIgnored)
             }
@@ -164,6 +167,7 @@ package struct LaneCore: Sendable {
             warnAboutCase(of: device, book: book, into: &effects)
             effects.outbox.append(configuration.messages.badge(0, of: device))
         }
+        if configuration.observing { effects.observed.append(device) }
         record(evaluation, device: device, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
     }
 
@@ -196,7 +200,9 @@ package struct LaneCore: Sendable {
         let ownTracks = devices.values[index].ownTracks
         for notification in evaluation.notifications {
             effects.log(.info, at: configuration.logLevel, "\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))")
-            effects.outbox.append(configuration.messages.event(notification))
+            let event = configuration.messages.event(notification)
+            effects.outbox.append(event)
+            effects.deliveries += configuration.deliveries.entries(for: notification, payload: event.payload)
             if ownTracks, let transition = configuration.ownTracks?.message(notification) {
                 effects.outbox.append(transition)
             }
@@ -354,6 +360,7 @@ package struct LaneCore: Sendable {
             let before = devices.values[index].state
             let evaluation = configuration.evaluator.advance(to: now, fences: fences, state: &devices.values[index].state)
             record(evaluation, device: device, before: before, fences: fences, book: book, into: &effects)
+            if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
         }
     }
 

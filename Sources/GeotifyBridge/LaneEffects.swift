@@ -12,6 +12,8 @@ package struct LaneEffects: Sendable {
     package var forgotten: [String] = []
     /// Messages decided by the state in `saves`: persisted with it, then published, in order.
     package var outbox: [OutboxMessage] = []
+    /// Notifications to deliver to targets, queued in the same transaction.
+    package var deliveries: [DeliveryEntry] = []
     /// Replies and error reports: published after `outbox`, not persisted (a lost reply
     /// is asked for again).
     package var direct: [OutboxMessage] = []
@@ -20,6 +22,11 @@ package struct LaneEffects: Sendable {
     /// Fence changes commands asked for, to write to the fence file; their replies
     /// follow from `LaneCore.finish(_:results:book:into:)`.
     package var fenceWrites: [FenceWrite] = []
+    /// Outcomes for requesters in the process (`Inbound.requester`).
+    package var answers: [LaneAnswer] = []
+    /// The devices whose state changed with these inputs, when the core reports them
+    /// (`LaneConfiguration.observing`): what the web console shows live.
+    package var observed: [String] = []
     /// Lines to log.
     package var log: [LogEntry] = []
     package var counters = CounterDelta()
@@ -27,7 +34,7 @@ package struct LaneEffects: Sendable {
     package init() {}
 
     /// Whether anything must be committed before publishing.
-    package var needsCommit: Bool { !saves.isEmpty || !forgotten.isEmpty || !outbox.isEmpty }
+    package var needsCommit: Bool { !saves.isEmpty || !forgotten.isEmpty || !outbox.isEmpty || !deliveries.isEmpty }
 
     /// Adds a log line at `level` when the lane logs that level, building the text only then.
     package mutating func log(_ level: Logger.Level, at threshold: Logger.Level, _ message: @autoclosure () -> String) {

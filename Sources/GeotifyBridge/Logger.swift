@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyHTTP
 import Synchronization
 
 /// Human-readable log lines on standard error: `2026-11-29T18:26:13.123Z warning message`.
@@ -17,6 +18,16 @@ public final class Logger: Sendable {
         }
 
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        /// The level of a line the HTTP server logs.
+        package init(_ level: HTTPServer.LogLevel) {
+            self = switch level {
+            case .debug: .debug
+            case .info: .info
+            case .warning: .warning
+            case .error: .error
+            }
+        }
     }
 
     public let level: Level

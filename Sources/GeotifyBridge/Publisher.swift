@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import GeotifyMQTT
 import GeotifyStore
 import Synchronization
@@ -21,8 +20,18 @@ import Synchronization
 /// twice. What was in flight when a connection dropped, libmosquitto resends itself
 /// after reconnecting, with the same message ids.
 ///
-/// While more than `waitingLimit` messages wait, `isSaturated` tells the lanes to hold
-/// back, so a slow broker link slows the bridge down instead of filling its memory.
+/// At most `waitingLimit` messages wait in memory, so a slow broker link cannot fill it.
+/// Past that, persisted messages are left in the outbox and read back in order once the
+/// queue has drained (nothing is lost; they only wait longer), and other messages
+/// (replies, error reports, position updates) are dropped and counted
+/// (`errors.publish_queue_full`). The lanes never wait for the publisher: the network
+/// thread that would feed them also reads the broker's acknowledgements, so waiting
+/// there could stall both.
+///
+/// Messages are handed over by whichever thread sends them or, for acknowledgements, by
+/// the network thread at the end of each burst (`pump()`): no thread of its own, so no
+/// hand-off and no wake-up per message. One thread pumps at a time (`pumping`); another
+/// that finds it busy leaves it a note to go round once more, so the order holds.
 ///
 /// The tracking lock is held while calling `MQTTClient.publish`: sound because the
 /// client runs libmosquitto in threaded mode (`ConnectionSupervisor`), where publishing
@@ -46,6 +55,7 @@ final class Publisher: Sendable {
 
     private struct Tracking {
         var client: MQTTClient?
+        var store: StateStore?
         var watermark: OutboxWatermark?
         /// Whether the broker has accepted the connection (and it has not dropped since).
         var online = false
@@ -56,23 +66,29 @@ final class Publisher: Sendable {
         var head = 0
         /// The outbox marks as last decided (written before each hand-over).
         var marks = OutboxWatermark.Marks(handed: 0, acknowledged: 0)
-        /// Whether a pump is queued.
-        var pumpQueued = false
+        /// Whether a thread is pumping now.
+        var pumping = false
+        /// Whether more was queued while a thread was pumping.
+        var again = false
         /// Messages taken out of `waiting` by a pump and not yet handed over.
         var handing = 0
         /// The newest outbox row actually published.
         var published: Int64 = 0
+        /// The newest outbox row queued in memory (or handed over).
+        var queuedThrough: Int64 = 0
+        /// Whether persisted messages past `queuedThrough` were left in the outbox for lack
+        /// of room, to be read back once there is.
+        var spilled = false
     }
 
     /// The most QoS 1 messages in flight at once: libmosquitto's default limit.
     static let windowSize = 20
-    /// Above this many waiting messages the lanes hold back.
-    static let waitingLimit = 50_000
+    /// The most messages waiting in memory.
+    static let waitingLimit = 100_000
+    /// How many persisted messages are read back at a time after a spill.
+    static let readBack = 10_000
 
     private let tracking = Mutex(Tracking())
-    private let pumpQueue = DispatchQueue(label: "geotify.outbox")
-    /// Broadcast whenever messages leave the waiting queue.
-    private let drained = NSCondition()
     private let logger: Logger
     private let counters: Counters
     private let health: StateHealth
@@ -83,13 +99,16 @@ final class Publisher: Sendable {
         self.health = health
     }
 
-    /// Connects the publisher to the client it sends through and the outbox mark it keeps.
-    func attach(_ client: MQTTClient, watermark: OutboxWatermark) {
+    /// Connects the publisher to the client it sends through and the store whose outbox
+    /// and mark it keeps.
+    func attach(_ client: MQTTClient, store: StateStore) {
         tracking.withLock {
             $0.client = client
-            $0.watermark = watermark
-            $0.marks = watermark.read()
+            $0.store = store
+            $0.watermark = store.watermark
+            $0.marks = store.watermark.read()
             $0.published = $0.marks.handed
+            $0.queuedThrough = $0.marks.handed
         }
     }
 
@@ -99,26 +118,39 @@ final class Publisher: Sendable {
         guard !messages.isEmpty else { return }
         tracking.withLock { tracking in
             for (index, message) in messages.enumerated() {
-                tracking.waiting.append(Queued(message: message, outboxID: index < outboxIDs.count ? outboxIDs[index] : nil))
+                enqueue(Queued(message: message, outboxID: index < outboxIDs.count ? outboxIDs[index] : nil), &tracking)
             }
-            queuePump(&tracking)
         }
+        pump()
     }
 
     /// Queues one message; `acknowledged` is called once the broker acknowledged it.
     func send(_ message: OutboxMessage, acknowledged: (@Sendable () -> Void)? = nil) {
-        tracking.withLock { tracking in
-            tracking.waiting.append(Queued(message: message, acknowledged: acknowledged))
-            queuePump(&tracking)
+        tracking.withLock { $0.waiting.append(Queued(message: message, acknowledged: acknowledged)) }
+        pump()
+    }
+
+    /// Adds one message to the waiting queue, or, when it is full, leaves a persisted one
+    /// in the outbox (read back later) and drops any other.
+    private func enqueue(_ queued: Queued, _ tracking: inout Tracking) {
+        let full = tracking.waiting.count - tracking.head >= Publisher.waitingLimit
+        if let id = queued.outboxID {
+            if tracking.spilled || full {
+                tracking.spilled = true
+                return
+            }
+            tracking.queuedThrough = max(tracking.queuedThrough, id)
+        } else if full {
+            counters.add(.errors(.publishQueueFull))
+            return
         }
+        tracking.waiting.append(queued)
     }
 
     /// The broker accepted the connection: what waits can go.
     func connected() {
-        tracking.withLock { tracking in
-            tracking.online = true
-            queuePump(&tracking)
-        }
+        tracking.withLock { $0.online = true }
+        pump()
     }
 
     /// The connection dropped: nothing more is handed over until it is back (libmosquitto
@@ -127,12 +159,12 @@ final class Publisher: Sendable {
         tracking.withLock { $0.online = false }
     }
 
-    /// Records the broker's acknowledgement of `messageID`.
+    /// Records the broker's acknowledgement of `messageID` (on the network thread, which
+    /// pumps at the end of the burst).
     func acknowledged(_ messageID: Int32) {
         let flight = tracking.withLock { tracking -> Flight? in
             guard let flight = tracking.inFlight.removeValue(forKey: messageID) else { return nil }
             tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
-            if tracking.head < tracking.waiting.count { queuePump(&tracking) }
             return flight
         }
         flight?.acknowledged?()
@@ -141,21 +173,6 @@ final class Publisher: Sendable {
     /// The number of messages not yet acknowledged (waiting, being handed over, or in flight).
     var unacknowledged: Int {
         tracking.withLock { $0.inFlight.count + $0.waiting.count - $0.head + $0.handing }
-    }
-
-    /// Whether so many messages wait that the lanes should hold back.
-    var isSaturated: Bool {
-        tracking.withLock { $0.waiting.count - $0.head > Publisher.waitingLimit }
-    }
-
-    /// Waits until no more than half of `waitingLimit` messages wait, or the publisher is
-    /// offline (then waiting would not help: the broker is away and nothing arrives).
-    func waitWhileSaturated() {
-        drained.lock()
-        defer { drained.unlock() }
-        while tracking.withLock({ $0.online && $0.waiting.count - $0.head > Publisher.waitingLimit / 2 }) {
-            _ = drained.wait(until: Date().addingTimeInterval(0.5))
-        }
     }
 
     /// Writes the outbox marks as they are now (the acknowledged one moves without a
@@ -169,15 +186,27 @@ final class Publisher: Sendable {
         }
     }
 
-    /// Blocks until queued hand-overs are done.
-    func flush() {
-        pumpQueue.sync {}
-    }
-
-    private func queuePump(_ tracking: inout Tracking) {
-        guard !tracking.pumpQueued else { return }
-        tracking.pumpQueued = true
-        pumpQueue.async { self.pump() }
+    /// After a spill, reads the messages left in the outbox back into the queue, in order,
+    /// once it has room; the spill ends when the outbox has no more.
+    private func readBackIfRoom() {
+        let (store, after) = tracking.withLock { tracking -> (StateStore?, Int64) in
+            guard tracking.spilled, tracking.waiting.count - tracking.head < Publisher.waitingLimit / 2 else { return (nil, 0) }
+            return (tracking.store, tracking.queuedThrough)
+        }
+        guard let store else { return }
+        do {
+            try store.pendingMessages(after: after, limit: Publisher.readBack) { pending in
+                tracking.withLock { tracking in
+                    for message in pending {
+                        tracking.waiting.append(Queued(message: message.message, outboxID: message.id))
+                        tracking.queuedThrough = message.id
+                    }
+                    if pending.count < Publisher.readBack { tracking.spilled = false }
+                }
+            }
+        } catch {
+            health.failed("the outbox", error) { self.send($0) }
+        }
     }
 
     /// Everything published before the oldest persisted message still in flight was
@@ -187,12 +216,27 @@ final class Publisher: Sendable {
         return oldest.map { $0 - 1 } ?? tracking.published
     }
 
-    /// Hands the next messages to the client: first the outbox mark is moved past the
-    /// persisted ones, then they are published.
-    private func pump() {
-        dispatchPrecondition(condition: .onQueue(pumpQueue))
+    /// Hands the waiting messages to the client as the window allows, unless another
+    /// thread is at it (it then goes round once more): first the outbox mark is moved past
+    /// the persisted ones, then they are published.
+    func pump() {
+        let first = tracking.withLock { tracking -> Bool in
+            if tracking.pumping {
+                tracking.again = true
+                return false
+            }
+            tracking.pumping = true
+            return true
+        }
+        guard first else { return }
+        while handOver() {}
+    }
+
+    /// One round of `pump`: returns whether to go round again.
+    private func handOver() -> Bool {
+        readBackIfRoom()
         let (batch, marks, watermark) = tracking.withLock { tracking -> ([Queued], OutboxWatermark.Marks?, OutboxWatermark?) in
-            tracking.pumpQueued = false
+            tracking.again = false
             guard tracking.online, tracking.client != nil else { return ([], nil, nil) }
             var batch: [Queued] = []
             var capacity = Publisher.windowSize - tracking.inFlight.count
@@ -216,23 +260,20 @@ final class Publisher: Sendable {
             tracking.marks.handed = newest
             return (batch, tracking.marks, tracking.watermark)
         }
-        guard !batch.isEmpty else { return }
-        drained.lock()
-        drained.broadcast()
-        drained.unlock()
         if let marks, let watermark {
             do {
                 try watermark.write(marks)
-                health.succeeded()
             } catch {
-                health.failed("the outbox mark", error) { self.send($0) }
+                health.failed("the outbox mark", error) { message in
+                    tracking.withLock { $0.waiting.append(Queued(message: message)) }
+                }
             }
         }
         var done: [@Sendable () -> Void] = []
-        tracking.withLock { tracking in
+        let again = tracking.withLock { tracking -> Bool in
             defer { tracking.handing -= batch.count }
-            for (position, queued) in batch.enumerated() {
-                guard let client = tracking.client else { return }
+            publishing: for (position, queued) in batch.enumerated() {
+                guard let client = tracking.client else { break }
                 do throws(MQTTError) {
                     let messageID = try client.publish(
                         topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
@@ -246,14 +287,18 @@ final class Publisher: Sendable {
                 } catch where error.isNotConnected {
                     tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[position...])
                     tracking.online = false
-                    return
+                    break publishing
                 } catch {
                     counters.add(.errors(.publish))
                     logger.error("could not publish to \(queued.message.topic): \(error)")
                 }
             }
             tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
+            if tracking.again && tracking.online { return true }
+            tracking.pumping = false
+            return false
         }
         for callback in done { callback() }
+        return again
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import GeotifyConsole
 import GeotifyCore
+import GeotifyDelivery
 import GeotifyJSON
 import GeotifyMQTT
 import GeotifyStore
@@ -81,6 +83,11 @@ public struct Settings: Sendable, Equatable {
     public var trackerInterval: Double = 60
     /// ...and only once the device moved at least this many metres.
     public var trackerDistance: Double = 50
+    /// Where notifications are delivered besides MQTT: webhooks, push services, e-mail.
+    package var notify = DeliverySettings()
+    /// The web console (map, JSON API, OwnTracks HTTP mode, `/healthz`, `/metrics`); nil:
+    /// no HTTP server.
+    package var http: ConsoleSettings?
 
     public init() {}
 
@@ -93,7 +100,7 @@ public struct Settings: Sendable, Equatable {
         "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
         "maximumAge", "maximumFutureSkew", "commands", "commandDevices", "previewTimeout",
         "homeassistant", "owntracksTransitions", "owntracksWaypoints", "statsInterval",
-        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes",
+        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes", "notify", "http",
     ]
 
     /// Reads a settings file: every key is optional; unknown keys and wrong values are
@@ -197,6 +204,23 @@ public struct Settings: Sendable, Equatable {
         if let value = try reader.bool("owntracksTransitions") { settings.ownTracksTransitions = value }
         if let value = try reader.bool("owntracksWaypoints") { settings.ownTracksWaypoints = value }
         if let value = try reader.number("statsInterval", atLeast: 0) { settings.statsInterval = value }
+        if let value = object["http"] {
+            guard case .object(let http) = value else {
+                throw SettingsError("\(path): \"http\" must be an object like {\"listen\": \"127.0.0.1:8091\"}")
+            }
+            do {
+                settings.http = try ConsoleSettings(parsing: http, file: path)
+            } catch {
+                throw SettingsError(error.message)
+            }
+        }
+        if let value = object["notify"] {
+            do {
+                settings.notify = try DeliverySettings(parsing: value, file: path)
+            } catch {
+                throw SettingsError(error.message)
+            }
+        }
         try settings.validate(file: path)
         return settings
     }

@@ -41,7 +41,7 @@ final class MQTTEventRelay: Sendable {
         /// What libmosquitto last logged as an error during the current attempt (for a
         /// TLS failure, OpenSSL's reason, which its error code alone does not give).
         var lastLoggedError: String?
-        /// Whether messages were delivered since the last `.caughtUp`.
+        /// Whether messages or acknowledgements were delivered since the last `.caughtUp`.
         var messagesSinceCaughtUp = false
     }
 
@@ -100,7 +100,7 @@ final class MQTTEventRelay: Sendable {
             relay.deliver(.message(MQTTEventRelay.copy(message.pointee, properties: properties)), message: true)
         }
         mosquitto_publish_v5_callback_set(handle) { _, obj, messageID, _, _ in
-            MQTTEventRelay.relay(obj)?.deliver(.published(messageID: messageID))
+            MQTTEventRelay.relay(obj)?.deliver(.published(messageID: messageID), message: true)
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, obj, messageID, count, granted, _ in
             guard let relay = MQTTEventRelay.relay(obj) else { return }

@@ -61,17 +61,18 @@ public final class StateStore: Sendable {
         try database.withLock { connection throws(StoreError) in try connection.loadDevices() }
     }
 
-    /// Commits the states of `devices`, deletes the states of `forgetting` and appends
-    /// `outbox`, in one transaction; returns the outbox row ids, in order. `then` runs
-    /// with the new ids after the commit and before any other save can commit, so
-    /// callers that queue the messages there queue every save's messages in row order.
+    /// Commits the states of `devices`, deletes the states of `forgetting`, appends
+    /// `outbox` and queues `deliveries` (queued at `now`) for their targets, in one
+    /// transaction; returns the outbox row ids, in order. `then` runs with the new ids
+    /// after the commit and before any other save can commit, so callers that queue the
+    /// messages there queue every save's messages in row order.
     @discardableResult
-    public func save(
+    package func save(
         devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],
-        then: ([Int64]) -> Void = { _ in }
+        deliveries: [DeliveryEntry] = [], now: Double = 0, then: ([Int64]) -> Void = { _ in }
     ) throws(StoreError) -> [Int64] {
         try database.withLock { connection throws(StoreError) in
-            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox)
+            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, now: now)
             then(ids)
             return ids
         }
@@ -80,7 +81,15 @@ public final class StateStore: Sendable {
     /// The outbox messages never handed to the broker, oldest first.
     public func pendingMessages() throws(StoreError) -> [PendingMessage] {
         let handed = watermark.read().handed
-        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed) }
+        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed, limit: -1) }
+    }
+
+    /// At most `limit` outbox messages with ids past `id`, oldest first; `then` runs with
+    /// them before any other save can commit (see `save`).
+    public func pendingMessages(after id: Int64, limit: Int, then: ([PendingMessage]) -> Void) throws(StoreError) {
+        try database.withLock { connection throws(StoreError) in
+            then(try connection.pendingMessages(after: id, limit: limit))
+        }
     }
 
     /// How many outbox messages were handed to the broker before the last stop but not
@@ -125,6 +134,8 @@ private final class Connection {
     let upsertDevice: Statement
     let deleteDevice: Statement
     let insertMessage: Statement
+    /// The notifications queued for delivery to targets (`DeliveryLog`).
+    let deliveryLog: DeliveryLog
 
     init(path: String, durability: StateStore.Durability) throws(StoreError) {
         database = try Database(path: path)
@@ -149,6 +160,7 @@ private final class Connection {
             "INSERT OR REPLACE INTO device (id, badge, revision, lat, lon, acc, tst, fences) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         deleteDevice = try database.prepare("DELETE FROM device WHERE id = ?")
         insertMessage = try database.prepare("INSERT INTO outbox (topic, payload, qos, retain) VALUES (?, ?, ?, ?)")
+        deliveryLog = try DeliveryLog(database: database)
     }
 
     /// Reconciles the outbox with the handed-over mark kept outside the database: rows
@@ -186,9 +198,13 @@ private final class Connection {
         return devices
     }
 
-    func save(devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage]) throws(StoreError) -> [Int64] {
+    func save(
+        devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage],
+        deliveries: [DeliveryEntry], now: Double
+    ) throws(StoreError) -> [Int64] {
         try database.transaction { () throws(StoreError) -> [Int64] in
             for device in forgetting { try deleteDevice.run([.text(device)]) }
+            if !deliveries.isEmpty { try deliveryLog.enqueue(deliveries, at: now) }
             for (device, state) in devices {
                 let fix = state.lastFix
                 try upsertDevice.run([
@@ -213,10 +229,10 @@ private final class Connection {
         }
     }
 
-    func pendingMessages(after handed: Int64) throws(StoreError) -> [StateStore.PendingMessage] {
+    func pendingMessages(after handed: Int64, limit: Int) throws(StoreError) -> [StateStore.PendingMessage] {
         var messages: [StateStore.PendingMessage] = []
-        let query = try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id")
-        try query.query([.integer(handed)]) { row throws(StoreError) in
+        let query = try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?")
+        try query.query([.integer(handed), .integer(Int64(limit))]) { row throws(StoreError) in
             messages.append(StateStore.PendingMessage(
                 id: row.integer(0),
                 message: OutboxMessage(

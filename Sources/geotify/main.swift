@@ -15,6 +15,7 @@ let overview = """
       fences   list, show, add, edit, remove, import and export fences
       status   show the running bridge's statistics, read from the broker
       simulate replay a recorded track offline and print the notifications
+      notify   test delivery targets, show their queues, retry dead letters
       help     show this help, or a command's: geotify help run
 
     Run 'geotify <command> --help' for a command's options.
@@ -22,6 +23,7 @@ let overview = """
 
 let helps = [
     "run": RunCommand.help, "check": CheckCommand.help, "fences": FencesCommand.help, "status": StatusCommand.help, "simulate": SimulateCommand.help,
+    "notify": NotifyCommand.help,
 ]
 var words = Array(CommandLine.arguments.dropFirst())
 let command = words.isEmpty ? "help" : words.removeFirst()
@@ -42,6 +44,8 @@ do {
         exit(try StatusCommand.run(words))
     case "simulate":
         exit(try SimulateCommand.run(words))
+    case "notify":
+        exit(try NotifyCommand.run(words))
     case "help", "--help", "-h":
         print(words.first.flatMap { helps[$0] } ?? overview)
         exit(0)
