@@ -98,7 +98,7 @@ struct SideBySideResult {
             ResultRow(
                 scenario: "sidebyside", measure: "p99 latency publish → notification, paced",
                 value: latency.percentile(0.99) * 1_000, unit: .milliseconds,
-                baseline: brokerLatency.percentile(0.99) * 1_000, baselineName: "the broker alone, positions to a subscriber",
+                baseline: brokerLatency.percentile(0.99) * 1_000, baselineName: "the broker alone, 1 device in 20 observed",
                 target: .atMost(5),
                 detail: "at \(ResultRow.format(latency.rate, .perSecond)) (\(latencyRequested ? "--latency-rate" : "half Geotify's median rate")): \(latency.summary); the broker alone: \(brokerLatency.summary)"),
         ]
