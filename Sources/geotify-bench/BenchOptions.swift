@@ -26,8 +26,8 @@ struct BenchOptions: Sendable {
 
     static let usage = """
         usage: geotify-bench [core|decode|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
-                             [--rounds N] [--devices N] [--fences N] [--messages N] [--latency-rate N]
-                             [--broker-nodelay]
+                             [--rounds N] [--devices N] [--fences N] [--messages N]
+                             [--latency-rate N] [--broker-nodelay]
                              [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
         Builds a deterministic synthetic workload and prints one table: each row measured
@@ -42,11 +42,12 @@ struct BenchOptions: Sendable {
         (default 200 000) round-robin over --devices devices (default 1 000, at most
         8 000) with --fences circles each (default 20), published as fast as one
         libmosquitto client can; then the p99 latency at half the bridge's rate (or
-        --latency-rate messages/s); --broker-nodelay runs the brokers with
-        set_tcp_nodelay true (mosquitto's default is false). --sidebyside-json writes every measurement as JSON;
-        --sidebyside-dir keeps the traffic (traffic.txt, fences.json) for replaying with
-        ../shared/bench/pubfile.c; --perf DIR adds one bridge run under `perf record`
-        (DIR/perf.data, for scripts/perf-groups). --quick: 1 round of 50 000 messages.
+        --latency-rate messages/s). --broker-nodelay runs the brokers with
+        set_tcp_nodelay true (mosquitto's default is false). --sidebyside-json writes
+        every measurement as JSON; --sidebyside-dir keeps the traffic (traffic.txt,
+        fences.json) for replaying with ../shared/bench/pubfile.c; --perf DIR adds one
+        bridge run under `perf record` (DIR/perf.data, for scripts/perf-groups).
+        --quick: 1 round of 50 000 messages. See docs/side-by-side-benchmark.md.
         """
 
     /// Parses the arguments (without the program name); nil with a message for a usage error.

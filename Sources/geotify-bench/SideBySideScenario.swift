@@ -209,7 +209,7 @@ struct SideBySideScenario {
         }
         return ConsumerMeasurement(
             consumer: .geotify, round: round, position: position, pid: bridge.process.pid, loadBefore: start.load,
-            published: total, handled: done ? handled : min(handled, total), seconds: end - start.time,
+            published: total, handled: handled, seconds: end - start.time,
             cpuSeconds: (cpu ?? start.consumerCPU) - start.consumerCPU, peakResidentBytes: peak ?? 0, threads: threads,
             publish: report, brokerCPUSeconds: brokerCPU, benchCPUSeconds: benchCPU, counters: counters, problems: problems)
     }
@@ -279,7 +279,7 @@ struct SideBySideScenario {
     private func measureBrokerLatency(_ workload: SideBySideWorkload, rate: Double) throws -> Latency {
         let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
         defer { broker.stop() }
-        let watched = Swift.max(1, workload.devices / 20)
+        let watched = max(1, workload.devices / 20)
         let observer = try ArrivalObserver(port: broker.port, filters: (0..<watched).map { workload.traffic.prepared($0).topic })
         defer { observer.stop() }
         let publishers = try PositionPublishers(port: broker.port, count: 1, qos: 0)
