@@ -1,8 +1,8 @@
 # Geotify in a container: built with the Swift toolchain, run on a slim Debian with
-# only the C libraries it links (libmosquitto, SQLite, libcurl, OpenSSL).
+# only the C libraries it links (libmosquitto, libsodium, SQLite, libcurl, OpenSSL).
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmosquitto-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmosquitto-dev libsodium-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -12,7 +12,7 @@ RUN swift build -c release --product geotify --static-swift-stdlib
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmosquitto1 libsqlite3-0 libcurl4 libssl3 ca-certificates \
+    && apt-get install -y --no-install-recommends libmosquitto1 libsodium23 libsqlite3-0 libcurl4 libssl3 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/geotify --create-home geotify
 COPY --from=build /src/.build/release/geotify /usr/local/bin/geotify

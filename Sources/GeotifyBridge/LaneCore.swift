@@ -120,9 +120,14 @@ package struct LaneCore: Sendable {
         case ignored
     }
 
-    /// Counts, logs and reports a refused message.
+    /// Counts, logs and reports a refused message. An encrypted position for which no
+    /// secret is configured is said once per device (counted every time): a phone with
+    /// encryption on sends every position so.
     mutating func refuse(_ error: InputError, topic: String, device: String?, into effects: inout LaneEffects) {
         effects.counters.add(.errors(error.code))
+        if error.code == .noDecryptionKey, let device {
+            guard reportedLimits.count < Self.reportedLimitsKept, reportedLimits.insert("key \(device)").inserted else { return }
+        }
         effects.log(.warning, at: configuration.logLevel, "refused the message on \(topic): \(error)")
         effects.direct.append(configuration.messages.error(error, topic: topic, device: device))
     }
@@ -166,6 +171,7 @@ package struct LaneCore: Sendable {
         if isNew {
             warnAboutCase(of: device, book: book, into: &effects)
             effects.outbox.append(configuration.messages.badge(0, of: device))
+            announceSharedPresence(of: device, fences: fences, into: &effects)
         }
         if configuration.observing { effects.observed.append(device) }
         record(evaluation, device: device, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
@@ -269,6 +275,18 @@ package struct LaneCore: Sendable {
         let sharedInside = state.fences.filter { entry in entry.inside && !fences.identifiers.contains(entry.fence) }
             .compactMap { fences.fence($0.fence) }
         return fences.own + sharedInside
+    }
+
+    /// A device's first fix: it is outside every announced shared fence it was not found
+    /// inside (shared sets are looked at only near a fix, so far ones are never
+    /// "established" fence by fence).
+    private func announceSharedPresence(of device: String, fences: DeviceFences, into effects: inout LaneEffects) {
+        guard let state = devices[device]?.state else { return }
+        for set in fences.shared where set.fences.count <= configuration.announceLimit {
+            for fence in set.fences where !state.fences.contains(where: { $0.fence == fence.identifier }) {
+                effects.outbox.append(configuration.presence.presence(of: device, fence: fence.identifier, inside: false))
+            }
+        }
     }
 
     /// Says once, when positions arrive for a device the fence file does not name, that

@@ -57,6 +57,13 @@ public struct Settings: Sendable, Equatable {
     public var homeAssistantEnabled = true
     /// The Home Assistant discovery prefix.
     public var homeAssistantPrefix = "homeassistant"
+    /// The page Home Assistant links each device to (`configuration_url`), e.g. the web
+    /// console's address.
+    public var homeAssistantConfigurationURL: String?
+    /// Where Home Assistant says help for Geotify is (`origin.support_url`).
+    public var homeAssistantSupportURL: String?
+    /// The OwnTracks secrets file (`user/device secret` lines) for encrypted payloads.
+    public var ownTracksKeysFile: String?
     /// Whether notifications of OwnTracks devices are also published as OwnTracks
     /// `transition` messages on `owntracks/<user>/<device>/event`.
     public var ownTracksTransitions = true
@@ -88,6 +95,9 @@ public struct Settings: Sendable, Equatable {
     /// The web console (map, JSON API, OwnTracks HTTP mode, `/healthz`, `/metrics`); nil:
     /// no HTTP server.
     package var http: ConsoleSettings?
+    /// Set the state files aside at start and begin with empty state (`run --reset-state`,
+    /// never from a settings file).
+    package var resetState = false
 
     public init() {}
 
@@ -99,7 +109,7 @@ public struct Settings: Sendable, Equatable {
         "username", "password", "passwordFile", "tls", "protocol",
         "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
         "maximumAge", "maximumFutureSkew", "commands", "commandDevices", "previewTimeout",
-        "homeassistant", "owntracksTransitions", "owntracksWaypoints", "statsInterval",
+        "homeassistant", "owntracksTransitions", "owntracksWaypoints", "owntracksKeysFile", "statsInterval",
         "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes", "notify", "http",
     ]
 
@@ -195,14 +205,18 @@ public struct Settings: Sendable, Equatable {
                 throw SettingsError("\(path): \"homeassistant\" must be an object like {\"enabled\": true, \"prefix\": \"homeassistant\"}")
             }
             let nested = SettingsReader(object: homeAssistant, file: path, prefix: "homeassistant.")
-            for key in homeAssistant.keys where key != "enabled" && key != "prefix" {
-                throw SettingsError("\(path): \"homeassistant\" has an unknown key \"\(key)\" (known keys: enabled, prefix)")
+            let known = ["enabled", "prefix", "configurationUrl", "supportUrl"]
+            for key in homeAssistant.keys where !known.contains(key) {
+                throw SettingsError("\(path): \"homeassistant\" has an unknown key \"\(key)\" (known keys: \(known.joined(separator: ", ")))")
             }
+            if let url = try nested.string("configurationUrl") { settings.homeAssistantConfigurationURL = url }
+            if let url = try nested.string("supportUrl") { settings.homeAssistantSupportURL = url }
             if let enabled = try nested.bool("enabled") { settings.homeAssistantEnabled = enabled }
             if let prefix = try nested.string("prefix") { settings.homeAssistantPrefix = prefix }
         }
         if let value = try reader.bool("owntracksTransitions") { settings.ownTracksTransitions = value }
         if let value = try reader.bool("owntracksWaypoints") { settings.ownTracksWaypoints = value }
+        if let value = try reader.string("owntracksKeysFile") { settings.ownTracksKeysFile = SettingsReader.resolve(value, against: base) }
         if let value = try reader.number("statsInterval", atLeast: 0) { settings.statsInterval = value }
         if let value = object["http"] {
             guard case .object(let http) = value else {

@@ -13,14 +13,17 @@ enum RunCommand {
 
         options:
         \(SettingsOptions.help)
+          --reset-state      set the state files aside (renamed, not deleted) and start
+                             with empty state, when the state database is refused
         """
 
     static func run(_ words: [String]) throws(UsageError) -> Never {
-        let arguments = try Arguments(words, command: "run", valued: SettingsOptions.names)
+        let arguments = try Arguments(words, command: "run", valued: SettingsOptions.names, switches: ["reset-state"])
         guard arguments.positionals.isEmpty else {
             throw UsageError("unexpected argument \(arguments.positionals[0])", command: "run")
         }
-        let settings = try SettingsOptions.settings(from: arguments, command: "run")
+        var settings = try SettingsOptions.settings(from: arguments, command: "run")
+        settings.resetState = arguments.isSet("reset-state")
         let logger = Logger(level: settings.logLevel)
         let bridge = Bridge(settings: settings, logger: logger)
         let sources = stopOnSignals(bridge, logger: logger)
