@@ -235,6 +235,8 @@ public final class Bridge: Sendable {
         }
         publisher.send(pending.map(\.message), outboxIDs: pending.map(\.id))
         if !pending.isEmpty { logger.info("sending \(pending.count) messages decided before the last stop and never handed to the broker") }
+        // Reading the fence file and the state made much short-lived garbage: give it back.
+        MemoryRelease.now()
         logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")
         do {
             try client.start()

@@ -189,22 +189,25 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 }
             }
             let code = turn()
-            relay.caughtUp()
             if code != MOSQ_ERR_SUCCESS.rawValue {
+                relay.caughtUp()
                 let reason = MQTTEventRelay.reason(disconnect: code)
                 return isStopping ? (0, MQTTEventRelay.reason(disconnect: 0)) : (code, reason)
             }
         }
     }
 
-    /// The most packets read in one burst before the burst's end is reported, so a
-    /// flood cannot hold a burst open for long.
-    private static let burstLimit = 512
+    /// The most packets read in one burst before the burst's end is reported. Small
+    /// enough that what a burst causes to be published leaves in the same turn and that
+    /// few messages are acknowledged to the broker but not yet committed (QoS 1 input:
+    /// libmosquitto acknowledges on receipt); large enough that a poll is rare.
+    private static let burstLimit = 64
 
     /// One turn of the loop: waits (up to `loopTimeout`) for the socket or a wake-up,
-    /// reads every packet that has arrived, writes what is queued, and lets libmosquitto
-    /// keep the connection alive. Returns libmosquitto's code (not success: the
-    /// connection ended).
+    /// reads every packet that has arrived (up to `burstLimit`), reports the burst's end
+    /// (where the client's owner handles it and publishes what follows), writes what is
+    /// queued, and lets libmosquitto keep the connection alive. Returns libmosquitto's
+    /// code (not success: the connection ended).
     private func turn() -> Int32 {
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
@@ -224,6 +227,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 packets += 1
             } while errno != EAGAIN && errno != EWOULDBLOCK && packets < Self.burstLimit && mosquitto_socket(handle) >= 0
         }
+        relay.caughtUp()
         if mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
             let code = mosquitto_loop_write(handle, 1)
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }

@@ -22,6 +22,7 @@ enum RunCommand {
         guard arguments.positionals.isEmpty else {
             throw UsageError("unexpected argument \(arguments.positionals[0])", command: "run")
         }
+        MemoryRelease.limitArenas()
         var settings = try SettingsOptions.settings(from: arguments, command: "run")
         settings.resetState = arguments.isSet("reset-state")
         let logger = Logger(level: settings.logLevel)
