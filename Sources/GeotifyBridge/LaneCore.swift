@@ -65,7 +65,9 @@ package struct LaneCore: Sendable {
     package mutating func handle(_ batch: [Inbound], book: FenceBook, into effects: inout LaneEffects) {
         var items: [Item] = []
         items.reserveCapacity(batch.count)
-        var slots: [String: [Int]] = [:]
+        var seen: Set<String> = []
+        var repeated: Set<String> = []
+        if batch.count > 1 { seen.reserveCapacity(batch.count) }
         for inbound in batch {
             switch inbound.route {
             case .command:
@@ -83,14 +85,20 @@ package struct LaneCore: Sendable {
                     if configuration.strictDevices && !book.knows(fix.device) {
                         throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
                     }
-                    if slots[fix.device] != nil || batch.count > 1 { slots[fix.device, default: []].append(items.count) }
+                    if batch.count > 1 && !seen.insert(fix.device).inserted { repeated.insert(fix.device) }
                     items.append(.fix(fix, format: format, arrival: inbound.arrival, topic: inbound.message.topic))
                 } catch {
                     items.append(.refused(inbound, error))
                 }
             }
         }
-        for positions in slots.values where positions.count > 1 {
+        var slots: [String: [Int]] = [:]
+        if !repeated.isEmpty {
+            for (position, item) in items.enumerated() {
+                if case .fix(let fix, _, _, _) = item, repeated.contains(fix.device) { slots[fix.device, default: []].append(position) }
+            }
+        }
+        for positions in slots.values {
             let fixes = positions.map { items[$0] }.sorted { lhs, rhs in
                 guard case .fix(let left, _, _, _) = lhs, case .fix(let right, _, _, _) = rhs else { return false }
                 return left.timestamp < right.timestamp
@@ -151,11 +159,15 @@ package struct LaneCore: Sendable {
         }
         guard let index = found else { return }
         let fences = book.deviceFences(of: device)
-        let before = Persisted(devices.values[index].state)
-        let evaluation = configuration.evaluator.evaluate(
-            fix, fences: fences, revision: book.revision, now: arrival, state: &devices.values[index].state)
-        devices.values[index].lastSeen = arrival
-        if format == .ownTracks { devices.values[index].ownTracks = true }
+        let evaluator = configuration.evaluator
+        let revision = book.revision
+        let (before, evaluation) = withRecord(at: index) { record in
+            let before = Persisted(record.state)
+            let evaluation = evaluator.evaluate(fix, fences: fences, revision: revision, now: arrival, state: &record.state)
+            record.lastSeen = arrival
+            if format == .ownTracks { record.ownTracks = true }
+            return (before, evaluation)
+        }
         switch evaluation.outcome {
         case .dropped(let reason):
             effects.counters.add(.fixesDropped(reason))
@@ -177,6 +189,22 @@ package struct LaneCore: Sendable {
         }
         if configuration.observing { effects.observed.append(device) }
         record(evaluation, device: device, at: index, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+    }
+
+    /// Runs `body` on the record at `index` in place: reading a field through it copies
+    /// that field, where reading through `devices.values[index]` copies the whole record
+    /// (its arrays and strings retained and released), on every fix.
+    private mutating func withRecord<Result>(at index: Dictionary<String, DeviceRecord>.Index, _ body: (inout DeviceRecord) -> Result) -> Result {
+        body(&devices.values[index])
+    }
+
+    /// What `record` reads of a device's record after an evaluation.
+    private struct RecordOutcome {
+        var state: DeviceState
+        var ownTracks: Bool
+        var deadlineChanged: Bool
+        var deadline: Double?
+        var mustSave: Bool
     }
 
     /// What of a device's state a restart needs, to tell whether an evaluation changed it.
@@ -203,23 +231,29 @@ package struct LaneCore: Sendable {
         _ evaluation: Evaluation, device: String, at index: Dictionary<String, DeviceRecord>.Index, before: Persisted,
         fences: DeviceFences, book: FenceBook, isNew: Bool = false, into effects: inout LaneEffects
     ) {
-        let state = devices.values[index].state
-        let deadline = configuration.evaluator.nextDeadline(fences: fences, state: state)
-        if deadline != devices.values[index].deadline {
-            devices.values[index].deadline = deadline
-            deadlines[device] = deadline
+        let evaluator = configuration.evaluator
+        let outcome: RecordOutcome = withRecord(at: index) { record in
+            let deadline = evaluator.nextDeadline(fences: fences, state: record.state)
+            let deadlineChanged = deadline != record.deadline
+            record.deadline = deadline
+            let state = record.state
+            let mustSave = isNew || state.badge != before.badge || state.revision != before.revision || state.fences != before.fences
+            if mustSave {
+                record.unsavedFix = false
+            } else if state.lastFix?.timestamp != before.fixTime {
+                record.unsavedFix = true
+            }
+            return RecordOutcome(state: state, ownTracks: record.ownTracks, deadlineChanged: deadlineChanged, deadline: deadline, mustSave: mustSave)
         }
-        if isNew || state.badge != before.badge || state.revision != before.revision || state.fences != before.fences {
-            effects.saves[device] = state
-            devices.values[index].unsavedFix = false
-        } else if state.lastFix?.timestamp != before.fixTime {
-            devices.values[index].unsavedFix = true
-        }
+        let state = outcome.state
+        let ownTracks = outcome.ownTracks
+        let mustSave = outcome.mustSave
+        if outcome.deadlineChanged { deadlines[device] = outcome.deadline }
+        if mustSave { effects.saves[device] = state }
         if !evaluation.transitions.isEmpty {
             effects.counters.add(.transitions, evaluation.transitions.count)
             effects.counters.add(.notifications, evaluation.notifications.count)
         }
-        let ownTracks = devices.values[index].ownTracks
         for notification in evaluation.notifications {
             effects.log(.info, at: configuration.logLevel, "\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))")
             let event = configuration.messages.event(notification)
@@ -265,19 +299,23 @@ package struct LaneCore: Sendable {
     /// (the state document carries the location too, so a subscriber that reads only it
     /// sees one change).
     private mutating func publishState(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
-        let state = devices.values[index].state
+        let state = withRecord(at: index) { record in
+            record.published = record.state.lastFix
+            return record.state
+        }
         let relevant = Self.relevantFences(state, fences)
         effects.outbox.append(configuration.presence.state(of: device, state, fences: relevant))
         effects.outbox.append(configuration.presence.tracker(of: device, state, fences: relevant))
-        devices.values[index].published = state.lastFix
     }
 
     /// A new position with no change of presence: the state document follows it when the
     /// tracker's throttle allows (`trackerInterval`, `trackerDistance`), without a
     /// notification.
     private mutating func followPosition(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
-        guard let interval = configuration.trackerInterval, let fix = devices.values[index].state.lastFix else { return }
-        if let published = devices.values[index].published {
+        guard let interval = configuration.trackerInterval else { return }
+        let (last, published) = withRecord(at: index) { ($0.state.lastFix, $0.published) }
+        guard let fix = last else { return }
+        if let published {
             guard fix.timestamp - published.timestamp >= interval,
                   Geodesy.sphericalDistance(published.coordinate, fix.coordinate) >= configuration.trackerDistance
             else { return }
@@ -391,8 +429,10 @@ package struct LaneCore: Sendable {
                 continue
             }
             let fences = book.deviceFences(of: device)
-            let before = Persisted(devices.values[index].state)
-            let evaluation = configuration.evaluator.advance(to: now, fences: fences, state: &devices.values[index].state)
+            let evaluator = configuration.evaluator
+            let (before, evaluation) = withRecord(at: index) { record in
+                (Persisted(record.state), evaluator.advance(to: now, fences: fences, state: &record.state))
+            }
             record(evaluation, device: device, at: index, before: before, fences: fences, book: book, into: &effects)
             if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
         }
@@ -408,7 +448,7 @@ package struct LaneCore: Sendable {
         guard !republishing.isEmpty else { return }
         for device in republishing.suffix(Self.republishedPerTick) {
             guard let index = devices.index(forKey: device) else { continue }
-            let state = devices.values[index].state
+            let state = withRecord(at: index) { $0.state }
             let fences = book.deviceFences(of: device)
             effects.direct.append(configuration.messages.badge(state.badge, of: device))
             let relevant = Self.relevantFences(state, fences)
