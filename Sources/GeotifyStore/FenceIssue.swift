@@ -1,7 +1,7 @@
 /// One reason a fence does not validate, with its category, so that a command reply
 /// can say with a distinct code whether a field was missing, of the wrong type, out of
 /// range, unknown, or otherwise invalid.
-public struct FenceIssue: Sendable, Equatable, CustomStringConvertible {
+public struct FenceIssue: Error, Sendable, Equatable, CustomStringConvertible {
     /// The category of a problem; the raw value is the code replies carry.
     public enum Kind: String, Sendable, CaseIterable {
         case missingField = "missing_field"
