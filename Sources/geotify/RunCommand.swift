@@ -1,9 +1,13 @@
 import Dispatch
 import Foundation
 import GeotifyBridge
+import GeotifyStore
 
 /// `geotify run`: the bridge itself, until SIGTERM or SIGINT stops it gracefully.
 enum RunCommand {
+    static let flags = ["broker", "fences", "state-dir", "log-level"]
+    static let options = SettingsOptions.options(flags)
+
     static let help = """
         usage: geotify run [options]
 
@@ -12,22 +16,28 @@ enum RunCommand {
         is watched and reloaded when it changes, or on SIGHUP.
 
         options:
-        \(SettingsOptions.help)
+        \(CommandOption.help(options))
         """
 
     static func run(_ words: [String]) throws(UsageError) -> Never {
-        let arguments = try Arguments(words, command: "run", valued: SettingsOptions.names)
-        guard arguments.positionals.isEmpty else {
-            throw UsageError("unexpected argument \(arguments.positionals[0])", command: "run")
-        }
-        let settings = try SettingsOptions.settings(from: arguments, command: "run")
+        let arguments = try Arguments(words, command: "run", options: options)
+        try arguments.expectNoPositionals()
+        let chosen = try SettingsOptions.settings(arguments, flags: flags, command: "run")
+        let settings = chosen.settings
         let logger = Logger(level: settings.logLevel)
+        do {
+            try StateDirectory.prepare(settings.stateDirectory)
+        } catch {
+            logger.error("\(error)")
+            exit(1)
+        }
         let bridge = Bridge(settings: settings, logger: logger)
         let sources = stopOnSignals(bridge, logger: logger)
         do {
             try bridge.start()
         } catch {
             logger.error("\(error)")
+            if !FileManager.default.fileExists(atPath: settings.fencesPath), let hint = chosen.hint(missing: "fences") { logger.error(hint) }
             exit(1)
         }
         withExtendedLifetime(sources) { dispatchMain() }
