@@ -27,7 +27,7 @@ enum CheckCommand {
             chosen = try SettingsOptions(arguments, flags: ["fences"])
         } catch {
             print("error: \(error.message)")
-            print("\(arguments.value("config") ?? SettingsOptions.defaultPath): not valid")
+            print("\(SettingsOptions.file(arguments) ?? "settings"): not valid")
             return 1
         }
         let settings = chosen.settings

@@ -24,6 +24,7 @@ enum StatusCommand {
     static let options = SettingsOptions.options(["broker"]) + [
         CommandOption(name: "timeout", placeholder: "SECONDS", help: "how long to wait for the statistics (default: 5)"),
         CommandOption(name: "json", placeholder: nil, help: "print {\"status\": ..., \"stats\": ...} as JSON instead"),
+        CommandOption(name: "online", placeholder: nil, help: "exit 1 unless the bridge's status is online too (a health check)"),
     ]
 
     static func run(_ words: [String]) throws(UsageError) -> Int32 {
@@ -51,6 +52,10 @@ enum StatusCommand {
             report = try StatsReport(parsing: observed.stats)
         } catch {
             Logger.standardError("geotify: the statistics on \(StatsReport.topic(topics)) are not readable: \(error)")
+            return 1
+        }
+        if arguments.isSet("online"), observed.status != "online" {
+            Logger.standardError("geotify: the bridge's status on \(topics.status) is \(observed.status ?? "not set"), not online")
             return 1
         }
         if arguments.isSet("json") {

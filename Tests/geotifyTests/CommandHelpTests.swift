@@ -27,7 +27,7 @@ struct CommandHelpTests {
         ("run", ["--config", "--broker", "--fences", "--state-dir", "--log-level"]),
         ("check", ["--config", "--fences"]),
         ("simulate", ["--config", "--fences", "--device", "--json", "--all", "--no-rules"]),
-        ("status", ["--config", "--broker", "--timeout", "--json"]),
+        ("status", ["--config", "--broker", "--timeout", "--json", "--online"]),
         ("fences", ["--config", "--fences", "--id", "--lat", "--lon", "--radius", "--event", "--note", "--device", "--json", "--replace"]),
     ])
     func eachCommandsHelpListsOnlyItsOwnOptions(command: String, options: [String]) throws {
@@ -75,5 +75,19 @@ struct CommandHelpTests {
         #expect(result.output.contains("dwell  number >= 0 (s); default: off\n"))
         #expect(result.output.contains("lanes  whole number >= 1; default: the number of processors\n"))
         #expect(result.output.contains("logLevel  debug | info | warning | error; default: \"info\"; flag: --log-level LEVEL\n"))
+    }
+
+    /// docs/cli.md is written from these texts (scripts/cli-reference); it must hold
+    /// each of them as the binary prints it.
+    @Test(arguments: [["--help"], ["--version"], ["run", "--help"], ["check", "--help"], ["fences", "--help"],
+                      ["simulate", "--help"], ["status", "--help"], ["help", "settings"]])
+    func theCLIReferenceHoldsEveryHelpText(words: [String]) throws {
+        let reference = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/cli.md")
+        let document = try String(contentsOf: reference, encoding: .utf8)
+        let help = try runGeotify(words, in: directory).output
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
+            .joined(separator: "\n")
+        #expect(document.contains("```text\n" + help + "```\n"), "docs/cli.md is out of date for 'geotify \(words.joined(separator: " "))': run scripts/cli-reference")
     }
 }

@@ -118,6 +118,15 @@ struct StatusCommandTests {
         #expect(result.error.hasPrefix("geotify: TLS with the broker at \(url) failed: "))
     }
 
+    @Test func onlineFailsUnlessTheBridgeIsOnline() throws {
+        let online = try broker()
+        #expect(try runGeotify(["status", "--broker", online.url, "--online", "--timeout", "20"], in: directory).status == 0)
+        let offline = try broker(status: "offline")
+        let result = try runGeotify(["status", "--broker", offline.url, "--online", "--timeout", "20"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error == "geotify: the bridge's status on geotify/status is offline, not online\n")
+    }
+
     @Test func badOptionsAreUsageErrors() throws {
         let timeout = try runGeotify(["status", "--timeout", "0"], in: directory)
         #expect(timeout.status == 2)
