@@ -19,25 +19,43 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "GeotifyJSON"),
         .target(name: "GeotifyTime"),
         .target(name: "GeotifyCore"),
         .target(name: "GeotifyStore", dependencies: ["GeotifyCore", "GeotifyJSON", "CSQLite"]),
         .target(name: "GeotifyMQTT", dependencies: ["CMosquitto", "GeotifyTime"]),
+        .target(
+            name: "GeotifyDelivery",
+            dependencies: ["CCurl", "CCrypto", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"]
+        ),
         .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
-        .executableTarget(name: "geotify", dependencies: ["GeotifyBridge"]),
+        .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
             dependencies: ["GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
         ),
 
-        .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport"),
+        .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),
         .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyTimeTests", dependencies: ["GeotifyTime"]),
         .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"]),
         .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
+        .testTarget(
+            name: "GeotifyDeliveryTests",
+            dependencies: ["GeotifyDelivery", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime", "GeotifyTestSupport"]
+        ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
-        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyMQTT", "GeotifyTestSupport"]),
+        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport"]),
     ]
 )

@@ -3,69 +3,96 @@ import Foundation
 import GeotifyCore
 import GeotifyMQTT
 import GeotifyStore
+import GeotifyTime
 import Synchronization
 
-/// The running bridge: subscribes to positions and commands, evaluates each device's
-/// fences on its lane, and publishes notifications, badges, presence, occupancy, Home
+/// The running bridge: subscribes to positions and commands, routes each message to its
+/// device's lane, and publishes notifications, badges, presence, occupancy, Home
 /// Assistant discovery, statistics, status and errors.
 ///
-/// It is the imperative shell around the pure evaluator: the broker, the fence file,
-/// the state directory and the clock are all at its edges, the clock injected.
+/// It is the outermost imperative shell: the broker, the fence file, the state
+/// directory and the clock (a `Scheduler`, injected) are all at its edges. The decisions
+/// are made by each lane's `LaneCore`; the bridge only routes, keeps time and reports.
 public final class Bridge: Sendable {
     public let settings: Settings
     public let counters = Counters()
     private let logger: Logger
-    private let now: @Sendable () -> Double
+    private let scheduler: any Scheduler
     private let topics: Topics
     private let messages: OutboundMessages
     private let presence: PresenceMessages
     private let discovery: HomeAssistantDiscovery?
-    private let waypoints: OwnTracksWaypoints?
     private let occupancy = Occupancy()
     private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
+    /// Serialises `start` and `stop`.
+    private let phase = Mutex(())
 
     /// What exists only while the bridge runs.
     private struct Running: Sendable {
         let client: MQTTClient
+        let store: StateStore
         let fences: LiveFenceBook
+        let announcer: FenceChangeAnnouncer
         let lanes: [Lane]
+        let router: MessageRouter
+        let housekeeping: ScheduledWork
+        /// When it started, on the monotonic clock.
         let started: Double
+        var stopping = false
         /// Whether the broker has accepted a connection since the start.
         var connectedOnce = false
-        let ownTracks: TopicFilter
-        let location: TopicFilter
-        let commands: TopicFilter
-        var stopping = false
     }
 
-    /// A bridge for `settings`; nothing happens until `start()`. `now` gives the time in
-    /// seconds since 1970.
-    public init(settings: Settings, logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    /// What the housekeeping timer remembers between rounds.
+    private struct Housekeeping: Sendable {
+        var round = 0
+        var lastReport: Double
+        var lastWaitingNote: Double
+    }
+
+    private let housekeepingState = Mutex(Housekeeping(round: 0, lastReport: 0, lastWaitingNote: 0))
+    private let housekeepingQueue = DispatchQueue(label: "geotify.housekeeping")
+
+    /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
+    /// and timer source (the system's by default; a `ManualScheduler` in tests).
+    public convenience init(settings: Settings, logger: Logger) {
+        self.init(settings: settings, logger: logger, scheduler: SystemScheduler())
+    }
+
+    /// A bridge for `settings` whose time comes from `scheduler`.
+    package init(settings: Settings, logger: Logger, scheduler: any Scheduler) {
         self.settings = settings
         self.logger = logger
-        self.now = now
+        self.scheduler = scheduler
         topics = Topics(prefix: settings.topicPrefix)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
-        waypoints = settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil
         health = StateHealth(logger: logger, counters: counters, messages: messages)
         publisher = Publisher(logger: logger, counters: counters, health: health)
     }
-
-    /// Shared sets with more fences than this are evaluated but not announced fence by
-    /// fence (Home Assistant entities, presence topics).
-    private var announceLimit: Int { settings.limits.maximumFencesPerDevice }
 
     /// The fences in force (empty when not running).
     public var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }
 
     /// Loads the fences and the state, then connects (in the background; the broker may
-    /// come later). Throws when the fence file does not validate, the state directory
-    /// is unusable or the MQTT options are refused.
+    /// come later). Throws when the settings, the fence file or the state directory are
+    /// unusable or the MQTT options are refused.
     public func start() throws(StartupError) {
+        try phase.withLock { _ throws(StartupError) in try startLocked() }
+    }
+
+    private func startLocked() throws(StartupError) {
+        guard running.withLock({ $0 == nil }) else { throw StartupError(["the bridge is already running"]) }
+        let router: MessageRouter
+        do {
+            try settings.validate()
+            router = try MessageRouter(settings: settings, topics: topics)
+        } catch {
+            throw StartupError(["the settings are not usable: \(error)"])
+        }
         let store: StateStore
         do {
             store = try StateStore(directory: settings.stateDirectory, durability: settings.durability)
@@ -73,33 +100,43 @@ public final class Bridge: Sendable {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
         let fences = LiveFenceBook(
-            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes), store: store, logger: logger,
-            counters: counters, messages: messages, report: { [publisher] in publisher.send($0) },
-            changed: { [weak self] old, new in self?.fencesChanged(from: old, to: new) })
+            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes),
+            store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })
         try fences.load()
         let states: [String: DeviceState]
         let pending: [StateStore.PendingMessage]
-        let discarded: Int
+        let unacknowledged: Int
         do {
             states = try store.loadDevices()
-            discarded = try store.discardSentMessages()
+            unacknowledged = try store.unacknowledgedAtStop()
             pending = try store.pendingMessages()
         } catch {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
-        occupancy.load(states, book: fences.book)
+        let book = fences.book
+        occupancy.load(states, book: book)
+        let announcer = FenceChangeAnnouncer(
+            publisher: publisher, presence: presence, messages: messages, occupancy: occupancy, discovery: discovery,
+            waypoints: settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
+            announceLimit: settings.limits.maximumFencesPerDevice)
 
-        let environment = Lane.Environment(
-            settings: settings, decoder: LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes),
-            messages: messages, store: store, publisher: publisher, counters: counters, logger: logger,
-            fences: fences, occupancy: occupancy, presence: presence,
-            ownTracks: settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
-            admission: DeviceAdmission(maximum: settings.maximumDevices, devices: states.count), health: health,
-            now: now)
         let laneCount = max(1, settings.lanes)
+        let admission = DeviceAdmission(
+            maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner,
+            devices: states.keys.filter { !book.knows($0) })
+        let configuration = LaneConfiguration(settings: settings)
+        let environment = Lane.Environment(
+            store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
+            presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
-        for (device, state) in states { laneStates[Bridge.lane(of: device, among: laneCount)][device] = state }
-        let lanes = laneStates.enumerated().map { Lane(index: $0.offset, states: $0.element, environment: environment) }
+        for (device, state) in states { laneStates[MessageRouter.lane(of: device, among: laneCount)][device] = state }
+        let now = scheduler.now
+        let lanes = laneStates.enumerated().map { index, states in
+            Lane(
+                index: index,
+                core: LaneCore(configuration: configuration, admission: admission, states: states, book: book, now: now),
+                environment: environment)
+        }
 
         var options = MQTTOptions(clientID: settings.clientID, host: settings.broker.host, port: settings.broker.port)
         options.cleanSession = false
@@ -118,43 +155,59 @@ public final class Bridge: Sendable {
         }
         publisher.attach(client, store: store)
 
+        let started = scheduler.uptime
+        housekeepingState.withLock { $0 = Housekeeping(round: 0, lastReport: started, lastWaitingNote: started) }
+        let housekeeping = scheduler.repeating(every: Bridge.tickInterval, on: housekeepingQueue) { [weak self] in
+            self?.keepHouse()
+        }
+        running.withLock {
+            $0 = Running(
+                client: client, store: store, fences: fences, announcer: announcer, lanes: lanes, router: router,
+                housekeeping: housekeeping, started: started)
+        }
+        if unacknowledged > 0 {
+            logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
+        }
+        publisher.send(pending.map(\.message), outboxIDs: pending.map(\.id))
+        if !pending.isEmpty { logger.info("sending \(pending.count) messages decided before the last stop and never handed to the broker") }
+        logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")
         do {
-            running.withLock {
-                $0 = Running(
-                    client: client, fences: fences, lanes: lanes, started: now(),
-                    ownTracks: try! TopicFilter(settings.ownTracksTopic), location: try! TopicFilter(settings.locationTopic),
-                    commands: try! TopicFilter(topics.commands))
-            }
-            scheduleHousekeeping()
-            if discarded > 0 {
-                logger.warning("\(discarded) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
-            }
-            for message in pending { publisher.send(message.message, outboxID: message.id) }
-            if !pending.isEmpty { logger.info("resending \(pending.count) unacknowledged messages from the outbox") }
             try client.start()
         } catch {
+            stopLocked(timeout: 0)
             throw StartupError(["cannot connect to \(settings.broker): \(error)"])
         }
-        logger.info("started: \(fences.book.fenceCount) fences for \(fences.book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; broker \(settings.broker)")
     }
 
-    /// Stops gracefully: takes no more input, finishes what is queued, publishes
-    /// `offline`, waits (up to `timeout` seconds) for the broker to acknowledge what was
-    /// published, and disconnects.
+    /// Stops gracefully: takes no more input, finishes what is queued and saves every
+    /// state, publishes `offline` and waits (up to `timeout` seconds) for the broker to
+    /// acknowledge it and what was published before it, then disconnects.
     public func stop(timeout: Double = 5) {
+        phase.withLock { _ in stopLocked(timeout: timeout) }
+    }
+
+    private func stopLocked(timeout: Double) {
         guard let current = running.withLock({ running -> Running? in
             guard running?.stopping == false else { return nil }
             running?.stopping = true
             return running
         }) else { return }
+        current.housekeeping.cancel()
+        housekeepingQueue.sync {}
+        for lane in current.lanes { lane.saveFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
-        publisher.send(OutboxMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true))
-        let deadline = now() + timeout
-        while publisher.unacknowledged > 0 && current.client.isConnected && now() < deadline {
-            usleep(10_000)
+        if current.client.isConnected {
+            let acknowledged = DispatchSemaphore(value: 0)
+            publisher.send(OutboxMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)) {
+                acknowledged.signal()
+            }
+            if acknowledged.wait(timeout: .now() + max(0, timeout)) == .timedOut {
+                logger.warning("the broker did not acknowledge \"offline\" within \(timeout) s; its will says it when it notices the disconnect")
+            }
         }
         current.client.stop()
-        publisher.flush()
+        publisher.saveMarks()
+        try? current.store.pruneAcknowledged()
         logger.info("stopped")
         running.withLock { $0 = nil }
     }
@@ -167,23 +220,47 @@ public final class Bridge: Sendable {
 
     /// Reads the fence file again now (SIGHUP), applying it if it changed and is valid.
     public func reloadFences() {
-        running.withLock { $0 }?.fences.reloadIfChanged(force: true)
+        guard let current = running.withLock({ $0 }) else { return }
+        if let change = current.fences.reloadIfChanged(readContents: true) { current.announcer.announce(change) }
     }
 
-    /// While running: every 200 ms lets the lanes fire due dwell and minimum-duration
-    /// timers; every second looks whether the fence file changed; every `statsInterval`
-    /// publishes the statistics.
-    private func scheduleHousekeeping(round: Int = 0, lastReport: Double? = nil) {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in
-            guard let self, let current = self.running.withLock({ $0 }), !current.stopping else { return }
-            for lane in current.lanes { lane.tick() }
-            if round % 5 == 4 { current.fences.reloadIfChanged() }
-            var reported = lastReport ?? current.started
-            if self.settings.statsInterval > 0 && self.now() - reported >= self.settings.statsInterval {
-                self.publisher.send(self.statistics(current).message(topics: self.topics))
-                reported = self.now()
+    /// How often the lanes' timers are looked at, in seconds.
+    static let tickInterval = 0.2
+    /// Every this many ticks the fence file is looked at (1 s).
+    private static let pollEvery = 5
+    /// Every this many polls its contents are read too, not only its size and time.
+    private static let readContentsEvery = 10
+    /// Every this many ticks the last fixes kept only in memory are saved (5 s).
+    private static let saveFixesEvery = 25
+
+    /// One round of housekeeping, every `tickInterval`: the lanes' timers; every second
+    /// the fence file, the outbox marks and, while the broker is away, a reminder every
+    /// 30 s; the statistics every `statsInterval`; the last fixes every few seconds.
+    private func keepHouse() {
+        dispatchPrecondition(condition: .onQueue(housekeepingQueue))
+        guard let current = running.withLock({ $0 }), !current.stopping else { return }
+        for lane in current.lanes { lane.tick() }
+        let now = scheduler.uptime
+        let (round, lastReport, lastWaitingNote) = housekeepingState.withLock { state in
+            state.round += 1
+            return (state.round, state.lastReport, state.lastWaitingNote)
+        }
+        if round % Bridge.pollEvery == 0 {
+            let readContents = round % (Bridge.pollEvery * Bridge.readContentsEvery) == 0
+            if let change = current.fences.reloadIfChanged(readContents: readContents) { current.announcer.announce(change) }
+            publisher.saveMarks()
+            if !current.client.isConnected && now - lastWaitingNote >= 30 {
+                logger.warning("still waiting for the broker \(settings.broker) (\(Int(now - current.started)) s since the start); positions wait in the broker meanwhile")
+                housekeepingState.withLock { $0.lastWaitingNote = now }
             }
-            self.scheduleHousekeeping(round: round + 1, lastReport: reported)
+        }
+        if round % Bridge.saveFixesEvery == 0 {
+            for lane in current.lanes { lane.saveFixes() }
+            try? current.store.pruneAcknowledged()
+        }
+        if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval {
+            publisher.send(statistics(current).message(topics: topics))
+            housekeepingState.withLock { $0.lastReport = now }
         }
     }
 
@@ -198,37 +275,8 @@ public final class Bridge: Sendable {
             latency.merge(statistics.latency)
         }
         return StatsReport(
-            time: now(), uptime: now() - current.started, devices: devices, fences: current.fences.book.fenceCount,
-            counters: counters.snapshot, latency: latency.summary)
-    }
-
-    /// Publishes the Home Assistant discovery configs of every device in the file.
-    private func announce(_ book: FenceBook) {
-        guard let discovery else { return }
-        for message in discovery.configs(devices: book.announcedFences(limit: announceLimit)) { publisher.send(message) }
-    }
-
-    /// The fence file changed: clears the retained topics and Home Assistant entities
-    /// of removed devices and fences, announces the new ones, and pushes changed fences
-    /// to OwnTracks apps when asked to.
-    private func fencesChanged(from old: FenceBook, to new: FenceBook) {
-        let before = old.announcedFences(limit: announceLimit)
-        let after = new.announcedFences(limit: announceLimit)
-        var outbox = presence.removals(previous: before, current: after)
-        for (owner, fence) in occupancy.prune(to: new) {
-            outbox.append(OutboxMessage(topic: presence.occupancyTopic(owner: owner, fence: fence), payload: [], qos: 1, retain: true))
-        }
-        if let discovery {
-            outbox += discovery.removals(previous: before, current: after)
-            outbox += discovery.configs(devices: after.filter { before[$0.key] != $0.value })
-        }
-        if let waypoints {
-            for (device, fences) in new.devices.sorted(by: { $0.key < $1.key }) where old.devices[device] != fences {
-                let removed = old.fences(of: device).map(\.identifier).filter { id in !fences.contains { $0.identifier == id } }
-                if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
-            }
-        }
-        for message in outbox { publisher.send(message) }
+            time: scheduler.now.rounded(.down), uptime: (scheduler.uptime - current.started).rounded(.down), devices: devices,
+            fences: current.fences.book.fenceCount, counters: counters.snapshot, latency: latency.summary)
     }
 
     private func handle(_ event: MQTTEvent) {
@@ -236,7 +284,17 @@ public final class Bridge: Sendable {
         switch event {
         case .message(let message):
             guard !current.stopping else { return }
+            if let discovery, message.topic == discovery.birthTopic {
+                if message.payload == Array("online".utf8) {
+                    logger.info("Home Assistant came online; announcing the devices again")
+                    current.announcer.announceAll(current.fences.book)
+                }
+                return
+            }
             route(message, current)
+        case .caughtUp:
+            submitRouted(current)
+            publisher.pump()
         case .published(let messageID):
             publisher.acknowledged(messageID)
         case .connected(let sessionPresent):
@@ -252,73 +310,72 @@ public final class Bridge: Sendable {
             }
             publisher.connected()
             publisher.send(OutboxMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
-            announce(current.fences.book)
+            current.announcer.announceAll(current.fences.book)
         case .connectionRefused(let code, let reason):
             publisher.disconnected()
-            counters.add("errors.connection_refused")
-            logger.error("the broker \(settings.broker) refused the connection: \(reason) (code \(code))")
+            counters.add(.errors(.connectionRefused))
+            logger.error("the broker \(settings.broker) refused the connection: \(Bridge.words(reason)) (code \(code))")
         case .disconnected(let code, let reason):
             publisher.disconnected()
             if code != 0 {
                 logger.warning(current.connectedOnce
-                    ? "lost the connection to \(settings.broker): \(reason); reconnecting"
-                    : "cannot reach the broker \(settings.broker): \(reason); retrying")
+                    ? "lost the connection to the broker \(settings.broker): \(Bridge.words(reason)); reconnecting"
+                    : "cannot reach the broker \(settings.broker): \(Bridge.words(reason)); retrying")
             }
         case .subscribed(_, let granted):
             if granted.contains(where: { $0 >= 128 }) {
-                counters.add("errors.subscription_refused")
+                counters.add(.errors(.subscriptionRefused))
                 logger.error("the broker refused a subscription (granted QoS \(granted)); check its ACL")
             }
         }
     }
 
+    /// The messages routed since the last burst ended, by lane; only the network thread
+    /// touches it.
+    private let routed = Mutex<[[Inbound]]>([])
+
+    /// Routes one message to its lane's next batch, or refuses it for its topic.
     private func route(_ message: MQTTMessage, _ current: Running) {
-        if let discovery, message.topic == discovery.birthTopic {
-            if message.payload == Array("online".utf8) {
-                logger.info("Home Assistant came online; announcing the devices again")
-                announce(current.fences.book)
+        switch current.router.route(message, arrival: scheduler.now) {
+        case .lane(let index, let inbound):
+            routed.withLock { batches in
+                if batches.count != current.lanes.count { batches = Array(repeating: [], count: current.lanes.count) }
+                batches[index].append(inbound)
+                if batches[index].count >= MessageRouter.batchLimit {
+                    let batch = batches[index]
+                    batches[index].removeAll(keepingCapacity: true)
+                    counters.add(.messagesReceived, batch.count)
+                    current.lanes[index].handle(batch)
+                }
             }
-            return
+        case .unrouted:
+            counters.add(.messagesReceived)
+            counters.add(.messagesUnrouted)
+        case .refused(let error):
+            counters.add(.messagesReceived)
+            let topic = String(message.topic.prefix(200))
+            counters.add(.errors(error.code))
+            logger.warning("refused the message on \(topic): \(error)")
+            publisher.send(messages.error(error, topic: topic, device: nil))
         }
-        counters.add("messages_received")
-        let arrival = now()
-        let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard levels.count <= settings.maximumTopicDepth else {
-            refuse(message, InputError(.invalidTopic, "the topic has more than \(settings.maximumTopicDepth) levels (maximumTopicDepth)"))
-            return
-        }
-        let routed: (Inbound.Route, String)?
-        if let device = current.ownTracks.device(inLevels: levels) {
-            routed = (.location(.ownTracks), device)
-        } else if let device = current.location.device(inLevels: levels) {
-            routed = (.location(.plain), device)
-        } else if let device = current.commands.device(inLevels: levels) {
-            routed = (.command, device)
-        } else {
-            routed = nil
-        }
-        guard let (route, device) = routed else {
-            counters.add("messages_unrouted")
-            return
-        }
-        if let problem = Identifier.problem(device: device) {
-            refuse(message, InputError(.invalidTopic, "no usable device in the topic: \(problem)"))
-            return
-        }
-        let lane = current.lanes[Bridge.lane(of: device, among: current.lanes.count)]
-        lane.submit(Inbound(route: route, device: device, message: message, arrival: arrival))
     }
 
-    /// Counts, logs and reports a message refused for its topic (before any device has it).
-    private func refuse(_ message: MQTTMessage, _ error: InputError) {
-        let topic = String(message.topic.prefix(200))
-        counters.count(error)
-        logger.warning("refused the message on \(topic): \(error)")
-        publisher.send(messages.error(error, topic: topic, device: nil))
+    /// Hands each lane the messages routed to it since the last burst ended.
+    private func submitRouted(_ current: Running) {
+        routed.withLock { batches in
+            for index in batches.indices where !batches[index].isEmpty {
+                let batch = batches[index]
+                batches[index].removeAll(keepingCapacity: true)
+                counters.add(.messagesReceived, batch.count)
+                current.lanes[index].handle(batch)
+            }
+        }
     }
 
-    /// The lane of `device`: a stable hash, so a device always lands on the same one.
-    static func lane(of device: String, among count: Int) -> Int {
-        Int(StableHash.fnv1a(device) % UInt64(count))
+    /// A reason as libmosquitto words it ("The connection was lost."), as part of a sentence.
+    static func words(_ reason: String) -> String {
+        var text = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
+        if let first = text.first, text.dropFirst().first?.isLowercase ?? true { text = first.lowercased() + text.dropFirst() }
+        return text
     }
 }

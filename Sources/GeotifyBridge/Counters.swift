@@ -1,30 +1,34 @@
 import Synchronization
 
-/// Running totals of what the bridge did and refused, keyed by name
-/// (`messages_received`, `notifications_published`, `errors.invalid_json`, ...), so
-/// nothing is dropped without a trace.
+/// The bridge's running totals (`Counter`), shared by every thread. Per-message work
+/// gathers its increments in a `CounterDelta` and adds them here once per batch.
 public final class Counters: Sendable {
-    private let values = Mutex<[String: Int]>([:])
+    private let values = Mutex<[Counter: Int]>([:])
 
     public init() {}
 
-    /// Adds `amount` to the counter `name`.
-    public func add(_ name: String, _ amount: Int = 1) {
-        values.withLock { $0[name, default: 0] += amount }
+    /// Adds `amount` to `counter`.
+    package func add(_ counter: Counter, _ amount: Int = 1) {
+        values.withLock { $0[counter, default: 0] += amount }
     }
 
-    /// Counts one refused input of `kind` (`errors.<kind>`).
-    public func count(_ error: InputError) {
-        add("errors.\(error.kind.rawValue)")
+    /// Adds everything gathered in `delta`.
+    package func add(_ delta: CounterDelta) {
+        guard !delta.isEmpty else { return }
+        values.withLock { values in
+            for (counter, amount) in delta.amounts { values[counter, default: 0] += amount }
+        }
     }
 
-    /// The value of `name`, 0 when it was never counted.
-    public func value(_ name: String) -> Int {
-        values.withLock { $0[name] ?? 0 }
+    /// The value of `counter`, 0 when it was never counted.
+    package func value(_ counter: Counter) -> Int {
+        values.withLock { $0[counter] ?? 0 }
     }
 
-    /// All counters at this moment.
+    /// All counters at this moment, by name (`errors.invalid_json`).
     public var snapshot: [String: Int] {
-        values.withLock { $0 }
+        values.withLock { values in
+            Dictionary(values.map { ($0.key.name, $0.value) }, uniquingKeysWith: +)
+        }
     }
 }

@@ -5,37 +5,54 @@ import Synchronization
 
 /// The fences in force in a running bridge, and the file they come from.
 ///
-/// The file is the source of truth: it is watched (its size, time and inode polled
-/// every second, so editors that replace the file are noticed too; and on SIGHUP), and
-/// a changed file that validates is applied at once, keeping each device's state for
-/// fences whose identifier stays. A file that does not validate is refused with every
-/// problem, reported once, and the last good fences stay in force. Changes made by
-/// commands are written to the file and applied the same way.
+/// The file is the source of truth: it is watched (its size, time and inode polled, and
+/// now and then its contents, so an edit that keeps size and time is noticed too; and
+/// on SIGHUP), and a changed file that validates is put in force at once, keeping each
+/// device's state for fences whose identifier stays. A file that does not validate is
+/// refused with every problem, reported once, and the last good fences stay in force. A
+/// missing or unreadable file is reported at once, and changes by commands are refused
+/// (`invalid_file`) until it is back, so one command can never replace everybody's
+/// fences with its own.
+///
+/// Changes by commands come as batches of `FenceWrite`s: the file is read once, each
+/// change applied to its device's fences (refused on its own if the device's fences
+/// are not what the command saw), the result written once, atomically, and put in force.
+/// Reading, parsing and writing happen outside the lock that guards the book in force,
+/// so lanes reading `book` never wait for them; writers and reloads take turns.
 final class LiveFenceBook: Sendable {
-    private struct State {
+    /// The book in force and what it was made from.
+    private struct Installed {
         var book = FenceBook()
-        /// The bytes the book was read from: commands check the file still holds them.
+        /// The bytes the book was read from (or written as).
         var contents: [UInt8] = []
         /// The file's size, modification time and inode when last looked at.
         var signature: [Int] = []
-        /// The last contents refused, so a bad file is reported once, not every second.
-        var refused: [UInt8]?
+        /// Why the file cannot be used now (missing, unreadable), reported once; nil when it can.
+        var unusable: String?
+    }
+
+    /// What a reload or write leaves to the caller: the books before and after, when a
+    /// new one is in force.
+    struct Change: Sendable {
+        var old: FenceBook
+        var new: FenceBook
     }
 
     let file: FenceFile
-    private let state = Mutex(State())
+    private let installed = Mutex(Installed())
+    /// Held while reading, validating and writing the file, so reloads and writes take
+    /// turns; never held by readers of `book`. Also remembers the last refused contents,
+    /// so a bad file is reported once, not every poll.
+    private let turn = Mutex<[UInt8]?>(nil)
     private let store: StateStore
     private let logger: Logger
     private let counters: Counters
-    private let report: @Sendable (OutboxMessage) -> Void
     private let messages: OutboundMessages
-    /// Told of every change of book (old, new), after it is in force.
-    private let changed: @Sendable (FenceBook, FenceBook) -> Void
+    private let report: @Sendable (OutboxMessage) -> Void
 
     init(
         file: FenceFile, store: StateStore, logger: Logger, counters: Counters, messages: OutboundMessages,
-        report: @escaping @Sendable (OutboxMessage) -> Void,
-        changed: @escaping @Sendable (FenceBook, FenceBook) -> Void
+        report: @escaping @Sendable (OutboxMessage) -> Void
     ) {
         self.file = file
         self.store = store
@@ -43,11 +60,13 @@ final class LiveFenceBook: Sendable {
         self.counters = counters
         self.messages = messages
         self.report = report
-        self.changed = changed
     }
 
     /// The fences in force.
-    var book: FenceBook { state.withLock { $0.book } }
+    var book: FenceBook { installed.withLock { $0.book } }
+
+    /// Why the file cannot be used now, nil when it can (for health reports).
+    var problem: String? { installed.withLock { $0.unusable } }
 
     /// Loads the file at start, with the fence revisions persisted by earlier runs, so
     /// fences added while the bridge was down are new to every device.
@@ -61,88 +80,186 @@ final class LiveFenceBook: Sendable {
             let revisions = try store.loadRevisions()
             let revised = book.revised(knownRevisions: revisions.known, currentRevision: revisions.current)
             try store.saveRevisions(of: revised)
-            state.withLock {
+            let signature = signature()
+            installed.withLock {
                 $0.book = revised
                 $0.contents = loaded.contents
-                $0.signature = signature()
+                $0.signature = signature
             }
         } catch {
             throw StartupError(["cannot use the state directory: \(error)"])
         }
     }
 
-    /// Reloads the file if it changed since it was last looked at (or, with `force`,
-    /// whenever its contents differ from the fences in force). Returns whether a new
-    /// book is in force.
-    @discardableResult
-    func reloadIfChanged(force: Bool = false) -> Bool {
-        let current = signature()
-        let contents: [UInt8]? = state.withLock { state in
-            guard force || current != state.signature else { return nil }
-            state.signature = current
-            return (try? AtomicFile.read(file.path)) ?? nil
-        }
-        guard let contents else { return false }
-        return install(contents, reason: force ? "on request" : "the file changed")
-    }
-
-    /// What `change` would make of the fences, without writing: the result (its book
-    /// with revisions as installing it would give them) and the file bytes it was made
-    /// from, for `apply(_:expecting:)`.
-    func preview(_ change: FenceChange) throws(FenceChangeError) -> (applied: FenceChange.Applied, contents: [UInt8]) {
-        var (applied, contents) = try file.preview(change)
-        applied.book = applied.book.revised(from: book)
-        return (applied, contents)
-    }
-
-    /// Writes `change` to the file (only if it still holds `expected`, when given) and
-    /// puts the result in force.
-    func apply(_ change: FenceChange, expecting expected: [UInt8]?) throws(FenceChangeError) -> FenceChange.Applied {
-        let (applied, written) = try file.apply(change, expecting: expected)
-        install(written, reason: "changed by a command")
-        return applied
-    }
-
-    /// Validates `contents` and, if they are good and differ from the fences in force,
-    /// puts them in force; refuses them with every problem otherwise.
-    @discardableResult
-    private func install(_ contents: [UInt8], reason: String) -> Bool {
-        let result = state.withLock { state -> (old: FenceBook, new: FenceBook)? in
-            guard contents != state.contents, contents != state.refused else { return nil }
-            let loaded = file.parse(contents)
-            guard let parsed = loaded.book else {
-                state.refused = contents
-                refuse(loaded.errors)
+    /// Looks at the file and puts it in force if it changed since it was last looked at:
+    /// by its size, time and inode, or, with `readContents` (now and then, and on
+    /// SIGHUP), by its contents. Reports a file that went missing or unreadable once.
+    func reloadIfChanged(readContents: Bool = false) -> Change? {
+        turn.withLock { refused -> Change? in
+            let current = signature()
+            let (known, unusable) = installed.withLock { ($0.signature, $0.unusable) }
+            guard readContents || current != known || unusable != nil else { return nil }
+            let contents: [UInt8]
+            do throws(StoreError) {
+                guard let read = try AtomicFile.read(file.path) else {
+                    markUnusable("the fence file \(file.path) is missing", signature: current)
+                    return nil
+                }
+                contents = read
+            } catch {
+                markUnusable("the fence file \(file.path) cannot be read: \(error)", signature: current)
                 return nil
             }
-            for warning in loaded.warnings { logger.warning("\(warning)") }
-            let revised = parsed.revised(from: state.book)
-            do {
-                try store.saveRevisions(of: revised)
-            } catch {
-                counters.add("errors.state_write")
-                logger.error("could not save the fence revisions: \(error)")
-            }
-            let old = state.book
-            state.book = revised
-            state.contents = contents
-            state.refused = nil
-            state.signature = signature()
-            return (old, revised)
+            markUsable()
+            return install(contents, signature: current, reason: "the file changed", refused: &refused)
         }
-        guard let (old, new) = result else { return false }
-        counters.add("fence_reloads")
-        logger.info("fences reloaded (\(reason)): \(new.fenceCount) fences for \(new.devices.count) devices, revision \(new.revision)")
-        changed(old, new)
-        return true
+    }
+
+    /// Writes the changes in `writes` to the file in one atomic write, each applied to
+    /// its device's fences as they are in the file now and refused on its own when it
+    /// does not apply (its device's fences are not those it was decided on, it does not
+    /// validate); returns one outcome a write, and the change of book when any applied.
+    func write(_ writes: [FenceWrite], limits: FenceLimits) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
+        turn.withLock { refused in
+            let (inForce, inForceContents, unusable) = installed.withLock { ($0.book, $0.contents, $0.unusable) }
+            func refuseAll(_ error: FenceChangeError) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
+                (Array(repeating: .failure(error), count: writes.count), nil)
+            }
+            if let unusable {
+                return refuseAll(FenceChangeError(.invalidFile, "\(unusable); no change is written until it is back"))
+            }
+            let contents: [UInt8]
+            do throws(StoreError) {
+                guard let read = try AtomicFile.read(file.path) else {
+                    markUnusable("the fence file \(file.path) is missing", signature: [])
+                    return refuseAll(FenceChangeError(.invalidFile, "the fence file \(file.path) is missing; no change is written until it is back"))
+                }
+                contents = read
+            } catch {
+                return refuseAll(FenceChangeError(.io, error.description))
+            }
+            var base = inForce
+            if contents != inForceContents {
+                let parsed = file.parse(contents)
+                guard let book = parsed.book else { return refuseAll(.invalidFile(file.path, parsed.errors)) }
+                base = book.revised(from: inForce)
+            }
+            var changed: [String: [Fence]] = [:]
+            var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
+            for write in writes {
+                let device = write.change.device
+                let current = changed[device] ?? base.devices[device]
+                if let basis = write.basis, !LaneCore.same(current ?? [], basis) {
+                    results.append(.failure(FenceChangeError(.stale, "the fences of \"\(device)\" changed since the preview (edited by someone else); nothing was changed: preview again")))
+                    continue
+                }
+                do throws(FenceChangeError) {
+                    let outcome = try write.change.apply(toFencesOf: current, limits: limits)
+                    changed[device] = outcome.fences
+                    results.append(.success(outcome))
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            guard !changed.isEmpty else { return (results, nil) }
+            let book = base.replacing(devices: changed)
+            let written: [UInt8]
+            do throws(StoreError) {
+                written = try file.write(book, expecting: contents)
+            } catch {
+                let failure = error.reason.contains("changed since it was read")
+                    ? FenceChangeError(.stale, "the fence file \(file.path) changed while it was being written (edited by someone else); nothing was written, try again")
+                    : FenceChangeError(.io, error.description)
+                return (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
+            }
+            let change = put(book, contents: written, signature: signature(), reason: "changed by a command", scopes: Array(changed.keys))
+            refused = nil
+            return (results, change)
+        }
+    }
+
+    /// Validates `contents` and, if they are good and differ from what is in force, puts
+    /// them in force; refuses them with every problem (once) otherwise.
+    private func install(_ contents: [UInt8], signature: [Int], reason: String, refused: inout [UInt8]?) -> Change? {
+        let inForce = installed.withLock { state -> FenceBook? in
+            state.signature = signature
+            return contents == state.contents ? nil : state.book
+        }
+        guard let inForce else {
+            if refused != nil {
+                logger.info("the fence file \(file.path) is valid again (as it was)")
+                refused = nil
+            }
+            return nil
+        }
+        guard contents != refused else { return nil }
+        let loaded = file.parse(contents)
+        guard let parsed = loaded.book else {
+            refused = contents
+            refuse(loaded.errors)
+            return nil
+        }
+        for warning in loaded.warnings { logger.warning("\(warning)") }
+        if refused != nil {
+            logger.info("the fence file \(file.path) is valid again")
+            refused = nil
+        }
+        return put(parsed.revised(from: inForce), contents: contents, signature: signature, reason: reason, scopes: nil)
+    }
+
+    /// Puts `book` in force and saves its revisions (of `scopes` only, when given).
+    private func put(_ book: FenceBook, contents: [UInt8], signature: [Int], reason: String, scopes: [String]?) -> Change {
+        do {
+            if let scopes {
+                try store.saveRevisions(of: book, devices: scopes)
+            } else {
+                try store.saveRevisions(of: book)
+            }
+        } catch {
+            counters.add(.errors(.stateWrite))
+            logger.error("could not save the fence revisions: \(error)")
+        }
+        let old = installed.withLock { state in
+            defer {
+                state.book = book
+                state.contents = contents
+                state.signature = signature
+            }
+            return state.book
+        }
+        counters.add(.fenceReloads)
+        logger.info("fences reloaded (\(reason)): \(book.fenceCount) fences for \(book.devices.count) devices, revision \(book.revision)")
+        return Change(old: old, new: book)
+    }
+
+    private func markUnusable(_ problem: String, signature: [Int]) {
+        let first = installed.withLock { state in
+            defer {
+                state.unusable = problem
+                state.signature = signature
+            }
+            return state.unusable != problem
+        }
+        guard first else { return }
+        counters.add(.errors(.fenceFile))
+        logger.error("\(problem); the fences in force stay, and commands that change fences are refused until it is back")
+        report(messages.failure(.fenceFile, "\(problem); the fences in force stay, and commands that change fences are refused until it is back"))
+    }
+
+    private func markUsable() {
+        let was = installed.withLock { state in
+            defer { state.unusable = nil }
+            return state.unusable
+        }
+        if was != nil { logger.info("the fence file \(file.path) is back") }
     }
 
     private func refuse(_ problems: [FenceProblem]) {
-        counters.add("errors.fence_file")
+        counters.add(.errors(.fenceFile))
         logger.error("the fence file \(file.path) is not valid; keeping the fences in force:")
         for problem in problems { logger.error("  \(problem)") }
         report(messages.failure(
-            "fence_file",
+            .fenceFile,
             "the fence file \(file.path) is not valid; the last good fences stay in force: "
                 + problems.map(\.description).joined(separator: "; ")))
     }

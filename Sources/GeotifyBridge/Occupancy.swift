@@ -5,10 +5,13 @@ import Synchronization
 /// zone state. Kept as the set of devices inside each fence, so a repeated or late
 /// update cannot skew the count.
 final class Occupancy: Sendable {
-    private let inside = Mutex<[String: Set<String>]>([:])
+    /// A shared fence: its set's owner ("shared" or a group) and its identifier.
+    struct Key: Hashable, Sendable {
+        var owner: String
+        var fence: String
+    }
 
-    /// The key of a shared fence: its owner and identifier.
-    static func key(owner: String, fence: String) -> String { "\(owner)/\(fence)" }
+    private let inside = Mutex<[Key: Set<String>]>([:])
 
     /// Fills the counts from the devices' persisted states at start.
     func load(_ states: [String: DeviceState], book: FenceBook) {
@@ -17,34 +20,31 @@ final class Occupancy: Sendable {
                 let fences = book.deviceFences(of: device)
                 for entry in state.fences where entry.inside {
                     if let set = fences.owner(of: entry.fence) {
-                        inside[Occupancy.key(owner: set.owner, fence: entry.fence), default: []].insert(device)
+                        inside[Key(owner: set.owner, fence: entry.fence), default: []].insert(device)
                     }
                 }
             }
         }
     }
 
-    /// Records that `device` is now inside (or not) the shared fence; returns the new
-    /// count when it changed.
-    func update(owner: String, fence: String, device: String, inside isInside: Bool) -> Int? {
+    /// Records that a device is now inside (or not) a shared fence; returns the new count
+    /// when it changed.
+    func update(_ change: OccupancyChange) -> Int? {
         inside.withLock { inside in
-            let key = Occupancy.key(owner: owner, fence: fence)
-            let changed = isInside ? inside[key, default: []].insert(device).inserted : inside[key]?.remove(device) != nil
+            let key = Key(owner: change.owner, fence: change.fence)
+            let changed = change.inside
+                ? inside[key, default: []].insert(change.device).inserted
+                : inside[key]?.remove(change.device) != nil
             return changed ? inside[key]?.count ?? 0 : nil
         }
     }
 
-    /// Forgets the fences not in `book` any more; returns their (owner, fence) pairs.
-    func prune(to book: FenceBook) -> [(owner: String, fence: String)] {
+    /// Forgets the fences not in `book` any more; returns them, sorted.
+    func prune(to book: FenceBook) -> [Key] {
         inside.withLock { inside in
-            var removed: [(String, String)] = []
-            for key in inside.keys {
-                let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
-                guard parts.count == 2, book.shared[parts[0]]?.fence(parts[1]) == nil else { continue }
-                inside[key] = nil
-                removed.append((parts[0], parts[1]))
-            }
-            return removed.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+            let removed = inside.keys.filter { book.shared[$0.owner]?.fence($0.fence) == nil }
+            for key in removed { inside[key] = nil }
+            return removed.sorted { ($0.owner, $0.fence) < ($1.owner, $1.fence) }
         }
     }
 }

@@ -44,7 +44,7 @@ public struct OutboundMessages: Sendable {
     /// A refused input on `geotify/error`: `{"error": kind, "message", "topic", "device"}`.
     public func error(_ error: InputError, topic: String?, device: String?) -> OutboxMessage {
         var object = JSONObject()
-        object["error"] = .string(error.kind.rawValue)
+        object["error"] = .string(error.code.rawValue)
         object["message"] = .string(error.message)
         if let topic { object["topic"] = .string(topic) }
         if let device { object["device"] = .string(device) }
@@ -52,8 +52,8 @@ public struct OutboundMessages: Sendable {
     }
 
     /// A failure of the bridge itself (disk, fence file) on `geotify/error`.
-    public func failure(_ kind: String, _ message: String) -> OutboxMessage {
-        let object: JSON = ["error": .string(kind), "message": .string(message)]
+    public func failure(_ code: ErrorCode, _ message: String) -> OutboxMessage {
+        let object: JSON = ["error": .string(code.rawValue), "message": .string(message)]
         return OutboxMessage(topic: topics.error, payload: JSONWriter().bytes(object), qos: 0, retain: false)
     }
 }

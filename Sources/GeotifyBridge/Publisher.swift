@@ -3,54 +3,92 @@ import GeotifyMQTT
 import GeotifyStore
 import Synchronization
 
-/// Sends messages through the MQTT client, in order, keeping the persisted outbox in
-/// step so that after a crash nothing decided is lost and nothing delivered is repeated.
+/// Sends messages through the MQTT client, in order, keeping the outbox's hand-over mark
+/// in step so that after a crash nothing decided is lost and nothing handed over is
+/// repeated.
 ///
 /// At most `windowSize` QoS 1 messages are handed to libmosquitto at a time (its own
 /// in-flight limit, so it never queues them out of sight); the rest wait here. Before a
-/// message is handed over, its outbox row is marked `sent` in the store; when the broker
-/// acknowledges it, the row is removed. After a crash, unsent rows are published again
-/// and sent ones are not: so the only notifications a crash can lose are the handful
-/// handed over but not yet acknowledged (the in-flight window), and none is repeated.
+/// persisted message is handed over, the outbox's mark (`OutboxWatermark`) is moved past
+/// it; after a crash only rows past the mark are published again. So the only
+/// notifications a crash can lose are the few handed over but not yet acknowledged (the
+/// in-flight window), and none is repeated. Persisted messages must be sent in the
+/// order of their row ids (`StateStore.save(...:then:)` makes that so).
 ///
 /// Messages are handed over only while the broker has accepted the connection: before
 /// that libmosquitto refuses them or, while a connection is being set up, sends them
 /// twice. What was in flight when a connection dropped, libmosquitto resends itself
-/// after reconnecting; until acknowledged, those rows count as unsent again.
+/// after reconnecting, with the same message ids.
+///
+/// At most `waitingLimit` messages wait in memory, so a slow broker link cannot fill it.
+/// Past that, persisted messages are left in the outbox and read back in order once the
+/// queue has drained (nothing is lost; they only wait longer), and other messages
+/// (replies, error reports, position updates) are dropped and counted
+/// (`errors.publish_queue_full`). The lanes never wait for the publisher: the network
+/// thread that would feed them also reads the broker's acknowledgements, so waiting
+/// there could stall both.
+///
+/// Messages are handed over by whichever thread sends them or, for acknowledgements, by
+/// the network thread at the end of each burst (`pump()`): no thread of its own, so no
+/// hand-off and no wake-up per message. One thread pumps at a time (`pumping`); another
+/// that finds it busy leaves it a note to go round once more, so the order holds.
+///
+/// The tracking lock is held while calling `MQTTClient.publish`: sound because the
+/// client runs libmosquitto in threaded mode (`ConnectionSupervisor`), where publishing
+/// only queues the packet and never calls back on the caller's thread, and because
+/// libmosquitto calls back (`acknowledged`) holding none of the locks `publish` takes.
 final class Publisher: Sendable {
-    /// A message waiting to be handed to the client, with its outbox row if persisted.
-    private struct Queued {
+    /// A message waiting to be handed to the client.
+    private struct Queued: Sendable {
         var message: OutboxMessage
+        /// Its outbox row, when persisted.
         var outboxID: Int64?
+        /// Called once the broker has acknowledged it (or it was handed over at QoS 0).
+        var acknowledged: (@Sendable () -> Void)?
+    }
+
+    /// A message handed over, waiting for its acknowledgement.
+    private struct Flight: Sendable {
+        var outboxID: Int64?
+        var acknowledged: (@Sendable () -> Void)?
     }
 
     private struct Tracking {
         var client: MQTTClient?
         var store: StateStore?
+        var watermark: OutboxWatermark?
         /// Whether the broker has accepted the connection (and it has not dropped since).
         var online = false
-        /// libmosquitto message id → outbox row id (nil for messages not persisted).
-        var inFlight: [Int32: Int64?] = [:]
-        /// Messages not yet handed over, oldest first.
+        /// libmosquitto message id → what was handed over.
+        var inFlight: [Int32: Flight] = [:]
+        /// Messages not yet handed over, oldest first, from `head` on.
         var waiting: [Queued] = []
-        /// Where the waiting messages start in `waiting` (consumed from the front).
         var head = 0
-        /// Outbox rows acknowledged but not yet removed from the store.
-        var acknowledged: [Int64] = []
-        /// Outbox rows to mark unsent in the store.
-        var unsent: [Int64] = []
-        /// Whether a pump is queued.
-        var pumpQueued = false
+        /// The outbox marks as last decided (written before each hand-over).
+        var marks = OutboxWatermark.Marks(handed: 0, acknowledged: 0)
+        /// Whether a thread is pumping now.
+        var pumping = false
+        /// Whether more was queued while a thread was pumping.
+        var again = false
+        /// Messages taken out of `waiting` by a pump and not yet handed over.
+        var handing = 0
+        /// The newest outbox row actually published.
+        var published: Int64 = 0
+        /// The newest outbox row queued in memory (or handed over).
+        var queuedThrough: Int64 = 0
+        /// Whether persisted messages past `queuedThrough` were left in the outbox for lack
+        /// of room, to be read back once there is.
+        var spilled = false
     }
 
     /// The most QoS 1 messages in flight at once: libmosquitto's default limit.
     static let windowSize = 20
-    /// The most messages kept waiting; beyond it the oldest are dropped (persisted ones
-    /// are still in the outbox and go out at the next start).
+    /// The most messages waiting in memory.
     static let waitingLimit = 100_000
+    /// How many persisted messages are read back at a time after a spill.
+    static let readBack = 10_000
 
     private let tracking = Mutex(Tracking())
-    private let pumpQueue = DispatchQueue(label: "geotify.outbox")
     private let logger: Logger
     private let counters: Counters
     private let health: StateHealth
@@ -61,136 +99,207 @@ final class Publisher: Sendable {
         self.health = health
     }
 
-    /// Connects the publisher to the client it sends through and the store whose
-    /// outbox it keeps.
+    /// Connects the publisher to the client it sends through and the store whose outbox
+    /// and mark it keeps.
     func attach(_ client: MQTTClient, store: StateStore) {
         tracking.withLock {
             $0.client = client
             $0.store = store
+            $0.watermark = store.watermark
+            $0.marks = store.watermark.read()
+            $0.published = $0.marks.handed
+            $0.queuedThrough = $0.marks.handed
         }
     }
 
-    /// Queues `message` for publishing; `outboxID` is its row in the persisted outbox.
-    func send(_ message: OutboxMessage, outboxID: Int64? = nil) {
+    /// Queues `messages` for publishing, in order; `outboxIDs` (one per message, or none)
+    /// are their rows in the persisted outbox.
+    func send(_ messages: [OutboxMessage], outboxIDs: [Int64] = []) {
+        guard !messages.isEmpty else { return }
         tracking.withLock { tracking in
-            if tracking.waiting.count - tracking.head >= Publisher.waitingLimit {
-                tracking.head += 1
-                counters.add("errors.publish_queue_full")
+            for (index, message) in messages.enumerated() {
+                enqueue(Queued(message: message, outboxID: index < outboxIDs.count ? outboxIDs[index] : nil), &tracking)
             }
-            tracking.waiting.append(Queued(message: message, outboxID: outboxID))
-            queuePump(&tracking)
         }
+        pump()
+    }
+
+    /// Queues one message; `acknowledged` is called once the broker acknowledged it.
+    func send(_ message: OutboxMessage, acknowledged: (@Sendable () -> Void)? = nil) {
+        tracking.withLock { $0.waiting.append(Queued(message: message, acknowledged: acknowledged)) }
+        pump()
+    }
+
+    /// Adds one message to the waiting queue, or, when it is full, leaves a persisted one
+    /// in the outbox (read back later) and drops any other.
+    private func enqueue(_ queued: Queued, _ tracking: inout Tracking) {
+        let full = tracking.waiting.count - tracking.head >= Publisher.waitingLimit
+        if let id = queued.outboxID {
+            if tracking.spilled || full {
+                tracking.spilled = true
+                return
+            }
+            tracking.queuedThrough = max(tracking.queuedThrough, id)
+        } else if full {
+            counters.add(.errors(.publishQueueFull))
+            return
+        }
+        tracking.waiting.append(queued)
     }
 
     /// The broker accepted the connection: what waits can go.
     func connected() {
-        tracking.withLock { tracking in
-            tracking.online = true
-            queuePump(&tracking)
-        }
+        tracking.withLock { $0.online = true }
+        pump()
     }
 
-    /// The connection dropped: what was in flight may not have reached the broker.
+    /// The connection dropped: nothing more is handed over until it is back (libmosquitto
+    /// resends what was in flight itself).
     func disconnected() {
-        tracking.withLock { tracking in
-            tracking.online = false
-            tracking.unsent.append(contentsOf: tracking.inFlight.values.compactMap { $0 })
-            queuePump(&tracking)
-        }
+        tracking.withLock { $0.online = false }
     }
 
-    /// Records the broker's acknowledgement of `messageID`.
+    /// Records the broker's acknowledgement of `messageID` (on the network thread, which
+    /// pumps at the end of the burst).
     func acknowledged(_ messageID: Int32) {
-        tracking.withLock { tracking in
-            guard let outboxID = tracking.inFlight.removeValue(forKey: messageID) else { return }
-            if let outboxID { tracking.acknowledged.append(outboxID) }
-            queuePump(&tracking)
+        let flight = tracking.withLock { tracking -> Flight? in
+            guard let flight = tracking.inFlight.removeValue(forKey: messageID) else { return nil }
+            tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
+            return flight
         }
+        flight?.acknowledged?()
     }
 
-    /// The number of messages not yet acknowledged (waiting or in flight).
+    /// The number of messages not yet acknowledged (waiting, being handed over, or in flight).
     var unacknowledged: Int {
-        tracking.withLock { $0.inFlight.count + $0.waiting.count - $0.head }
+        tracking.withLock { $0.inFlight.count + $0.waiting.count - $0.head + $0.handing }
     }
 
-    /// Blocks until queued store updates and hand-overs are done.
-    func flush() {
-        pumpQueue.sync {}
-    }
-
-    private func queuePump(_ tracking: inout Tracking) {
-        guard !tracking.pumpQueued else { return }
-        tracking.pumpQueued = true
-        pumpQueue.async { self.pump() }
-    }
-
-    /// Brings the store up to date and hands the next messages to the client: first
-    /// their rows are marked sent, then they are published.
-    private func pump() {
-        let (store, acknowledged, unsent, batch) = tracking.withLock { tracking in
-            tracking.pumpQueued = false
-            defer {
-                tracking.acknowledged.removeAll(keepingCapacity: true)
-                tracking.unsent.removeAll(keepingCapacity: true)
-            }
-            var batch: [Queued] = []
-            if tracking.online && tracking.client != nil {
-                var capacity = Publisher.windowSize - tracking.inFlight.count
-                while tracking.head < tracking.waiting.count {
-                    let next = tracking.waiting[tracking.head]
-                    if next.message.qos > 0 {
-                        guard capacity > 0 else { break }
-                        capacity -= 1
-                    }
-                    batch.append(next)
-                    tracking.head += 1
-                }
-                if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
-                    tracking.waiting.removeFirst(tracking.head)
-                    tracking.head = 0
-                }
-            }
-            return (tracking.store, tracking.acknowledged, tracking.unsent, batch)
+    /// Writes the outbox marks as they are now (the acknowledged one moves without a
+    /// write of its own); called now and then and at stop.
+    func saveMarks() {
+        let (watermark, marks) = tracking.withLock { ($0.watermark, $0.marks) }
+        do {
+            try watermark?.write(marks)
+        } catch {
+            health.failed("the outbox mark", error) { self.send($0) }
         }
-        let sent = batch.compactMap(\.outboxID)
-        if let store, !acknowledged.isEmpty || !unsent.isEmpty || !sent.isEmpty {
+    }
+
+    /// After a spill, reads the messages left in the outbox back into the queue, in order,
+    /// once it has room; the spill ends when the outbox has no more.
+    private func readBackIfRoom() {
+        let (store, after) = tracking.withLock { tracking -> (StateStore?, Int64) in
+            guard tracking.spilled, tracking.waiting.count - tracking.head < Publisher.waitingLimit / 2 else { return (nil, 0) }
+            return (tracking.store, tracking.queuedThrough)
+        }
+        guard let store else { return }
+        do {
+            try store.pendingMessages(after: after, limit: Publisher.readBack) { pending in
+                tracking.withLock { tracking in
+                    for message in pending {
+                        tracking.waiting.append(Queued(message: message.message, outboxID: message.id))
+                        tracking.queuedThrough = message.id
+                    }
+                    if pending.count < Publisher.readBack { tracking.spilled = false }
+                }
+            }
+        } catch {
+            health.failed("the outbox", error) { self.send($0) }
+        }
+    }
+
+    /// Everything published before the oldest persisted message still in flight was
+    /// acknowledged.
+    private static func acknowledgedMark(_ tracking: Tracking) -> Int64 {
+        let oldest = tracking.inFlight.values.compactMap(\.outboxID).min()
+        return oldest.map { $0 - 1 } ?? tracking.published
+    }
+
+    /// Hands the waiting messages to the client as the window allows, unless another
+    /// thread is at it (it then goes round once more): first the outbox mark is moved past
+    /// the persisted ones, then they are published.
+    func pump() {
+        let first = tracking.withLock { tracking -> Bool in
+            if tracking.pumping {
+                tracking.again = true
+                return false
+            }
+            tracking.pumping = true
+            return true
+        }
+        guard first else { return }
+        while handOver() {}
+    }
+
+    /// One round of `pump`: returns whether to go round again.
+    private func handOver() -> Bool {
+        readBackIfRoom()
+        let (batch, marks, watermark) = tracking.withLock { tracking -> ([Queued], OutboxWatermark.Marks?, OutboxWatermark?) in
+            tracking.again = false
+            guard tracking.online, tracking.client != nil else { return ([], nil, nil) }
+            var batch: [Queued] = []
+            var capacity = Publisher.windowSize - tracking.inFlight.count
+            while tracking.head < tracking.waiting.count {
+                let next = tracking.waiting[tracking.head]
+                if next.message.qos > 0 {
+                    guard capacity > 0 else { break }
+                    capacity -= 1
+                }
+                batch.append(next)
+                tracking.head += 1
+            }
+            if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
+                tracking.waiting.removeFirst(tracking.head)
+                tracking.head = 0
+            }
+            tracking.handing += batch.count
+            guard let newest = batch.compactMap(\.outboxID).max(), newest > tracking.marks.handed else {
+                return (batch, nil, tracking.watermark)
+            }
+            tracking.marks.handed = newest
+            return (batch, tracking.marks, tracking.watermark)
+        }
+        if let marks, let watermark {
             do {
-                let done = Set(acknowledged)
-                try store.updateOutbox(removing: acknowledged, unsent: unsent.filter { !done.contains($0) }, sent: sent)
+                try watermark.write(marks)
                 health.succeeded()
             } catch {
-                health.failed("the outbox", error) { self.send($0) }
-                tracking.withLock {
-                    $0.acknowledged.append(contentsOf: acknowledged)
-                    $0.unsent.append(contentsOf: unsent)
+                health.failed("the outbox mark", error) { message in
+                    tracking.withLock { $0.waiting.append(Queued(message: message)) }
                 }
             }
         }
-        guard !batch.isEmpty else { return }
-        tracking.withLock { tracking in
-            for (position, queued) in batch.enumerated() {
-                guard let client = tracking.client else { return }
+        var done: [@Sendable () -> Void] = []
+        let again = tracking.withLock { tracking -> Bool in
+            defer { tracking.handing -= batch.count }
+            publishing: for (position, queued) in batch.enumerated() {
+                guard let client = tracking.client else { break }
                 do throws(MQTTError) {
                     let messageID = try client.publish(
                         topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
                         retain: queued.message.retain, correlationData: queued.message.correlationData)
                     if queued.message.qos > 0 {
-                        tracking.inFlight[messageID] = queued.outboxID
-                    } else if let outboxID = queued.outboxID {
-                        tracking.acknowledged.append(outboxID)
+                        tracking.inFlight[messageID] = Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged)
+                    } else if let acknowledged = queued.acknowledged {
+                        done.append(acknowledged)
                     }
+                    if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
                 } catch where error.isNotConnected {
-                    let rest = batch[position...]
-                    tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: rest)
-                    tracking.unsent.append(contentsOf: rest.compactMap(\.outboxID))
+                    tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[position...])
                     tracking.online = false
-                    break
+                    break publishing
                 } catch {
-                    counters.add("errors.publish")
+                    counters.add(.errors(.publish))
                     logger.error("could not publish to \(queued.message.topic): \(error)")
                 }
             }
-            if !tracking.acknowledged.isEmpty || !tracking.unsent.isEmpty { queuePump(&tracking) }
+            tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
+            if tracking.again && tracking.online { return true }
+            tracking.pumping = false
+            return false
         }
+        for callback in done { callback() }
+        return again
     }
 }

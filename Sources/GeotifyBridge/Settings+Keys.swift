@@ -10,7 +10,7 @@ import GeotifyStore
 /// follow from the row.
 extension Settings {
     public static let keys: [SettingsKey] = connection + files + topics + limits
-        + TransitionRule.allCases.map(SettingsKey.rule) + acceptanceKeys + commandKeys + integrations
+        + TransitionRule.allCases.map(SettingsKey.rule) + acceptanceKeys + admission + commandKeys + integrations
 
     /// The key named `name` (nested keys joined with dots), if there is one.
     public static func key(named name: String) -> SettingsKey? {
@@ -98,6 +98,13 @@ extension Settings {
         .number("maximumFutureSkew", \.acceptance.maximumFutureSkew, atLeast: 0, unit: "s", help: "How far a fix's time may be ahead of the clock (device clocks drift)."),
     ]
 
+    private static let admission: [SettingsKey] = [
+        .wholeNumber("maximumDevicesPerOwner", \.maximumDevicesPerOwner, atLeast: 1,
+                     help: "The most devices one owner (the first level of a device id, the OwnTracks user) may have state for without being in the fence file."),
+        .number("deviceEvictionAge", \.deviceEvictionAge, atLeast: 0, unit: "s",
+                help: "A device without fences that sent nothing for this long may be forgotten to make room for new ones when maximumDevices is reached."),
+    ]
+
     private static let commandKeys: [SettingsKey] = [
         .bool("commands", \.commandsEnabled, help: "Whether fences may be managed over MQTT (<topicPrefix>/cmd/<device>)."),
         SettingsKey.make(
@@ -108,14 +115,23 @@ extension Settings {
             },
             describe: { $0.map { .array($0.map(JSON.string)) } }),
         .number("previewTimeout", \.previewTimeout, atLeast: 1, unit: "s", help: "How long a preview's token stays valid for its commit."),
+        .wholeNumber("maximumPreviewsPerDevice", \.maximumPreviewsPerDevice, atLeast: 1, help: "The most previews waiting for one device; past it the oldest goes."),
+        .wholeNumber("maximumPreviews", \.maximumPreviews, atLeast: 1, help: "The most previews waiting in all; past it the oldest goes."),
+        .optionalText("responseTopicPrefix", \.responseTopicPrefix, defaultText: "<topicPrefix>/reply/",
+                      help: "Where MQTT v5 response topics of commands must lie: this, the device, and optionally more levels."),
     ]
 
     private static let integrations: [SettingsKey] = [
         .object("homeassistant", help: "Home Assistant MQTT discovery."),
         .bool("homeassistant.enabled", \.homeAssistantEnabled, help: "Whether to publish Home Assistant discovery configs."),
         .text("homeassistant.prefix", \.homeAssistantPrefix, help: "Home Assistant's discovery prefix."),
+        .number("trackerInterval", \.trackerInterval, atLeast: 0, unit: "s",
+                help: "With Home Assistant on, the tracker's position follows fixes at most once per this many seconds of fix time..."),
+        .number("trackerDistance", \.trackerDistance, atLeast: 0, unit: "m", help: "...and only once the device moved at least this far."),
         .bool("owntracksTransitions", \.ownTracksTransitions, help: "Also publish notifications of OwnTracks devices as OwnTracks transition messages on owntracks/<user>/<device>/event."),
         .bool("owntracksWaypoints", \.ownTracksWaypoints, help: "Push a device's fences to its OwnTracks app (setWaypoints) when they change."),
         .number("statsInterval", \.statsInterval, atLeast: 0, unit: "s", help: "Seconds between <topicPrefix>/stats reports; 0 turns them off."),
+        .section("notify", "targets, see docs/notifications.md",
+                 help: "Where notifications are delivered besides MQTT (webhook, ntfy, gotify, pushover, telegram, email): read and checked by the delivery settings when the bridge starts."),
     ]
 }

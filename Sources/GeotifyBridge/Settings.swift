@@ -64,6 +64,24 @@ public struct Settings: Sendable, Equatable {
     public var ownTracksWaypoints = false
     /// Seconds between `geotify/stats` reports; 0 turns them off.
     public var statsInterval: Double = 10
+    /// The most devices one owner (the first level of a device id, the OwnTracks user)
+    /// may have state for without being in the fence file.
+    public var maximumDevicesPerOwner = 1_000
+    /// Seconds after which a device without fences that sends nothing may be forgotten
+    /// to make room for new ones when `maximumDevices` is reached.
+    public var deviceEvictionAge: Double = 3_600
+    /// The most previews waiting for one device; past it the oldest goes.
+    public var maximumPreviewsPerDevice = 10
+    /// The most previews waiting in all; past it the oldest goes.
+    public var maximumPreviews = 1_000
+    /// Where MQTT v5 response topics must lie: this, the device, and optionally more
+    /// levels; nil means `<topicPrefix>/reply/`.
+    public var responseTopicPrefix: String?
+    /// With Home Assistant on, the tracker's position follows fixes at most once per this
+    /// many seconds of fix time...
+    public var trackerInterval: Double = 60
+    /// ...and only once the device moved at least this many metres.
+    public var trackerDistance: Double = 50
 
     public init() {}
 

@@ -34,6 +34,8 @@ public struct SettingsKey: Sendable {
         case texts
         /// A JSON object whose members are the keys named `<name>.<member>`.
         case object
+        /// A section another part of Geotify reads and checks itself (what it is).
+        case section(String)
 
         /// The kind in words, for help text.
         public var description: String {
@@ -48,6 +50,7 @@ public struct SettingsKey: Sendable {
             case .brokerURL: "mqtt://HOST:PORT or mqtts://HOST:PORT"
             case .texts: "array of strings"
             case .object: "object"
+            case .section(let what): "object: \(what)"
             }
         }
 
@@ -145,8 +148,10 @@ extension SettingsKey {
     }
 
     /// A string that is nil unless given, and must not be empty when given.
-    static func optionalText(_ name: String, _ keyPath: WritableKeyPath<Settings, String?> & Sendable, help: String) -> SettingsKey {
-        make(name, .nonEmptyText, keyPath, help: help,
+    static func optionalText(
+        _ name: String, _ keyPath: WritableKeyPath<Settings, String?> & Sendable, defaultText: String? = nil, help: String
+    ) -> SettingsKey {
+        make(name, .nonEmptyText, keyPath, defaultText: defaultText, help: help,
              check: { value, source throws(SettingsError) in try nonEmpty(value, name: name, source: source) },
              describe: { $0.map(JSON.string) })
     }
@@ -211,6 +216,14 @@ extension SettingsKey {
         SettingsKey(
             name: name, kind: .object, unit: nil, help: help, flag: nil, defaultText: nil,
             read: { _, settings, _ in present(&settings) }, value: { _ in nil })
+    }
+
+    /// A section of the settings file that another module reads and checks itself
+    /// (`notify`, by `DeliverySettings`): accepted here, so the file loads.
+    static func section(_ name: String, _ what: String, help: String) -> SettingsKey {
+        SettingsKey(
+            name: name, kind: .section(what), unit: nil, help: help, flag: nil, defaultText: "none",
+            read: { _, _, _ in }, value: { _ in nil })
     }
 
     /// A transition rule's default for every fence (`Settings.rules`), read as the fence

@@ -21,7 +21,7 @@ final class StateHealth: Sendable {
     /// Records a failed write of `what`; when writes were working until now, logs it
     /// and hands the `geotify/error` report to `publish`.
     func failed(_ what: String, _ error: StoreError, publish: (OutboxMessage) -> Void) {
-        counters.add("errors.state_write")
+        counters.add(.errors(.stateWrite))
         let first = failing.withLock { failing in
             defer { failing = true }
             return !failing
@@ -29,7 +29,7 @@ final class StateHealth: Sendable {
         guard first else { return }
         let message = "could not save \(what): \(error); evaluating and publishing on, and retrying with every write"
         logger.error(message)
-        publish(messages.failure("state_write", message))
+        publish(messages.failure(.stateWrite, message))
     }
 
     /// Records a successful write; logs the recovery when writes were failing.
@@ -39,7 +39,7 @@ final class StateHealth: Sendable {
             return failing
         }
         guard recovered else { return }
-        counters.add("state_write_recoveries")
+        counters.add(.stateWriteRecoveries)
         logger.info("the state database can be written again; states kept in memory meanwhile are saved")
     }
 }

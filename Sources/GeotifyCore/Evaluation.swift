@@ -21,20 +21,25 @@ public struct Evaluation: Sendable, Equatable {
     /// Fences the device was inside that no longer apply to it (removed from the file,
     /// or the device left their group): it is no longer counted in them, silently.
     public var forgotten: [String]
+    /// Fences whose relation to the device became known with this fix (its first
+    /// confident observation of them): silently, without a transition unless
+    /// `initialTrigger` asked for one, but from now on its presence can be told.
+    public var established: [String]
 
     public init(
         outcome: Outcome = .evaluated, transitions: [Transition] = [], notifications: [Notification] = [],
-        forgotten: [String] = []
+        forgotten: [String] = [], established: [String] = []
     ) {
         self.outcome = outcome
         self.transitions = transitions
         self.notifications = notifications
         self.forgotten = forgotten
+        self.established = established
     }
 
-    /// Whether the device's published relation to any fence changed (what presence
-    /// and occupancy follow); dwell transitions do not change it.
+    /// Whether the device's published relation to any fence changed or became known
+    /// (what presence and occupancy follow); dwell transitions do not change it.
     public var changedPresence: Bool {
-        !forgotten.isEmpty || transitions.contains { $0.kind != .dwell }
+        !forgotten.isEmpty || !established.isEmpty || transitions.contains { $0.kind != .dwell }
     }
 }

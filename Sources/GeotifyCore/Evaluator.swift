@@ -179,6 +179,7 @@ public struct Evaluator: Sendable {
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
         entry = FenceState(fence: fence.identifier, inside: inside, since: fix.timestamp)
+        evaluation.established.append(fence.identifier)
         switch rules.initialTrigger {
         case .enter where inside:
             record(Transition(fence: fence, kind: .enter, fix: fix), state: &state, into: &evaluation)

@@ -55,6 +55,14 @@ public final class Fence: Sendable, Hashable {
         boundingBox.contains(point) && region.contains(point)
     }
 
+    /// Whether `other` is the same fence but for `addedRevision` (which the file does
+    /// not hold): what a write checks to tell a fence changed by someone else.
+    public func hasSameDefinition(as other: Fence) -> Bool {
+        self === other
+            || (identifier == other.identifier && region == other.region && note == other.note
+                && eventType == other.eventType && rules == other.rules)
+    }
+
     public static func == (lhs: Fence, rhs: Fence) -> Bool {
         lhs === rhs
             || (lhs.identifier == rhs.identifier && lhs.region == rhs.region && lhs.note == rhs.note

@@ -20,6 +20,8 @@ public struct FenceBook: Sendable, Equatable {
     private var evaluated: [String: DeviceFences]
     /// What a device the file does not name is evaluated against.
     private var stranger: DeviceFences
+    /// The devices the file names, by their lowercased identifier.
+    private var lowercased: [String: String]
 
     /// A book of `devices`, `groups` and `shared` sets whose fences carry the revisions
     /// they were given.
@@ -42,6 +44,7 @@ public struct FenceBook: Sendable, Equatable {
             evaluated[device] = DeviceFences(own: devices[device] ?? [], shared: everyone + groupSets)
         }
         self.evaluated = evaluated
+        lowercased = Dictionary(evaluated.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         stranger = DeviceFences(shared: everyone)
         let newest = (devices.values.joined().map(\.addedRevision) + shared.values.flatMap { $0.fences.map(\.addedRevision) }).max() ?? 0
         self.revision = max(revision, newest)
@@ -51,6 +54,38 @@ public struct FenceBook: Sendable, Equatable {
     /// sets kept (what a change to one device's fences makes).
     public func with(devices: [String: [Fence]]) -> FenceBook {
         FenceBook(devices: devices, groups: groups, shared: shared, revision: revision)
+    }
+
+    /// This book with the own fences of the devices in `changes` replaced, the rest
+    /// untouched: revisions as `revised(from:)` gives them (an identifier the device had
+    /// keeps its revision, a new one gets the next), at the cost of the changed devices
+    /// only, however large the book.
+    public func replacing(devices changes: [String: [Fence]]) -> FenceBook {
+        var book = self
+        let next = revision + 1
+        var anyNew = false
+        for (device, fences) in changes {
+            let known = Dictionary(self.fences(of: device).map { ($0.identifier, $0.addedRevision) }, uniquingKeysWith: { first, _ in first })
+            let revised = fences.map { fence in
+                if let revision = known[fence.identifier] { return fence.with(addedRevision: revision) }
+                anyNew = true
+                return fence.with(addedRevision: next)
+            }
+            book.devices[device] = revised
+            let everyone = shared[SharedFences.everyDevice].map { [$0] } ?? []
+            let groupSets = (memberships[device] ?? []).compactMap { shared[$0] }
+            book.evaluated[device] = DeviceFences(own: revised, shared: everyone + groupSets)
+            book.lowercased[device.lowercased()] = device
+        }
+        if anyNew { book.revision = next }
+        return book
+    }
+
+    /// A device the file names whose identifier equals `device` but for letter case, nil
+    /// when there is none (or `device` itself is named).
+    public func device(matchingIgnoringCase device: String) -> String? {
+        guard !knows(device), let named = lowercased[device.lowercased()] else { return nil }
+        return named
     }
 
     /// The own fences of `device`, empty when it has none.

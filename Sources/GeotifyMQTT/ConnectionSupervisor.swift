@@ -168,6 +168,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 }
             }
             let code = mosquitto_loop(handle, Self.loopTimeout, 1)
+            relay.caughtUp()
             if code != MOSQ_ERR_SUCCESS.rawValue {
                 let reason = MQTTEventRelay.reason(disconnect: code)
                 return isStopping ? (0, MQTTEventRelay.reason(disconnect: 0)) : (code, reason)

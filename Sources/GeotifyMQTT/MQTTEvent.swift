@@ -24,6 +24,10 @@ public enum MQTTEvent: Sendable {
     case disconnected(code: Int, reason: String)
     /// A message arrived on a subscription.
     case message(MQTTMessage)
+    /// The client has delivered every message and acknowledgement it has read so far and
+    /// is about to wait for more: the end of a burst, where a consumer that gathers
+    /// messages hands them on. It follows each burst of `.message` and `.published` events.
+    case caughtUp
     /// A publish completed: the broker acknowledged (PUBACK/PUBCOMP) a QoS 1 or 2
     /// message, or a QoS 0 message was handed to the network. The id is the one
     /// `MQTTClient.publish` returned.

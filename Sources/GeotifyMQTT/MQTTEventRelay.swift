@@ -41,6 +41,8 @@ final class MQTTEventRelay: Sendable {
         /// What libmosquitto last logged as an error during the current attempt (for a
         /// TLS failure, OpenSSL's reason, which its error code alone does not give).
         var lastLoggedError: String?
+        /// Whether messages or acknowledgements were delivered since the last `.caughtUp`.
+        var messagesSinceCaughtUp = false
     }
 
     /// How a connection attempt failed: refused by the broker, or ended before it
@@ -95,10 +97,10 @@ final class MQTTEventRelay: Sendable {
         }
         mosquitto_message_v5_callback_set(handle) { _, obj, message, properties in
             guard let relay = MQTTEventRelay.relay(obj), let message else { return }
-            relay.deliver(.message(MQTTEventRelay.copy(message.pointee, properties: properties)))
+            relay.deliver(.message(MQTTEventRelay.copy(message.pointee, properties: properties)), message: true)
         }
         mosquitto_publish_v5_callback_set(handle) { _, obj, messageID, _, _ in
-            MQTTEventRelay.relay(obj)?.deliver(.published(messageID: messageID))
+            MQTTEventRelay.relay(obj)?.deliver(.published(messageID: messageID), message: true)
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, obj, messageID, count, granted, _ in
             guard let relay = MQTTEventRelay.relay(obj) else { return }
@@ -219,12 +221,23 @@ final class MQTTEventRelay: Sendable {
         return String(cString: mosquitto_strerror(code))
     }
 
-    private func deliver(_ event: MQTTEvent, connected: Bool? = nil) {
+    /// Says `.caughtUp` when messages were delivered since it was last said; the network
+    /// loop calls it each time it has handled what it read.
+    func caughtUp() {
+        guard state.withLock({ state in
+            defer { state.messagesSinceCaughtUp = false }
+            return state.messagesSinceCaughtUp
+        }) else { return }
+        deliver(.caughtUp)
+    }
+
+    private func deliver(_ event: MQTTEvent, connected: Bool? = nil, message: Bool = false) {
         state.withLock { state in
             state.callbackThread = pthread_self()
             if let connected {
                 state.isConnected = connected
             }
+            if message { state.messagesSinceCaughtUp = true }
         }
         onEvent(event)
         state.withLock { $0.callbackThread = nil }

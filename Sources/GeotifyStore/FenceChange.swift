@@ -55,16 +55,37 @@ public enum FenceChange: Sendable, Equatable {
         }
     }
 
+    /// What a change makes of one device's own fences.
+    public struct Outcome: Sendable, Equatable {
+        /// The device's fences after the change.
+        public var fences: [Fence]
+        /// The fence as added or edited; nil for the other changes.
+        public var fence: Fence?
+        /// The fence before an edit, or the one deleted; nil for the other changes.
+        public var previous: Fence?
+        /// What was adjusted rather than refused (a clamped radius).
+        public var warnings: [FenceProblem]
+    }
+
     /// The book `book` becomes with this change, validated against `limits`: every
     /// fence decodes, identifiers are unique per device, no device has more than
     /// `maximumFencesPerDevice` fences. New fences keep `addedRevision` 0; the bridge
     /// assigns revisions when it loads the changed file (`FenceBook.revised(from:)`).
     public func apply(to book: FenceBook, limits: FenceLimits) throws(FenceChangeError) -> Applied {
+        let outcome = try apply(toFencesOf: book.devices[device], limits: limits)
         var devices = book.devices
+        devices[device] = outcome.fences
+        return Applied(book: book.with(devices: devices), fence: outcome.fence, previous: outcome.previous, warnings: outcome.warnings)
+    }
+
+    /// What this change makes of the device's own fences, `existing` (nil when the file
+    /// does not name the device), validated as `apply(to:limits:)` validates; the rest
+    /// of the book is not touched, so a change costs the same however large the book.
+    public func apply(toFencesOf existing: [Fence]?, limits: FenceLimits) throws(FenceChangeError) -> Outcome {
         switch self {
         case .add(let device, let json):
             try Self.check(device: device)
-            let existing = book.fences(of: device)
+            let existing = existing ?? []
             let (fences, warnings) = try Self.decode([json], device: device, numbered: false, limits: limits)
             let fence = fences[0]
             if existing.contains(where: { $0.identifier == fence.identifier }) {
@@ -73,11 +94,10 @@ public enum FenceChange: Sendable, Equatable {
                     "device \"\(device)\" already has a fence \"\(fence.identifier)\"; identifiers must be unique per device")
             }
             try Self.check(count: existing.count + 1, device: device, limits: limits)
-            devices[device] = existing + [fence]
-            return Applied(book: book.with(devices: devices), fence: fence, previous: nil, warnings: warnings)
+            return Outcome(fences: existing + [fence], fence: fence, previous: nil, warnings: warnings)
 
         case .edit(let device, let identifier, let fields):
-            let (existing, index) = try Self.locate(identifier, device: device, in: book)
+            let (existing, index) = try Self.locate(identifier, device: device, in: existing)
             let previous = existing[index]
             var object = FenceCodec.encode(previous).objectValue ?? JSONObject()
             object.members.removeAll { member in fields.keys.contains(member.key) }
@@ -93,19 +113,17 @@ public enum FenceChange: Sendable, Equatable {
             }
             var edited = existing
             edited[index] = fence
-            devices[device] = edited
-            return Applied(book: book.with(devices: devices), fence: fence, previous: previous, warnings: warnings)
+            return Outcome(fences: edited, fence: fence, previous: previous, warnings: warnings)
 
         case .delete(let device, let identifier):
-            let (existing, index) = try Self.locate(identifier, device: device, in: book)
+            let (existing, index) = try Self.locate(identifier, device: device, in: existing)
             var remaining = existing
             let previous = remaining.remove(at: index)
-            devices[device] = remaining
-            return Applied(book: book.with(devices: devices), fence: nil, previous: previous, warnings: [])
+            return Outcome(fences: remaining, fence: nil, previous: previous, warnings: [])
 
         case .append(let device, let jsons):
             try Self.check(device: device)
-            let existing = book.fences(of: device)
+            let existing = existing ?? []
             let (fences, warnings) = try Self.decode(jsons, device: device, numbered: true, limits: limits)
             try Self.checkUnique(fences, device: device)
             let existingIdentifiers = Set(existing.map(\.identifier))
@@ -117,16 +135,14 @@ public enum FenceChange: Sendable, Equatable {
                     "device \"\(device)\" already has \(clashes.count == 1 ? "a fence" : "fences") \(named); identifiers must be unique per device")
             }
             try Self.check(count: existing.count + fences.count, device: device, limits: limits)
-            devices[device] = existing + fences
-            return Applied(book: book.with(devices: devices), fence: nil, previous: nil, warnings: warnings)
+            return Outcome(fences: existing + fences, fence: nil, previous: nil, warnings: warnings)
 
         case .replaceAll(let device, let jsons):
             try Self.check(device: device)
             let (fences, warnings) = try Self.decode(jsons, device: device, numbered: true, limits: limits)
             try Self.checkUnique(fences, device: device)
             try Self.check(count: fences.count, device: device, limits: limits)
-            devices[device] = fences
-            return Applied(book: book.with(devices: devices), fence: nil, previous: nil, warnings: warnings)
+            return Outcome(fences: fences, fence: nil, previous: nil, warnings: warnings)
         }
     }
 
@@ -138,23 +154,23 @@ public enum FenceChange: Sendable, Equatable {
     ) throws(FenceChangeError) -> (fences: [Fence], warnings: [FenceProblem]) {
         var fences: [Fence] = []
         var errors: [FenceProblem] = []
-        var firstKind: FenceIssue.Kind?
+        var firstCode: ErrorCode?
         var warnings: [FenceProblem] = []
         for (position, json) in jsons.enumerated() {
             let decoded = FenceCodec.decode(json, limits: limits)
             let name = decoded.identifier ?? (numbered ? "#\(position + 1)" : nil)
-            firstKind = firstKind ?? decoded.issues.first?.kind
+            firstCode = firstCode ?? decoded.issues.first?.code
             errors += decoded.errors.map { FenceProblem(device: device, fence: name, reason: $0) }
             warnings += decoded.warnings.map { FenceProblem(device: device, fence: name, reason: $0) }
             if let fence = decoded.fence { fences.append(fence) }
         }
-        guard errors.isEmpty else { throw FenceChangeError.invalid(FenceChangeError.Code(firstKind ?? .invalidValue), "", errors) }
+        guard errors.isEmpty else { throw FenceChangeError.invalid(firstCode ?? .invalidValue, "", errors) }
         return (fences, warnings)
     }
 
     /// The fences of `device` and the position of `identifier` among them.
-    private static func locate(_ identifier: String, device: String, in book: FenceBook) throws(FenceChangeError) -> ([Fence], Int) {
-        guard let existing = book.devices[device] else { throw FenceChangeError.unknownDevice(device) }
+    private static func locate(_ identifier: String, device: String, in existing: [Fence]?) throws(FenceChangeError) -> ([Fence], Int) {
+        guard let existing else { throw FenceChangeError.unknownDevice(device) }
         guard let index = existing.firstIndex(where: { $0.identifier == identifier }) else {
             throw FenceChangeError.unknownFence(identifier, device: device, existing: existing)
         }

@@ -1,6 +1,7 @@
-/// A message the bridge has decided to publish, kept in the state database from the
-/// moment the decision is committed until the broker acknowledges it, so that a crash
-/// between deciding and publishing loses nothing.
+/// A message the bridge has decided to publish. Those that follow from state are kept
+/// in the state database's outbox from the moment the decision is committed until they
+/// are handed to the broker, so that a crash between deciding and publishing loses
+/// nothing.
 public struct OutboxMessage: Sendable, Equatable {
     public var topic: String
     public var payload: [UInt8]

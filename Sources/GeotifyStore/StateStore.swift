@@ -4,12 +4,7 @@ import GeotifyJSON
 import Synchronization
 
 /// The bridge's memory across restarts: each device's state, the revision at which
-/// each fence appeared, and the outbox of decided but unacknowledged messages.
-///
-/// Each outbox row says whether it was handed to a connected broker (`sent`). After a
-/// crash, unsent rows are published again (nothing decided is lost while the broker is
-/// away), while sent ones are dropped: they were almost certainly delivered, and
-/// sending them again would repeat a notification.
+/// each fence appeared, and the outbox of decided messages not yet handed to the broker.
 ///
 /// It is an SQLite database in WAL mode (`state.sqlite` in the state directory): a
 /// crash in the middle of a write leaves the last committed transaction intact, and a
@@ -17,6 +12,12 @@ import Synchronization
 /// was decided and what must be published never disagree. With `.normal` durability a
 /// commit survives the process being killed; `.full` also survives power loss, at the
 /// cost of an fsync per commit.
+///
+/// How far the outbox was handed to the broker is kept beside it (`OutboxWatermark`,
+/// one small write before each hand-over, no transaction). After a crash the rows past
+/// that mark are published again, and none before it: nothing decided is lost while the
+/// broker is away, and nothing handed over is repeated. Rows acknowledged by the broker
+/// are deleted now and then (`pruneAcknowledged()`), not one by one.
 public final class StateStore: Sendable {
     /// How hard a commit tries to reach the disk.
     public enum Durability: String, Sendable, CaseIterable {
@@ -24,13 +25,15 @@ public final class StateStore: Sendable {
         case full
     }
 
-    /// A message waiting in the outbox, with its row id for removal.
+    /// A message waiting in the outbox, with its row id.
     public struct PendingMessage: Sendable, Equatable {
         public var id: Int64
         public var message: OutboxMessage
     }
 
     private let database: Mutex<Connection>
+    /// How far the outbox was handed over and acknowledged.
+    public let watermark: OutboxWatermark
     /// The database file.
     public let path: String
 
@@ -45,7 +48,12 @@ public final class StateStore: Sendable {
             throw StoreError("open state directory \(directory)", "the directory is not writable")
         }
         path = (directory as NSString).appendingPathComponent("state.sqlite")
-        database = Mutex(try Connection(path: path, durability: durability))
+        watermark = try OutboxWatermark(
+            path: (directory as NSString).appendingPathComponent("outbox.handed"), synchronous: durability == .full)
+        let connection = try Connection(path: path, durability: durability)
+        let marks = watermark.read()
+        try connection.adopt(handedThrough: marks.handed)
+        database = Mutex(connection)
     }
 
     /// Every persisted device state, by device.
@@ -53,34 +61,53 @@ public final class StateStore: Sendable {
         try database.withLock { connection throws(StoreError) in try connection.loadDevices() }
     }
 
-    /// Commits the states of `devices` and appends `outbox` in one transaction (as
-    /// `sent` when told so, which only tests need); returns the outbox row ids, in order.
+    /// Commits the states of `devices`, deletes the states of `forgetting` and appends
+    /// `outbox`, in one transaction; returns the outbox row ids, in order. `then` runs
+    /// with the new ids after the commit and before any other save can commit, so
+    /// callers that queue the messages there queue every save's messages in row order.
     @discardableResult
-    public func save(devices: [(device: String, state: DeviceState)], outbox: [OutboxMessage], sent: Bool = false) throws(StoreError) -> [Int64] {
-        try database.withLock { connection throws(StoreError) in try connection.save(devices: devices, outbox: outbox, sent: sent) }
-    }
-
-    /// The outbox messages never handed to a connected broker, oldest first.
-    public func pendingMessages() throws(StoreError) -> [PendingMessage] {
-        try database.withLock { connection throws(StoreError) in try connection.pendingMessages() }
-    }
-
-    /// In one transaction: removes acknowledged outbox rows, marks rows that may not
-    /// have reached the broker as unsent (a crash publishes them again at the next
-    /// start), and marks rows about to be handed to the broker as sent (a crash does not).
-    public func updateOutbox(removing acknowledged: [Int64], unsent: [Int64], sent: [Int64]) throws(StoreError) {
-        guard !acknowledged.isEmpty || !unsent.isEmpty || !sent.isEmpty else { return }
+    public func save(
+        devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],
+        then: ([Int64]) -> Void = { _ in }
+    ) throws(StoreError) -> [Int64] {
         try database.withLock { connection throws(StoreError) in
-            try connection.updateOutbox(removing: acknowledged, unsent: unsent, sent: sent)
+            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox)
+            then(ids)
+            return ids
         }
     }
 
-    /// Removes the rows that were handed to the broker but not acknowledged before the
-    /// last stop, returning how many there were.
-    public func discardSentMessages() throws(StoreError) -> Int {
-        try database.withLock { connection throws(StoreError) in try connection.discardSentMessages() }
+    /// The outbox messages never handed to the broker, oldest first.
+    public func pendingMessages() throws(StoreError) -> [PendingMessage] {
+        let handed = watermark.read().handed
+        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed, limit: -1) }
     }
 
+    /// At most `limit` outbox messages with ids past `id`, oldest first; `then` runs with
+    /// them before any other save can commit (see `save`).
+    public func pendingMessages(after id: Int64, limit: Int, then: ([PendingMessage]) -> Void) throws(StoreError) {
+        try database.withLock { connection throws(StoreError) in
+            then(try connection.pendingMessages(after: id, limit: limit))
+        }
+    }
+
+    /// How many outbox messages were handed to the broker before the last stop but not
+    /// acknowledged: possibly lost, and not sent again (so none is repeated).
+    public func unacknowledgedAtStop() throws(StoreError) -> Int {
+        let marks = watermark.read()
+        guard marks.handed > marks.acknowledged else { return 0 }
+        return try database.withLock { connection throws(StoreError) in
+            try connection.countMessages(after: marks.acknowledged, through: marks.handed)
+        }
+    }
+
+    /// Deletes the outbox rows the broker acknowledged (they will never be sent again);
+    /// rows handed over but not acknowledged stay until they are, so a stop can tell
+    /// which were possibly lost.
+    public func pruneAcknowledged() throws(StoreError) {
+        let acknowledged = watermark.read().acknowledged
+        try database.withLock { connection throws(StoreError) in try connection.prune(through: acknowledged) }
+    }
 
     /// The persisted fence revisions (scope → identifier → revision; a scope is a device
     /// or a shared set, see `FenceBook.knownRevisions`) and the current book revision.
@@ -92,16 +119,20 @@ public final class StateStore: Sendable {
     public func saveRevisions(of book: FenceBook) throws(StoreError) {
         try database.withLock { connection throws(StoreError) in try connection.saveRevisions(of: book) }
     }
+
+    /// Replaces the persisted fence revisions of `devices` (and the book revision) with
+    /// those of `book`: what a change to a few devices' fences needs, at their cost only.
+    public func saveRevisions(of book: FenceBook, devices: [String]) throws(StoreError) {
+        try database.withLock { connection throws(StoreError) in try connection.saveRevisions(of: book, devices: devices) }
+    }
 }
 
 /// The SQLite connection and its prepared statements; only touched under the store's lock.
 private final class Connection {
     let database: Database
     let upsertDevice: Statement
+    let deleteDevice: Statement
     let insertMessage: Statement
-    let deleteMessage: Statement
-    let unsendMessage: Statement
-    let sendMessage: Statement
 
     init(path: String, durability: StateStore.Durability) throws(StoreError) {
         database = try Database(path: path)
@@ -124,10 +155,23 @@ private final class Connection {
             """)
         upsertDevice = try database.prepare(
             "INSERT OR REPLACE INTO device (id, badge, revision, lat, lon, acc, tst, fences) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        insertMessage = try database.prepare("INSERT INTO outbox (topic, payload, qos, retain, sent) VALUES (?, ?, ?, ?, ?)")
-        deleteMessage = try database.prepare("DELETE FROM outbox WHERE id = ?")
-        unsendMessage = try database.prepare("UPDATE outbox SET sent = 0 WHERE id = ?")
-        sendMessage = try database.prepare("UPDATE outbox SET sent = 1 WHERE id = ?")
+        deleteDevice = try database.prepare("DELETE FROM device WHERE id = ?")
+        insertMessage = try database.prepare("INSERT INTO outbox (topic, payload, qos, retain) VALUES (?, ?, ?, ?)")
+    }
+
+    /// Reconciles the outbox with the handed-over mark kept outside the database: rows
+    /// an earlier version marked `sent` count as handed over; and the row ids go on past
+    /// the mark, so a database that lost its write-ahead log never reuses an id the mark
+    /// already covers.
+    func adopt(handedThrough handed: Int64) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            try database.execute("DELETE FROM outbox WHERE sent = 1")
+            var sequence: Int64 = 0
+            try database.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").query { row in sequence = row.integer(0) }
+            if handed > sequence {
+                try database.prepare("INSERT OR REPLACE INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)").run([.integer(handed)])
+            }
+        }
     }
 
     func loadDevices() throws(StoreError) -> [String: DeviceState] {
@@ -150,8 +194,9 @@ private final class Connection {
         return devices
     }
 
-    func save(devices: [(device: String, state: DeviceState)], outbox: [OutboxMessage], sent: Bool) throws(StoreError) -> [Int64] {
+    func save(devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage]) throws(StoreError) -> [Int64] {
         try database.transaction { () throws(StoreError) -> [Int64] in
+            for device in forgetting { try deleteDevice.run([.text(device)]) }
             for (device, state) in devices {
                 let fix = state.lastFix
                 try upsertDevice.run([
@@ -168,7 +213,7 @@ private final class Connection {
             for message in outbox {
                 try insertMessage.run([
                     .text(message.topic), .blob(message.payload), .integer(Int64(message.qos)),
-                    .integer(message.retain ? 1 : 0), .integer(sent ? 1 : 0),
+                    .integer(message.retain ? 1 : 0),
                 ])
                 ids.append(database.lastInsertedRow)
             }
@@ -176,10 +221,10 @@ private final class Connection {
         }
     }
 
-    func pendingMessages() throws(StoreError) -> [StateStore.PendingMessage] {
+    func pendingMessages(after handed: Int64, limit: Int) throws(StoreError) -> [StateStore.PendingMessage] {
         var messages: [StateStore.PendingMessage] = []
-        let query = try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE sent = 0 ORDER BY id")
-        try query.query { row throws(StoreError) in
+        let query = try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?")
+        try query.query([.integer(handed), .integer(Int64(limit))]) { row throws(StoreError) in
             messages.append(StateStore.PendingMessage(
                 id: row.integer(0),
                 message: OutboxMessage(
@@ -189,19 +234,15 @@ private final class Connection {
     }
 
 
-    func updateOutbox(removing acknowledged: [Int64], unsent: [Int64], sent: [Int64]) throws(StoreError) {
-        try database.transaction { () throws(StoreError) in
-            for id in acknowledged { try deleteMessage.run([.integer(id)]) }
-            for id in unsent { try unsendMessage.run([.integer(id)]) }
-            for id in sent { try sendMessage.run([.integer(id)]) }
-        }
+    func countMessages(after first: Int64, through last: Int64) throws(StoreError) -> Int {
+        var count = 0
+        try database.prepare("SELECT count(*) FROM outbox WHERE id > ? AND id <= ?")
+            .query([.integer(first), .integer(last)]) { row in count = Int(row.integer(0)) }
+        return count
     }
 
-    func discardSentMessages() throws(StoreError) -> Int {
-        var count = 0
-        try database.prepare("SELECT count(*) FROM outbox WHERE sent = 1").query { row in count = Int(row.integer(0)) }
-        try database.execute("DELETE FROM outbox WHERE sent = 1")
-        return count
+    func prune(through handed: Int64) throws(StoreError) {
+        try database.prepare("DELETE FROM outbox WHERE id <= ?").run([.integer(handed)])
     }
 
     func loadRevisions() throws(StoreError) -> (known: [String: [String: Int]], current: Int) {
@@ -223,6 +264,21 @@ private final class Connection {
             for (scope, fences) in book.knownRevisions {
                 for (fence, revision) in fences {
                     try insert.run([.text(scope), .text(fence), .integer(Int64(revision))])
+                }
+            }
+            try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)")
+                .run([.integer(Int64(book.revision))])
+        }
+    }
+
+    func saveRevisions(of book: FenceBook, devices: [String]) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            let delete = try database.prepare("DELETE FROM fence_revision WHERE device = ?")
+            let insert = try database.prepare("INSERT INTO fence_revision (device, fence, revision) VALUES (?, ?, ?)")
+            for device in devices {
+                try delete.run([.text(device)])
+                for fence in book.fences(of: device) {
+                    try insert.run([.text(device), .text(fence.identifier), .integer(Int64(fence.addedRevision))])
                 }
             }
             try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)")

@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyBridge
+import GeotifyCore
 
 /// End to end through a real mosquitto on 127.0.0.1: publishers send OwnTracks
 /// positions for 10 000 devices at rising rates to find the highest rate handled with
@@ -91,7 +92,7 @@ struct EndToEndScenario {
         Progress.note("e2e: bridge online after \(ResultRow.format(BenchClock.now() - started, .seconds)) (\(ResultRow.count(EndToEndWorkload.devices * EndToEndWorkload.fencesPerDevice)) fences, \(settings.lanes) lanes)")
         let publishers = try PositionPublishers(port: broker.port, count: EndToEndScenario.publisherCount)
         defer { publishers.stop() }
-        let inputKinds = Set(InputError.Kind.allCases.map { "errors.\($0.rawValue)" })
+        let inputKinds = Set(ErrorCode.allCases.map { "errors.\($0.rawValue)" })
         let probe = Probe(
             handled: {
                 bridge.counters.snapshot.reduce(0) { total, counter in
@@ -99,7 +100,7 @@ struct EndToEndScenario {
                         ? total + counter.value : total
                 }
             },
-            published: { bridge.counters.value("notifications") },
+            published: { bridge.counters.value(.notifications) },
             observed: { observer.count })
         return try ladder(&workload, publishers, observer, probe)
     }

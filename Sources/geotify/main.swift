@@ -10,6 +10,7 @@ let commands: [GeotifyCommand] = [
     GeotifyCommand(name: "fences", summary: "list, show, add, edit, remove, import and export fences", help: FencesCommand.help, run: FencesCommand.run),
     GeotifyCommand(name: "status", summary: "show the running bridge's statistics, read from the broker", help: StatusCommand.help, run: StatusCommand.run),
     GeotifyCommand(name: "simulate", summary: "replay a recorded track offline and print the notifications", help: SimulateCommand.help, run: SimulateCommand.run),
+    GeotifyCommand(name: "notify", summary: "test delivery targets, show deliveries, retry dead letters", help: NotifyCommand.help, run: NotifyCommand.run),
     GeotifyCommand(name: "version", summary: "print the version (also: geotify --version)", help: "usage: geotify version\n\nPrints the version: \(Version.line)", run: { _ in
         print(Version.line)
         return 0

@@ -103,7 +103,7 @@ struct BrokerSecurityBridgeTests {
         let refusedLines = bridge.logged("refused the connection")
         #expect(refusedLines.count == 1, "\(bridge.logLines.all)")
         #expect(refusedLines.first?.contains("not authorised") == true, "\(refusedLines)")
-        #expect(bridge.bridge?.counters.value("errors.connection_refused") == 1)
+        #expect(bridge.bridge?.counters.value(.errors(.connectionRefused)) == 1)
     }
 
     /// An OwnTracks location at `base + tst`, accurate to 5 m.

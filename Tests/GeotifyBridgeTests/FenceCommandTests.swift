@@ -164,16 +164,6 @@ struct FenceCommandTests {
         #expect(harness.logLines.all.contains { $0.contains("is not valid; keeping the fences in force") })
     }
 
-    @Test func aTokenExpires() throws {
-        let harness = try BridgeHarness(start: false, configure: { $0.previewTimeout = 1 })
-        try harness.startBridge()
-        let preview = try send(harness, #"{"action":"delete","fence":"office"}"#)
-        let token = try #require(preview["token"] as? String)
-        Thread.sleep(forTimeInterval: 1.3)
-        #expect(error(try send(harness, #"{"action":"commit","token":"\#(token)"}"#)) == "expired_token")
-        #expect(try fileFences(harness).contains { $0["identifier"] as? String == "office" })
-    }
-
     @Test func commandsCanBeTurnedOff() throws {
         let harness = try BridgeHarness(start: false, configure: { $0.commandsEnabled = false })
         try harness.startBridge()
@@ -188,11 +178,11 @@ struct FenceCommandV5Tests {
         let harness = try BridgeHarness(start: false, configure: { $0.security.protocolVersion = .v5 })
         try harness.startBridge()
         let requester = try TestClient(port: harness.broker.port, protocolVersion: .v5)
-        try requester.subscribe("app/replies/7")
+        try requester.subscribe("geotify/reply/alice/phone/app-7")
         try requester.publish(
             "geotify/cmd/alice/phone", bytes: Array(#"{"action":"get","fence":"home"}"#.utf8),
-            correlationData: Array("request-42".utf8), responseTopic: "app/replies/7")
-        let reply = requester.waitForMessage(on: "app/replies/7")
+            correlationData: Array("request-42".utf8), responseTopic: "geotify/reply/alice/phone/app-7")
+        let reply = requester.waitForMessage(on: "geotify/reply/alice/phone/app-7")
         #expect(reply?.correlationData == Array("request-42".utf8))
         #expect(reply?.text.contains(#""ok":true"#) == true)
         #expect(reply?.text.contains(#""identifier":"home""#) == true)

@@ -15,8 +15,8 @@ struct LimitsTests {
         let error = harness.observer.waitForMessage(on: "geotify/error")
         #expect(error?.text.contains(#""error":"invalid_topic""#) == true)
         #expect(error?.text.contains("the topic has more than 5 levels (maximumTopicDepth)") == true)
-        #expect(waitUntil { harness.bridge?.counters.value("fixes_evaluated") == 1 }, "the topic within the limit is evaluated")
-        #expect(harness.bridge?.counters.value("errors.invalid_topic") == 1)
+        #expect(waitUntil { harness.bridge?.counters.value(.fixesEvaluated) == 1 }, "the topic within the limit is evaluated")
+        #expect(harness.bridge?.counters.value(.errors(.invalidTopic)) == 1)
     }
 
     @Test func devicesBeyondTheLimitAreRefusedWithOneClearLog() throws {
@@ -25,8 +25,8 @@ struct LimitsTests {
         for (index, device) in ["a/1", "b/2", "c/3", "d/4", "a/1"].enumerated() {
             try harness.observer.publish("geotify/location/\(device)", #"{"lat":1,"lon":2,"tst":\#(harness.base + index)}"#)
         }
-        #expect(waitUntil { harness.bridge?.counters.value("fixes_evaluated") == 3 }, "the first two devices keep being evaluated")
-        #expect(waitUntil { harness.bridge?.counters.value("errors.too_many_devices") == 2 })
+        #expect(waitUntil { harness.bridge?.counters.value(.fixesEvaluated) == 3 }, "the first two devices keep being evaluated")
+        #expect(waitUntil { harness.bridge?.counters.value(.errors(.tooManyDevices)) == 2 })
         let errors = harness.observer.messages.filter { $0.topic == "geotify/error" }
         #expect(errors.count == 1)
         #expect(errors.first?.text.contains(#""error":"too_many_devices""#) == true)

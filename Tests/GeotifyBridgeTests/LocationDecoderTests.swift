@@ -65,11 +65,11 @@ struct LocationDecoderTests {
     @Test func aOneMebibytePayloadIsRefusedBeforeParsing() {
         let huge = Array(#"{"_type":"location","lat":1,"lon":2,"pad":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 1 << 20) + Array(#""}"#.utf8)
         #expect(refusal(huge) == InputError(.payloadTooLarge, "the payload is \(huge.count) bytes; at most 65536 are accepted"))
-        #expect(refusal(Array(repeating: 0xFF, count: 1 << 20), .plain)?.kind == .payloadTooLarge)
+        #expect(refusal(Array(repeating: 0xFF, count: 1 << 20), .plain)?.code == .payloadTooLarge)
     }
 
     @Test func deeplyNestedGarbageIsRefusedNotACrash() {
         let deep = String(repeating: "[", count: 50_000)
-        #expect(refusal(Array(deep.utf8))?.kind == .invalidJSON)
+        #expect(refusal(Array(deep.utf8))?.code == .invalidJSON)
     }
 }

@@ -69,13 +69,13 @@ struct StatsReportTests {
                 return error
             }
         }
-        #expect(refusal("")?.kind == .emptyPayload)
-        #expect(refusal("{")?.kind == .invalidJSON)
-        #expect(refusal("[]")?.kind == .notAnObject)
+        #expect(refusal("")?.code == .emptyPayload)
+        #expect(refusal("{")?.code == .invalidJSON)
+        #expect(refusal("[]")?.code == .notAnObject)
         #expect(refusal(#"{"devices":0,"fences":0,"counters":{}}"#) == InputError(.missingField, "missing \"tst\""))
-        #expect(refusal(#"{"tst":"x","devices":0,"fences":0,"counters":{}}"#)?.kind == .wrongType)
-        #expect(refusal(#"{"tst":1,"devices":-1,"fences":0,"counters":{}}"#)?.kind == .outOfRange)
-        #expect(refusal(#"{"tst":1,"devices":0,"fences":0,"counters":[]}"#)?.kind == .wrongType)
+        #expect(refusal(#"{"tst":"x","devices":0,"fences":0,"counters":{}}"#)?.code == .wrongType)
+        #expect(refusal(#"{"tst":1,"devices":-1,"fences":0,"counters":{}}"#)?.code == .outOfRange)
+        #expect(refusal(#"{"tst":1,"devices":0,"fences":0,"counters":[]}"#)?.code == .wrongType)
         #expect(refusal(#"{"tst":1,"devices":0,"fences":0,"counters":{"a":{"b":"c"}}}"#) ==
             InputError(.wrongType, "\"counters.a.b\" must be a number, not a string"))
         #expect(refusal(#"{"tst":1,"devices":0,"fences":0,"counters":{},"latency_ms":{"count":2}}"#) ==

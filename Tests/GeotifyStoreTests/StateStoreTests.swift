@@ -26,26 +26,61 @@ struct StateStoreTests {
         #expect(devices["van/7"] == noFix)
     }
 
-    @Test func theOutboxKeepsMessagesUntilRemoved() throws {
+    @Test func theOutboxKeepsMessagesUntilHandedOver() throws {
         let store = try StateStore(directory: directory.path, durability: .full)
         let first = OutboxMessage(topic: "geotify/event/a", payload: Array("{}".utf8), qos: 1, retain: false)
         let second = OutboxMessage(topic: "geotify/badge/a", payload: Array("1".utf8), qos: 1, retain: true)
         let ids = try store.save(devices: [], outbox: [first, second])
         #expect(ids.count == 2)
         #expect(try StateStore(directory: directory.path).pendingMessages().map(\.message) == [first, second])
-        try store.updateOutbox(removing: [ids[0]], unsent: [], sent: [])
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[0], acknowledged: ids[0]))
         #expect(try store.pendingMessages().map(\.message) == [second])
+        try store.pruneAcknowledged()
+        try store.watermark.write(OutboxWatermark.Marks(handed: 0, acknowledged: 0))
+        #expect(try store.pendingMessages().map(\.message) == [second], "the handed-over row is gone for good")
     }
 
-    @Test func afterACrashUnsentRowsAreResentAndSentOnesDropped() throws {
+    @Test func afterACrashOnlyRowsPastTheMarkAreResent() throws {
         let store = try StateStore(directory: directory.path)
         let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
         let ids = try store.save(devices: [], outbox: messages)
-        try store.updateOutbox(removing: [], unsent: [], sent: [ids[0], ids[1], ids[2]])
-        try store.updateOutbox(removing: [ids[0]], unsent: [ids[1]], sent: [])
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[2], acknowledged: ids[0]))
         let reopened = try StateStore(directory: directory.path)
-        #expect(try reopened.discardSentMessages() == 1, "row 3 was handed over and never acknowledged")
-        #expect(try reopened.pendingMessages().map(\.message) == [messages[1], messages[3]])
+        #expect(try reopened.unacknowledgedAtStop() == 2, "rows 2 and 3 were handed over and not acknowledged")
+        #expect(try reopened.pendingMessages().map(\.message) == [messages[3]])
+    }
+
+    @Test func aLostWriteAheadLogResendsNothingHandedOver() throws {
+        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.save(devices: [], outbox: messages)
+        }
+        // The database file now holds the three rows (closing checkpointed them). What
+        // follows lives only in the write-ahead log, which is then lost.
+        let copy = directory.file("copy")
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.watermark.write(OutboxWatermark.Marks(handed: 3, acknowledged: 3))
+            try store.pruneAcknowledged()
+            try FileManager.default.copyItem(atPath: directory.file("state.sqlite"), toPath: copy + "/state.sqlite")
+            try FileManager.default.copyItem(atPath: directory.file("outbox.handed"), toPath: copy + "/outbox.handed")
+        }
+        let recovered = try StateStore(directory: copy)
+        #expect(try recovered.pendingMessages().isEmpty, "nothing handed over is sent again")
+        let next = OutboxMessage(topic: "geotify/event/a", payload: Array("4".utf8), qos: 1, retain: false)
+        let ids = try recovered.save(devices: [], outbox: [next])
+        #expect(ids == [4])
+        #expect(try recovered.pendingMessages().map(\.message) == [next], "new rows get ids past the mark")
+    }
+
+    @Test func aGarbledMarkCountsAsNone() throws {
+        let store = try StateStore(directory: directory.path)
+        try store.watermark.write(OutboxWatermark.Marks(handed: 9, acknowledged: 7))
+        #expect(store.watermark.read() == OutboxWatermark.Marks(handed: 9, acknowledged: 7))
+        try Data(repeating: 0x41, count: 24).write(to: URL(fileURLWithPath: directory.file("outbox.handed")))
+        #expect(store.watermark.read() == OutboxWatermark.Marks(handed: 0, acknowledged: 0))
     }
 
     @Test func fenceRevisionsArePersisted() throws {

@@ -96,6 +96,17 @@ public final class TestClient: @unchecked Sendable {
         waitForMessages(on: topic, count: 1, timeout: timeout).first
     }
 
+    /// Waits up to `timeout` seconds for a message on `topic` that satisfies `condition`;
+    /// the first such one, nil if none came.
+    public func waitForMessage(on topic: String, timeout: Double = 10, where condition: (MQTTMessage) -> Bool) -> MQTTMessage? {
+        var found: MQTTMessage?
+        waitUntil(timeout: timeout) {
+            found = messages.first { ($0.topic == topic || Self.topic($0.topic, matches: topic)) && condition($0) }
+            return found != nil
+        }
+        return found
+    }
+
     /// Forgets the messages received so far.
     public func clear() {
         recorder.clear()

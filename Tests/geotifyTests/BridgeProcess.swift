@@ -35,6 +35,16 @@ final class BridgeProcess {
         _ = child?.waitForExit(timeout: 20)
     }
 
+    /// The outbox marks (`outbox.handed` beside the database): every row up to `handed`
+    /// was handed to the broker, every row up to `acknowledged` acknowledged.
+    func outboxMarks() throws -> (handed: Int64, acknowledged: Int64) {
+        let path = directory.appendingPathComponent("state-\(name)/outbox.handed").path
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        guard data.count >= 16 else { return (0, 0) }
+        let words = data.withUnsafeBytes { raw in (raw.loadUnaligned(fromByteOffset: 0, as: Int64.self), raw.loadUnaligned(fromByteOffset: 8, as: Int64.self)) }
+        return words
+    }
+
     /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
     func query(_ sql: String) throws -> [String] {
         try runCommand("sqlite3", [statePath, sql]).split(separator: "\n").map(String.init)

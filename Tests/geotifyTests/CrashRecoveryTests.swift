@@ -106,7 +106,8 @@ struct CrashRecoveryTests {
             committedAtKill[String(parts[0])] = Int(Double(parts[1])!)
         }
         var handedAtKill: Set<String> = []
-        for row in try crashing.query("SELECT payload FROM outbox WHERE sent = 1 AND topic LIKE 'crashing/event/%'") {
+        let marks = try crashing.outboxMarks()
+        for row in try crashing.query("SELECT payload FROM outbox WHERE id > \(marks.acknowledged) AND id <= \(marks.handed) AND topic LIKE 'crashing/event/%'") {
             if let object = try? JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any], let id = object["id"] as? String {
                 handedAtKill.insert(id)
             }

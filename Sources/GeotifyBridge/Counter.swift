@@ -1,0 +1,48 @@
+import GeotifyCore
+
+/// One running total the bridge keeps, so nothing is dropped or refused without a
+/// trace: `geotify/stats`, `geotify status` and `/metrics` report them by `name`.
+package enum Counter: Hashable, Sendable {
+    /// Messages that arrived on a subscribed topic (positions and commands).
+    case messagesReceived
+    /// Valid messages that are not positions (OwnTracks `lwt`, `card`, ...).
+    case messagesIgnored
+    /// Messages on a topic no filter routes.
+    case messagesUnrouted
+    /// Fixes evaluated against the device's fences.
+    case fixesEvaluated
+    /// Fixes kept as the last position but too inaccurate to decide anything.
+    case fixesInaccurate
+    /// Fixes not evaluated at all, by reason.
+    case fixesDropped(FixAcceptance.Drop)
+    case transitions
+    case notifications
+    case commandsExecuted
+    /// Commands refused, by code.
+    case commandsRefused(ErrorCode)
+    /// Refused input and failures, by code (`errors.invalid_json`).
+    case errors(ErrorCode)
+    /// New fence books put in force.
+    case fenceReloads
+    /// Times the state database could be written again after failing.
+    case stateWriteRecoveries
+
+    /// The name reports use: `fixes_dropped.too_old`, `errors.invalid_json`.
+    package var name: String {
+        switch self {
+        case .messagesReceived: "messages_received"
+        case .messagesIgnored: "messages_ignored"
+        case .messagesUnrouted: "messages_unrouted"
+        case .fixesEvaluated: "fixes_evaluated"
+        case .fixesInaccurate: "fixes_inaccurate"
+        case .fixesDropped(let reason): "fixes_dropped.\(reason.rawValue)"
+        case .transitions: "transitions"
+        case .notifications: "notifications"
+        case .commandsExecuted: "commands_executed"
+        case .commandsRefused(let code): "commands_refused.\(code.rawValue)"
+        case .errors(let code): "errors.\(code.rawValue)"
+        case .fenceReloads: "fence_reloads"
+        case .stateWriteRecoveries: "state_write_recoveries"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import GeotifyCore
+import GeotifyStore
+
+/// Everything a lane core decides by that does not change while the bridge runs: the
+/// evaluator's rules, the message formats, and the policies for devices, commands,
+/// previews and the tracker, taken from the settings once.
+package struct LaneConfiguration: Sendable {
+    package var evaluator: Evaluator
+    package var decoder: LocationDecoder
+    package var messages: OutboundMessages
+    package var presence: PresenceMessages
+    /// OwnTracks transitions for OwnTracks devices; nil when off.
+    package var ownTracks: OwnTracksTransition?
+    package var strictDevices: Bool
+    package var commandsEnabled: Bool
+    /// Which devices commands may manage (see `Settings.commandDevices`).
+    package var commandDevices: [String]?
+    /// MQTT v5 response topics must start with this followed by the command's device and
+    /// a `/` (or be the device's own reply topic).
+    package var responseTopicPrefix: String
+    package var maximumPayloadBytes: Int
+    /// The limits fences are validated against (radius range, fences a device).
+    package var limits: FenceLimits
+    package var previewTimeout: Double
+    package var previewsPerDevice: Int
+    package var previewsPerLane: Int
+    /// The tracker's position follows fixes at most this often (seconds) and only when
+    /// it moved at least `trackerDistance` metres; nil: only with presence changes.
+    package var trackerInterval: Double?
+    package var trackerDistance: Double
+    /// Shared sets with more fences are evaluated but not announced fence by fence.
+    package var announceLimit: Int
+    /// An unnamed device not heard from for this long may be evicted to make room.
+    package var evictionAge: Double
+    /// Which log lines to build at all.
+    package var logLevel: Logger.Level
+    /// Makes the tokens of previews: unguessable.
+    package var makeToken: @Sendable () -> String
+
+    package init(settings: Settings) {
+        let topics = Topics(prefix: settings.topicPrefix)
+        evaluator = Evaluator(rules: settings.rules, acceptance: settings.acceptance)
+        decoder = LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes)
+        messages = OutboundMessages(topics: topics)
+        presence = PresenceMessages(topics: topics)
+        ownTracks = settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil
+        strictDevices = settings.strictDevices
+        commandsEnabled = settings.commandsEnabled
+        commandDevices = settings.commandDevices
+        responseTopicPrefix = settings.responseTopicPrefix ?? "\(settings.topicPrefix)/reply/"
+        maximumPayloadBytes = settings.maximumPayloadBytes
+        limits = settings.limits
+        previewTimeout = settings.previewTimeout
+        previewsPerDevice = settings.maximumPreviewsPerDevice
+        previewsPerLane = max(1, settings.maximumPreviews / max(1, settings.lanes))
+        trackerInterval = settings.homeAssistantEnabled ? settings.trackerInterval : nil
+        trackerDistance = settings.trackerDistance
+        announceLimit = settings.limits.maximumFencesPerDevice
+        evictionAge = settings.deviceEvictionAge
+        logLevel = settings.logLevel
+        makeToken = {
+            var random = SystemRandomNumberGenerator()
+            return String(random.next(), radix: 16) + String(random.next(), radix: 16)
+        }
+    }
+}

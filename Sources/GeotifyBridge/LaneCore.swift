@@ -1,0 +1,402 @@
+import GeotifyCore
+import GeotifyJSON
+import GeotifyMQTT
+import GeotifyStore
+
+/// The decisions of one evaluation lane, as a pure value: given the messages routed to
+/// the lane, clock ticks and the fences in force, it updates its devices' state and says
+/// what follows as `LaneEffects`: state to commit, notifications, badges, presence,
+/// tracker and occupancy messages to publish after the commit, replies, fence writes,
+/// log lines and counters. It does no I/O, takes no lock of its own and reads no clock:
+/// time comes in with the inputs (each message's arrival, each tick's `now`).
+///
+/// Everything a user sees between transitions is decided here too: a device's retained
+/// state, tracker, presence and badge topics say what is known from its first confident
+/// fix on (silently: a first fix never notifies, as iOS does not for a region it starts
+/// in); the state document follows the device's position, throttled; and one retained
+/// state document per change carries both the location name and the position, so a
+/// subscriber sees one change per transition.
+///
+/// `LaneCore+Commands.swift` holds the fence commands (the app's list, Add, Edit,
+/// Delete and Peek & Pop).
+package struct LaneCore: Sendable {
+    package let configuration: LaneConfiguration
+    /// Who may have state besides the devices the fence file names (shared across lanes).
+    let admission: DeviceAdmission
+    /// The lane's devices.
+    package internal(set) var devices: [String: DeviceRecord] = [:]
+    /// The devices with a timer, and when it is due (also in their record).
+    private var deadlines: [String: Double] = [:]
+    /// The previews waiting for a commit or cancel.
+    var previews: PreviewBook
+    /// The devices whose retained topics are still to be republished after a start.
+    private var republishing: [String] = []
+    /// The admission limits whose refusals were reported.
+    private var reportedLimits: Set<String> = []
+
+    /// A core for the devices of `states` (as loaded at start), with the fences of `book`.
+    package init(configuration: LaneConfiguration, admission: DeviceAdmission, states: [String: DeviceState], book: FenceBook, now: Double) {
+        self.configuration = configuration
+        self.admission = admission
+        previews = PreviewBook(
+            timeout: configuration.previewTimeout, perDevice: configuration.previewsPerDevice,
+            total: configuration.previewsPerLane)
+        for (device, state) in states {
+            var record = DeviceRecord(state: state, lastSeen: now)
+            record.deadline = configuration.evaluator.nextDeadline(fences: book.deviceFences(of: device), state: state)
+            if let deadline = record.deadline { deadlines[device] = deadline }
+            devices[device] = record
+        }
+        republishing = states.keys.sorted()
+    }
+
+    /// How many devices have state here.
+    package var deviceCount: Int { devices.count }
+
+    /// How many previews wait here.
+    package var previewCount: Int { previews.count }
+
+    // MARK: Messages
+
+    /// Handles a batch of routed messages in arrival order, except that each device's
+    /// positions are taken in timestamp order (stable, only among that device's), so a
+    /// burst of positions queued in the broker while the bridge was away is evaluated as
+    /// it happened.
+    package mutating func handle(_ batch: [Inbound], book: FenceBook, into effects: inout LaneEffects) {
+        var items: [Item] = []
+        items.reserveCapacity(batch.count)
+        var slots: [String: [Int]] = [:]
+        for inbound in batch {
+            switch inbound.route {
+            case .command:
+                items.append(.command(inbound))
+            case .location(let format):
+                do throws(InputError) {
+                    guard let fix = try configuration.decoder.decode(
+                        inbound.message.payload, device: inbound.device, format: format, arrival: inbound.arrival)
+                    else {
+                        items.append(.ignored)
+                        continue
+                    }
+                    if configuration.strictDevices && !book.knows(fix.device) {
+                        throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
+                    }
+                    if slots[fix.device] != nil || batch.count > 1 { slots[fix.device, default: []].append(items.count) }
+                    items.append(.fix(fix, format: format, arrival: inbound.arrival, topic: inbound.message.topic))
+                } catch {
+                    items.append(.refused(inbound, error))
+                }
+            }
+        }
+        for positions in slots.values where positions.count > 1 {
+            let fixes = positions.map { items[$0] }.sorted { lhs, rhs in
+                guard case .fix(let left, _, _, _) = lhs, case .fix(let right, _, _, _) = rhs else { return false }
+                return left.timestamp < right.timestamp
+            }
+            for (position, item) in zip(positions, fixes) { items[position] = item }
+        }
+        for item in items {
+            switch item {
+            case .fix(let fix, let format, let arrival, let topic):
+                evaluate(fix, format: format, arrival: arrival, topic: topic, book: book, into: &effects)
+            case .command(let inbound):
+                command(inbound, book: book, into: &effects)
+            case .refused(let inbound, let error):
+                refuse(error, topic: inbound.message.topic, device: inbound.device, into: &effects)
+            case .ignored:
+                effects.counters.add(.messagesIgnored)
+            }
+        }
+    }
+
+    /// A batch message after decoding.
+    private enum Item {
+        case fix(Fix, format: LocationDecoder.Format, arrival: Double, topic: String)
+        case command(Inbound)
+        case refused(Inbound, InputError)
+        case ignored
+    }
+
+    /// Counts, logs and reports a refused message.
+    mutating func refuse(_ error: InputError, topic: String, device: String?, into effects: inout LaneEffects) {
+        effects.counters.add(.errors(error.code))
+        effects.log(.warning, at: configuration.logLevel, "refused the message on \(topic): \(error)")
+        effects.direct.append(configuration.messages.error(error, topic: topic, device: device))
+    }
+
+    // MARK: Evaluation
+
+    private mutating func evaluate(
+        _ fix: Fix, format: LocationDecoder.Format, arrival: Double, topic: String, book: FenceBook,
+        into effects: inout LaneEffects
+    ) {
+        let device = fix.device
+        let isNew = devices[device] == nil
+        if isNew {
+            if let refusal = admit(device, book: book, now: arrival, into: &effects) {
+                reportOnce(refusal, topic: topic, device: device, into: &effects)
+                return
+            }
+            devices[device] = DeviceRecord(state: DeviceState(), lastSeen: arrival)
+        }
+        let index = devices.index(forKey: device)!
+        let fences = book.deviceFences(of: device)
+        let before = devices.values[index].state
+        let evaluation = configuration.evaluator.evaluate(
+            fix, fences: fences, revision: book.revision, now: arrival, state: &devices.values[index].state)
+        devices.values[index].lastSeen = arrival
+        if format == .ownTracks { devices.values[index].ownTracks = true }
+        switch evaluation.outcome {
+        case .dropped(let reason):
+            effects.counters.add(.fixesDropped(reason))
+            effects.log(.debug, at: configuration.logLevel, "dropped a fix of \(device) at \(fix.timestamp): \(reason.rawValue)")
+            if isNew {
+                devices[device] = nil
+                if !book.knows(device) { admission.release(device) }
+            }
+            return
+        case .inaccurate:
+            effects.counters.add(.fixesInaccurate)
+        case .evaluated, .advanced:
+            effects.counters.add(.fixesEvaluated)
+        }
+        if isNew {
+            warnAboutCase(of: device, book: book, into: &effects)
+            effects.outbox.append(configuration.messages.badge(0, of: device))
+        }
+        record(evaluation, device: device, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+    }
+
+    /// Keeps what the evaluation left in the record, schedules the device's next timer,
+    /// and adds what follows from it: notifications (also as OwnTracks transitions for
+    /// OwnTracks devices), the badge, and on a change of presence or badge the retained
+    /// state document, tracker, presence and occupancy. A state a restart needs is
+    /// saved now; a new last fix alone is saved lazily.
+    private mutating func record(
+        _ evaluation: Evaluation, device: String, before: DeviceState, fences: DeviceFences, book: FenceBook,
+        isNew: Bool = false, into effects: inout LaneEffects
+    ) {
+        let index = devices.index(forKey: device)!
+        let state = devices.values[index].state
+        let deadline = configuration.evaluator.nextDeadline(fences: fences, state: state)
+        if deadline != devices.values[index].deadline {
+            devices.values[index].deadline = deadline
+            deadlines[device] = deadline
+        }
+        if isNew || state.badge != before.badge || state.revision != before.revision || state.fences != before.fences {
+            effects.saves[device] = state
+            devices.values[index].unsavedFix = false
+        } else if state.lastFix != before.lastFix {
+            devices.values[index].unsavedFix = true
+        }
+        if !evaluation.transitions.isEmpty {
+            effects.counters.add(.transitions, evaluation.transitions.count)
+            effects.counters.add(.notifications, evaluation.notifications.count)
+        }
+        let ownTracks = devices.values[index].ownTracks
+        for notification in evaluation.notifications {
+            effects.log(.info, at: configuration.logLevel, "\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))")
+            effects.outbox.append(configuration.messages.event(notification))
+            if ownTracks, let transition = configuration.ownTracks?.message(notification) {
+                effects.outbox.append(transition)
+            }
+        }
+        if let last = evaluation.notifications.last {
+            effects.outbox.append(configuration.messages.badge(last.badge, of: device))
+        }
+        guard evaluation.changedPresence || !evaluation.notifications.isEmpty else {
+            followPosition(of: device, at: index, fences: fences, into: &effects)
+            return
+        }
+        for transition in evaluation.transitions where transition.kind != .dwell {
+            let inside = transition.kind == .enter
+            effects.outbox.append(configuration.presence.presence(of: device, fence: transition.fence.identifier, inside: inside))
+            if let set = fences.owner(of: transition.fence.identifier) {
+                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: transition.fence.identifier, device: device, inside: inside))
+            }
+        }
+        for identifier in evaluation.established where !evaluation.transitions.contains(where: { $0.fence.identifier == identifier }) {
+            let inside = state.isInside(identifier)
+            let set = fences.owner(of: identifier)
+            if set == nil || inside || set!.fences.count <= configuration.announceLimit {
+                effects.outbox.append(configuration.presence.presence(of: device, fence: identifier, inside: inside))
+            }
+            if inside, let set {
+                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: true))
+            }
+        }
+        for identifier in evaluation.forgotten {
+            for set in book.shared.values where set.fence(identifier) != nil {
+                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: false))
+            }
+        }
+        publishState(of: device, at: index, fences: fences, into: &effects)
+    }
+
+    /// The retained state document and tracker of the device at `index`, in that order
+    /// (the state document carries the location too, so a subscriber that reads only it
+    /// sees one change).
+    private mutating func publishState(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
+        let state = devices.values[index].state
+        let relevant = Self.relevantFences(state, fences)
+        effects.outbox.append(configuration.presence.state(of: device, state, fences: relevant))
+        effects.outbox.append(configuration.presence.tracker(of: device, state, fences: relevant))
+        devices.values[index].published = state.lastFix
+    }
+
+    /// A new position with no change of presence: the state document follows it when the
+    /// tracker's throttle allows (`trackerInterval`, `trackerDistance`), without a
+    /// notification.
+    private mutating func followPosition(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
+        guard let interval = configuration.trackerInterval, let fix = devices.values[index].state.lastFix else { return }
+        if let published = devices.values[index].published {
+            guard fix.timestamp - published.timestamp >= interval,
+                  Geodesy.sphericalDistance(published.coordinate, fix.coordinate) >= configuration.trackerDistance
+            else { return }
+        }
+        publishState(of: device, at: index, fences: fences, into: &effects)
+    }
+
+    /// The fences the state document lists: the device's own, and the shared ones it is
+    /// inside, in the order of the fence file.
+    static func relevantFences(_ state: DeviceState, _ fences: DeviceFences) -> [Fence] {
+        let sharedInside = state.fences.filter { entry in entry.inside && !fences.identifiers.contains(entry.fence) }
+            .compactMap { fences.fence($0.fence) }
+        return fences.own + sharedInside
+    }
+
+    /// Says once, when positions arrive for a device the fence file does not name, that
+    /// it names one that differs only in letter case (`Alice/Phone` for `alice/phone`).
+    private mutating func warnAboutCase(of device: String, book: FenceBook, into effects: inout LaneEffects) {
+        guard !book.knows(device), let named = book.device(matchingIgnoringCase: device) else { return }
+        devices[device]?.warnedCase = true
+        let error = InputError(.unknownDevice, "positions arrive for \"\(device)\", which has no fences; the fence file names \"\(named)\", which differs only in letter case (device identifiers are case-sensitive)")
+        effects.counters.add(.errors(.unknownDevice))
+        effects.log(.warning, at: configuration.logLevel, error.message)
+        effects.direct.append(configuration.messages.error(error, topic: nil, device: device))
+    }
+
+    // MARK: Admission
+
+    /// Counts a refusal of a new device every time, but logs and reports it on
+    /// `geotify/error` once for each limit (the bridge's, each owner's), so a flood of
+    /// made-up devices does not become a flood of reports.
+    private mutating func reportOnce(_ refusal: (error: InputError, limit: String), topic: String, device: String, into effects: inout LaneEffects) {
+        effects.counters.add(.errors(refusal.error.code))
+        guard reportedLimits.count < Self.reportedLimitsKept, reportedLimits.insert(refusal.limit).inserted else { return }
+        effects.log(.error, at: configuration.logLevel, "\(refusal.error.message); further refusals for this limit are only counted (errors.too_many_devices)")
+        effects.direct.append(configuration.messages.error(refusal.error, topic: topic, device: device))
+    }
+
+    /// The most limits whose refusal is remembered as reported.
+    private static let reportedLimitsKept = 1_024
+
+    /// Whether a device never seen before may have state: always when the fence file
+    /// names it; otherwise when `DeviceAdmission` admits it, after evicting this lane's
+    /// least recently seen idle unnamed device if the bridge is full. Returns the refusal
+    /// and the limit that caused it when it may not.
+    mutating func admit(_ device: String, book: FenceBook, now: Double, into effects: inout LaneEffects) -> (error: InputError, limit: String)? {
+        if book.knows(device) { return nil }
+        var decision = admission.admit(device)
+        if decision == .full, evictIdleDevice(book: book, now: now, into: &effects) {
+            decision = admission.admit(device)
+        }
+        let reason: String
+        let limit: String
+        switch decision {
+        case .admitted:
+            return nil
+        case .ownerFull:
+            let owner = DeviceAdmission.owner(of: device)
+            reason = "the owner \"\(owner)\" already has \(admission.perOwner) devices without fences (maximumDevicesPerOwner)"
+            limit = "owner \(owner)"
+        case .full:
+            reason = "the bridge already keeps state for \(admission.maximum) devices without fences (maximumDevices), none idle for \(Int(configuration.evictionAge)) s to make room"
+            limit = "bridge"
+        }
+        return (InputError(.tooManyDevices, "\(reason); the new device \"\(device)\" is refused (devices in the fence file are always admitted)"), limit)
+    }
+
+    /// Evicts the least recently seen device of this lane that the fence file does not
+    /// name and that has sent nothing for `evictionAge`; says whether there was one.
+    private mutating func evictIdleDevice(book: FenceBook, now: Double, into effects: inout LaneEffects) -> Bool {
+        let limit = now - configuration.evictionAge
+        var oldest: (device: String, seen: Double)?
+        for (device, record) in devices where record.lastSeen <= limit && !book.knows(device) {
+            if oldest == nil || record.lastSeen < oldest!.seen { oldest = (device, record.lastSeen) }
+        }
+        guard let (device, _) = oldest else { return false }
+        devices[device] = nil
+        deadlines[device] = nil
+        effects.saves[device] = nil
+        effects.forgotten.append(device)
+        admission.release(device)
+        effects.log(.info, at: configuration.logLevel, "forgot the idle device \(device), which has no fences, to make room for new devices")
+        return true
+    }
+
+    // MARK: Time
+
+    /// Advances the clock to `now`: fires the dwell and minimum-duration timers that are
+    /// due, forgets expired previews, and republishes a share of the retained topics of
+    /// devices loaded at start.
+    package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
+        previews.expire(now: now)
+        republish(book: book, into: &effects)
+        guard !deadlines.isEmpty else { return }
+        let due = deadlines.filter { $0.value <= now }.map(\.key).sorted()
+        for device in due {
+            guard let index = devices.index(forKey: device) else {
+                deadlines[device] = nil
+                continue
+            }
+            let fences = book.deviceFences(of: device)
+            let before = devices.values[index].state
+            let evaluation = configuration.evaluator.advance(to: now, fences: fences, state: &devices.values[index].state)
+            record(evaluation, device: device, before: before, fences: fences, book: book, into: &effects)
+        }
+    }
+
+    /// The devices republished per tick after a start.
+    static let republishedPerTick = 200
+
+    /// Republishes the retained topics of the next devices loaded at start (state
+    /// document, tracker, badge, presence of each fence whose relation is known), so they
+    /// are right even if the broker lost them; a share each tick, not all at once.
+    private mutating func republish(book: FenceBook, into effects: inout LaneEffects) {
+        guard !republishing.isEmpty else { return }
+        for device in republishing.suffix(Self.republishedPerTick) {
+            guard let index = devices.index(forKey: device) else { continue }
+            let state = devices.values[index].state
+            let fences = book.deviceFences(of: device)
+            effects.direct.append(configuration.messages.badge(state.badge, of: device))
+            let relevant = Self.relevantFences(state, fences)
+            effects.direct.append(configuration.presence.state(of: device, state, fences: relevant))
+            effects.direct.append(configuration.presence.tracker(of: device, state, fences: relevant))
+            for fence in fences.own where state.hasSeen(fence) {
+                let entry = state.fences.first { $0.fence == fence.identifier }
+                if entry?.established == false { continue }
+                effects.direct.append(configuration.presence.presence(of: device, fence: fence.identifier, inside: entry?.inside == true))
+            }
+        }
+        republishing.removeLast(min(Self.republishedPerTick, republishing.count))
+    }
+
+    /// Saves the last fixes not saved yet (a restart can do without them, so they are
+    /// saved now and then rather than with every fix).
+    package mutating func saveFixes(into effects: inout LaneEffects) {
+        let unsaved = devices.filter(\.value.unsavedFix).map(\.key)
+        for device in unsaved {
+            devices[device]?.unsavedFix = false
+            if effects.saves[device] == nil { effects.saves[device] = devices[device]?.state }
+        }
+    }
+
+    /// The state of `device`, if it has one here.
+    package func state(of device: String) -> DeviceState? {
+        devices[device]?.state
+    }
+
+    /// When the next timer of any device here is due, nil when none waits.
+    package var nextDeadline: Double? { deadlines.values.min() }
+}

@@ -1,0 +1,51 @@
+/// The one vocabulary of refusals and failures: every error Geotify reports carries one
+/// of these codes, the same on `geotify/error`, in command replies, in the CLI's
+/// messages, in the HTTP API and in the `errors.<code>` counters. The raw value is the
+/// stable wire form.
+public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
+    // Input that cannot be read.
+    case emptyPayload = "empty_payload"
+    case payloadTooLarge = "payload_too_large"
+    case invalidJSON = "invalid_json"
+    case notAnObject = "not_an_object"
+    case missingField = "missing_field"
+    case wrongType = "wrong_type"
+    case outOfRange = "out_of_range"
+    /// A key a fence or command does not know (a typo).
+    case unknownKey = "unknown_key"
+    /// A value that is not one Geotify accepts (an unknown event type, a bad polygon).
+    case invalidValue = "invalid_value"
+    case invalidTopic = "invalid_topic"
+    /// A device the fence file does not name (with `strictDevices`), or that a change
+    /// named but the file does not have.
+    case unknownDevice = "unknown_device"
+    case unknownAction = "unknown_action"
+    case notAllowed = "not_allowed"
+    case tooManyDevices = "too_many_devices"
+    case unknownToken = "unknown_token"
+    case expiredToken = "expired_token"
+
+    // Changes to the fences.
+    case unknownFence = "unknown_fence"
+    case duplicateIdentifier = "duplicate_identifier"
+    case fenceLimit = "fence_limit"
+    /// A device identifier that cannot be used (a wildcard, an empty topic level).
+    case invalidDevice = "invalid_device"
+    /// The fence file does not validate (or is missing), so it cannot be changed safely.
+    case invalidFile = "invalid_file"
+    case invalidImport = "invalid_import"
+    /// What a change was based on changed since it was read; nothing was written.
+    case stale
+    /// A file could not be read or written.
+    case io
+
+    // Failures of the bridge itself, reported on `geotify/error`.
+    /// The state database could not be written (a full or failing disk).
+    case stateWrite = "state_write"
+    /// The fence file in force was replaced by one that does not validate.
+    case fenceFile = "fence_file"
+    case connectionRefused = "connection_refused"
+    case subscriptionRefused = "subscription_refused"
+    case publish
+    case publishQueueFull = "publish_queue_full"
+}

@@ -1,0 +1,50 @@
+/// What the worker knows of one target between plans: the attempts under way, when
+/// attempts started lately (for the rate limit), and whether the target is resting after
+/// failures or a `Retry-After`. A value: the planner takes it and hands back the next.
+///
+/// A failure that says the target is down or overloaded (`AttemptOutcome.failed`) pauses
+/// the whole target, for the back-off of its failures in a row, or for the `Retry-After`;
+/// so a dead target gets a trickle of probes, not one attempt per waiting device. Any
+/// answer that shows the target up (delivered, or refused for good) ends the streak.
+package struct TargetTraffic: Sendable, Equatable {
+    /// Row ids of the attempts under way.
+    package var underWay: Set<Int64> = []
+    /// No attempt starts before this wall-clock time.
+    package var pausedUntil: Double = 0
+    /// Failures in a row.
+    package var failures = 0
+    /// Start times of recent attempts, oldest first, for the rate limit.
+    package var starts: [Double] = []
+
+    package init() {}
+
+    /// The earliest time a new attempt may start under the pause and the rate limit
+    /// (concurrency aside), with start times older than the rate window dropped.
+    package mutating func earliestStart(now: Double, rate: RateLimit?) -> Double {
+        guard let rate, rate.requests > 0 else {
+            starts.removeAll()
+            return pausedUntil
+        }
+        starts.removeAll { $0 <= now - rate.seconds }
+        let free = starts.count < rate.requests ? now : starts[starts.count - rate.requests] + rate.seconds
+        return max(pausedUntil, free)
+    }
+
+    /// Records that attempt `id` started at `now`.
+    package mutating func started(_ id: Int64, at now: Double) {
+        underWay.insert(id)
+        starts.append(now)
+    }
+
+    /// Records how attempt `id` ended at `now`.
+    package mutating func finished(_ id: Int64, _ outcome: AttemptOutcome, at now: Double, schedule: RetrySchedule, random: Double) {
+        underWay.remove(id)
+        switch outcome {
+        case .delivered, .rejected:
+            failures = 0
+        case .failed(_, let retryAfter):
+            failures += 1
+            pausedUntil = max(pausedUntil, now + (retryAfter ?? schedule.delay(afterFailures: failures, random: random)))
+        }
+    }
+}

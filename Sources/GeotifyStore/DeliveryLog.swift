@@ -1,0 +1,189 @@
+/// The delivery queue's tables and statements on a `Database` handed to it: the
+/// (notification, target) pairs waiting to go out, the dead letters, and a tally per target.
+///
+/// It works on a connection it does not own, so the state store can queue deliveries in
+/// the same transaction as the device states that caused them (`enqueue` opens no
+/// transaction of its own), while the delivery worker and the CLI use one of their own
+/// (`DeliveryQueue`); SQLite in WAL mode lets both share the file.
+///
+/// A delivery the target acknowledged is deleted in the transaction that counts it, so
+/// once `markDelivered` returns, no restart sends it again. A crash between the target's
+/// answer and that commit sends it once more, with the same idempotency key.
+final class DeliveryLog {
+    /// The tables, created when missing.
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS delivery (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, device TEXT NOT NULL,
+            event_id TEXT NOT NULL, payload BLOB NOT NULL, queued REAL NOT NULL, due REAL NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+            UNIQUE (target, event_id)
+        );
+        CREATE INDEX IF NOT EXISTS delivery_order ON delivery (target, device, id);
+        CREATE TABLE IF NOT EXISTS delivery_dead (
+            id INTEGER PRIMARY KEY, target TEXT NOT NULL, device TEXT NOT NULL, event_id TEXT NOT NULL,
+            payload BLOB NOT NULL, queued REAL NOT NULL, attempts INTEGER NOT NULL, reason TEXT NOT NULL,
+            died REAL NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS delivery_target (
+            target TEXT PRIMARY KEY, delivered INTEGER NOT NULL DEFAULT 0, last_error TEXT, last_error_at REAL
+        ) WITHOUT ROWID;
+        """
+
+    private static let columns = "id, target, device, event_id, payload, queued, due, attempts, last_error"
+
+    private let database: Database
+    private let insert: Statement
+    private let selectHeads: Statement
+    private let delete: Statement
+    private let countDelivered: Statement
+    private let reschedule: Statement
+    private let noteError: Statement
+    private let bury: Statement
+    private let selectRow: Statement
+
+    /// Creates the tables on `database` when they are missing and prepares the statements.
+    init(database: Database) throws(StoreError) {
+        self.database = database
+        try database.execute(DeliveryLog.schema)
+        insert = try database.prepare("""
+            INSERT OR IGNORE INTO delivery (target, device, event_id, payload, queued, due) VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        selectHeads = try database.prepare("""
+            SELECT \(DeliveryLog.columns) FROM delivery
+            WHERE id IN (SELECT MIN(id) FROM delivery GROUP BY target, device) ORDER BY due, id
+            """)
+        selectRow = try database.prepare("SELECT \(DeliveryLog.columns) FROM delivery WHERE id = ?")
+        delete = try database.prepare("DELETE FROM delivery WHERE id = ?")
+        countDelivered = try database.prepare("""
+            INSERT INTO delivery_target (target, delivered) VALUES (?, 1)
+            ON CONFLICT (target) DO UPDATE SET delivered = delivered + 1
+            """)
+        reschedule = try database.prepare("UPDATE delivery SET due = ?, attempts = attempts + 1, last_error = ? WHERE id = ?")
+        noteError = try database.prepare("""
+            INSERT INTO delivery_target (target, last_error, last_error_at) VALUES (?, ?, ?)
+            ON CONFLICT (target) DO UPDATE SET last_error = excluded.last_error, last_error_at = excluded.last_error_at
+            """)
+        bury = try database.prepare("""
+            INSERT OR REPLACE INTO delivery_dead (id, target, device, event_id, payload, queued, attempts, reason, died)
+            SELECT id, target, device, event_id, payload, queued, attempts + 1, ?, ? FROM delivery WHERE id = ?
+            """)
+    }
+
+    /// Queues `entries`, due at `now`. Runs no transaction of its own: call it inside the
+    /// one that commits the state that caused them. An entry whose (target, event id) is
+    /// already queued is left out, so committing the same decision twice queues it once.
+    func enqueue(_ entries: [DeliveryEntry], at now: Double) throws(StoreError) {
+        for entry in entries {
+            try insert.run([
+                .text(entry.target), .text(entry.device), .text(entry.eventID), .blob(entry.payload), .real(now), .real(now),
+            ])
+        }
+    }
+
+    /// `enqueue` in a transaction of its own, for a connection that commits no state.
+    func enqueueInOwnTransaction(_ entries: [DeliveryEntry], at now: Double) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in try enqueue(entries, at: now) }
+    }
+
+    /// The oldest queued delivery of each (target, device), earliest due first: only these
+    /// may be attempted, which keeps each device's deliveries to a target in order.
+    func heads() throws(StoreError) -> [DeliveryRow] {
+        var rows: [DeliveryRow] = []
+        try selectHeads.query { row in rows.append(DeliveryLog.deliveryRow(row)) }
+        return rows
+    }
+
+    /// The queued delivery with row id `id`, if it is still queued.
+    func row(_ id: Int64) throws(StoreError) -> DeliveryRow? {
+        var found: DeliveryRow?
+        try selectRow.query([.integer(id)]) { row in found = DeliveryLog.deliveryRow(row) }
+        return found
+    }
+
+    /// Records that the target acknowledged delivery `id`: removes it from the queue and
+    /// counts it, in one transaction. A row no longer queued is left alone.
+    func markDelivered(_ id: Int64) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            guard let row = try self.row(id) else { return }
+            try delete.run([.integer(id)])
+            try countDelivered.run([.text(row.entry.target)])
+        }
+    }
+
+    /// Records a failed attempt of delivery `id` and makes it due again at `due`; `error`
+    /// (already free of secrets) becomes the row's and the target's last error.
+    func scheduleRetry(_ id: Int64, at due: Double, error: String, now: Double) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            guard let row = try self.row(id) else { return }
+            try reschedule.run([.real(due), .text(error), .integer(id)])
+            try noteError.run([.text(row.entry.target), .text(error), .real(now)])
+        }
+    }
+
+    /// Moves delivery `id` to the dead letters after a last failed attempt, with `reason`.
+    /// Returns the row as it was, or nil when it was no longer queued.
+    @discardableResult
+    func moveToDeadLetters(_ id: Int64, reason: String, at now: Double) throws(StoreError) -> DeliveryRow? {
+        try database.transaction { () throws(StoreError) -> DeliveryRow? in
+            guard let row = try self.row(id) else { return nil }
+            try bury.run([.text(reason), .real(now), .integer(id)])
+            try delete.run([.integer(id)])
+            try noteError.run([.text(row.entry.target), .text(reason), .real(now)])
+            return row
+        }
+    }
+
+    /// Puts the dead letters of `target` (of every target when nil) back in the queue, due
+    /// at `now` with a fresh retry window and their old row ids, so each goes out before
+    /// what its device queued later. Returns how many.
+    func retryDeadLetters(target: String?, at now: Double) throws(StoreError) -> Int {
+        try database.transaction { () throws(StoreError) -> Int in
+            let filter = target == nil ? "" : " WHERE target = ?"
+            let values: [Statement.Value] = target.map { [.text($0)] } ?? []
+            var count = 0
+            try database.prepare("SELECT COUNT(*) FROM delivery_dead\(filter)").query(values) { row in
+                count = Int(row.integer(0))
+            }
+            try database.prepare("""
+                INSERT OR IGNORE INTO delivery (id, target, device, event_id, payload, queued, due, attempts)
+                SELECT id, target, device, event_id, payload, ?, ?, 0 FROM delivery_dead\(filter)
+                """).run([.real(now), .real(now)] + values)
+            try database.prepare("DELETE FROM delivery_dead\(filter)").run(values)
+            return count
+        }
+    }
+
+    /// Where each target's deliveries stand, by target name; every target that has
+    /// anything queued, dead or delivered is listed.
+    func counts() throws(StoreError) -> [DeliveryCounts] {
+        var counts: [String: DeliveryCounts] = [:]
+        func update(_ target: String, _ change: (inout DeliveryCounts) -> Void) {
+            change(&counts[target, default: DeliveryCounts(target: target)])
+        }
+        try database.prepare("SELECT target, SUM(attempts = 0), SUM(attempts > 0) FROM delivery GROUP BY target").query { row in
+            update(row.text(0)) {
+                $0.pending = Int(row.integer(1))
+                $0.retrying = Int(row.integer(2))
+            }
+        }
+        try database.prepare("SELECT target, COUNT(*) FROM delivery_dead GROUP BY target").query { row in
+            update(row.text(0)) { $0.dead = Int(row.integer(1)) }
+        }
+        try database.prepare("SELECT target, delivered, last_error, last_error_at FROM delivery_target").query { row in
+            update(row.text(0)) {
+                $0.delivered = Int(row.integer(1))
+                $0.lastError = row.isNull(2) ? nil : row.text(2)
+                $0.lastErrorAt = row.isNull(3) ? nil : row.real(3)
+            }
+        }
+        return counts.values.sorted { $0.target < $1.target }
+    }
+
+    private static func deliveryRow(_ row: Row) -> DeliveryRow {
+        DeliveryRow(
+            id: row.integer(0),
+            entry: DeliveryEntry(target: row.text(1), device: row.text(2), eventID: row.text(3), payload: row.blob(4)),
+            queued: row.real(5), due: row.real(6), attempts: Int(row.integer(7)),
+            lastError: row.isNull(8) ? nil : row.text(8))
+    }
+}

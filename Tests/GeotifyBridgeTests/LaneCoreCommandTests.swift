@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+@testable import GeotifyBridge
+import GeotifyCore
+import GeotifyStore
+
+/// The fence commands through the pure lane core: the app's list, Add, Edit, Delete...
+/// and Peek & Pop, with the fence file's part played by the fixture's book.
+@Suite("Lane core: commands")
+struct LaneCoreCommandTests {
+    static let fences = """
+        { "devices": {
+            "alice/phone": [
+              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                "note": "Welcome home", "eventType": "onEntry" } ],
+            "bob/phone": [] } }
+        """
+    static let office = #"{"identifier":"office","latitude":52.50,"longitude":13.30,"radius":150,"note":"Work","eventType":"onEntry"}"#
+
+    func code(_ reply: [String: Any]?) -> String? {
+        (reply?["error"] as? [String: Any])?["code"] as? String
+    }
+
+    @Test func listAndGetAnswerAtOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        let list = lane.command("alice/phone", #"{"action":"list","id":"q1"}"#).reply("alice/phone")
+        #expect(list?["ok"] as? Bool == true && list?["id"] as? String == "q1" && list?["action"] as? String == "list")
+        #expect((list?["fences"] as? [[String: Any]])?.map { $0["identifier"] as? String } == ["home"])
+        let get = lane.command("alice/phone", #"{"action":"get","fence":"home"}"#).reply("alice/phone")
+        #expect((get?["relation"] as? [String: Any])?["state"] as? String == "inside")
+        let unknown = lane.command("alice/phone", #"{"action":"get","fence":"gym"}"#)
+        #expect(code(unknown.reply("alice/phone")) == "unknown_fence")
+        #expect(unknown.counters[.commandsRefused(.unknownFence)] == 1)
+    }
+
+    @Test func addIsWrittenThenAnswered() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let asked = lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#)
+        #expect(asked.direct.isEmpty, "the answer waits for the write")
+        #expect(asked.fenceWrites.map(\.change.device) == ["alice/phone"])
+        let answered = lane.write(asked)
+        let reply = answered.reply("alice/phone")
+        #expect(reply?["ok"] as? Bool == true)
+        #expect((reply?["fence"] as? [String: Any])?["identifier"] as? String == "office")
+        #expect(lane.book.fences(of: "alice/phone").map(\.identifier) == ["home", "office"])
+        #expect(answered.log.contains { $0.message.contains(#"alice/phone: add of the fence "office" by a command on geotify/cmd/alice/phone"#) })
+        let twice = lane.write(lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#))
+        #expect(code(twice.reply("alice/phone")) == "duplicate_identifier")
+    }
+
+    @Test func peekShowsTheEffectAndPopCommitsExactlyThat() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        let edit = #"{"action":"preview","change":{"action":"edit","fence":"home","changes":{"latitude":52.40,"radius":5}}}"#
+        let peek = try #require(lane.command("alice/phone", edit).reply("alice/phone"))
+        let preview = try #require(peek["preview"] as? [String: Any])
+        #expect((preview["fence"] as? [String: Any])?["radius"] as? Double == 5, "as it would be stored")
+        #expect((preview["relation"] as? [String: Any])?["state"] as? String == "outside")
+        #expect(preview["warnings"] as? [String] == [])
+        #expect(lane.book.fences(of: "alice/phone").first?.region == Region.circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100), "nothing changed yet")
+        let token = try #require(peek["token"] as? String)
+        let pop = lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#)
+        #expect(pop.fenceWrites.first?.basis?.map(\.identifier) == ["home"])
+        let reply = lane.write(pop).reply("alice/phone")
+        #expect(reply?["committed"] as? String == "edit")
+        #expect(lane.book.fences(of: "alice/phone").first?.region == Region.circle(center: Coordinate(latitude: 52.40, longitude: 13.405), radius: 5))
+        let reused = lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#)
+        #expect(code(reused.reply("alice/phone")) == "unknown_token", "a token is used once")
+    }
+
+    @Test func aPreviewOfAnEntryShowsTheNotificationTheNextFixWouldCause() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.40, 13.405)
+        let move = #"{"action":"preview","change":{"action":"edit","fence":"home","changes":{"latitude":52.40}}}"#
+        let preview = try #require(lane.command("alice/phone", move).reply("alice/phone")?["preview"] as? [String: Any])
+        let notification = try #require(preview["notification"] as? [String: Any])
+        #expect(notification["event"] as? String == "enter")
+        #expect(notification["note"] as? String == "Welcome home")
+    }
+
+    @Test func aCommitIsStaleOnlyWhenItsDevicesFencesChanged() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.commandDevices = ["#"] }
+        let peek = lane.command("alice/phone", #"{"action":"preview","change":{"action":"add","fence":\#(Self.office)}}"#)
+        let token = try #require(peek.reply("alice/phone")?["token"] as? String)
+        _ = lane.write(lane.command("bob/phone", #"{"action":"add","fence":\#(Self.office)}"#))
+        let other = lane.write(lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#))
+        #expect(other.reply("alice/phone")?["ok"] as? Bool == true, "a change to another device does not make it stale")
+        let second = lane.command("alice/phone", #"{"action":"preview","change":{"action":"delete","fence":"office"}}"#)
+        let secondToken = try #require(second.reply("alice/phone")?["token"] as? String)
+        _ = lane.write(lane.command("alice/phone", #"{"action":"edit","fence":"home","changes":{"note":"Hi"}}"#))
+        let stale = lane.command("alice/phone", #"{"action":"commit","token":"\#(secondToken)"}"#)
+        #expect(code(stale.reply("alice/phone")) == "stale")
+        #expect(stale.fenceWrites.isEmpty)
+    }
+
+    @Test func deleteAsksForConfirmationAndCancelKeepsTheFence() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let asked = try #require(lane.command("alice/phone", #"{"action":"delete","fence":"home"}"#).reply("alice/phone"))
+        #expect((asked["confirm"] as? String)?.contains("commit") == true)
+        let token = try #require(asked["token"] as? String)
+        let cancelled = lane.command("alice/phone", #"{"action":"cancel","token":"\#(token)"}"#).reply("alice/phone")
+        #expect(cancelled?["cancelled"] as? Bool == true)
+        #expect(lane.book.fences(of: "alice/phone").count == 1)
+        let confirmed = lane.write(lane.command("alice/phone", #"{"action":"delete","fence":"home","confirm":true}"#))
+        #expect(((confirmed.reply("alice/phone")?["deleted"]) as? [String: Any])?["identifier"] as? String == "home")
+        #expect(lane.book.fences(of: "alice/phone").isEmpty)
+    }
+
+    @Test func previewsAreCappedPerDeviceOldestFirst() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.maximumPreviewsPerDevice = 2 }
+        var tokens: [String] = []
+        for _ in 0..<3 {
+            let reply = lane.command("alice/phone", #"{"action":"preview","change":{"action":"delete","fence":"home"}}"#).reply("alice/phone")
+            tokens.append(try #require(reply?["token"] as? String))
+        }
+        #expect(lane.core.previewCount == 2)
+        #expect(code(lane.command("alice/phone", #"{"action":"cancel","token":"\#(tokens[0])"}"#).reply("alice/phone")) == "unknown_token")
+        #expect(lane.command("alice/phone", #"{"action":"cancel","token":"\#(tokens[2])"}"#).reply("alice/phone")?["ok"] as? Bool == true)
+    }
+
+    @Test func responseTopicsMustLieUnderTheDevicesReplyTopic() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let allowed = lane.command("alice/phone", #"{"action":"list"}"#, responseTopic: "geotify/reply/alice/phone/app-7", correlationData: Array("c-1".utf8))
+        let response = try #require(allowed.direct.first { $0.topic == "geotify/reply/alice/phone/app-7" })
+        #expect(response.correlationData == Array("c-1".utf8))
+        for hostile in ["owntracks/alice/phone/cmd", "homeassistant/sensor/evil/config", "geotify/event/van/7", "geotify/cmd/alice/phone", "geotify/reply/bob/phone"] {
+            let refused = lane.command("alice/phone", #"{"action":"list"}"#, responseTopic: hostile)
+            #expect(refused.direct.map(\.topic) == ["geotify/reply/alice/phone"], "nothing is published to \(hostile)")
+            #expect(code(refused.reply("alice/phone")) == "not_allowed")
+        }
+    }
+
+    @Test func resetBadgeSavesAndRepublishes() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.40, 13.405)
+        lane.now += 60
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        let reset = lane.command("alice/phone", #"{"action":"resetBadge"}"#)
+        #expect(reset.saves["alice/phone"]?.badge == 0)
+        #expect(reset.outboxTopics == ["geotify/badge/alice/phone", "geotify/state/alice/phone", "geotify/tracker/alice/phone"])
+        #expect(reset.outboxText("geotify/badge/alice/phone") == "0")
+        #expect(reset.reply("alice/phone")?["badge"] as? Int == 0)
+    }
+
+    @Test func whoMayCommand() throws {
+        var off = try LaneFixture(fences: Self.fences) { $0.commandsEnabled = false }
+        #expect(code(off.command("alice/phone", #"{"action":"list"}"#).reply("alice/phone")) == "not_allowed")
+        var lane = try LaneFixture(fences: Self.fences)
+        #expect(code(lane.command("mallory/phone", #"{"action":"list"}"#).reply("mallory/phone")) == "not_allowed", "not in the fence file")
+        let malformed = lane.command("alice/phone", #"{"action":"fly"}"#)
+        #expect(code(malformed.reply("alice/phone")) == "unknown_action")
+        #expect(malformed.direct.contains { $0.topic == "geotify/error" })
+    }
+}

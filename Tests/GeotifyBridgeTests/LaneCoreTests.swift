@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+@testable import GeotifyBridge
+import GeotifyCore
+import GeotifyStore
+
+/// What a lane decides for positions, through the pure core: no broker, no database, no
+/// thread, no sleeping.
+@Suite("Lane core: positions")
+struct LaneCoreTests {
+    static let fences = """
+        { "devices": {
+            "alice/phone": [
+              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                "note": "Welcome home", "eventType": "onEntryAndExit" },
+              { "identifier": "office", "latitude": 52.50, "longitude": 13.30, "radius": 100,
+                "note": "", "eventType": "onEntry" } ],
+            "bob/phone": [] },
+          "groups": { "family": ["alice/phone", "bob/phone"] },
+          "shared": [
+            { "identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150,
+              "note": "At school", "eventType": "onEntryAndExit", "group": "family" } ] }
+        """
+    static let home = (52.52, 13.405)
+    static let school = (52.53, 13.38)
+    static let away = (52.50, 13.405)
+
+    @Test func theFirstFixSaysWhereTheDeviceIsWithoutANotification() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let effects = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        #expect(effects.events.isEmpty, "a first fix never notifies")
+        #expect(effects.outboxTopics == [
+            "geotify/badge/alice/phone",
+            "geotify/presence/alice/phone/home", "geotify/presence/alice/phone/office",
+            "geotify/state/alice/phone", "geotify/tracker/alice/phone",
+        ])
+        #expect(effects.outboxText("geotify/badge/alice/phone") == "0")
+        #expect(effects.outboxText("geotify/presence/alice/phone/home") == "outside")
+        #expect(effects.outboxText("geotify/tracker/alice/phone") == "not_home")
+        #expect(effects.saves["alice/phone"]?.lastFix?.coordinate.latitude == Self.away.0)
+        #expect(effects.counters[.fixesEvaluated] == 1)
+    }
+
+    @Test func aFirstFixInsideSetsPresenceQuietly() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.events.isEmpty)
+        #expect(effects.outboxText("geotify/presence/alice/phone/home") == "inside")
+        #expect(effects.outboxText("geotify/tracker/alice/phone") == "home")
+        let state = try #require(effects.outboxText("geotify/state/alice/phone"))
+        #expect(state.contains(#""inside":[{"fence":"home","note":"Welcome home"}]"#))
+    }
+
+    @Test func anEntryPublishesTheNotificationThenTheRetainedTopics() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        lane.now += 60
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.outboxTopics == [
+            "geotify/event/alice/phone", "owntracks/alice/phone/event", "geotify/badge/alice/phone",
+            "geotify/presence/alice/phone/home", "geotify/state/alice/phone", "geotify/tracker/alice/phone",
+        ], "the state document (with the location and the position) comes with the tracker, once")
+        let event = try #require(effects.events.first)
+        #expect(event["event"] as? String == "enter")
+        #expect(event["note"] as? String == "Welcome home")
+        #expect(event["badge"] as? Int == 1)
+        #expect(event["id"] as? String == "alice/phone/home/enter/\(Int(lane.now))")
+        #expect(effects.outboxText("geotify/badge/alice/phone") == "1")
+        #expect(effects.saves["alice/phone"]?.badge == 1, "the state that caused the notification is committed with it")
+        #expect(effects.counters[.transitions] == 1 && effects.counters[.notifications] == 1)
+    }
+
+    @Test func onlyOwnTracksDevicesGetOwnTracksTransitions() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.plain("alice/phone", Self.away.0, Self.away.1)
+        lane.now += 60
+        let effects = lane.plain("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.events.count == 1)
+        #expect(!effects.outboxTopics.contains { $0.hasPrefix("owntracks/") })
+    }
+
+    @Test func aMoveThatCrossesNothingIsSavedLaterAndPublishesNothing() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        lane.now += 30
+        let effects = lane.ownTracks("alice/phone", Self.away.0 + 0.001, Self.away.1)
+        #expect(effects.outbox.isEmpty && effects.saves.isEmpty, "no state a restart needs changed")
+        var flush = LaneEffects()
+        lane.core.saveFixes(into: &flush)
+        #expect(flush.saves["alice/phone"]?.lastFix?.coordinate.latitude == Self.away.0 + 0.001, "the last fix is saved with the next flush")
+        var again = LaneEffects()
+        lane.core.saveFixes(into: &again)
+        #expect(again.saves.isEmpty, "and only once")
+    }
+
+    @Test func withHomeAssistantTheTrackerFollowsTheDeviceThrottled() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.homeAssistantEnabled = true
+            $0.trackerInterval = 60
+            $0.trackerDistance = 50
+        }
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        lane.now += 30
+        #expect(lane.ownTracks("alice/phone", Self.away.0 + 0.01, Self.away.1).outbox.isEmpty, "too soon")
+        lane.now += 40
+        #expect(lane.ownTracks("alice/phone", Self.away.0 + 0.0001, Self.away.1).outbox.isEmpty, "not far enough from the last published position")
+        lane.now += 60
+        let effects = lane.ownTracks("alice/phone", Self.away.0 - 0.02, Self.away.1)
+        #expect(effects.outboxTopics == ["geotify/state/alice/phone", "geotify/tracker/alice/phone"])
+        #expect(effects.outboxText("geotify/state/alice/phone")?.contains(#""latitude":52.48"#) == true)
+        #expect(effects.events.isEmpty)
+    }
+
+    @Test func sharedFencesChangeOccupancy() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("bob/phone", Self.away.0, Self.away.1)
+        lane.now += 60
+        let enter = lane.ownTracks("bob/phone", Self.school.0, Self.school.1)
+        #expect(enter.occupancy == [OccupancyChange(owner: "family", fence: "school", device: "bob/phone", inside: true)])
+        lane.now += 60
+        let exit = lane.ownTracks("bob/phone", Self.away.0, Self.away.1)
+        #expect(exit.occupancy == [OccupancyChange(owner: "family", fence: "school", device: "bob/phone", inside: false)])
+        #expect(exit.events.first?["event"] as? String == "exit")
+    }
+
+    @Test func aBatchTakesEachDevicesFixesInTimestampOrder() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        let t = lane.now
+        func position(_ point: (Double, Double), _ tst: Double) -> Inbound {
+            lane.inbound(
+                "alice/phone", topic: "owntracks/alice/phone",
+                payload: Array(#"{"_type":"location","lat":\#(point.0),"lon":\#(point.1),"acc":5,"tst":\#(Int(tst))}"#.utf8),
+                route: .location(.ownTracks))
+        }
+        let effects = lane.handle([position(Self.away, t + 120), position(Self.home, t + 60)])
+        #expect(effects.events.map { $0["event"] as? String } == ["enter", "exit"], "the later fix (away) comes last though it arrived first")
+        #expect(effects.counters[.fixesDropped(.outOfOrder)] == 0)
+    }
+
+    @Test func aDroppedFirstFixLeavesNoState() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let effects = lane.ownTracks("carol/phone", 1, 1, tst: lane.now - 3 * 86_400)
+        #expect(effects.counters[.fixesDropped(.tooOld)] == 1)
+        #expect(effects.outbox.isEmpty && effects.saves.isEmpty)
+        #expect(lane.core.deviceCount == 0)
+        #expect(lane.core.admission.admitted == 0, "its place is given back")
+    }
+
+    @Test func badInputIsRefusedWithItsCode() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let effects = lane.handle([lane.inbound("alice/phone", topic: "owntracks/alice/phone", payload: Array("{".utf8), route: .location(.ownTracks))])
+        #expect(effects.counters[.errors(.invalidJSON)] == 1)
+        let error = try #require(effects.direct.first)
+        #expect(error.topic == "geotify/error")
+        #expect(String(decoding: error.payload, as: UTF8.self).contains(#""error":"invalid_json""#))
+        #expect(effects.log.contains { $0.level == .warning && $0.message.contains("owntracks/alice/phone") })
+    }
+
+    @Test func strictDevicesRefusesDevicesWithoutFences() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.strictDevices = true }
+        let effects = lane.ownTracks("mallory/phone", 1, 1)
+        #expect(effects.counters[.errors(.unknownDevice)] == 1)
+        #expect(lane.core.deviceCount == 0)
+    }
+
+    @Test func aDeviceThatDiffersOnlyInCaseIsPointedOutOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let first = lane.ownTracks("Alice/Phone", 1, 1)
+        #expect(first.counters[.errors(.unknownDevice)] == 1)
+        #expect(first.log.contains { $0.message.contains(#"names "alice/phone", which differs only in letter case"#) })
+        lane.now += 30
+        #expect(lane.ownTracks("Alice/Phone", 1, 1.001).log.isEmpty, "said once")
+    }
+
+    @Test func oneOwnerCannotTakeEveryPlace() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.maximumDevices = 4
+            $0.maximumDevicesPerOwner = 2
+        }
+        #expect(lane.ownTracks("mallory/a", 1, 1).counters[.fixesEvaluated] == 1)
+        #expect(lane.ownTracks("mallory/b", 1, 1).counters[.fixesEvaluated] == 1)
+        let refused = lane.ownTracks("mallory/c", 1, 1)
+        #expect(refused.counters[.errors(.tooManyDevices)] == 1)
+        #expect(refused.log.contains { $0.message.contains(#"the owner "mallory" already has 2 devices"#) })
+        #expect(lane.ownTracks("mallory/d", 1, 1).log.isEmpty, "reported once for this owner, counted every time")
+        #expect(lane.ownTracks("carol/a", 1, 1).counters[.fixesEvaluated] == 1, "other owners still get in")
+        #expect(lane.ownTracks("alice/phone", 1, 1).counters[.fixesEvaluated] == 1, "devices in the fence file are always admitted")
+    }
+
+    @Test func whenFullAnIdleDeviceWithoutFencesMakesRoom() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.maximumDevices = 2
+            $0.deviceEvictionAge = 3_600
+        }
+        _ = lane.ownTracks("a/1", 1, 1)
+        _ = lane.ownTracks("b/1", 1, 1)
+        lane.now += 60
+        #expect(lane.ownTracks("c/1", 1, 1).counters[.errors(.tooManyDevices)] == 1, "nobody idle long enough")
+        lane.now += 3_600
+        _ = lane.ownTracks("b/1", 1, 1.001)
+        let admitted = lane.ownTracks("c/1", 1, 1)
+        #expect(admitted.counters[.fixesEvaluated] == 1)
+        #expect(admitted.forgotten == ["a/1"], "the least recently seen goes, and its saved state with it")
+        #expect(lane.core.state(of: "a/1") == nil)
+    }
+}

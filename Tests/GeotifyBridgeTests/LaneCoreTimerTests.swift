@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import GeotifyBridge
+import GeotifyCore
+
+/// The lane's timers, driven by its clock: dwell, minimum duration, preview expiry, and
+/// the republishing after a start. No sleeping: the fixture's clock moves when told.
+@Suite("Lane core: timers")
+struct LaneCoreTimerTests {
+    static let fences = """
+        { "devices": { "alice/phone": [
+            { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+              "note": "Welcome home", "eventType": ["onEntry", "onExit", "onDwell"], "dwell": 300 },
+            { "identifier": "shop", "latitude": 52.50, "longitude": 13.30, "radius": 100,
+              "note": "", "eventType": "onEntryAndExit", "minimumDuration": 120 } ] } }
+        """
+
+    @Test func aDwellFiresFromTheClockWithoutAFix() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        let entered = lane.ownTracks("alice/phone", 52.52, 13.405)
+        #expect(entered.events.map { $0["event"] as? String } == ["enter"])
+        let entry = lane.now
+        #expect(lane.core.nextDeadline == entry + 300)
+        #expect(lane.advance(299).events.isEmpty, "not yet")
+        let dwelled = lane.advance(1)
+        #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
+        #expect(dwelled.events.first?["tst"] as? Int == Int(entry + 300), "timed from the entry, not from the tick")
+        #expect(dwelled.saves["alice/phone"]?.badge == 2)
+        #expect(lane.core.nextDeadline == nil)
+        #expect(lane.advance(1_000).events.isEmpty, "once a stay")
+    }
+
+    @Test func aMinimumDurationIsConfirmedByTheClock() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        lane.now += 60
+        let arrived = lane.ownTracks("alice/phone", 52.50, 13.30)
+        #expect(arrived.events.filter { $0["fence"] as? String == "shop" }.isEmpty, "pending for 120 s")
+        #expect(arrived.saves["alice/phone"]?.fences.contains { $0.fence == "shop" && $0.pending != nil } == true, "the pending change is saved: a restart needs it")
+        let seen = lane.now
+        #expect(lane.advance(119).events.filter { $0["fence"] as? String == "shop" }.isEmpty)
+        let confirmed = lane.advance(1).events.filter { $0["fence"] as? String == "shop" }
+        #expect(confirmed.map { $0["event"] as? String } == ["enter"])
+        #expect(confirmed.first?["tst"] as? Int == Int(seen), "the entry carries the time of the fix that first showed it")
+    }
+
+    @Test func aPreviewExpiresWithTheClock() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.previewTimeout = 60 }
+        let preview = lane.command("alice/phone", #"{"action":"preview","change":{"action":"delete","fence":"shop"}}"#)
+        let token = try #require(preview.reply("alice/phone")?["token"] as? String)
+        _ = lane.advance(61)
+        let late = lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#)
+        #expect((late.reply("alice/phone")?["error"] as? [String: Any])?["code"] as? String == "expired_token")
+        #expect(late.fenceWrites.isEmpty)
+        let again = lane.command("alice/phone", #"{"action":"preview","change":{"action":"delete","fence":"shop"}}"#)
+        let second = try #require(again.reply("alice/phone")?["token"] as? String)
+        _ = lane.advance(200)
+        #expect(lane.core.previewCount == 0, "expired previews are forgotten: their memory returns")
+        let forgotten = lane.command("alice/phone", #"{"action":"commit","token":"\#(second)"}"#)
+        #expect((forgotten.reply("alice/phone")?["error"] as? [String: Any])?["code"] as? String == "unknown_token")
+    }
+
+    @Test func afterAStartTheRetainedTopicsArePublishedAgainFromTheSavedState() throws {
+        var saved = DeviceState(badge: 3, revision: 1, fences: [FenceState(fence: "home", since: 1_699_999_000)])
+        saved.lastFix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 5, timestamp: 1_699_999_000)
+        var lane = try LaneFixture(fences: Self.fences, states: ["alice/phone": saved])
+        let effects = lane.advance(0.2)
+        let topics = effects.direct.map(\.topic)
+        #expect(topics == [
+            "geotify/badge/alice/phone", "geotify/state/alice/phone", "geotify/tracker/alice/phone",
+            "geotify/presence/alice/phone/home", "geotify/presence/alice/phone/shop",
+        ])
+        #expect(effects.direct.map { String(decoding: $0.payload, as: UTF8.self) }.contains("inside"))
+        #expect(lane.advance(0.2).direct.isEmpty, "once")
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+@testable import GeotifyBridge
+import GeotifyCore
+import GeotifyJSON
+import GeotifyMQTT
+import GeotifyStore
+import Synchronization
+
+/// A lane core with a fence book and a clock of its own, driven message by message: the
+/// lane's behaviour in microseconds, without a broker, a database or a thread.
+struct LaneFixture {
+    var core: LaneCore
+    var book: FenceBook
+    let settings: Settings
+    /// The clock: each message arrives at `now`; `advance` moves it and ticks the core.
+    var now: Double = 1_700_000_000
+
+    /// A fixture for the fence file `fences` (JSON) and `settings`.
+    init(fences: String, settings configure: (inout Settings) -> Void = { _ in }, states: [String: DeviceState] = [:]) throws {
+        var settings = Settings()
+        settings.lanes = 1
+        settings.homeAssistantEnabled = false
+        configure(&settings)
+        self.settings = settings
+        let loaded = FenceFile(path: "fences.json", limits: settings.limits).parse(Array(fences.utf8))
+        guard let parsed = loaded.book else { throw FixtureError(loaded.errors.map(\.description).joined(separator: "; ")) }
+        book = parsed.revised(knownRevisions: [:], currentRevision: 0)
+        var configuration = LaneConfiguration(settings: settings)
+        let tokens = Counter()
+        configuration.makeToken = { tokens.next() }
+        core = LaneCore(
+            configuration: configuration,
+            admission: DeviceAdmission(maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner),
+            states: states, book: book, now: now)
+    }
+
+    /// Hands the core one OwnTracks position of `device` and returns what followed.
+    mutating func ownTracks(_ device: String, _ latitude: Double, _ longitude: Double, acc: Double? = 5, tst: Double? = nil) -> LaneEffects {
+        var object = JSONObject()
+        object["_type"] = "location"
+        object["lat"] = .number(latitude)
+        object["lon"] = .number(longitude)
+        object["tst"] = .number(tst ?? now)
+        if let acc { object["acc"] = .number(acc) }
+        return handle([inbound(device, topic: "owntracks/\(device)", payload: JSONWriter().bytes(.object(object)), route: .location(.ownTracks))])
+    }
+
+    /// Hands the core one plain position of `device`.
+    mutating func plain(_ device: String, _ latitude: Double, _ longitude: Double, tst: Double? = nil) -> LaneEffects {
+        let object: JSON = ["lat": .number(latitude), "lon": .number(longitude), "tst": .number(tst ?? now), "acc": 5]
+        return handle([inbound(device, topic: "geotify/location/\(device)", payload: JSONWriter().bytes(object), route: .location(.plain))])
+    }
+
+    /// Hands the core one command (JSON text) for `device`.
+    mutating func command(
+        _ device: String, _ json: String, responseTopic: String? = nil, correlationData: [UInt8]? = nil
+    ) -> LaneEffects {
+        var message = MQTTMessage(topic: "geotify/cmd/\(device)", payload: Array(json.utf8))
+        message.responseTopic = responseTopic
+        message.correlationData = correlationData
+        return handle([Inbound(route: .command, device: device, message: message, arrival: now)])
+    }
+
+    /// Hands the core a batch.
+    mutating func handle(_ batch: [Inbound]) -> LaneEffects {
+        var effects = LaneEffects()
+        core.handle(batch, book: book, into: &effects)
+        return effects
+    }
+
+    /// Carries out the fence writes in `effects` on the fixture's book (as the shell would
+    /// on the file, every write succeeding unless refused by validation) and returns what
+    /// the core answered.
+    mutating func write(_ effects: LaneEffects) -> LaneEffects {
+        var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
+        var changed: [String: [Fence]] = [:]
+        for write in effects.fenceWrites {
+            let device = write.change.device
+            let current = changed[device] ?? book.devices[device]
+            if let basis = write.basis, !LaneCore.same(current ?? [], basis) {
+                results.append(.failure(FenceChangeError(.stale, "changed")))
+                continue
+            }
+            do {
+                let outcome = try write.change.apply(toFencesOf: current, limits: settings.limits)
+                changed[device] = outcome.fences
+                results.append(.success(outcome))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        book = book.replacing(devices: changed)
+        var answered = LaneEffects()
+        core.finish(effects.fenceWrites, results: results, book: book, into: &answered)
+        return answered
+    }
+
+    /// Moves the clock by `seconds` and ticks the core.
+    mutating func advance(_ seconds: Double) -> LaneEffects {
+        now += seconds
+        var effects = LaneEffects()
+        core.tick(now: now, book: book, into: &effects)
+        return effects
+    }
+
+    func inbound(_ device: String, topic: String, payload: [UInt8], route: Inbound.Route) -> Inbound {
+        Inbound(route: route, device: device, message: MQTTMessage(topic: topic, payload: payload), arrival: now)
+    }
+
+    /// Tokens `t1`, `t2`, ... in order, so tests can name them.
+    final class Counter: Sendable {
+        private let value = Mutex(0)
+        func next() -> String { value.withLock { $0 += 1; return "t\($0)" } }
+    }
+
+    struct FixtureError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+extension LaneEffects {
+    /// The topics of the outbox, in order.
+    var outboxTopics: [String] { outbox.map(\.topic) }
+
+    /// The text of the outbox message on `topic` (the last one), if any.
+    func outboxText(_ topic: String) -> String? {
+        outbox.last { $0.topic == topic }.map { String(decoding: $0.payload, as: UTF8.self) }
+    }
+
+    /// The reply on `geotify/reply/<device>` as an object.
+    func reply(_ device: String) -> [String: Any]? {
+        direct.last { $0.topic == "geotify/reply/\(device)" }
+            .flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+    }
+
+    /// The event notifications in the outbox, as objects.
+    var events: [[String: Any]] {
+        outbox.filter { $0.topic.hasPrefix("geotify/event/") }
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+    }
+}

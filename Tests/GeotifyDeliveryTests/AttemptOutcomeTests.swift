@@ -1,0 +1,74 @@
+import GeotifyDelivery
+import GeotifyJSON
+import Testing
+
+@Suite("Reading answers")
+struct AttemptOutcomeTests {
+    @Test(arguments: [
+        (200, "delivered"), (201, "delivered"), (204, "delivered"),
+        (408, "failed"), (409, "failed"), (425, "failed"), (429, "failed"), (500, "failed"), (502, "failed"), (503, "failed"),
+        (301, "rejected"), (400, "rejected"), (401, "rejected"), (403, "rejected"), (404, "rejected"), (410, "rejected"), (422, "rejected"),
+    ])
+    func httpStatusesAreReadAsDeliveredRetryOrGiveUp(status: Int, kind: String) {
+        let outcome = AttemptOutcome(.http(status: status, retryAfter: nil, body: Array("{\"error\":\"x\"}".utf8)), now: 0)
+        switch outcome {
+        case .delivered(let answer): #expect(kind == "delivered" && answer == "HTTP \(status): {\"error\":\"x\"}")
+        case .failed: #expect(kind == "failed")
+        case .rejected: #expect(kind == "rejected")
+        }
+    }
+
+    @Test func retryAfterInSecondsOrAsADateIsHonoured() {
+        #expect(AttemptOutcome(.http(status: 429, retryAfter: "120", body: []), now: 0) == .failed(reason: "HTTP 429", retryAfter: 120))
+        #expect(AttemptOutcome(.http(status: 503, retryAfter: "Tue, 14 Nov 2023 22:15:20 GMT", body: []), now: Samples.now)
+            == .failed(reason: "HTTP 503", retryAfter: 120))
+        #expect(RetryAfter.seconds("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_700) == 77)
+        #expect(RetryAfter.seconds(" 5 ", now: 0) == 5)
+        #expect(RetryAfter.seconds("99999999999", now: 0) == RetryAfter.longest)
+        #expect(RetryAfter.seconds("Sun, 06 Nov 1994 08:49:37 GMT", now: 2_000_000_000) == 0)
+        #expect(RetryAfter.seconds("soon", now: 0) == nil)
+        #expect(RetryAfter.seconds("-5", now: 0) == nil)
+        #expect(RetryAfter.seconds("Sunday, 06-Nov-94 08:49:37 GMT", now: 0) == nil)
+    }
+
+    @Test func bodiesAreCutToOneLine() {
+        #expect(AttemptOutcome.excerpt(Array("  line one\nline\ttwo  ".utf8)) == "line one line two")
+        #expect(AttemptOutcome.excerpt([]) == nil)
+        #expect(AttemptOutcome.excerpt(Array(repeating: UInt8(ascii: "x"), count: 1000))?.count == AttemptOutcome.excerptLength + 1)
+    }
+
+    @Test func transportFailuresAndSMTPRepliesKeepTheirWeight() {
+        #expect(AttemptOutcome(.failed(TransportFailure(permanent: false, reply: 0, message: "Connection refused")), now: 0)
+            == .failed(reason: "Connection refused", retryAfter: nil))
+        #expect(AttemptOutcome(.failed(TransportFailure(permanent: true, reply: 535, message: "Login denied")), now: 0)
+            == .rejected(reason: "Login denied (last reply 535)"))
+        #expect(AttemptOutcome(.failed(TransportFailure(permanent: false, reply: 550, message: "RCPT failed")), now: 0)
+            == .rejected(reason: "RCPT failed (last reply 550)"))
+        #expect(AttemptOutcome(.failed(TransportFailure(permanent: false, reply: 451, message: "try later")), now: 0)
+            == .failed(reason: "try later (last reply 451)", retryAfter: nil))
+        #expect(AttemptOutcome(.mail(reply: 250), now: 0) == .delivered(answer: "SMTP 250"))
+    }
+
+    @Test func telegramFloodControlWaitsWhatTheBodySays() {
+        let telegram = TelegramDestination(url: "http://t", token: Secret(value: "1:X", source: "env T"), chat: .number(1), silent: false)
+        let flood = #"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 35","parameters":{"retry_after":35}}"#
+        #expect(telegram.outcome(of: .http(status: 429, retryAfter: nil, body: Array(flood.utf8)), now: 0)
+            == .failed(reason: "HTTP 429: Too Many Requests: retry after 35", retryAfter: 35))
+        let blocked = #"{"ok":false,"error_code":403,"description":"Forbidden: bot was blocked by the user"}"#
+        #expect(telegram.outcome(of: .http(status: 403, retryAfter: nil, body: Array(blocked.utf8)), now: 0)
+            == .rejected(reason: "HTTP 403: Forbidden: bot was blocked by the user"))
+        #expect(telegram.outcome(of: .http(status: 200, retryAfter: nil, body: Array(#"{"ok":true,"result":{}}"#.utf8)), now: 0)
+            == .delivered(answer: #"HTTP 200: {"ok":true,"result":{}}"#))
+    }
+
+    @Test func secretsAreBlankedOutOfAnswers() {
+        let target = Target(name: "t", destination: .gotify(GotifyDestination(url: "http://g", token: Secret(value: "Asecret.Token", source: "env GOTIFY_TOKEN"), priority: nil)))
+        let outcome = target.outcome(of: .http(status: 401, retryAfter: nil, body: Array("bad token Asecret.Token".utf8)), at: 0)
+        #expect(outcome == .rejected(reason: "HTTP 401: bad token <secret from env GOTIFY_TOKEN>"))
+        #expect("\(Samples.secret)" == "<secret from env TEST_SECRET>")
+        #expect(String(reflecting: target).contains("Asecret.Token") == false)
+        var dumped = ""
+        dump(target, to: &dumped)
+        #expect(!dumped.contains("Asecret.Token"))
+    }
+}

@@ -1,0 +1,68 @@
+import GeotifyDelivery
+import GeotifyStore
+import Testing
+
+@Suite("Delivery planner")
+struct DeliveryPlannerTests {
+    func row(_ id: Int64, target: String = "t", device: String = "d", due: Double = 0) -> DeliveryRow {
+        var entry = Samples.entry(target: target)
+        entry.device = device
+        entry.eventID = "e\(id)"
+        return DeliveryRow(id: id, entry: entry, queued: 0, due: due, attempts: 0, lastError: nil)
+    }
+
+    @Test func dueRowsStartAndTheEarliestWaitingOneSetsTheWake() {
+        let plan = DeliveryPlanner.plan(
+            heads: [row(1, device: "a"), row(2, device: "b", due: 30), row(3, device: "c", due: 20)],
+            limits: ["t": TargetLimits(concurrency: 5)], traffic: [:], now: 10)
+        #expect(plan.start.map(\.id) == [1])
+        #expect(plan.wake == 20)
+        #expect(plan.traffic["t"]?.underWay == [1])
+    }
+
+    @Test func concurrencyCapsAttemptsUnderWayPerTarget() {
+        let heads = (1...5).map { row(Int64($0), device: "d\($0)") } + [row(6, target: "other")]
+        let plan = DeliveryPlanner.plan(heads: heads, limits: ["t": TargetLimits(concurrency: 2), "other": TargetLimits()], traffic: [:], now: 0)
+        #expect(plan.start.map(\.id) == [1, 2, 6])
+        #expect(plan.wake == nil)
+        let next = DeliveryPlanner.plan(heads: heads, limits: ["t": TargetLimits(concurrency: 2), "other": TargetLimits()], traffic: plan.traffic, now: 0)
+        #expect(next.start.isEmpty)
+    }
+
+    @Test func theRateLimitSpacesStartsOverItsWindow() {
+        let limits = ["t": TargetLimits(concurrency: 10, rate: RateLimit(requests: 2, seconds: 60))]
+        let heads = (1...4).map { row(Int64($0), device: "d\($0)") }
+        let first = DeliveryPlanner.plan(heads: heads, limits: limits, traffic: [:], now: 100)
+        #expect(first.start.map(\.id) == [1, 2])
+        #expect(first.wake == 160)
+        var traffic = first.traffic
+        traffic["t"]?.finished(1, .delivered(answer: "ok"), at: 101, schedule: RetrySchedule(), random: 0)
+        traffic["t"]?.finished(2, .delivered(answer: "ok"), at: 101, schedule: RetrySchedule(), random: 0)
+        let early = DeliveryPlanner.plan(heads: Array(heads.dropFirst(2)), limits: limits, traffic: traffic, now: 159)
+        #expect(early.start.isEmpty)
+        #expect(early.wake == 160)
+        let later = DeliveryPlanner.plan(heads: Array(heads.dropFirst(2)), limits: limits, traffic: traffic, now: 160)
+        #expect(later.start.map(\.id) == [3, 4])
+    }
+
+    @Test func aFailureOrRetryAfterPausesTheWholeTargetAndSuccessEndsTheStreak() {
+        var traffic = TargetTraffic()
+        traffic.started(1, at: 0)
+        traffic.finished(1, .failed(reason: "HTTP 429", retryAfter: 120), at: 10, schedule: RetrySchedule(), random: 0)
+        #expect(traffic.pausedUntil == 130)
+        let plan = DeliveryPlanner.plan(heads: [row(2, device: "other")], limits: ["t": TargetLimits()], traffic: ["t": traffic], now: 20)
+        #expect(plan.start.isEmpty)
+        #expect(plan.wake == 130)
+        traffic.finished(3, .failed(reason: "down", retryAfter: nil), at: 130, schedule: RetrySchedule(first: 10, maximum: 900), random: 0.999_999)
+        #expect(traffic.failures == 2)
+        #expect(traffic.pausedUntil.rounded() == 150)
+        traffic.finished(4, .rejected(reason: "HTTP 400"), at: 150, schedule: RetrySchedule(), random: 0)
+        #expect(traffic.failures == 0)
+    }
+
+    @Test func rowsOfTargetsNoLongerConfiguredAreSetAside() {
+        let plan = DeliveryPlanner.plan(heads: [row(1, target: "gone"), row(2)], limits: ["t": TargetLimits()], traffic: [:], now: 0)
+        #expect(plan.unknown.map(\.id) == [1])
+        #expect(plan.start.map(\.id) == [2])
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import GeotifyCore
+import GeotifyDelivery
+import GeotifyStore
+import GeotifyTestSupport
+import Synchronization
+import Testing
+
+/// The worker against local servers, its clock a `ManualScheduler`: back-off, `Retry-After`
+/// and the retry window pass by advancing it, never by waiting.
+@Suite("Delivery worker")
+struct DeliveryWorkerTests {
+    /// Notifications of `device` at successive fix times.
+    func notifications(_ device: String, _ count: Int, from start: Double = 1_700_000_000) -> [GeotifyCore.Notification] {
+        (0..<count).map { Samples.notification(device: device, kind: $0 % 2 == 0 ? .enter : .exit, timestamp: start + Double($0)) }
+    }
+
+    @Test func everyNotificationIsDeliveredOnceInOrderPerDevice() throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        var target = Samples.webhook(url: server.url)
+        target.limits.concurrency = 4
+        let harness = try WorkerHarness(targets: [target])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        let alice = notifications("alice/phone", 5)
+        let bob = notifications("bob/phone", 5)
+        try harness.enqueue(alice + bob, for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 10 })
+        let keys = server.requests.compactMap { $0.headers["idempotency-key"] }
+        #expect(keys.filter { $0.hasPrefix("alice/") } == alice.map(\.eventID))
+        #expect(keys.filter { $0.hasPrefix("bob/") } == bob.map(\.eventID))
+        #expect(harness.reports.filter { if case .delivered = $0 { true } else { false } }.count == 10)
+    }
+
+    @Test func aTargetDownForAWhileGetsEverythingOnceInOrderWhenBack() throws {
+        let down = Atomic(true)
+        let server = try TestHTTPServer { _ in down.load(ordering: .relaxed) ? .init(status: 503, body: "maintenance") : .init(body: "{}") }
+        defer { server.stop() }
+        let harness = try WorkerHarness(targets: [Samples.webhook(url: server.url)])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        let alice = notifications("alice/phone", 3)
+        let bob = notifications("bob/phone", 2)
+        try harness.enqueue(alice + bob, for: "hook")
+        #expect(waitUntil { server.requests.count >= 2 })
+        harness.settle()
+        for _ in 0..<60 { harness.advance(by: 30) }
+        let whileDown = server.requests.count
+        #expect(try harness.counts("hook").retrying == 2)
+        #expect(try harness.counts("hook").lastError == "HTTP 503: maintenance")
+        down.store(false, ordering: .relaxed)
+        for _ in 0..<200 where (try harness.counts("hook").delivered) < 5 { harness.advance(by: 30) }
+        #expect(try harness.counts("hook") == {
+            var counts = DeliveryCounts(target: "hook")
+            counts.delivered = 5
+            counts.lastError = "HTTP 503: maintenance"
+            counts.lastErrorAt = try harness.counts("hook").lastErrorAt
+            return counts
+        }())
+        let acknowledged = server.requests.dropFirst(whileDown).compactMap { $0.headers["idempotency-key"] }
+        #expect(acknowledged.filter { $0.hasPrefix("alice/") } == alice.map(\.eventID))
+        #expect(acknowledged.filter { $0.hasPrefix("bob/") } == bob.map(\.eventID))
+        // Half an hour down: the target was probed with back-off, not hammered.
+        #expect(whileDown <= 20)
+    }
+
+    @Test func a429WithRetryAfterIsWaitedOutExactly() throws {
+        let answered = Atomic(0)
+        let server = try TestHTTPServer { _ in
+            answered.add(1, ordering: .relaxed).oldValue == 0 ? .init(status: 429, headers: ["Retry-After": "120"], body: "slow down") : .init(body: "{}")
+        }
+        defer { server.stop() }
+        let harness = try WorkerHarness(targets: [Samples.webhook(url: server.url)])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        try harness.enqueue([Samples.notification()], for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").retrying) == 1 })
+        harness.settle()
+        let row = try #require(try harness.queue.heads().first)
+        #expect(row.due == Samples.now + 120)
+        harness.advance(by: 119)
+        #expect(server.requests.count == 1)
+        #expect(harness.worker.attemptsUnderWay == 0)
+        harness.advance(by: 1)
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 1 })
+        #expect(server.requests.map { $0.headers["idempotency-key"] } == [row.entry.eventID, row.entry.eventID])
+        #expect(server.requests[0].headers["geotify-signature"]?.hasPrefix("t=1700000000,") == true)
+        #expect(server.requests[1].headers["geotify-signature"]?.hasPrefix("t=1700000120,") == true)
+    }
+
+    @Test func aTargetThatAlwaysFailsEndsInTheDeadLettersAfterItsWindowReportedOnce() throws {
+        let server = try TestHTTPServer { _ in .init(status: 500, body: "boom") }
+        defer { server.stop() }
+        var target = Samples.webhook(url: server.url)
+        target.retryFor = 3600
+        let harness = try WorkerHarness(targets: [target])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        try harness.enqueue([Samples.notification()], for: "hook")
+        #expect(waitUntil { server.requests.count == 1 })
+        harness.settle()
+        var advanced = 0.0
+        while (try harness.counts("hook").dead) == 0, advanced < 7200 {
+            harness.advance(by: 60)
+            advanced += 60
+        }
+        // The last attempt is due at the window's end; the target's pause after its failures
+        // in a row may hold it back by up to one back-off.
+        #expect(advanced >= 3600 && advanced <= 3600 + RetrySchedule().maximum)
+        let counts = try harness.counts("hook")
+        #expect(counts.dead == 1 && counts.pending == 0 && counts.retrying == 0 && counts.delivered == 0)
+        let attempts = server.requests.count
+        #expect(counts.lastError?.hasPrefix("HTTP 500: boom; gave up after \(attempts) attempts in 1h") == true)
+        let dead = harness.reports.filter { if case .deadLettered = $0 { true } else { false } }
+        #expect(dead == [.deadLettered(target: "hook", device: "alice/phone", eventID: Samples.notification().eventID, reason: counts.lastError ?? "")])
+        harness.advance(by: 7200)
+        #expect(server.requests.count == attempts)
+        #expect(try harness.queue.retryDeadLetters(target: "hook", at: harness.scheduler.now) == 1)
+        harness.advance(by: 5)
+        #expect(waitUntil { server.requests.count == attempts + 1 })
+    }
+
+    @Test func aSlowTargetDoesNotDelayTheOthers() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let slow = try TestHTTPServer { _ in
+            _ = gate.wait(timeout: .now() + 10)
+            return .init(body: "{}")
+        }
+        let fast = try TestHTTPServer()
+        defer {
+            slow.stop()
+            fast.stop()
+        }
+        let harness = try WorkerHarness(targets: [Samples.webhook("slow", url: slow.url), Samples.webhook("fast", url: fast.url)])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        let all = (1...5).flatMap { notifications("van/\($0)", 4) }
+        try harness.enqueue(all, for: "slow")
+        try harness.enqueue(all, for: "fast")
+        #expect(waitUntil(timeout: 9) { (try? harness.counts("fast").delivered) == 20 })
+        #expect(slow.requests.count == 2)
+        #expect(try harness.counts("slow").delivered == 0)
+        for _ in 0..<20 { gate.signal() }
+        #expect(waitUntil { (try? harness.counts("slow").delivered) == 20 })
+    }
+
+    @Test func afterACrashOnlyUnacknowledgedDeliveriesAreSentAgainWithTheSameKey() throws {
+        let holdSecond = Atomic(true)
+        let gate = DispatchSemaphore(value: 0)
+        let events = notifications("alice/phone", 3)
+        let server = try TestHTTPServer { request in
+            if request.headers["idempotency-key"] == events[1].eventID, holdSecond.load(ordering: .relaxed) {
+                _ = gate.wait(timeout: .now() + 30)
+            }
+            return .init(body: "{}")
+        }
+        defer {
+            gate.signal()
+            server.stop()
+        }
+        let first = try WorkerHarness(targets: [Samples.webhook(url: server.url)])
+        first.worker.start()
+        try first.enqueue(events, for: "hook")
+        #expect(waitUntil { server.requests.count == 2 })
+        // The process dies with the second delivery under way: nothing more is recorded.
+        first.worker.stop()
+        holdSecond.store(false, ordering: .relaxed)
+
+        let second = try WorkerHarness(targets: [Samples.webhook(url: server.url)], directory: first.directory)
+        second.worker.start()
+        defer { second.worker.stop() }
+        #expect(waitUntil { (try? second.queue.heads().isEmpty) == true && second.worker.attemptsUnderWay == 0 })
+        let keys = server.requests.compactMap { $0.headers["idempotency-key"] }
+        #expect(keys == [events[0].eventID, events[1].eventID, events[1].eventID, events[2].eventID])
+        #expect(Set(keys) == Set(events.map(\.eventID)))
+    }
+}
