@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyBridge
+import GeotifyDelivery
 import GeotifyMQTT
 import GeotifyStore
 
@@ -12,7 +13,7 @@ enum CheckCommand {
         usage: geotify check [options]
 
         Validates the settings file (every key, the broker credentials and TLS files it
-        names) and the fence file: prints each error and warning with the file, line,
+        names, the notification targets and their secrets) and the fence file: prints each error and warning with the file, line,
         device and fence it concerns. Exits 0 when both are valid, 1 when not.
 
         options:
@@ -38,6 +39,15 @@ enum CheckCommand {
             print("error: \(chosen.file ?? "settings"): \(error.message)")
             print("\(chosen.file ?? "settings"): not valid")
             return 1
+        }
+        if let file = chosen.file {
+            do {
+                _ = try DeliverySettings.load(settingsFile: file)
+            } catch {
+                print("error: \(error.message)")
+                print("\(file): not valid")
+                return 1
+            }
         }
         print(chosen.file.map { "\($0): valid settings" } ?? "settings: the defaults (no --config, and no \(SettingsOptions.defaultPath) here)")
 

@@ -3,9 +3,9 @@ import GeotifyBridge
 
 /// The settings a subcommand runs with: `--config` picks the settings file (default: the
 /// one `GEOTIFY_CONFIG` names, as in the Docker image, else `config/geotify.json` when
-/// it exists), and the flags of the settings table
-/// (`Settings.keys`) that the subcommand takes override what it says. Each subcommand
-/// names the flags it uses, so its help lists only those.
+/// it exists), and the flags of the settings table (`Settings.keys`) that the
+/// subcommand takes override what it says. Each subcommand names the flags it uses, so
+/// its help lists only those.
 struct SettingsOptions {
     /// The settings file option every subcommand with settings takes.
     static let config = CommandOption(

@@ -81,6 +81,11 @@ struct CommandLineTests {
         let password = try runGeotify(["check", "--config", "password.json"], in: directory)
         #expect(password.status == 1)
         #expect(password.output.hasPrefix("error: password.json: cannot read the broker password file missing: no such file\n"))
+        try #"{"fences": "fences.json", "notify": {"targets": [{"name": "x", "type": "carrier-pigeon"}]}}"#
+            .write(to: directory.appendingPathComponent("notify.json"), atomically: true, encoding: .utf8)
+        let notify = try runGeotify(["check", "--config", "notify.json"], in: directory)
+        #expect(notify.status == 1)
+        #expect(notify.output.hasPrefix("error: notify.json: notify.targets[0] (\"x\").type must be one of"))
         try #"{"fences": "fences.json", "logLevel": "debug"}"#.write(to: directory.appendingPathComponent("good.json"), atomically: true, encoding: .utf8)
         let good = try runGeotify(["check", "--config", "good.json"], in: directory)
         #expect(good.status == 0)
