@@ -29,6 +29,16 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypt",
+            pkgConfig: "libcrypt",
+            providers: [.apt(["libcrypt-dev"])]
+        ),
         .target(name: "GeotifyJSON"),
         .target(name: "GeotifyTime"),
         .target(name: "GeotifyCore"),
@@ -38,7 +48,19 @@ let package = Package(
             name: "GeotifyDelivery",
             dependencies: ["CCurl", "CCrypto", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"]
         ),
-        .target(name: "GeotifyBridge", dependencies: ["GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT", "GeotifyTime"]),
+        .target(name: "GeotifyHTTP", dependencies: ["CMicroHTTPD", "CCrypt", "GeotifyJSON", "GeotifyTime"]),
+        .target(
+            name: "GeotifyConsole",
+            dependencies: ["GeotifyHTTP", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"],
+            resources: [.embedInCode("Page/index.html"), .embedInCode("Page/console.js"), .embedInCode("Page/console.css")]
+        ),
+        .target(
+            name: "GeotifyBridge",
+            dependencies: [
+                "GeotifyConsole", "GeotifyCore", "GeotifyDelivery", "GeotifyHTTP", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT",
+                "GeotifyTime",
+            ]
+        ),
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
@@ -46,6 +68,16 @@ let package = Package(
         ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),
+        .target(
+            name: "GeotifyConsoleFixture",
+            dependencies: ["GeotifyConsole", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"],
+            path: "Tests/GeotifyConsoleFixture"
+        ),
+        .executableTarget(
+            name: "geotify-console-fixture",
+            dependencies: ["GeotifyConsole", "GeotifyConsoleFixture", "GeotifyHTTP", "GeotifyJSON", "GeotifyTime"],
+            path: "Tests/ConsoleFixtureServer"
+        ),
         .testTarget(name: "GeotifyJSONTests", dependencies: ["GeotifyJSON", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyTimeTests", dependencies: ["GeotifyTime"]),
         .testTarget(name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"]),
@@ -53,6 +85,15 @@ let package = Package(
         .testTarget(
             name: "GeotifyDeliveryTests",
             dependencies: ["GeotifyDelivery", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime", "GeotifyTestSupport"]
+        ),
+        .testTarget(name: "GeotifyHTTPTests", dependencies: ["GeotifyHTTP", "GeotifyJSON", "GeotifyTime", "GeotifyTestSupport"]),
+        .testTarget(
+            name: "GeotifyConsoleTests",
+            dependencies: [
+                "GeotifyConsole", "GeotifyConsoleFixture", "GeotifyCore", "GeotifyHTTP", "GeotifyJSON", "GeotifyStore",
+                "GeotifyTime", "GeotifyTestSupport", "geotify-console-fixture",
+            ],
+            exclude: ["Python"]
         ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),

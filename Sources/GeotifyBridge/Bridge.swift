@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GeotifyCore
+import GeotifyDelivery
 import GeotifyMQTT
 import GeotifyStore
 import GeotifyTime
@@ -38,6 +39,8 @@ public final class Bridge: Sendable {
         let lanes: [Lane]
         let router: MessageRouter
         let housekeeping: ScheduledWork
+        /// Delivers notifications to targets; nil when none is configured.
+        let deliveries: DeliveryWorker?
         /// When it started, on the monotonic clock.
         let started: Double
         var stopping = false
@@ -125,9 +128,18 @@ public final class Bridge: Sendable {
             maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner,
             devices: states.keys.filter { !book.knows($0) })
         let configuration = LaneConfiguration(settings: settings)
+        let deliveries: DeliveryWorker?
+        do {
+            deliveries = try deliveryWorker(store: store)
+        } catch {
+            throw StartupError(["cannot use the state directory \(settings.stateDirectory) for deliveries: \(error)"])
+        }
+        var wakeDeliveries: (@Sendable () -> Void)?
+        if let deliveries { wakeDeliveries = { deliveries.wake() } }
         let environment = Lane.Environment(
             store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
-            presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits)
+            presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
+            wakeDeliveries: wakeDeliveries)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         for (device, state) in states { laneStates[MessageRouter.lane(of: device, among: laneCount)][device] = state }
         let now = scheduler.now
@@ -163,8 +175,9 @@ public final class Bridge: Sendable {
         running.withLock {
             $0 = Running(
                 client: client, store: store, fences: fences, announcer: announcer, lanes: lanes, router: router,
-                housekeeping: housekeeping, started: started)
+                housekeeping: housekeeping, deliveries: deliveries, started: started)
         }
+        deliveries?.start()
         if unacknowledged > 0 {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
         }
@@ -194,6 +207,7 @@ public final class Bridge: Sendable {
         }) else { return }
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
+        current.deliveries?.stop()
         for lane in current.lanes { lane.saveFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
         if current.client.isConnected {
@@ -216,6 +230,37 @@ public final class Bridge: Sendable {
     /// orderly shutdown).
     public func waitUntilIdle() {
         running.withLock { $0 }?.lanes.forEach { $0.waitUntilIdle() }
+    }
+
+    /// The worker that delivers notifications to the targets in the settings (webhooks,
+    /// push services, e-mail) from the queue in the state database; nil without targets.
+    private func deliveryWorker(store: StateStore) throws(StoreError) -> DeliveryWorker? {
+        guard !settings.notify.targets.isEmpty else { return nil }
+        let queue = try DeliveryQueue(path: store.path, durability: settings.durability)
+        return DeliveryWorker(queue: queue, targets: settings.notify.targets, scheduler: scheduler) { [weak self] report in
+            self?.reportDelivery(report)
+        }
+    }
+
+    /// Logs, counts and, for a dead letter, reports on `geotify/error` what the delivery
+    /// worker tells.
+    private func reportDelivery(_ report: DeliveryReport) {
+        switch report {
+        case .delivered(let target, let eventID, let attempts):
+            counters.add(.deliveriesDelivered)
+            logger.debug("delivered \(eventID) to \(target) (attempt \(attempts))")
+        case .retrying(let target, let eventID, let attempts, _, let reason):
+            counters.add(.deliveryRetries)
+            logger.log(attempts == 1 ? .warning : .debug, "could not deliver \(eventID) to \(target) (attempt \(attempts)): \(reason); trying again")
+        case .deadLettered(let target, let device, let eventID, let reason):
+            counters.add(.errors(.deliveryFailed))
+            let text = "gave up delivering \(eventID) to \(target): \(reason); it is in the dead letters (geotify notify status, geotify notify retry \(target))"
+            logger.error(text)
+            publisher.send([messages.failure(.deliveryFailed, "\(text) (device \(device))")])
+        case .storeFailed(let reason):
+            counters.add(.errors(.stateWrite))
+            logger.error("the delivery queue in the state database could not be used: \(reason); trying again")
+        }
     }
 
     /// Reads the fence file again now (SIGHUP), applying it if it changed and is valid.

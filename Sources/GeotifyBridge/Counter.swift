@@ -26,6 +26,10 @@ package enum Counter: Hashable, Sendable {
     case fenceReloads
     /// Times the state database could be written again after failing.
     case stateWriteRecoveries
+    /// Notifications a delivery target acknowledged.
+    case deliveriesDelivered
+    /// Delivery attempts that failed and will be tried again.
+    case deliveryRetries
 
     /// The name reports use: `fixes_dropped.too_old`, `errors.invalid_json`.
     package var name: String {
@@ -43,6 +47,8 @@ package enum Counter: Hashable, Sendable {
         case .errors(let code): "errors.\(code.rawValue)"
         case .fenceReloads: "fence_reloads"
         case .stateWriteRecoveries: "state_write_recoveries"
+        case .deliveriesDelivered: "deliveries_delivered"
+        case .deliveryRetries: "delivery_retries"
         }
     }
 }

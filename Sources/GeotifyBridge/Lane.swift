@@ -21,8 +21,8 @@ import Synchronization
 /// messages of the batch at work are lost if the process is killed before the commit:
 /// at most one burst (`MessageRouter.batchLimit`).
 ///
-/// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency`, `unsaved` and
-/// `unsavedForgotten` are only read and written on `queue` (asserted with
+/// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency` and the `unsaved*`
+/// properties are only read and written on `queue` (asserted with
 /// `dispatchPrecondition`); everything else is immutable or `Sendable`.
 final class Lane: @unchecked Sendable {
     /// What all lanes share: the edges the shell talks to.
@@ -42,6 +42,8 @@ final class Lane: @unchecked Sendable {
         let announcer: FenceChangeAnnouncer
         let scheduler: any Scheduler
         let limits: FenceLimits
+        /// Told when new deliveries are committed; nil without delivery targets.
+        let wakeDeliveries: (@Sendable () -> Void)?
     }
 
     private let queue: DispatchQueue
@@ -53,6 +55,8 @@ final class Lane: @unchecked Sendable {
     private var unsaved: [String: DeviceState] = [:]
     /// Devices to forget whose deletion could not be saved yet.
     private var unsavedForgotten: Set<String> = []
+    /// Deliveries that could not be queued yet.
+    private var unsavedDeliveries: [DeliveryEntry] = []
 
     init(index: Int, core: LaneCore, environment: Environment) {
         queue = DispatchQueue(label: "geotify.lane.\(index)")
@@ -139,20 +143,25 @@ final class Lane: @unchecked Sendable {
             }
         }
         let forgotten = unsavedForgotten.union(effects.forgotten)
-        if !effects.saves.isEmpty || !outbox.isEmpty || !forgotten.isEmpty || !unsaved.isEmpty {
+        let deliveries = unsavedDeliveries + effects.deliveries
+        if !effects.saves.isEmpty || !outbox.isEmpty || !forgotten.isEmpty || !unsaved.isEmpty || !deliveries.isEmpty {
             var saves = unsaved
             for (device, state) in effects.saves { saves[device] = state }
             for device in forgotten { saves[device] = nil }
             do {
                 try environment.store.save(
                     devices: saves.map { ($0.key, $0.value) }, forgetting: Array(forgotten), outbox: outbox,
+                    deliveries: deliveries, now: environment.scheduler.now,
                     then: { ids in self.environment.publisher.send(outbox, outboxIDs: ids) })
                 unsaved.removeAll()
                 unsavedForgotten.removeAll()
+                unsavedDeliveries.removeAll()
                 environment.health.succeeded()
+                if !deliveries.isEmpty { environment.wakeDeliveries?() }
             } catch {
                 unsaved = saves
                 unsavedForgotten = forgotten
+                unsavedDeliveries = deliveries
                 environment.health.failed("device state", error) { self.environment.publisher.send($0) }
                 environment.publisher.send(outbox)
             }

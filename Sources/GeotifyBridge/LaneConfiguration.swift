@@ -1,4 +1,5 @@
 import GeotifyCore
+import GeotifyDelivery
 import GeotifyStore
 
 /// Everything a lane core decides by that does not change while the bridge runs: the
@@ -34,6 +35,8 @@ package struct LaneConfiguration: Sendable {
     package var evictionAge: Double
     /// Which log lines to build at all.
     package var logLevel: Logger.Level
+    /// Which notifications go to which delivery targets (webhooks, push services, e-mail).
+    package var deliveries: DeliveryRouting
     /// Makes the tokens of previews: unguessable.
     package var makeToken: @Sendable () -> String
 
@@ -58,6 +61,7 @@ package struct LaneConfiguration: Sendable {
         announceLimit = settings.limits.maximumFencesPerDevice
         evictionAge = settings.deviceEvictionAge
         logLevel = settings.logLevel
+        deliveries = DeliveryRouting(targets: settings.notify.targets)
         makeToken = {
             var random = SystemRandomNumberGenerator()
             return String(random.next(), radix: 16) + String(random.next(), radix: 16)

@@ -196,7 +196,9 @@ package struct LaneCore: Sendable {
         let ownTracks = devices.values[index].ownTracks
         for notification in evaluation.notifications {
             effects.log(.info, at: configuration.logLevel, "\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))")
-            effects.outbox.append(configuration.messages.event(notification))
+            let event = configuration.messages.event(notification)
+            effects.outbox.append(event)
+            effects.deliveries += configuration.deliveries.entries(for: notification, payload: event.payload)
             if ownTracks, let transition = configuration.ownTracks?.message(notification) {
                 effects.outbox.append(transition)
             }

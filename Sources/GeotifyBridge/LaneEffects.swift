@@ -12,6 +12,8 @@ package struct LaneEffects: Sendable {
     package var forgotten: [String] = []
     /// Messages decided by the state in `saves`: persisted with it, then published, in order.
     package var outbox: [OutboxMessage] = []
+    /// Notifications to deliver to targets, queued in the same transaction.
+    package var deliveries: [DeliveryEntry] = []
     /// Replies and error reports: published after `outbox`, not persisted (a lost reply
     /// is asked for again).
     package var direct: [OutboxMessage] = []
@@ -27,7 +29,7 @@ package struct LaneEffects: Sendable {
     package init() {}
 
     /// Whether anything must be committed before publishing.
-    package var needsCommit: Bool { !saves.isEmpty || !forgotten.isEmpty || !outbox.isEmpty }
+    package var needsCommit: Bool { !saves.isEmpty || !forgotten.isEmpty || !outbox.isEmpty || !deliveries.isEmpty }
 
     /// Adds a log line at `level` when the lane logs that level, building the text only then.
     package mutating func log(_ level: Logger.Level, at threshold: Logger.Level, _ message: @autoclosure () -> String) {

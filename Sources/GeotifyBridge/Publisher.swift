@@ -263,7 +263,6 @@ final class Publisher: Sendable {
         if let marks, let watermark {
             do {
                 try watermark.write(marks)
-                health.succeeded()
             } catch {
                 health.failed("the outbox mark", error) { message in
                     tracking.withLock { $0.waiting.append(Queued(message: message)) }

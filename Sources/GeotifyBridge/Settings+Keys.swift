@@ -1,4 +1,5 @@
 import GeotifyCore
+import GeotifyDelivery
 import GeotifyJSON
 import GeotifyMQTT
 import GeotifyStore
@@ -131,7 +132,18 @@ extension Settings {
         .bool("owntracksTransitions", \.ownTracksTransitions, help: "Also publish notifications of OwnTracks devices as OwnTracks transition messages on owntracks/<user>/<device>/event."),
         .bool("owntracksWaypoints", \.ownTracksWaypoints, help: "Push a device's fences to its OwnTracks app (setWaypoints) when they change."),
         .number("statsInterval", \.statsInterval, atLeast: 0, unit: "s", help: "Seconds between <topicPrefix>/stats reports; 0 turns them off."),
-        .section("notify", "targets, see docs/notifications.md",
-                 help: "Where notifications are delivered besides MQTT (webhook, ntfy, gotify, pushover, telegram, email): read and checked by the delivery settings when the bridge starts."),
+        SettingsKey(
+            name: "notify", kind: .section("{\"targets\": [...]}, see docs/notifications.md"), unit: nil,
+            help: "Where notifications are delivered besides MQTT (webhook, ntfy, gotify, pushover, telegram, email), each target with its filter; every secret is read when the settings load.",
+            flag: nil, defaultText: "no targets",
+            read: { value, settings, source throws(SettingsError) in
+                guard case .file(let path) = source.origin else { return }
+                do throws(DeliverySettingsError) {
+                    settings.notify = try DeliverySettings(parsing: value, file: path)
+                } catch {
+                    throw SettingsError(error.message)
+                }
+            },
+            value: { _ in nil }),
     ]
 }

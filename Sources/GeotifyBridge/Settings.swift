@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyCore
+import GeotifyDelivery
 import GeotifyJSON
 import GeotifyMQTT
 import GeotifyStore
@@ -82,6 +83,8 @@ public struct Settings: Sendable, Equatable {
     public var trackerInterval: Double = 60
     /// ...and only once the device moved at least this many metres.
     public var trackerDistance: Double = 50
+    /// Where notifications are delivered besides MQTT: webhooks, push services, e-mail.
+    package var notify = DeliverySettings()
 
     public init() {}
 

@@ -34,7 +34,8 @@ public struct SettingsKey: Sendable {
         case texts
         /// A JSON object whose members are the keys named `<name>.<member>`.
         case object
-        /// A section another part of Geotify reads and checks itself (what it is).
+        /// An object with a reader of its own (`notify`: `DeliverySettings`), whose
+        /// members are not rows of this table; the text says what it holds.
         case section(String)
 
         /// The kind in words, for help text.
@@ -216,14 +217,6 @@ extension SettingsKey {
         SettingsKey(
             name: name, kind: .object, unit: nil, help: help, flag: nil, defaultText: nil,
             read: { _, settings, _ in present(&settings) }, value: { _ in nil })
-    }
-
-    /// A section of the settings file that another module reads and checks itself
-    /// (`notify`, by `DeliverySettings`): accepted here, so the file loads.
-    static func section(_ name: String, _ what: String, help: String) -> SettingsKey {
-        SettingsKey(
-            name: name, kind: .section(what), unit: nil, help: help, flag: nil, defaultText: "none",
-            read: { _, _, _ in }, value: { _ in nil })
     }
 
     /// A transition rule's default for every fence (`Settings.rules`), read as the fence

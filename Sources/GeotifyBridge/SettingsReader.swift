@@ -11,7 +11,7 @@ struct SettingsReader {
     let source: SettingsSource
 
     /// Reads every member of `object`, whose keys are named `prefix` + member. A section
-    /// (`Kind.section`) is left to the part of Geotify that reads it.
+    /// (`Kind.section`) is read whole by its key's own reader.
     func read(_ object: JSONObject, into settings: inout Settings, prefix: String = "") throws(SettingsError) {
         if let duplicate = object.duplicateKeys.first {
             throw source.error(key: prefix + duplicate, "written more than once")

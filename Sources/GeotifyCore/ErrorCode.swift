@@ -48,4 +48,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case subscriptionRefused = "subscription_refused"
     case publish
     case publishQueueFull = "publish_queue_full"
+    /// A notification could not be delivered to a target (webhook, push service, e-mail)
+    /// within its retry time; it is in the dead letters.
+    case deliveryFailed = "delivery_failed"
 }

@@ -61,17 +61,18 @@ public final class StateStore: Sendable {
         try database.withLock { connection throws(StoreError) in try connection.loadDevices() }
     }
 
-    /// Commits the states of `devices`, deletes the states of `forgetting` and appends
-    /// `outbox`, in one transaction; returns the outbox row ids, in order. `then` runs
-    /// with the new ids after the commit and before any other save can commit, so
-    /// callers that queue the messages there queue every save's messages in row order.
+    /// Commits the states of `devices`, deletes the states of `forgetting`, appends
+    /// `outbox` and queues `deliveries` (queued at `now`) for their targets, in one
+    /// transaction; returns the outbox row ids, in order. `then` runs with the new ids
+    /// after the commit and before any other save can commit, so callers that queue the
+    /// messages there queue every save's messages in row order.
     @discardableResult
-    public func save(
+    package func save(
         devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],
-        then: ([Int64]) -> Void = { _ in }
+        deliveries: [DeliveryEntry] = [], now: Double = 0, then: ([Int64]) -> Void = { _ in }
     ) throws(StoreError) -> [Int64] {
         try database.withLock { connection throws(StoreError) in
-            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox)
+            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, now: now)
             then(ids)
             return ids
         }
@@ -133,6 +134,8 @@ private final class Connection {
     let upsertDevice: Statement
     let deleteDevice: Statement
     let insertMessage: Statement
+    /// The notifications queued for delivery to targets (`DeliveryLog`).
+    let deliveryLog: DeliveryLog
 
     init(path: String, durability: StateStore.Durability) throws(StoreError) {
         database = try Database(path: path)
@@ -157,6 +160,7 @@ private final class Connection {
             "INSERT OR REPLACE INTO device (id, badge, revision, lat, lon, acc, tst, fences) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         deleteDevice = try database.prepare("DELETE FROM device WHERE id = ?")
         insertMessage = try database.prepare("INSERT INTO outbox (topic, payload, qos, retain) VALUES (?, ?, ?, ?)")
+        deliveryLog = try DeliveryLog(database: database)
     }
 
     /// Reconciles the outbox with the handed-over mark kept outside the database: rows
@@ -194,9 +198,13 @@ private final class Connection {
         return devices
     }
 
-    func save(devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage]) throws(StoreError) -> [Int64] {
+    func save(
+        devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage],
+        deliveries: [DeliveryEntry], now: Double
+    ) throws(StoreError) -> [Int64] {
         try database.transaction { () throws(StoreError) -> [Int64] in
             for device in forgetting { try deleteDevice.run([.text(device)]) }
+            if !deliveries.isEmpty { try deliveryLog.enqueue(deliveries, at: now) }
             for (device, state) in devices {
                 let fix = state.lastFix
                 try upsertDevice.run([

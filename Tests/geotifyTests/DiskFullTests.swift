@@ -50,7 +50,7 @@ struct DiskFullTests {
 
     @Test func theBridgeKeepsPublishingWhileTheDiskIsFullAndRecoversByItself() throws {
         let log = directory.appendingPathComponent("bridge.log")
-        let bridge = try limited(64 * 1024, log: log)
+        let bridge = try limited(160 * 1024, log: log)
         #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
         var step = 0
         #expect(waitUntil(timeout: 30) {
@@ -84,7 +84,7 @@ struct DiskFullTests {
     @Test func aFenceFileWriteThatFailsLeavesTheFileAsItWas() throws {
         let log = directory.appendingPathComponent("bridge.log")
         let fencesBefore = try Data(contentsOf: directory.appendingPathComponent("fences.json"))
-        let bridge = try limited(64 * 1024, log: log)
+        let bridge = try limited(160 * 1024, log: log)
         #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
         try runCommand("prlimit", ["--pid", "\(bridge.pid)", "--fsize=100:unlimited"])
         try observer.publish("geotify/cmd/alice/phone", #"{"id":"w","action":"add","fence":{"identifier":"gym","latitude":1,"longitude":2,"radius":50,"eventType":"onEntry"}}"#)

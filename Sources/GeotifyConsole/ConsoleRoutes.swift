@@ -1,0 +1,220 @@
+import GeotifyCore
+import GeotifyHTTP
+import GeotifyJSON
+import GeotifyStore
+
+/// The console's endpoints and their handlers.
+///
+/// | route | who | what |
+/// |---|---|---|
+/// | `GET /` | read | the map page (`console.js`, `console.css`, `leaflet/...` beside it) |
+/// | `GET /api/state` | read | everything the page starts from: session, map settings, devices, fences, notifications |
+/// | `GET /api/devices`, `/api/fences`, `/api/notifications?limit=` | read | the parts of it |
+/// | `GET /api/events` | read | the live stream (Server-Sent Events `state`, `device`, `notification`, `fences`) |
+/// | `POST /api/cmd/<device>` | read for `list`/`get`, else manage | a fence command, as on `geotify/cmd/<device>`; the reply as on `geotify/reply/<device>` |
+/// | `GET /api/fences.geojson` | read | every fence as GeoJSON |
+/// | `POST /api/fences.geojson?mode=append|replace&device=` | manage | import GeoJSON |
+/// | `POST /pub` | tracker | OwnTracks HTTP mode |
+/// | `GET /healthz` | anyone | 200 or 503 with the reason |
+/// | `GET /metrics` | metrics | Prometheus text format |
+extension Console {
+    func routes() -> [Route] {
+        [
+            Route("GET", "/", access: .role(.read)) { _, _, _, responder in
+                responder.send(Console.page(ConsolePage.html, type: "text/html; charset=utf-8"))
+            },
+            Route("GET", "/console.js", access: .role(.read)) { _, _, _, responder in
+                responder.send(Console.page(ConsolePage.script, type: "text/javascript; charset=utf-8"))
+            },
+            Route("GET", "/console.css", access: .role(.read)) { _, _, _, responder in
+                responder.send(Console.page(ConsolePage.style, type: "text/css; charset=utf-8"))
+            },
+            Route("GET", "/leaflet/{file...}", access: .role(.read)) { [leaflet] _, captures, _, responder in
+                responder.send(leaflet.response(for: captures["file"] ?? ""))
+            },
+            Route("GET", "/api/state", access: .role(.read)) { [weak self] _, _, user, responder in
+                guard let self else { return }
+                responder.send(.json(stateJSON(user: user)))
+            },
+            Route("GET", "/api/devices", access: .role(.read)) { [backend] _, _, _, responder in
+                responder.send(.json(.array(backend.devices().sorted { $0.device < $1.device }.map(\.json))))
+            },
+            Route("GET", "/api/fences", access: .role(.read)) { [weak self] _, _, _, responder in
+                guard let self else { return }
+                responder.send(.json(fencesJSON()))
+            },
+            Route("GET", "/api/notifications", access: .role(.read)) { [recent] request, _, _, responder in
+                let limit = request.query["limit"].flatMap { Int($0) } ?? recent.capacity
+                responder.send(.json(.array(recent.newest(limit))))
+            },
+            Route("GET", "/api/events", access: .role(.read)) { [weak self] _, _, user, responder in
+                guard let self else { return }
+                responder.send(events(user: user))
+            },
+            Route("POST", "/api/cmd/{device...}", access: .role(.read)) { [backend] request, captures, user, responder in
+                Console.command(request, device: captures["device"] ?? "", user: user, backend: backend, responder: responder)
+            },
+            Route("GET", "/api/fences.geojson", access: .role(.read)) { [backend] _, _, _, responder in
+                var response = HTTPResponse.json(FenceGeoJSON.export(backend.fenceBook()))
+                response.headers["Content-Type"] = "application/geo+json"
+                responder.send(response)
+            },
+            Route("POST", "/api/fences.geojson", access: .role(.manage)) { [backend] request, _, _, responder in
+                Console.importGeoJSON(request, backend: backend, responder: responder)
+            },
+            Route("POST", "/pub", access: .role(.tracker)) { [backend] request, _, user, responder in
+                Console.publish(request, user: user, backend: backend, responder: responder)
+            },
+            Route("GET", "/healthz", access: .open) { [backend] _, _, _, responder in
+                let health = backend.health()
+                responder.send(.json(health.json, status: health.isHealthy ? 200 : 503))
+            },
+            Route("GET", "/metrics", access: .role(.metrics)) { [weak self] _, _, _, responder in
+                guard let self else { return }
+                let text = PrometheusText.render(
+                    backend.metrics(), health: backend.health(), connections: connectionCount, subscribers: stream.subscriberCount)
+                responder.send(.text(text, contentType: PrometheusText.contentType))
+            },
+        ]
+    }
+
+    /// One of the page's embedded files.
+    static func page(_ bytes: [UInt8], type: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": type], body: .bytes(bytes))
+    }
+
+    // MARK: - Documents
+
+    /// What the page starts from.
+    func stateJSON(user: HTTPUser) -> JSON {
+        var session = JSONObject()
+        session["user"] = user.name.map(JSON.string) ?? .null
+        session["roles"] = .array(Role.allCases.filter(user.has).map { .string($0.rawValue) })
+        session["logins"] = .bool(authenticator != nil)
+        var map = JSONObject()
+        map["tiles"] = .string(settings.tiles)
+        map["attribution"] = .string(settings.tileAttribution)
+        var object = JSONObject()
+        object["session"] = .object(session)
+        object["map"] = .object(map)
+        object["devices"] = .array(backend.devices().sorted { $0.device < $1.device }.map(\.json))
+        object["fences"] = fencesJSON()
+        object["notifications"] = .array(recent.newest(recent.capacity))
+        return .object(object)
+    }
+
+    /// `{"devices": {device: [fence]}, "shared": {owner: [fence]}, "groups": {...}, "truncated": bool}`,
+    /// fences in the fence file's form; at most `maximumSharedFencesShown` shared ones.
+    func fencesJSON() -> JSON {
+        let book = backend.fenceBook()
+        var devices = JSONObject()
+        for device in book.devices.keys.sorted() {
+            devices[device] = .array(book.fences(of: device).map(FenceCodec.encode))
+        }
+        var shared = JSONObject()
+        var budget = Console.maximumSharedFencesShown
+        var truncated = false
+        for owner in book.shared.keys.sorted() {
+            let fences = book.shared[owner]?.fences ?? []
+            if fences.count > budget { truncated = true }
+            shared[owner] = .array(fences.prefix(max(0, budget)).map(FenceCodec.encode))
+            budget -= min(budget, fences.count)
+        }
+        var groups = JSONObject()
+        for group in book.groups.keys.sorted() {
+            groups[group] = .array((book.groups[group] ?? []).map(JSON.string))
+        }
+        return ["devices": .object(devices), "shared": .object(shared), "groups": .object(groups), "truncated": .bool(truncated)]
+    }
+
+    /// The live stream: opens with the whole state, then follows updates.
+    func events(user: HTTPUser) -> HTTPResponse {
+        guard let subscription = stream.subscribe() else {
+            var refusal = HTTPResponse.refusal(503, "too_many_streams", "\(stream.maximumSubscribers) pages already follow live updates; try again later")
+            refusal.headers["Retry-After"] = "30"
+            return refusal
+        }
+        subscription.send(ServerSentEvent(name: "state", data: JSONWriter().string(stateJSON(user: user))).encoded)
+        return HTTPResponse(
+            status: 200,
+            headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"],
+            body: .events(subscription))
+    }
+
+    // MARK: - Changes
+
+    /// A fence command for `device`: the MQTT command's JSON in, its reply out, with the
+    /// reply's error code as the HTTP status.
+    static func command(_ request: HTTPRequest, device: String, user: HTTPUser, backend: any ConsoleBackend, responder: HTTPResponder) {
+        if let refusal = requireJSON(request) { return responder.send(refusal) }
+        let parsed = try? JSONParser(maxDepth: 16).parse(request.body)
+        let action = parsed?["action"]?.stringValue
+        if !user.has(.manage) && !["list", "get"].contains(action) {
+            var reply = JSONObject()
+            if let id = parsed?["id"]?.stringValue { reply["id"] = .string(id) }
+            if let action { reply["action"] = .string(action) }
+            reply["ok"] = false
+            reply["error"] = ["code": "not_allowed", "message": .string("user \"\(user.name ?? "")\" may only list and get fences (changing them needs the role \"manage\")")]
+            var response = HTTPResponse.json(.object(reply), status: 403)
+            response.refusalCode = "not_allowed"
+            return responder.send(response)
+        }
+        backend.run(command: request.body, device: device) { reply in
+            let ok = reply["ok"]?.boolValue == true
+            let code = reply["error"]?["code"]?.stringValue
+            var response = HTTPResponse.json(reply, status: ok ? 200 : ReplyStatus.status(for: code ?? ""))
+            response.refusalCode = ok ? nil : code
+            responder.send(response)
+        }
+    }
+
+    /// A GeoJSON import.
+    static func importGeoJSON(_ request: HTTPRequest, backend: any ConsoleBackend, responder: HTTPResponder) {
+        if let refusal = requireJSON(request, also: "application/geo+json") { return responder.send(refusal) }
+        let mode = request.query["mode"] ?? "append"
+        guard mode == "append" || mode == "replace" else {
+            return responder.send(.refusal(400, "invalid_value", "mode must be append or replace, not \"\(mode)\""))
+        }
+        let plan: FenceImportPlan
+        do {
+            plan = try FenceGeoJSON.plan(parsing: request.body, defaultDevice: request.query["device"], replace: mode == "replace")
+        } catch {
+            return responder.send(.refusal(400, error.code.rawValue, error.message))
+        }
+        backend.importFences(plan) { result in
+            switch result {
+            case .success(let outcome):
+                responder.send(.json(["ok": true, "imported": .number(Double(outcome.fences)), "warnings": .array(outcome.warnings.map(JSON.string))]))
+            case .failure(let refusal):
+                responder.send(.refusal(ReplyStatus.status(for: refusal.code.rawValue), refusal.code.rawValue, refusal.message))
+            }
+        }
+    }
+
+    /// OwnTracks HTTP mode: the body goes in as if published on `owntracks/<user>/<device>`;
+    /// the answer is a JSON array, `[]` when there is nothing for the app.
+    static func publish(_ request: HTTPRequest, user: HTTPUser, backend: any ConsoleBackend, responder: HTTPResponder) {
+        let sender: OwnTracksSender
+        do {
+            sender = try OwnTracksSender(request: request, login: user)
+        } catch {
+            return responder.send(.refusal(ReplyStatus.status(for: error.code.rawValue), error.code.rawValue, error.message))
+        }
+        backend.publish(owntracks: request.body, user: sender.user, device: sender.device) { result in
+            switch result {
+            case .success(let messages):
+                responder.send(.json(.array(messages)))
+            case .failure(let refusal):
+                responder.send(.refusal(ReplyStatus.status(for: refusal.code.rawValue), refusal.code.rawValue, refusal.message))
+            }
+        }
+    }
+
+    /// 415 unless the body is declared JSON: a page on another site cannot send that
+    /// without the browser asking first (CORS), which this server never allows.
+    static func requireJSON(_ request: HTTPRequest, also other: String? = nil) -> HTTPResponse? {
+        let type = request.mediaType
+        if type == "application/json" || (other != nil && type == other) { return nil }
+        return .refusal(415, "unsupported_media_type", "send the body as Content-Type: application/json\(other.map { " or \($0)" } ?? "")")
+    }
+}

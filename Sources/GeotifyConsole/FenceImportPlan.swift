@@ -1,0 +1,103 @@
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+/// Fences to import, by owner, in the fence file's JSON form: what a GeoJSON upload
+/// becomes before anything is changed.
+///
+/// Appending adds the fences to each owner's list; replacing replaces the lists of the
+/// owners named (and only those), which is how an export is imported back unchanged.
+/// Every fence is decoded and checked as the fence file is (the 20-fence limit, unique
+/// identifiers, shared identifiers not clashing with devices' own), all or none.
+package struct FenceImportPlan: Sendable, Equatable {
+    /// Own fences by device.
+    package var devices: [String: [JSON]]
+    /// Shared fences by owner: `shared` (every device) or a group's name.
+    package var shared: [String: [JSON]]
+    /// Replace the owners' lists instead of appending to them.
+    package var replace: Bool
+
+    package init(devices: [String: [JSON]] = [:], shared: [String: [JSON]] = [:], replace: Bool) {
+        self.devices = devices
+        self.shared = shared
+        self.replace = replace
+    }
+
+    /// What an import changed, for the reply.
+    package struct Outcome: Sendable, Equatable {
+        /// How many fences were imported.
+        package var fences: Int
+        /// Clamped radii and the like, as people should see them.
+        package var warnings: [String]
+
+        package init(fences: Int, warnings: [String]) {
+            self.fences = fences
+            self.warnings = warnings
+        }
+    }
+
+    /// How many fences the plan holds.
+    package var count: Int {
+        devices.values.map(\.count).reduce(0, +) + shared.values.map(\.count).reduce(0, +)
+    }
+
+    /// `book` with the plan applied, validated as `file` validates what it loads, and the
+    /// warnings; refused with the first problem's code and every problem's message.
+    package func apply(to book: FenceBook, file: FenceFile) throws(FenceChangeError) -> (book: FenceBook, warnings: [String]) {
+        var book = book
+        var warnings: [String] = []
+        for device in devices.keys.sorted() {
+            let fences = devices[device] ?? []
+            let change: FenceChange = replace ? .replaceAll(device: device, fences: fences) : .append(device: device, fences: fences)
+            let applied = try change.apply(to: book, limits: file.limits)
+            book = applied.book
+            warnings += applied.warnings.map(\.description)
+        }
+        if !shared.isEmpty {
+            var sets = book.shared
+            for owner in shared.keys.sorted() {
+                var decoded: [Fence] = []
+                var problems: [String] = []
+                for json in shared[owner] ?? [] {
+                    let result = FenceCodec.decode(json, limits: file.limits)
+                    warnings += result.warnings.map { "shared fence \"\(result.identifier ?? "?")\": \($0)" }
+                    if let fence = result.fence { decoded.append(fence) } else {
+                        problems += result.errors.map { "shared fence \"\(result.identifier ?? "?")\" of \(owner): \($0)" }
+                    }
+                }
+                guard problems.isEmpty else {
+                    throw FenceChangeError(.invalidValue, problems.joined(separator: "; "))
+                }
+                let kept = replace ? [] : (sets[owner]?.fences ?? [])
+                sets[owner] = SharedFences(owner: owner, fences: kept + decoded)
+            }
+            book = FenceBook(devices: book.devices, groups: book.groups, shared: sets, revision: book.revision)
+        }
+        let loaded = file.parse(FenceFile.contents(of: book))
+        guard let checked = loaded.book else {
+            throw FenceChangeError.invalid(.invalidValue, "the import does not fit the fence file: ", loaded.errors)
+        }
+        return (checked, warnings)
+    }
+
+    /// Applies the plan to the fence file and writes it atomically, refusing (as `stale`)
+    /// when the file changed meanwhile; what a bridge's `importFences` does.
+    package func write(to file: FenceFile) throws(FenceChangeError) -> Outcome {
+        let loaded = file.load()
+        let current: FenceBook
+        if let book = loaded.book {
+            current = book
+        } else if loaded.contents.isEmpty {
+            current = FenceBook()
+        } else {
+            throw FenceChangeError.invalidFile(file.path, loaded.errors)
+        }
+        let (book, warnings) = try apply(to: current, file: file)
+        do {
+            _ = try file.write(book, expecting: loaded.contents)
+        } catch {
+            throw FenceChangeError(.stale, "\(error.description); nothing was imported, try again")
+        }
+        return Outcome(fences: count, warnings: warnings)
+    }
+}

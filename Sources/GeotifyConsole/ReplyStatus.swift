@@ -1,0 +1,17 @@
+/// The HTTP status for a Geotify error code, so the JSON API answers a refused command
+/// with the status a web client expects and the body an MQTT client would get.
+package enum ReplyStatus {
+    /// The status for `code` (400 for codes this table does not know).
+    package static func status(for code: String) -> Int {
+        switch code {
+        case "not_allowed": 403
+        case "unknown_device", "unknown_fence", "unknown_token": 404
+        case "duplicate_identifier", "fence_limit", "stale": 409
+        case "expired_token": 410
+        case "payload_too_large": 413
+        case "invalid_file": 503
+        case "io", "state_write", "fence_file": 500
+        default: 400
+        }
+    }
+}

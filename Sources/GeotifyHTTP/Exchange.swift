@@ -1,0 +1,80 @@
+import CMicroHTTPD
+import Synchronization
+
+/// One request in flight on a connection: its body as it arrives, and the response once
+/// the handler gives it, which may come from another thread while the connection is
+/// suspended.
+///
+/// libmicrohttpd calls back for one connection on one thread at a time; the response may
+/// arrive from anywhere, so the state is locked, and a suspended connection is resumed
+/// exactly once, by whoever delivers the response.
+final class Exchange: Sendable {
+    let connection: ConnectionHandle
+    private let head: HTTPRequest
+    private let state = Mutex(State())
+
+    private struct State {
+        var body: [UInt8] = []
+        var dispatched = false
+        var response: HTTPResponse?
+        var suspended = false
+    }
+
+    init(connection: ConnectionHandle, request: HTTPRequest) {
+        self.connection = connection
+        head = request
+    }
+
+    /// The request with the body received so far.
+    var request: HTTPRequest {
+        var request = head
+        request.body = state.withLock { $0.body }
+        return request
+    }
+
+    /// Adds body bytes (never more than the `Content-Length` already checked).
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        state.withLock { $0.body.append(contentsOf: bytes) }
+    }
+
+    /// The request is complete (or the connection was resumed): dispatches it the first
+    /// time, then queues the response if there is one, or suspends until there is.
+    func complete(server: HTTPServer) -> MHD_Result {
+        let first = state.withLock { state in
+            defer { state.dispatched = true }
+            return !state.dispatched
+        }
+        if first { server.dispatch(self) }
+        enum Next {
+            case send(HTTPResponse)
+            case waiting
+        }
+        let next = state.withLock { state -> Next in
+            if let response = state.response { return .send(response) }
+            if !server.wait(for: self) {
+                return .send(.refusal(503, "shutting_down", "the server is stopping"))
+            }
+            state.suspended = true
+            connection.suspend()
+            return .waiting
+        }
+        switch next {
+        case .send(let response):
+            return server.queue(response, on: connection.pointer, method: head.method, path: head.path)
+        case .waiting:
+            return .YES
+        }
+    }
+
+    /// The handler's response (or a timeout's); only the first counts. Resumes the
+    /// connection if it was suspended waiting for it.
+    func deliver(_ response: HTTPResponse) {
+        let resume = state.withLock { state -> Bool in
+            guard state.response == nil else { return false }
+            state.response = response
+            defer { state.suspended = false }
+            return state.suspended
+        }
+        if resume { connection.resume() }
+    }
+}

@@ -1,0 +1,96 @@
+/// The site in front of the handlers: takes the base path off, finds the route, checks
+/// who is asking and whether they may, refuses cross-site changes, and calls the route's
+/// handler. Everything a request meets before a handler, in one place.
+///
+/// With no `authenticator` nobody logs in and everyone holds every role; the settings
+/// allow that only on a loopback address.
+package struct HTTPApplication: Sendable {
+    package let router: Router
+    package let basePath: BasePath
+    package let authenticator: Authenticator?
+    /// The realm browsers show in their login dialog.
+    package let realm: String
+
+    package init(router: Router, basePath: BasePath, authenticator: Authenticator?, realm: String = "Geotify") {
+        self.router = router
+        self.basePath = basePath
+        self.authenticator = authenticator
+        self.realm = realm
+    }
+
+    /// What a request leads to before any handler runs.
+    package enum Decision: Sendable {
+        /// Answer with this (a redirect or a refusal).
+        case respond(HTTPResponse)
+        /// Call the route's handler with the request (base path taken off) and the user.
+        case call(Route, HTTPRequest, captures: [String: String], user: HTTPUser)
+    }
+
+    /// Decides what `request` leads to.
+    package func decide(_ request: HTTPRequest) -> Decision {
+        var request = request
+        switch basePath.resolve(request.path) {
+        case .redirect(let location):
+            return .respond(HTTPResponse(status: 308, headers: ["Location": location]))
+        case .serve(let path):
+            request.path = path
+        }
+        let route: Route
+        let captures: [String: String]
+        switch router.route(request.method, request.path) {
+        case .notFound:
+            return .respond(.refusal(404, "not_found", "nothing here; the map is at \(basePath.prefix)/"))
+        case .methodNotAllowed(let allowed):
+            var response = HTTPResponse.refusal(405, "method_not_allowed", "\(request.method) is not allowed here; use \(allowed.joined(separator: " or "))")
+            response.headers["Allow"] = allowed.joined(separator: ", ")
+            return .respond(response)
+        case .found(let found, let foundCaptures):
+            route = found
+            captures = foundCaptures
+        }
+        let user: HTTPUser
+        switch route.access {
+        case .open:
+            user = HTTPUser(name: nil, roles: [])
+        case .role(let role):
+            if let authenticator {
+                switch authenticator.authenticate(request.header("authorization")) {
+                case .failure(let failure):
+                    return .respond(unauthorized(failure))
+                case .success(let found):
+                    user = found
+                }
+            } else {
+                user = .anonymous
+            }
+            guard user.has(role) else {
+                return .respond(.refusal(403, "not_allowed", "user \"\(user.name ?? "")\" does not have the role \"\(role.rawValue)\" this needs"))
+            }
+        }
+        if !["GET", "HEAD"].contains(request.method), request.header("sec-fetch-site") == "cross-site" {
+            return .respond(.refusal(403, "cross_site", "changes are not accepted from another site's page"))
+        }
+        return .call(route, request, captures: captures, user: user)
+    }
+
+    /// Handles `request`, answering through `responder`.
+    package func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        switch decide(request) {
+        case .respond(let response):
+            responder.send(response)
+        case .call(let route, let request, let captures, let user):
+            route.handler(request, captures, user, responder)
+        }
+    }
+
+    private func unauthorized(_ failure: Authenticator.Failure) -> HTTPResponse {
+        let message = switch failure {
+        case .missing: "log in: this needs a user name and password (HTTP basic authentication)"
+        case .malformed: "the Authorization header is not HTTP basic credentials"
+        case .wrongCredentials: "wrong user name or password"
+        }
+        var response = HTTPResponse.refusal(401, "unauthorized", message)
+        response.headers["WWW-Authenticate"] = "Basic realm=\"\(realm)\", charset=\"UTF-8\""
+        return response
+    }
+}

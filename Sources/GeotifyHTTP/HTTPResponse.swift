@@ -1,0 +1,55 @@
+import GeotifyJSON
+
+/// An answer to a request: the status, header fields and a body, which is either bytes
+/// or a live event stream that stays open.
+///
+/// Every refusal is a response too, with the same JSON shape as a Geotify MQTT reply's
+/// error (`{"ok": false, "error": {"code": ..., "message": ...}}`), so a client reads
+/// errors one way whichever door it came in by.
+package struct HTTPResponse: Sendable {
+    /// What follows the header.
+    package enum Body: Sendable {
+        case bytes([UInt8])
+        /// A Server-Sent Events stream; the connection stays open until the stream or the
+        /// client closes it.
+        case events(EventSubscription)
+    }
+
+    package var status: Int
+    /// Header fields by name as sent (one value each).
+    package var headers: [String: String]
+    package var body: Body
+    /// The error code when this is a refusal (`refusal(_:_:_:)`), for counting.
+    package var refusalCode: String?
+
+    package init(status: Int, headers: [String: String] = [:], body: Body = .bytes([]), refusalCode: String? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.refusalCode = refusalCode
+    }
+
+    /// The body's bytes; empty for an event stream.
+    package var bytes: [UInt8] {
+        if case .bytes(let bytes) = body { return bytes }
+        return []
+    }
+
+    /// A JSON document.
+    package static func json(_ value: JSON, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: .bytes(JSONWriter().bytes(value)))
+    }
+
+    /// Plain text (a line break is added when missing).
+    package static func text(_ text: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+        let line = text.hasSuffix("\n") ? text : text + "\n"
+        return HTTPResponse(status: status, headers: ["Content-Type": contentType], body: .bytes(Array(line.utf8)))
+    }
+
+    /// A refusal: `status` with `{"ok": false, "error": {"code": code, "message": message}}`.
+    package static func refusal(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+        var response = HTTPResponse.json(["ok": false, "error": ["code": .string(code), "message": .string(message)]], status: status)
+        response.refusalCode = code
+        return response
+    }
+}

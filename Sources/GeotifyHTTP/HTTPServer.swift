@@ -1,0 +1,412 @@
+import CMicroHTTPD
+import Foundation
+import GeotifyJSON
+import GeotifyTime
+import Synchronization
+
+/// The HTTP server: libmicrohttpd listening on one address, handing each complete request
+/// to a handler and sending what the handler answers, now or later.
+///
+/// libmicrohttpd runs a small pool of threads, each an epoll loop over its share of the
+/// connections, so a thousand idle or slow clients cost file descriptors and a little
+/// memory, not threads. The handler is called on those threads and must not block: a
+/// handler that needs another thread's work (a command on its device's lane) answers
+/// through its `HTTPResponder` later, and the connection is suspended until then (or
+/// until `replyTimeout`, when it gets 504). Event streams are suspended the same way
+/// while they have nothing to send.
+///
+/// Every refusal has a status and a JSON reason: a body without `Content-Length` (411),
+/// too large (413), a header too large (431 and 414, from libmicrohttpd), more than
+/// `maximumConnections` open (503), a header not complete within `headerTimeout` (408,
+/// then the socket is shut). Each is counted through `count` as `http_refused.<code>`,
+/// and every response as `http_responses.<status>`.
+package final class HTTPServer: Sendable {
+    /// How the server listens and what it tolerates.
+    package struct Options: Sendable, Equatable {
+        package var listen: ListenAddress
+        /// Threads polling connections.
+        package var threads: Int = 2
+        /// Connections served at once; while more are open, requests are answered 503, up to
+        /// as many again (at least 16) open connections, beyond which libmicrohttpd closes
+        /// new ones at once.
+        package var maximumConnections: Int = 512
+        /// The largest request header, in bytes (libmicrohttpd's per-connection memory
+        /// is twice this).
+        package var maximumHeaderBytes: Int = 16 << 10
+        package var limits = RequestLimits(maximumBodyBytes: 1 << 20)
+        /// Seconds a connection may take to send a request's header (slowloris defence).
+        package var headerTimeout: Double = 10
+        /// Seconds a connection may stay silent (libmicrohttpd's timeout), whole seconds.
+        package var idleTimeout: Int = 60
+        /// Seconds a deferred response may take before the client gets 504.
+        package var replyTimeout: Double = 30
+        /// Header fields added to every response that does not set them itself (the
+        /// security headers).
+        package var defaultHeaders: [String: String] = [:]
+
+        package init(listen: ListenAddress) {
+            self.listen = listen
+        }
+
+        /// Connections answered 503 beyond `maximumConnections` before libmicrohttpd
+        /// closes further ones unanswered.
+        var headroom: Int { max(16, maximumConnections) }
+    }
+
+    /// The severity of a log line.
+    package enum LogLevel: Sendable {
+        case debug, info, warning, error
+    }
+
+    /// Receives log lines; never given a header value, body or password.
+    package typealias Log = @Sendable (_ level: LogLevel, _ message: String) -> Void
+    /// Counts an event by name (`http_responses.200`, `http_refused.payload_too_large`).
+    package typealias Count = @Sendable (_ name: String) -> Void
+    /// Answers one request.
+    package typealias Handler = @Sendable (_ request: HTTPRequest, _ responder: HTTPResponder) -> Void
+
+    package let options: Options
+    let scheduler: any Scheduler
+    let log: Log
+    let count: Count
+    let handler: Handler
+    private let timers = DispatchQueue(label: "geotify.http.timers")
+    private let state = Mutex(State())
+
+    private struct State {
+        var daemon: DaemonHandle?
+        var stopping = false
+        var connections = ConnectionTable()
+        /// Requests waiting, suspended, for their handler's response.
+        var waiting: [ObjectIdentifier: Exchange] = [:]
+        /// Event streams being served.
+        var streams: [ObjectIdentifier: EventSubscription] = [:]
+        var reaper: ScheduledWork?
+        var lastLibraryMessage: String?
+    }
+
+    package init(options: Options, scheduler: any Scheduler, log: @escaping Log, count: @escaping Count, handler: @escaping Handler) {
+        self.options = options
+        self.scheduler = scheduler
+        self.log = log
+        self.count = count
+        self.handler = handler
+    }
+
+    /// Starts listening; returns the address bound (with the port the system chose when
+    /// `listen.port` is 0).
+    package func start() throws(HTTPServerError) -> ListenAddress {
+        guard let (storage, family) = options.listen.socketAddress() else {
+            throw HTTPServerError("\(options.listen) is not a numeric address")
+        }
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
+        if family == AF_INET6 { flags |= MHD_USE_IPv6.rawValue }
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let completed: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
+            guard let cls, let connection else { return }
+            Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().completed(connection, requestContext)
+        }
+        let notify: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+            guard let cls, let connection else { return }
+            Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().notify(connection, opened: code == .CONNECTION_NOTIFY_STARTED)
+        }
+        let logger: MHD_LogCallback = { cls, format, arguments in
+            guard let cls, let format, let arguments else { return }
+            var buffer = [CChar](repeating: 0, count: 512)
+            vsnprintf(&buffer, buffer.count, format, arguments)
+            let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().libraryMessage(message)
+        }
+        let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, upload, uploadSize, requestContext in
+            guard let cls, let connection, let url, let method, let uploadSize, let requestContext else { return .NO }
+            return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+                .access(connection, url: url, method: method, upload: upload, uploadSize: uploadSize, requestContext: requestContext)
+        }
+        var items: [MHD_OptionItem] = [
+            MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, options.threads), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_LIMIT, value: options.maximumConnections + options.headroom, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, options.idleTimeout), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: 2 * options.maximumHeaderBytes, ptr_value: nil),
+            MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: min(4096, options.maximumConnections + options.headroom), ptr_value: nil),
+            MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
+            MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
+            MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(logger, to: Int.self), ptr_value: context),
+            MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
+        ]
+        var address = storage
+        let daemon = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                items.withUnsafeMutableBufferPointer { buffer in
+                    geotify_mhd_start(flags, socketAddress, access, context, buffer.baseAddress)
+                }
+            }
+        }
+        guard let daemon else {
+            Unmanaged<HTTPServer>.fromOpaque(context).release()
+            let reason = state.withLock { $0.lastLibraryMessage } ?? "libmicrohttpd could not start"
+            throw HTTPServerError("cannot listen on \(options.listen): \(reason.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        let reaper = scheduler.repeating(every: min(1, options.headerTimeout / 4), on: timers) { [weak self] in
+            self?.reapOverdueConnections()
+        }
+        state.withLock {
+            $0.daemon = DaemonHandle(pointer: daemon)
+            $0.reaper = reaper
+        }
+        return ListenAddress(host: options.listen.host, port: Int(geotify_mhd_bound_port(daemon)))
+    }
+
+    /// Stops accepting, answers requests still waiting with 503, ends event streams and
+    /// stops libmicrohttpd. Idempotent.
+    package func stop() {
+        let (daemon, waiting, streams, reaper) = state.withLock { state in
+            state.stopping = true
+            defer {
+                state.daemon = nil
+                state.waiting = [:]
+                state.streams = [:]
+                state.reaper = nil
+            }
+            return (state.daemon, Array(state.waiting.values), Array(state.streams.values), state.reaper)
+        }
+        guard let daemon else { return }
+        reaper?.cancel()
+        _ = MHD_quiesce_daemon(daemon.pointer)
+        for exchange in waiting {
+            exchange.deliver(.refusal(503, "shutting_down", "the server is stopping"))
+        }
+        for stream in streams {
+            stream.close()
+        }
+        MHD_stop_daemon(daemon.pointer)
+        Unmanaged.passUnretained(self).release()
+    }
+
+    /// How many connections are open.
+    package var connectionCount: Int {
+        state.withLock { $0.connections.count }
+    }
+
+    // MARK: - libmicrohttpd callbacks (on its threads)
+
+    private func access(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+        upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
+        requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let context = requestContext.pointee else {
+            return begin(connection, url: String(cString: url), method: String(cString: method), requestContext: requestContext)
+        }
+        let exchange = Unmanaged<Exchange>.fromOpaque(context).takeUnretainedValue()
+        if uploadSize.pointee > 0, let upload {
+            exchange.append(UnsafeRawBufferPointer(start: upload, count: uploadSize.pointee))
+            uploadSize.pointee = 0
+            return .YES
+        }
+        return exchange.complete(server: self)
+    }
+
+    /// The first call for a request: its header is complete. Refuses at once what the
+    /// header alone decides, else keeps an `Exchange` for the body.
+    private func begin(
+        _ connection: OpaquePointer, url: String, method: String, requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        let id = UInt(bitPattern: Int(bitPattern: connection))
+        let (stopping, started, open) = state.withLock { state in
+            (state.stopping, state.connections.requestStarted(id), state.connections.count)
+        }
+        guard started else { return .NO }
+        let request = HTTPRequest(
+            method: method, path: url, query: HTTPServer.values(of: connection, kind: .GET_ARGUMENT_KIND),
+            headers: HTTPServer.values(of: connection, kind: .HEADER_KIND))
+        var refusal: HTTPResponse?
+        if stopping {
+            refusal = .refusal(503, "shutting_down", "the server is stopping")
+        } else if open > options.maximumConnections {
+            refusal = .refusal(503, "too_many_connections", "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
+            refusal?.headers["Retry-After"] = "5"
+        } else {
+            refusal = options.limits.refusal(contentLength: request.header("content-length"), transferEncoding: request.header("transfer-encoding"))
+        }
+        if var refusal {
+            refusal.headers["Connection"] = "close"
+            return queue(refusal, on: connection, method: method, path: url)
+        }
+        let exchange = Exchange(connection: ConnectionHandle(pointer: connection), request: request)
+        requestContext.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        return .YES
+    }
+
+    /// Hands a complete request to the handler (called once per exchange).
+    func dispatch(_ exchange: Exchange) {
+        handler(exchange.request, HTTPResponder { [weak exchange] response in
+            exchange?.deliver(response)
+        })
+    }
+
+    /// Registers `exchange` as waiting for a deferred response, with its timeout; false
+    /// when the server is stopping (the caller answers 503 instead of waiting).
+    func wait(for exchange: Exchange) -> Bool {
+        let registered = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.waiting[ObjectIdentifier(exchange)] = exchange
+            return true
+        }
+        if registered {
+            let timeout = options.replyTimeout
+            scheduler.schedule(after: timeout, on: timers) { [weak exchange] in
+                exchange?.deliver(.refusal(504, "timeout", "no answer within \(JSONWriter.text(of: timeout)) s"))
+            }
+        }
+        return registered
+    }
+
+    /// Sends `response` on `connection`.
+    func queue(_ response: HTTPResponse, on connection: OpaquePointer, method: String, path: String) -> MHD_Result {
+        var response = response
+        for (name, value) in options.defaultHeaders where response.headers[name] == nil {
+            response.headers[name] = value
+        }
+        let made: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            made = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .events(let subscription):
+            made = serve(subscription, on: connection)
+        }
+        guard let made else {
+            log(.error, "http: cannot create a response for \(method) \(path)")
+            return .NO
+        }
+        defer { MHD_destroy_response(made) }
+        for (name, value) in response.headers {
+            _ = MHD_add_response_header(made, name, value)
+        }
+        count("http_responses.\(response.status)")
+        if let code = response.refusalCode {
+            count("http_refused.\(code)")
+        }
+        log(.debug, "http: \(method) \(path) \(response.status)")
+        return MHD_queue_response(connection, UInt32(response.status), made)
+    }
+
+    /// A response that streams `subscription`, parking the connection while there is
+    /// nothing to send.
+    private func serve(_ subscription: EventSubscription, on connection: OpaquePointer) -> OpaquePointer? {
+        let registered = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.streams[ObjectIdentifier(subscription)] = subscription
+            return true
+        }
+        if !registered { subscription.close() }
+        let stream = StreamedEvents(subscription: subscription, connection: ConnectionHandle(pointer: connection))
+        let read: MHD_ContentReaderCallback = { cls, _, buffer, maximum in
+            guard let cls, let buffer else { return -1 }
+            return Unmanaged<StreamedEvents>.fromOpaque(cls).takeUnretainedValue().read(into: buffer, maximum: maximum)
+        }
+        let free: MHD_ContentReaderFreeCallback = { cls in
+            guard let cls else { return }
+            Unmanaged<StreamedEvents>.fromOpaque(cls).takeRetainedValue().finished()
+        }
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        guard let response = MHD_create_response_from_callback(UInt64.max, 4096, read, context, free) else {
+            Unmanaged<StreamedEvents>.fromOpaque(context).release()
+            subscription.close()
+            return nil
+        }
+        stream.onFinish = { [weak self] in
+            _ = self?.state.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(subscription)) }
+        }
+        return response
+    }
+
+    private func completed(_ connection: OpaquePointer, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        let id = UInt(bitPattern: Int(bitPattern: connection))
+        let now = scheduler.uptime
+        var exchange: Exchange?
+        if let requestContext, let context = requestContext.pointee {
+            exchange = Unmanaged<Exchange>.fromOpaque(context).takeRetainedValue()
+            requestContext.pointee = nil
+        }
+        state.withLock { state in
+            state.connections.requestEnded(id, at: now)
+            if let exchange { state.waiting[ObjectIdentifier(exchange)] = nil }
+        }
+    }
+
+    private func notify(_ connection: OpaquePointer, opened: Bool) {
+        let id = UInt(bitPattern: Int(bitPattern: connection))
+        if opened {
+            let socket = geotify_mhd_connection_socket(connection)
+            let now = scheduler.uptime
+            state.withLock { $0.connections.opened(id, socket: socket, at: now) }
+        } else {
+            state.withLock { $0.connections.closed(id) }
+        }
+    }
+
+    private func libraryMessage(_ message: String) {
+        state.withLock { $0.lastLibraryMessage = message }
+        log(.debug, "http: libmicrohttpd: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
+    /// Answers 408 to connections whose header is overdue and shuts their sockets. Under
+    /// the lock, so a socket is never shut after libmicrohttpd closed it (it reports the
+    /// close, which takes the lock, before closing the descriptor).
+    private func reapOverdueConnections() {
+        let now = scheduler.uptime
+        let timeout = options.headerTimeout
+        let reaped = state.withLock { state -> Int in
+            let overdue = state.connections.overdue(at: now, timeout: timeout)
+            for connection in overdue where connection.socket >= 0 {
+                if connection.answer {
+                    HTTPServer.answerTimeout(on: connection.socket, after: timeout)
+                }
+                shutdown(connection.socket, Int32(SHUT_RDWR))
+            }
+            return overdue.count
+        }
+        for _ in 0..<reaped {
+            count("http_refused.header_timeout")
+        }
+        if reaped > 0 {
+            log(.debug, "http: closed \(reaped) connection(s) that sent no complete header within \(JSONWriter.text(of: timeout)) s")
+        }
+    }
+
+    /// Writes a 408 straight to a socket whose client never completed a header (nothing
+    /// else has been written to it), without blocking.
+    private static func answerTimeout(on socket: Int32, after timeout: Double) {
+        let body = "{\"ok\":false,\"error\":{\"code\":\"header_timeout\",\"message\":\"the request header did not arrive within \(JSONWriter.text(of: timeout)) s\"}}"
+        let text = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        _ = text.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    }
+
+    /// The header fields or query arguments of a connection.
+    private static func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [String: String] {
+        final class Collected {
+            var values: [String: String] = [:]
+        }
+        let collected = Collected()
+        let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let collected = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
+            collected.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+            return .YES
+        }
+        withExtendedLifetime(collected) {
+            _ = MHD_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.values
+    }
+}
+
+/// libmicrohttpd's daemon pointer. It lives only in the server's `Mutex`-guarded state,
+/// is taken out once by `stop()`, and the daemon itself is thread-safe for the calls made
+/// on it (quiesce, stop), so no thread confinement is needed.
+private struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

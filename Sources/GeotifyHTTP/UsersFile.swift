@@ -1,0 +1,57 @@
+/// The web console's users: an Apache `htpasswd` file, `name:hash` per line, as
+/// `htpasswd -B -c users alice` writes it (bcrypt), or any other crypt(3) hash libcrypt
+/// verifies that is not weak.
+///
+/// Accepted: bcrypt (`$2y$`, `$2b$`, `$2a$`), yescrypt (`$y$`), scrypt (`$7$`),
+/// gost-yescrypt (`$gy$`), SHA-512 and SHA-256 crypt (`$6$`, `$5$`). Refused, naming the
+/// line: Apache's MD5 (`$apr1$`), MD5 crypt (`$1$`), SHA-1 (`{SHA}`), DES and plain
+/// text, which are fast to crack or not hashes at all. Blank lines and `#` comments are
+/// skipped. Parsing is pure: the file's text in, the users or every problem out.
+package struct UsersFile: Sendable, Equatable {
+    /// Each user's password hash.
+    package var hashes: [String: String]
+
+    /// The hash prefixes accepted.
+    package static let strongPrefixes = ["$2y$", "$2b$", "$2a$", "$y$", "$7$", "$gy$", "$6$", "$5$"]
+
+    package init(hashes: [String: String]) {
+        self.hashes = hashes
+    }
+
+    /// Reads `text`; `file` names it in errors, which list every bad line.
+    package init(parsing text: String, file: String) throws(HTTPSettingsError) {
+        var hashes: [String: String] = [:]
+        var problems: [String] = []
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, line) in lines.enumerated() {
+            if String(line).trimmingSpaces.isEmpty || line.hasPrefix("#") { continue }
+            let where_ = "\(file):\(index + 1)"
+            guard let colon = line.firstIndex(of: ":") else {
+                problems.append("\(where_): not \"name:hash\"")
+                continue
+            }
+            let name = String(line[..<colon])
+            let hash = String(line[line.index(after: colon)...])
+            if name.isEmpty {
+                problems.append("\(where_): the user name is empty")
+            } else if hashes[name] != nil {
+                problems.append("\(where_): user \"\(name)\" appears twice")
+            } else if !UsersFile.strongPrefixes.contains(where: hash.hasPrefix) {
+                problems.append("\(where_): user \"\(name)\": \(UsersFile.describeWeak(hash)); make it with htpasswd -B")
+            } else {
+                hashes[name] = hash
+            }
+        }
+        guard problems.isEmpty else { throw HTTPSettingsError(problems.joined(separator: "\n")) }
+        self.hashes = hashes
+    }
+
+    /// What a refused hash is, without repeating it.
+    private static func describeWeak(_ hash: String) -> String {
+        if hash.hasPrefix("$apr1$") { return "Apache MD5 ($apr1$) hashes are weak" }
+        if hash.hasPrefix("$1$") { return "MD5 crypt ($1$) hashes are weak" }
+        if hash.hasPrefix("{SHA}") { return "SHA-1 ({SHA}) hashes are weak" }
+        if hash.isEmpty { return "the password hash is empty" }
+        return "not a supported password hash (DES crypt or plain text?)"
+    }
+}

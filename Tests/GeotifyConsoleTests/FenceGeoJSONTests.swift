@@ -1,0 +1,77 @@
+import GeotifyConsole
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+import Testing
+
+@Suite struct FenceGeoJSONTests {
+    static func book(_ text: String) throws -> FenceBook {
+        try #require(FenceFile(path: "fences.json").parse(Array(text.utf8)).book)
+    }
+
+    @Test func aCircleIsAClosedPolygonWithItsRadiusAndCentreInTheProperties() throws {
+        let book = try Self.book(ConsoleHarness.fences)
+        let features = FenceGeoJSON.export(book)["features"]?.arrayValue ?? []
+        let home = try #require(features.first { $0["properties"]?["identifier"] == "home" })
+        #expect(home["id"] == "alice/phone/home")
+        #expect(home["properties"]?["device"] == "alice/phone")
+        #expect(home["properties"]?["radius"] == 100)
+        #expect(home["properties"]?["latitude"] == 52.52)
+        #expect(home["geometry"]?["type"] == "Polygon")
+        let ring = try #require(home["geometry"]?["coordinates"]?.arrayValue?.first?.arrayValue)
+        #expect(ring.count == 65)
+        #expect(ring.first == ring.last)
+        let distances = ring.compactMap { point -> Double? in
+            guard let lon = point.arrayValue?[0].numberValue, let lat = point.arrayValue?[1].numberValue else { return nil }
+            return Geodesy.distance(Coordinate(latitude: 52.52, longitude: 13.405), Coordinate(latitude: lat, longitude: lon))
+        }
+        #expect(distances.allSatisfy { abs($0 - 100) < 0.5 })
+    }
+
+    @Test func aPolygonKeepsItsHoles() throws {
+        let features = FenceGeoJSON.export(try Self.book(ConsoleHarness.fences))["features"]?.arrayValue ?? []
+        let park = try #require(features.first { $0["properties"]?["identifier"] == "park" })
+        #expect(park["geometry"]?["coordinates"]?.arrayValue?.count == 2)
+        #expect(park["properties"]?["polygon"]?.arrayValue?.count == 2)
+    }
+
+    @Test func shapesAcrossTheAntimeridianAreCutIntoAMultiPolygon() throws {
+        let features = FenceGeoJSON.export(try Self.book(ConsoleHarness.fences))["features"]?.arrayValue ?? []
+        let dateline = try #require(features.first { $0["properties"]?["identifier"] == "dateline" })
+        #expect(dateline["properties"]?["shared"] == "family")
+        #expect(dateline["geometry"]?["type"] == "MultiPolygon")
+        let parts = dateline["geometry"]?["coordinates"]?.arrayValue ?? []
+        #expect(parts.count == 2)
+        for part in parts {
+            let longitudes = part.arrayValue?.first?.arrayValue?.compactMap { $0.arrayValue?[0].numberValue } ?? []
+            #expect(longitudes.allSatisfy { (-180...180).contains($0) })
+        }
+        let circle = FenceGeoJSON.geometry(of: .circle(center: Coordinate(latitude: 0, longitude: 179.9999), radius: 1000))
+        #expect(circle["type"] == "MultiPolygon")
+    }
+
+    @Test func aShapeWithinRangeIsLeftAlone() {
+        let rings: [AntimeridianCut.Ring] = [[[10, 0], [11, 0], [11, 1]]]
+        #expect(AntimeridianCut.polygons(rings) == [rings])
+    }
+
+    @Test func theCutSplitsEdgesAtTheMeridian() {
+        let parts = AntimeridianCut.polygons([[[179, 0], [181, 0], [181, 2], [179, 2]]])
+        #expect(parts == [[[[179, 0], [180, 0], [180, 2], [179, 2]]], [[[-180, 0], [-179, 0], [-179, 2], [-180, 2]]]])
+    }
+
+    @Test func aMultiPolygonOfSeveralPartsIsNotOneFence() {
+        let collection = """
+            {"type":"Feature","properties":{"device":"a/b","identifier":"x"},"geometry":{"type":"MultiPolygon","coordinates":[[[[0,0],[1,0],[1,1],[0,0]]],[[[5,5],[6,5],[6,6],[5,5]]]]}}
+            """
+        #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array(collection.utf8), defaultDevice: nil, replace: false) }
+    }
+
+    @Test func aPlanRefusesWhatTheFenceFileWouldRefuse() throws {
+        let book = try Self.book(ConsoleHarness.fences)
+        let clash = FenceImportPlan(shared: ["shared": [["identifier": "home", "latitude": 1, "longitude": 1, "radius": 5, "eventType": "onEntry"]]], replace: false)
+        #expect(throws: FenceChangeError.self) { try clash.apply(to: book, file: FenceFile(path: "fences.json")) }
+        let unknownGroup = FenceImportPlan(shared: ["nobody": [["identifier": "z", "latitude": 1, "longitude": 1, "radius": 5, "eventType": "onEntry"]]], replace: false)
+        #expect(throws: FenceChangeError.self) { try unknownGroup.apply(to: book, file: FenceFile(path: "fences.json")) }
+    }
+}

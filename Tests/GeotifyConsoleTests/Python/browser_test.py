@@ -1,0 +1,166 @@
+"""The map page in a real browser: Debian's chromium, headless, driven by Playwright from
+PyPI pointed at the system executable (no browser download, no network).
+
+The scenario is the issue's: the page loads with no map tiles reachable; fences and a
+device appear; a fix moves the device and lights the fence it enters; adding a fence
+through the page shows the Peek (clamped radius, warning) and Pop commits it; a stale
+preview is refused with the reason; Delete... with Cancel keeps a fence and with Delete
+removes it; the fence file holds what the page did; the Add screen is reachable by
+keyboard; screenshots at desktop and phone size. Only the backend (console_backends)
+changes between the fixture and the real bridge.
+
+Usage: browser_test.py BACKEND BINARY SCREENSHOT_DIRECTORY, where BACKEND names a class
+in console_backends (`fixture`: BINARY is geotify-console-fixture). Exits non-zero
+with the reason; every wait is bounded.
+"""
+
+import json
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
+
+from playwright.sync_api import expect, sync_playwright
+
+from console_backends import FixtureBackend
+
+CHROMIUM = "/usr/bin/chromium"
+WAIT_MS = 15_000
+
+
+def fence_file(backend):
+    with open(backend.fences_path) as file:
+        return json.load(file)
+
+
+def own_identifiers(backend, device="alice/phone"):
+    return [fence["identifier"] for fence in fence_file(backend)["devices"].get(device, [])]
+
+
+def launch(playwright):
+    arguments = ["--no-sandbox"] if os.geteuid() == 0 else []
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=arguments)
+
+
+def scenario(browser, backend, screenshots):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, http_credentials=backend.credentials)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    # The page loads with no tiles reachable, and shows the fences.
+    page.goto(backend.url)
+    expect(page.locator("#live")).to_have_text("live")
+    expect(page.locator("#fences")).to_contain_text("home")
+    expect(page.locator("#fences")).to_contain_text("dateline")
+    expect(page.locator(".leaflet-control-scale")).to_be_visible()
+    expect(page.locator("#coordinates")).to_have_text(re.compile(r"^-?\d+\.\d{5}, -?\d+\.\d{5}$"))
+    assert page.locator("path.leaflet-interactive").count() >= 4, "fences are not drawn"
+
+    # A fix outside, then inside home: the device appears, moves, and lights the fence.
+    backend.move("alice/phone", 52.50, 13.405, 1_700_000_000)
+    expect(page.locator("#devices")).to_contain_text("alice/phone")
+    expect(page.locator("#devices")).to_contain_text("in no fence")
+    backend.move("alice/phone", 52.52, 13.405, 1_700_000_100)
+    expect(page.locator("#devices")).to_contain_text("in home")
+    expect(page.locator("#notifications li").first).to_contain_text("enter home")
+    lit = page.locator("path.leaflet-interactive[stroke='#15803d']")
+    expect(lit.first).to_be_attached()
+
+    # Add through the page: go to a typed position, click the map there, type, Peek
+    # (the radius clamped, with the warning), Pop.
+    page.fill("#goto-text", "52.5215, 13.4135")
+    page.press("#goto-text", "Enter")
+    page.locator("#map").click(position={"x": 448, "y": 400})
+    expect(page.locator("#editor")).to_be_visible()
+    page.fill("#f-device", "alice/phone")
+    page.fill("#f-identifier", "gym")
+    page.fill("#f-radius", "0")
+    page.fill("#f-note", "Leg day")
+    page.select_option("#f-event", "onEntryAndExit")
+    page.click("#peek-button")
+    expect(page.locator("#peek")).to_be_visible()
+    expect(page.locator("#peek-details")).to_contain_text("1 m")
+    expect(page.locator("#peek-warnings li").first).to_contain_text("clamped")
+    assert "gym" not in own_identifiers(backend), "the Peek changed the file"
+    page.screenshot(path=os.path.join(screenshots, "console-peek.png"))
+    page.click("#pop-button")
+    expect(page.locator("#message")).to_contain_text("gym saved")
+    expect(page.locator("#fences")).to_contain_text("gym")
+    stored = [fence for fence in fence_file(backend)["devices"]["alice/phone"] if fence["identifier"] == "gym"]
+    assert stored and stored[0]["radius"] == 1 and stored[0]["note"] == "Leg day", stored
+
+    # Edit home, Peek, then someone else changes the file: Pop is refused as stale.
+    page.locator("#fences li[data-fence='alice/phone/home'] button", has_text="Edit").click()
+    page.fill("#f-radius", "30")
+    page.click("#peek-button")
+    expect(page.locator("#peek")).to_be_visible()
+    status, _ = backend.request("POST", "api/cmd/alice/phone", {"action": "edit", "fence": "park", "changes": {"note": "meanwhile"}})
+    assert status == 200, status
+    page.click("#pop-button")
+    expect(page.locator("#message")).to_contain_text("stale")
+    assert [fence["radius"] for fence in fence_file(backend)["devices"]["alice/phone"] if fence["identifier"] == "home"] == [100]
+    page.click("#editor-cancel")
+
+    # Delete... with Cancel keeps the fence; with Delete removes it.
+    page.locator("#fences li[data-fence='alice/phone/gym'] button", has_text="Delete").click()
+    expect(page.locator("#confirm-delete")).to_be_visible()
+    page.click("#confirm-cancel")
+    expect(page.locator("#message")).to_contain_text("kept gym")
+    assert "gym" in own_identifiers(backend)
+    page.locator("#fences li[data-fence='alice/phone/gym'] button", has_text="Delete").click()
+    expect(page.locator("#confirm-delete")).to_be_visible()
+    page.click("#confirm-delete-button")
+    expect(page.locator("#message")).to_contain_text("deleted gym")
+    expect(page.locator("#fences")).not_to_contain_text("gym")
+    assert own_identifiers(backend) == ["home", "park"], own_identifiers(backend)
+
+    # The Add screen by keyboard alone.
+    page.locator("#add-fence").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#editor")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#editor")).to_be_hidden()
+
+    page.screenshot(path=os.path.join(screenshots, "console-desktop.png"))
+    assert not errors, f"script errors: {errors}"
+    context.close()
+
+    # Phone size, touch: the map and the panel are both there.
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                device_scale_factor=2, http_credentials=backend.credentials)
+    page = phone.new_page()
+    page.set_default_timeout(WAIT_MS)
+    page.goto(backend.url)
+    expect(page.locator("#live")).to_have_text("live")
+    expect(page.locator("#devices")).to_contain_text("in home")
+    page.locator("#map").tap(position={"x": 200, "y": 200})
+    expect(page.locator("#editor")).to_be_visible()
+    page.locator("#editor-cancel").tap()
+    page.screenshot(path=os.path.join(screenshots, "console-phone.png"), full_page=True)
+    phone.close()
+
+
+BACKENDS = {"fixture": FixtureBackend}
+
+
+def main():
+    name, binary, screenshots = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(screenshots, exist_ok=True)
+    backend = BACKENDS[name](binary)
+    try:
+        with sync_playwright() as playwright:
+            browser = launch(playwright)
+            try:
+                scenario(browser, backend, screenshots)
+            finally:
+                browser.close()
+        print("browser scenario passed; screenshots in", screenshots)
+    finally:
+        backend.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""What the console's Python tests run against: a backend that serves the web console
+and can move a device, so the browser scenario and the metrics check are written once.
+
+`FixtureBackend` starts `geotify-console-fixture` (the console over an in-memory
+stand-in for the bridge) and moves devices by posting OwnTracks HTTP-mode positions to
+`/pub`. A backend for the real bridge provides the same four members (`url`,
+`fences_path`, `move`, `stop`, plus `credentials`), starting mosquitto and `geotify run`
+with an `http` section and moving devices by publishing to `owntracks/<user>/<device>`.
+"""
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+
+# bcrypt of "s3cret" at cost 5 (htpasswd -nbB -C 5 alice s3cret).
+PASSWORD = "s3cret"
+HASH = "$2y$05$jKatOKD8jNmQpD8fiHOkJuB7w8EYgxGGPqGi88HMdtTpszAJE9QCS"
+
+FENCES = {
+    "devices": {
+        "alice/phone": [
+            {"identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+             "note": "Welcome home", "eventType": "onEntryAndExit"},
+            {"identifier": "park", "note": "In the park", "eventType": "onEntry",
+             "polygon": [[[13.395, 52.514], [13.401, 52.514], [13.401, 52.518], [13.395, 52.518]],
+                         [[13.397, 52.515], [13.399, 52.515], [13.399, 52.517], [13.397, 52.517]]]},
+        ]
+    },
+    "shared": [
+        {"identifier": "office", "latitude": 52.5163, "longitude": 13.4100, "radius": 150,
+         "note": "At the office", "eventType": "onEntryAndExit"},
+        {"identifier": "dateline", "note": "Across the date line", "eventType": "onExit",
+         "polygon": [[179.5, -17], [-179.5, -17], [-179.5, -16], [179.5, -16]]},
+    ],
+}
+
+
+class FixtureBackend:
+    """The console over the fixture bridge, with logins (alice may manage and post her
+    own positions, alice-phone is a tracker, prometheus may scrape) and map tiles from an address that answers
+    nothing, so the page must work without tiles."""
+
+    def __init__(self, binary, fences=FENCES):
+        self.directory = tempfile.mkdtemp(prefix="geotify-browser-")
+        self.fences_path = os.path.join(self.directory, "fences.json")
+        with open(self.fences_path, "w") as file:
+            json.dump(fences, file)
+        with open(os.path.join(self.directory, "users"), "w") as file:
+            for user in ("alice", "alice-phone", "prometheus"):
+                file.write(f"{user}:{HASH}\n")
+        settings = {"http": {
+            "listen": "127.0.0.1:0", "users": "users",
+            "roles": {"alice": ["manage", "tracker"], "alice-phone": ["tracker"], "prometheus": ["metrics"]},
+            "tiles": "http://127.0.0.1:9/{z}/{x}/{y}.png", "tileAttribution": "no tiles in tests",
+        }}
+        settings_path = os.path.join(self.directory, "geotify.json")
+        with open(settings_path, "w") as file:
+            json.dump(settings, file)
+        self.log = open(os.path.join(self.directory, "fixture.log"), "w")
+        self.process = subprocess.Popen(
+            [binary, "--fences", self.fences_path, "--settings", settings_path],
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("listening "):
+            self.stop()
+            raise RuntimeError(f"the fixture did not start: {line!r}")
+        self.url = line.split(" ", 1)[1] + "/"
+        self.credentials = {"username": "alice", "password": PASSWORD}
+
+    def request(self, method, path, body=None, user="alice", headers=None):
+        """Sends one request; returns (status, body bytes)."""
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        token = base64.b64encode(f"{user}:{PASSWORD}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+        if body is not None:
+            request.add_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    def move(self, device, latitude, longitude, tst):
+        """Reports a fix for `device` (user/device) as its OwnTracks app would in HTTP mode."""
+        user, name = device.split("/", 1)
+        status, body = self.request(
+            "POST", "pub", {"_type": "location", "lat": latitude, "lon": longitude, "acc": 8, "tst": tst},
+            user=user, headers={"X-Limit-U": user, "X-Limit-D": name})
+        if status != 200:
+            raise RuntimeError(f"/pub answered {status}: {body!r}")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.log.close()
+        shutil.rmtree(self.directory, ignore_errors=True)

@@ -1,0 +1,79 @@
+import GeotifyHTTP
+import Synchronization
+import Testing
+
+@Suite struct AuthenticatorTests {
+    /// bcrypt of "s3cret" at cost 5 (htpasswd -nbB -C 5 alice s3cret).
+    static let hash = "$2y$05$jKatOKD8jNmQpD8fiHOkJuB7w8EYgxGGPqGi88HMdtTpszAJE9QCS"
+
+    /// The cache's clock, and how many passwords were checked against a hash.
+    final class Probe: Sendable {
+        let clock = Mutex(0.0)
+        let checks = Mutex(0)
+        func advance(_ seconds: Double) { clock.withLock { $0 += seconds } }
+        var checked: Int { checks.withLock { $0 } }
+    }
+
+    func authenticator(probe: Probe = Probe()) -> Authenticator {
+        Authenticator(
+            users: UsersFile(hashes: ["alice": Self.hash, "bob": Self.hash]),
+            roles: ["alice": [.manage], "bob": [.tracker]],
+            cacheSeconds: 60, uptime: { probe.clock.withLock { $0 } },
+            verify: { password, hash in
+                probe.checks.withLock { $0 += 1 }
+                return PasswordHash.verify(password, against: hash)
+            })
+    }
+
+    func header(_ user: String, _ password: String) -> String {
+        BasicCredentials(user: user, password: password).authorization
+    }
+
+    @Test func theRightPasswordGivesTheUserWithTheirRoles() {
+        let result = authenticator().authenticate(header("alice", "s3cret"))
+        #expect(result == .success(HTTPUser(name: "alice", roles: [.manage, .read])))
+        #expect(authenticator().authenticate(header("bob", "s3cret")) == .success(HTTPUser(name: "bob", roles: [.tracker])))
+    }
+
+    @Test func usersTheSettingsDoNotNameMayRead() {
+        let authenticator = Authenticator(users: UsersFile(hashes: ["carol": Self.hash]), roles: [:], uptime: { 0 })
+        #expect(authenticator.authenticate(header("carol", "s3cret")) == .success(HTTPUser(name: "carol", roles: [.read])))
+    }
+
+    @Test func wrongPasswordsUnknownUsersAndMissingHeadersAreRefused() {
+        let probe = Probe()
+        let authenticator = authenticator(probe: probe)
+        #expect(authenticator.authenticate(header("alice", "wrong")) == .failure(.wrongCredentials))
+        #expect(authenticator.authenticate(header("mallory", "s3cret")) == .failure(.wrongCredentials))
+        #expect(probe.checked == 2, "an unknown user costs a hash check too")
+        #expect(authenticator.authenticate(nil) == .failure(.missing))
+        #expect(authenticator.authenticate("Basic ###") == .failure(.malformed))
+    }
+
+    @Test func aCheckedHeaderIsRememberedUntilItExpires() {
+        let probe = Probe()
+        let authenticator = authenticator(probe: probe)
+        let alice = header("alice", "s3cret")
+        let user = HTTPUser(name: "alice", roles: [.manage])
+        #expect(authenticator.authenticate(alice) == .success(user))
+        #expect(authenticator.authenticate(alice) == .success(user))
+        #expect(probe.checked == 1)
+        probe.advance(61)
+        #expect(authenticator.authenticate(alice) == .success(user))
+        #expect(probe.checked == 2)
+    }
+
+    @Test func replacingTheUsersForgetsWhatWasRemembered() {
+        let authenticator = authenticator()
+        let alice = header("alice", "s3cret")
+        #expect(authenticator.authenticate(alice) == .success(HTTPUser(name: "alice", roles: [.manage])))
+        authenticator.replace(UsersFile(hashes: ["alice": PasswordHash.decoy]))
+        #expect(authenticator.authenticate(alice) == .failure(.wrongCredentials))
+    }
+
+    @Test func manageGrantsRead() {
+        let user = HTTPUser(name: "a", roles: [.manage])
+        #expect(user.has(.read) && user.has(.manage) && !user.has(.tracker) && !user.has(.metrics))
+        #expect(HTTPUser.anonymous.has(.tracker) && HTTPUser.anonymous.has(.metrics))
+    }
+}

@@ -1,0 +1,46 @@
+import GeotifyHTTP
+import Testing
+
+@Suite struct ConnectionTableTests {
+    @Test func aConnectionThatSendsNoHeaderInTimeIsOverdueOnceAndAnswered() {
+        var table = ConnectionTable()
+        table.opened(1, socket: 10, at: 0)
+        table.opened(2, socket: 11, at: 5)
+        let early = table.overdue(at: 10, timeout: 10)
+        let due = table.overdue(at: 10.5, timeout: 10)
+        let again = table.overdue(at: 11, timeout: 10)
+        let late = table.requestStarted(1)
+        #expect(early.isEmpty)
+        #expect(due == [ConnectionTable.Overdue(id: 1, socket: 10, answer: true)])
+        #expect(again.isEmpty, "reported once")
+        #expect(!late, "a header arriving after the deadline is refused")
+    }
+
+    @Test func aConnectionHandlingARequestIsNotOverdue() {
+        var table = ConnectionTable()
+        table.opened(1, socket: 10, at: 0)
+        let started = table.requestStarted(1)
+        let overdue = table.overdue(at: 100, timeout: 10)
+        #expect(started)
+        #expect(overdue.isEmpty)
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosedWithoutAnAnswer() {
+        var table = ConnectionTable()
+        table.opened(1, socket: 10, at: 0)
+        _ = table.requestStarted(1)
+        table.requestEnded(1, at: 2)
+        let overdue = table.overdue(at: 12.5, timeout: 10)
+        #expect(overdue == [ConnectionTable.Overdue(id: 1, socket: 10, answer: false)])
+    }
+
+    @Test func closedConnectionsLeaveTheTable() {
+        var table = ConnectionTable()
+        table.opened(1, socket: 10, at: 0)
+        #expect(table.count == 1)
+        table.closed(1)
+        let overdue = table.overdue(at: 100, timeout: 10)
+        #expect(table.count == 0)
+        #expect(overdue.isEmpty)
+    }
+}

@@ -1,0 +1,74 @@
+import GeotifyHTTP
+import Synchronization
+import Testing
+
+@Suite struct EventStreamTests {
+    @Test func anEventIsEncodedAsTheEventSourceFormat() {
+        let event = ServerSentEvent(name: "device", data: "{\"a\":1}\nsecond line")
+        #expect(String(decoding: event.encoded, as: UTF8.self) == "event: device\ndata: {\"a\":1}\ndata: second line\n\n")
+        #expect(String(decoding: ServerSentEvent(name: "x\ny", data: "").encoded, as: UTF8.self) == "event: xy\ndata: \n\n")
+    }
+
+    func drain(_ subscription: EventSubscription) -> String {
+        var text = ""
+        while case .bytes(let bytes) = subscription.take(maximum: 1 << 20, park: {}, wake: {}) {
+            text += String(decoding: bytes, as: UTF8.self)
+        }
+        return text
+    }
+
+    @Test func aSubscriberGetsTheRetryFieldThenWhatIsPublished() throws {
+        let stream = EventStream(retryMilliseconds: 1500)
+        let subscription = try #require(stream.subscribe())
+        stream.publish(ServerSentEvent(name: "a", data: "1"))
+        stream.keepAlive()
+        #expect(drain(subscription) == "retry: 1500\n\nevent: a\ndata: 1\n\n: keep-alive\n\n")
+    }
+
+    @Test func anEmptySubscriptionParksAndTheNextEventWakesItOnce() throws {
+        let stream = EventStream()
+        let subscription = try #require(stream.subscribe())
+        _ = drain(subscription)
+        let parked = Mutex(0)
+        let woken = Mutex(0)
+        let taken = subscription.take(maximum: 100, park: { parked.withLock { $0 += 1 } }, wake: { woken.withLock { $0 += 1 } })
+        #expect(taken == .nothing)
+        #expect(parked.withLock { $0 } == 1)
+        stream.publish(ServerSentEvent(data: "x"))
+        stream.publish(ServerSentEvent(data: "y"))
+        #expect(woken.withLock { $0 } == 1)
+        #expect(drain(subscription) == "data: x\n\ndata: y\n\n")
+    }
+
+    @Test func aSubscriberThatFallsTooFarBehindIsClosedAndRemoved() throws {
+        let stream = EventStream(maximumPending: 64)
+        let subscription = try #require(stream.subscribe())
+        for _ in 0..<10 { stream.publish(ServerSentEvent(data: "0123456789")) }
+        #expect(subscription.isClosed)
+        #expect(subscription.pendingCount <= 64)
+        #expect(stream.subscriberCount == 0)
+        _ = drain(subscription)
+        #expect(subscription.take(maximum: 10, park: {}, wake: {}) == .end)
+    }
+
+    @Test func subscribersBeyondTheLimitAreRefused() {
+        let stream = EventStream(maximumSubscribers: 2)
+        let first = stream.subscribe()
+        let second = stream.subscribe()
+        #expect(first != nil && second != nil)
+        #expect(stream.subscribe() == nil)
+        first?.close()
+        #expect(stream.subscribe() != nil)
+    }
+
+    @Test func closingAllEndsEveryStreamAndWakesParkedOnes() throws {
+        let stream = EventStream()
+        let subscription = try #require(stream.subscribe())
+        _ = drain(subscription)
+        let woken = Mutex(false)
+        _ = subscription.take(maximum: 10, park: {}, wake: { woken.withLock { $0 = true } })
+        stream.closeAll()
+        #expect(woken.withLock { $0 })
+        #expect(subscription.take(maximum: 10, park: {}, wake: {}) == .end)
+    }
+}

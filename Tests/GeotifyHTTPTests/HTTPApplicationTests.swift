@@ -1,0 +1,87 @@
+import GeotifyHTTP
+import Testing
+
+@Suite struct HTTPApplicationTests {
+    static let hash = AuthenticatorTests.hash
+
+    static func application(logins: Bool, base: String = "") throws -> HTTPApplication {
+        let routes = [
+            Route("GET", "/healthz", access: .open) { _, _, _, responder in responder.send(.text("ok")) },
+            Route("GET", "/api/state", access: .role(.read)) { _, _, user, responder in responder.send(.text(user.name ?? "anyone")) },
+            Route("POST", "/api/change", access: .role(.manage)) { _, _, _, responder in responder.send(.text("changed")) },
+        ]
+        let authenticator = logins
+            ? Authenticator(users: UsersFile(hashes: ["alice": hash, "bob": hash]), roles: ["alice": [.manage]], uptime: { 0 })
+            : nil
+        return HTTPApplication(router: Router(routes), basePath: try BasePath(base), authenticator: authenticator)
+    }
+
+    static func answer(_ application: HTTPApplication, _ request: HTTPRequest) -> HTTPResponse? {
+        var answer: HTTPResponse?
+        let box = ResponseBox()
+        application.handle(request, HTTPResponder { box.set($0) })
+        answer = box.response
+        return answer
+    }
+
+    func alice() -> [String: String] { ["Authorization": BasicCredentials(user: "alice", password: "s3cret").authorization] }
+    func bob() -> [String: String] { ["Authorization": BasicCredentials(user: "bob", password: "s3cret").authorization] }
+
+    @Test func withoutLoginsEveryoneMayDoEverything() throws {
+        let application = try Self.application(logins: false)
+        #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state"))?.status == 200)
+        #expect(Self.answer(application, HTTPRequest(method: "POST", path: "/api/change"))?.status == 200)
+    }
+
+    @Test func withLoginsAMissingOrWrongLoginGets401WithAChallenge() throws {
+        let application = try Self.application(logins: true)
+        let missing = try #require(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state")))
+        #expect(missing.status == 401)
+        #expect(missing.refusalCode == "unauthorized")
+        #expect(missing.headers["WWW-Authenticate"] == "Basic realm=\"Geotify\", charset=\"UTF-8\"")
+        let wrong = HTTPRequest(method: "GET", path: "/api/state", headers: ["Authorization": BasicCredentials(user: "alice", password: "x").authorization])
+        #expect(Self.answer(application, wrong)?.status == 401)
+    }
+
+    @Test func aUserWithoutTheRoleGets403() throws {
+        let application = try Self.application(logins: true)
+        #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: bob()))?.status == 200)
+        let refused = try #require(Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: bob())))
+        #expect(refused.status == 403)
+        #expect(refused.refusalCode == "not_allowed")
+        #expect(Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: alice()))?.status == 200)
+    }
+
+    @Test func openRoutesNeedNoLogin() throws {
+        let application = try Self.application(logins: true)
+        #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/healthz"))?.status == 200)
+    }
+
+    @Test func changesFromAnotherSitesPageAreRefused() throws {
+        let application = try Self.application(logins: true)
+        var headers = alice()
+        headers["Sec-Fetch-Site"] = "cross-site"
+        let refused = Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: headers))
+        #expect(refused?.status == 403)
+        #expect(refused?.refusalCode == "cross_site")
+        #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: headers))?.status == 200)
+        headers["Sec-Fetch-Site"] = "same-origin"
+        #expect(Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: headers))?.status == 200)
+    }
+
+    @Test func unknownPathsAndMethodsGetTheirStatuses() throws {
+        let application = try Self.application(logins: false)
+        #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/nothing"))?.status == 404)
+        let wrongMethod = try #require(Self.answer(application, HTTPRequest(method: "DELETE", path: "/api/state")))
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.headers["Allow"] == "GET, HEAD")
+    }
+
+    @Test func aBasePathIsTakenOffAndItsBareFormRedirected() throws {
+        let application = try Self.application(logins: false, base: "/geotify")
+        #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/geotify/healthz"))?.status == 200)
+        let redirect = Self.answer(application, HTTPRequest(method: "GET", path: "/geotify"))
+        #expect(redirect?.status == 308)
+        #expect(redirect?.headers["Location"] == "/geotify/")
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import GeotifyHTTP
+import GeotifyJSON
+import GeotifyTestSupport
+import GeotifyTime
+import Synchronization
+import Testing
+
+/// The server on a real socket: what only libmicrohttpd and the kernel can show.
+@Suite(.serialized) struct HTTPServerTests {
+    /// A running server with a few test routes, on a free port, with a manual clock.
+    final class Running: Sendable {
+        /// What the handler and the counter saw.
+        final class Probe: Sendable {
+            let parked = Mutex<[HTTPResponder]>([])
+            let counts = Mutex<[String: Int]>([:])
+        }
+
+        let server: HTTPServer
+        let scheduler = ManualScheduler()
+        let port: Int
+        let stream = EventStream()
+        let probe = Probe()
+
+        init(configure: (inout HTTPServer.Options) -> Void = { _ in }) throws {
+            var options = HTTPServer.Options(listen: ListenAddress(host: "127.0.0.1", port: 0))
+            options.defaultHeaders = ["X-Content-Type-Options": "nosniff"]
+            options.limits = RequestLimits(maximumBodyBytes: 1000)
+            options.maximumHeaderBytes = 4096
+            configure(&options)
+            let stream = self.stream
+            let probe = self.probe
+            server = HTTPServer(
+                options: options, scheduler: scheduler, log: { _, _ in },
+                count: { name in probe.counts.withLock { $0[name, default: 0] += 1 } }
+            ) { request, responder in
+                switch request.path {
+                case "/later", "/never":
+                    probe.parked.withLock { $0.append(responder) }
+                case "/events":
+                    if let subscription = stream.subscribe() {
+                        responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
+                    }
+                default:
+                    let echo: JSON = [
+                        "method": .string(request.method), "path": .string(request.path),
+                        "query": .object(JSONObject(request.query.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: .string($0.value)) })),
+                        "body": .string(String(decoding: request.body, as: UTF8.self)),
+                        "agent": .string(request.header("User-Agent") ?? ""),
+                    ]
+                    responder.send(.json(echo))
+                }
+            }
+            port = try server.start().port
+        }
+
+        deinit {
+            server.stop()
+        }
+
+        func count(_ name: String) -> Int { probe.counts.withLock { $0[name] ?? 0 } }
+
+        func connection() throws -> RawHTTPConnection { try RawHTTPConnection(port: port) }
+
+        /// A plain GET on a new connection.
+        func get(_ path: String) throws -> RawHTTPConnection.Response {
+            let connection = try connection()
+            try connection.send("GET \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+            return try connection.readResponse()
+        }
+    }
+
+    @Test func aRequestIsDecodedAndAnsweredWithTheDefaultHeaders() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("POST /h%C3%A9llo/x?name=a%20b&n=1 HTTP/1.1\r\nHost: test\r\nUser-Agent: raw\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello")
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(response.headers["x-content-type-options"] == "nosniff")
+        let json = try JSONParser().parse(response.body)
+        #expect(json["path"]?.stringValue == "/héllo/x")
+        #expect(json["query"]?["name"]?.stringValue == "a b")
+        #expect(json["body"]?.stringValue == "hello")
+        #expect(json["agent"]?.stringValue == "raw")
+        #expect(running.count("http_responses.200") == 1)
+    }
+
+    @Test func keepAliveServesSeveralRequestsOnOneConnectionAndHeadHasNoBody() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("GET /one HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try connection.readResponse().status == 200)
+        try connection.send("HEAD /two HTTP/1.1\r\nHost: test\r\n\r\n")
+        let head = try connection.readResponse(head: true)
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        try connection.send("GET /three HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        #expect(try JSONParser().parse(connection.readResponse().body)["path"]?.stringValue == "/three")
+    }
+
+    @Test func aResponseMayComeLaterFromAnotherThread() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("GET /later HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(waitUntil { running.probe.parked.withLock { !$0.isEmpty } })
+        let responder = try #require(running.probe.parked.withLock { $0.first })
+        DispatchQueue.global().async { responder.send(.text("done")) }
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "done\n")
+    }
+
+    @Test func aResponseThatNeverComesIsAnswered504AfterTheReplyTimeout() throws {
+        let running = try Running { $0.replyTimeout = 30 }
+        let connection = try running.connection()
+        try connection.send("GET /never HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(waitUntil { running.probe.parked.withLock { !$0.isEmpty } })
+        running.scheduler.advance(by: 31)
+        let response = try connection.readResponse()
+        #expect(response.status == 504)
+        #expect(try JSONParser().parse(response.body)["error"]?["code"]?.stringValue == "timeout")
+        running.probe.parked.withLock { $0.first }?.send(.text("too late"))
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func anOversizedBodyIs413BeforeItIsSentAndTheServerGoesOn() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("POST /upload HTTP/1.1\r\nHost: test\r\nContent-Length: 1000000\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 413)
+        #expect(try JSONParser().parse(response.body)["error"]?["code"]?.stringValue == "payload_too_large")
+        #expect(running.count("http_refused.payload_too_large") == 1)
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func aChunkedBodyIs411() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("POST /upload HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        #expect(try connection.readResponse().status == 411)
+    }
+
+    @Test func anOversizedHeaderIs431FromLibmicrohttpd() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("GET / HTTP/1.1\r\nHost: test\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
+        #expect(try connection.readResponse().status == 431)
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func garbageIsRefusedWith400() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("\u{01}\u{02} nonsense\r\n\r\n")
+        #expect(try connection.readResponse().status == 400)
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func aHeaderThatDoesNotArriveInTimeGets408AndTheConnectionIsShut() throws {
+        let running = try Running { $0.headerTimeout = 10 }
+        let slow = try running.connection()
+        try slow.send("GET / HTTP/1.1\r\nHost: te")
+        #expect(waitUntil { running.server.connectionCount == 1 })
+        running.scheduler.advance(by: 9)
+        try slow.send("st\r\nX-A: 1\r\n")
+        running.scheduler.advance(by: 2)
+        let response = try slow.readResponse()
+        #expect(response.status == 408)
+        #expect(try JSONParser().parse(response.body)["error"]?["code"]?.stringValue == "header_timeout")
+        #expect(slow.isClosedByServer())
+        #expect(running.count("http_refused.header_timeout") == 1)
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func aThousandConcurrentConnectionsAreAllAnswered() throws {
+        let running = try Running { $0.maximumConnections = 1100 }
+        let connections = try (0..<1000).map { _ in try running.connection() }
+        for (index, connection) in connections.enumerated() {
+            try connection.send("GET /n/\(index) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        }
+        var statuses: [Int: Int] = [:]
+        for connection in connections {
+            statuses[try connection.readResponse().status, default: 0] += 1
+        }
+        #expect(statuses == [200: 1000])
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func overTheConnectionLimitRequestsGet503UntilConnectionsClose() throws {
+        let running = try Running { $0.maximumConnections = 20 }
+        var connections = try (0..<30).map { _ in try running.connection() }
+        #expect(waitUntil { running.server.connectionCount == 30 })
+        try connections[0].send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        let refused = try connections[0].readResponse()
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] == "5")
+        #expect(try JSONParser().parse(refused.body)["error"]?["code"]?.stringValue == "too_many_connections")
+        connections.removeAll()
+        #expect(waitUntil { running.server.connectionCount == 0 })
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func anEventStreamDeliversWhatIsPublishedAsItHappens() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+        let header = try connection.readStreamHeader()
+        #expect(header.status == 200)
+        #expect(header.headers["content-type"] == "text/event-stream")
+        #expect(connection.read(until: "retry: 2000") != nil)
+        running.stream.publish(ServerSentEvent(name: "device", data: "{\"device\":\"alice/phone\"}"))
+        #expect(connection.read(until: "data: {\"device\":\"alice/phone\"}") != nil)
+        running.stream.publish(ServerSentEvent(name: "notification", data: "second"))
+        #expect(connection.read(until: "data: second") != nil)
+    }
+
+    @Test func aStreamWhoseClientLeftIsDroppedAtTheNextWrite() throws {
+        let running = try Running()
+        do {
+            let connection = try running.connection()
+            try connection.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+            _ = try connection.readStreamHeader()
+            #expect(running.stream.subscriberCount == 1)
+        }
+        #expect(waitUntil {
+            running.stream.keepAlive()
+            return running.stream.subscriberCount == 0
+        })
+    }
+
+    @Test func stoppingEndsStreamsAndAnswersWaitingRequests() throws {
+        let running = try Running()
+        let streamConnection = try running.connection()
+        try streamConnection.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try streamConnection.readStreamHeader()
+        let waiting = try running.connection()
+        try waiting.send("GET /never HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(waitUntil { running.probe.parked.withLock { !$0.isEmpty } })
+        running.server.stop()
+        #expect(try waiting.readResponse().status == 503)
+        #expect(streamConnection.isClosedByServer())
+        running.server.stop()
+    }
+
+    @Test func aTakenAddressIsAClearError() throws {
+        let running = try Running()
+        let second = HTTPServer(
+            options: HTTPServer.Options(listen: ListenAddress(host: "127.0.0.1", port: running.port)),
+            scheduler: ManualScheduler(), log: { _, _ in }, count: { _ in }
+        ) { _, responder in responder.send(.text("")) }
+        #expect(throws: HTTPServerError.self) { try second.start() }
+    }
+}

@@ -1,0 +1,86 @@
+import GeotifyHTTP
+import Testing
+
+@Suite struct RouterTests {
+    static func route(_ method: String, _ pattern: String, access: Route.Access = .open) -> Route {
+        Route(method, pattern, access: access) { _, _, _, responder in responder.send(.text(pattern)) }
+    }
+
+    let router = Router([
+        route("GET", "/"),
+        route("GET", "/api/state"),
+        route("POST", "/api/cmd/{device...}"),
+        route("GET", "/leaflet/{file...}"),
+        route("GET", "/api/things/{id}"),
+        route("POST", "/api/things/{id}"),
+    ])
+
+    @Test func literalPathsMatchExactly() {
+        guard case .found(let route, let captures) = router.route("GET", "/api/state") else {
+            Issue.record("no route")
+            return
+        }
+        #expect(route.pattern == "/api/state")
+        #expect(captures.isEmpty)
+        guard case .notFound = router.route("GET", "/api/state/more") else {
+            Issue.record("a longer path matched")
+            return
+        }
+    }
+
+    @Test func theRootIsItsOwnRoute() {
+        guard case .found(let route, _) = router.route("GET", "/") else {
+            Issue.record("no route for /")
+            return
+        }
+        #expect(route.pattern == "/")
+    }
+
+    @Test func aRestCaptureTakesEveryRemainingSegmentWithItsSlashes() {
+        guard case .found(_, let captures) = router.route("POST", "/api/cmd/alice/phone") else {
+            Issue.record("no route")
+            return
+        }
+        #expect(captures["device"] == "alice/phone")
+        guard case .notFound = router.route("POST", "/api/cmd/") else {
+            Issue.record("an empty device matched")
+            return
+        }
+    }
+
+    @Test func aSegmentCaptureTakesOneSegment() {
+        guard case .found(_, let captures) = router.route("GET", "/api/things/7") else {
+            Issue.record("no route")
+            return
+        }
+        #expect(captures["id"] == "7")
+    }
+
+    @Test func headIsServedByGet() {
+        guard case .found(let route, _) = router.route("HEAD", "/api/state") else {
+            Issue.record("HEAD did not find the GET route")
+            return
+        }
+        #expect(route.method == "GET")
+    }
+
+    @Test func aKnownPathWithAnotherMethodIsNotAllowedAndSaysWhatIs() {
+        guard case .methodNotAllowed(let allowed) = router.route("DELETE", "/api/things/7") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "HEAD", "POST"])
+        guard case .methodNotAllowed(let onlyPost) = router.route("GET", "/api/cmd/alice/phone") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(onlyPost == ["POST"])
+    }
+
+    @Test func unknownPathsAreNotFound() {
+        guard case .notFound = router.route("GET", "/nothing") else {
+            Issue.record("expected 404")
+            return
+        }
+    }
+}
