@@ -6,11 +6,11 @@ import Foundation
 /// the configuration read-only, or owned by another user, would otherwise answer every
 /// `add`, `edit`, `delete` and `commit` with `io: Permission denied` and say nothing at
 /// start.
-public enum FenceFileAccess {
+package enum FenceFileAccess {
     /// The warning to log at start when commands are on and the fence file's directory
     /// is not writable by this process; nil when commands are off or it is writable.
     /// `isWritable` says whether a directory is writable (by default `access(2)`).
-    public static func warning(
+    package static func warning(
         settings: Settings, isWritable: (String) -> Bool = { access($0, W_OK | X_OK) == 0 }
     ) -> String? {
         guard settings.commandsEnabled else { return nil }

@@ -10,16 +10,16 @@ import GeotifyStore
 /// loader, the flags, `geotify help settings` and the suggestions for misspelt keys
 /// follow from the row.
 extension Settings {
-    public static let keys: [SettingsKey] = connection + files + topics + limits
+    package static let keys: [SettingsKey] = connection + files + topics + limits
         + TransitionRule.allCases.map(SettingsKey.rule) + acceptanceKeys + admission + commandKeys + integrations
 
     /// The key named `name` (nested keys joined with dots), if there is one.
-    public static func key(named name: String) -> SettingsKey? {
+    package static func key(named name: String) -> SettingsKey? {
         keys.first { $0.name == name }
     }
 
     /// The key whose command-line flag is `--flag`, if there is one.
-    public static func key(flag: String) -> SettingsKey? {
+    package static func key(flag: String) -> SettingsKey? {
         keys.first { $0.flag?.name == flag }
     }
 

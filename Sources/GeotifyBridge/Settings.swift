@@ -119,7 +119,7 @@ public struct Settings: Sendable, Equatable {
 
     /// Sets the key whose command-line flag is `--flag` from `value`, checked as in a
     /// settings file but with paths relative to the working directory.
-    public mutating func set(flag: String, to value: String) throws(SettingsError) {
+    package mutating func set(flag: String, to value: String) throws(SettingsError) {
         guard let key = Settings.key(flag: flag) else {
             throw SettingsError("--\(flag) is not a setting")
         }

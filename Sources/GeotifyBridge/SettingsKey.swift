@@ -12,9 +12,9 @@ import GeotifyStore
 /// the value's type, its check and where it goes are written once. The default is the
 /// initial value of that field of `Settings`, read through the key path. Nested keys
 /// are named with dots (`homeassistant.prefix`) after a key of kind `object`.
-public struct SettingsKey: Sendable {
+package struct SettingsKey: Sendable {
     /// What a key's value may be.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case text
         /// A string that must not be empty (leave the key out instead).
         case nonEmptyText
@@ -30,7 +30,7 @@ public struct SettingsKey: Sendable {
         case choice([String])
         /// A broker URL, `mqtt://HOST:PORT` or `mqtts://HOST:PORT`.
         case brokerURL
-        /// An array of strings; a comma-separated list when given as a flag.
+        /// An array of strings.
         case texts
         /// A JSON object whose members are the keys named `<name>.<member>`.
         case object
@@ -39,7 +39,7 @@ public struct SettingsKey: Sendable {
         case section(String)
 
         /// The kind in words, for help text.
-        public var description: String {
+        package var description: String {
             switch self {
             case .text: "string"
             case .nonEmptyText: "non-empty string"
@@ -60,22 +60,23 @@ public struct SettingsKey: Sendable {
         }
     }
 
-    /// A command-line flag that sets the key: `--name PLACEHOLDER`.
-    public struct Flag: Sendable, Equatable {
+    /// A command-line flag that sets the key: `--name PLACEHOLDER`. Only keys whose values
+    /// are text (paths, URLs, names) have one.
+    package struct Flag: Sendable, Equatable {
         /// The flag without its leading `--`.
-        public var name: String
+        package var name: String
         /// What the value is, in the help: `FILE`, `URL`.
-        public var placeholder: String
+        package var placeholder: String
     }
 
     /// The key as written in the settings file; nested keys joined with dots.
-    public let name: String
-    public let kind: Kind
+    package let name: String
+    package let kind: Kind
     /// The unit of a number ("m", "s", "bytes"), for help text.
-    public let unit: String?
+    package let unit: String?
     /// What the key does, one or two sentences.
-    public let help: String
-    public let flag: Flag?
+    package let help: String
+    package let flag: Flag?
     /// The default in words, where the default value alone would not say it (a value
     /// that depends on the machine, or none at all).
     let defaultText: String?
@@ -86,35 +87,18 @@ public struct SettingsKey: Sendable {
     let value: @Sendable (Settings) -> JSON?
 
     /// The default, as the help shows it.
-    public var defaultDescription: String {
+    package var defaultDescription: String {
         if let defaultText { return defaultText }
         return value(Settings()).map { JSONWriter().string($0) } ?? "none"
     }
 
     /// The key's value in `settings` as JSON, nil when unset.
-    public func value(of settings: Settings) -> JSON? { value(settings) }
+    package func value(of settings: Settings) -> JSON? { value(settings) }
 
-    /// Sets the key from the text given to its flag, checked as in a settings file.
+    /// Sets the key from the text given to its flag, checked as in a settings file (the
+    /// flags are keys whose values are text: paths, URLs, names).
     func read(flagValue text: String, into settings: inout Settings) throws(SettingsError) {
-        let name = flag?.name ?? self.name
-        let value: JSON
-        switch kind {
-        case .number, .wholeNumber:
-            guard let number = Double(text), number.isFinite, !text.contains(where: { $0 == "x" || $0 == "X" }) else {
-                throw SettingsError("--\(name) must be a number, not \"\(text)\"")
-            }
-            value = .number(number)
-        case .bool:
-            guard let flag = ["true": true, "false": false][text] else {
-                throw SettingsError("--\(name) must be true or false, not \"\(text)\"")
-            }
-            value = .bool(flag)
-        case .texts:
-            value = .array(text.split(separator: ",").map { .string(String($0)) })
-        default:
-            value = .string(text)
-        }
-        try read(value, &settings, SettingsSource(origin: .flag(name)))
+        try read(.string(text), &settings, SettingsSource(origin: .flag(flag?.name ?? name)))
     }
 }
 

@@ -9,13 +9,13 @@
 /// that starts with the word. Words shorter than three characters get no suggestion
 /// (every short name is near them); words longer than `maximumLength` are never
 /// compared, so hostile input costs nothing.
-public enum NameSuggestion {
+package enum NameSuggestion {
     /// Longer words get no suggestion.
-    public static let maximumLength = 64
+    package static let maximumLength = 64
 
     /// The name in `names` closest to `word`, or nil when none is close enough or
     /// `word` is itself one of them. Ties go to the earlier name.
-    public static func nearest(to word: String, in names: some Sequence<String>) -> String? {
+    package static func nearest(to word: String, in names: some Sequence<String>) -> String? {
         let typed = Array(word.lowercased().unicodeScalars)
         guard typed.count >= 3, typed.count <= maximumLength else { return nil }
         let limit = max(1, typed.count / 3)
@@ -36,7 +36,7 @@ public enum NameSuggestion {
 
     /// `" (did you mean X?)"` with X the nearest name written by `spell`, or "" when
     /// there is none: ready to append to an error message.
-    public static func hint(for word: String, in names: some Sequence<String>, spell: (String) -> String = { "\"\($0)\"" }) -> String {
+    package static func hint(for word: String, in names: some Sequence<String>, spell: (String) -> String = { "\"\($0)\"" }) -> String {
         nearest(to: word, in: names).map { " (did you mean \(spell($0))?)" } ?? ""
     }
 

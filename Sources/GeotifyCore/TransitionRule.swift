@@ -3,7 +3,7 @@
 /// overrides it), the values it takes, and what it does. The settings loader, the fence
 /// codec and the help text all read `TransitionRules` and `FenceRules` through it, so
 /// they cannot drift apart.
-public enum TransitionRule: String, CaseIterable, Sendable {
+package enum TransitionRule: String, CaseIterable, Sendable {
     case maximumAccuracy
     case accuracyAware
     case hysteresis
@@ -13,7 +13,7 @@ public enum TransitionRule: String, CaseIterable, Sendable {
 
     /// Where the rule lives in `TransitionRules` (the default) and in `FenceRules` (a
     /// fence's override, nil when it has none), by the type of its value.
-    public enum Field {
+    package enum Field {
         /// Metres or seconds, never negative.
         case number(WritableKeyPath<TransitionRules, Double>, WritableKeyPath<FenceRules, Double?>)
         /// Metres or seconds, never negative; nil in `TransitionRules` has a meaning of
@@ -26,7 +26,7 @@ public enum TransitionRule: String, CaseIterable, Sendable {
     }
 
     /// The rule's place in both rule types.
-    public var field: Field {
+    package var field: Field {
         switch self {
         case .maximumAccuracy: .number(\.maximumAccuracy, \.maximumAccuracy)
         case .accuracyAware: .flag(\.accuracyAware, \.accuracyAware)
@@ -38,7 +38,7 @@ public enum TransitionRule: String, CaseIterable, Sendable {
     }
 
     /// The unit of a number rule: "m" or "s"; nil for the others.
-    public var unit: String? {
+    package var unit: String? {
         switch self {
         case .maximumAccuracy, .hysteresis: "m"
         case .minimumDuration, .dwell: "s"
@@ -48,10 +48,10 @@ public enum TransitionRule: String, CaseIterable, Sendable {
 
     /// Whether 0 is refused: a dwell of 0 s would fire on entry, so "no dwell" is written
     /// by leaving the rule out.
-    public var refusesZero: Bool { self == .dwell }
+    package var refusesZero: Bool { self == .dwell }
 
     /// What the default means when `TransitionRules` holds nil for it.
-    public var unsetMeaning: String? {
+    package var unsetMeaning: String? {
         switch self {
         case .hysteresis: "max(10 m, 10 % of the fence's radius)"
         case .dwell: "off"
@@ -60,7 +60,7 @@ public enum TransitionRule: String, CaseIterable, Sendable {
     }
 
     /// What the rule does, for help text and documentation.
-    public var help: String {
+    package var help: String {
         switch self {
         case .maximumAccuracy:
             "Fixes whose accuracy radius is larger (worse) than this many metres do not decide transitions; 0 turns the check off. A fix without an accuracy counts as accurate."

@@ -5,9 +5,9 @@ import CMosquitto
 /// refused the login. Made from the first failure event of a client that has not
 /// connected yet, so a one-shot command (`geotify status`) can stop at once with the
 /// reason instead of waiting out its timeout.
-public struct ConnectionFailure: Sendable, Equatable, CustomStringConvertible {
+package struct ConnectionFailure: Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure it is.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// Nothing accepts TCP connections at the address (or the network is unreachable).
         case unreachable
         /// The host name does not resolve.
@@ -20,15 +20,15 @@ public struct ConnectionFailure: Sendable, Equatable, CustomStringConvertible {
         case other
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// The broker's address, as given.
-    public var broker: String
+    package var broker: String
     /// libmosquitto's or the broker's reason.
-    public var reason: String
+    package var reason: String
 
     /// The failure `event` reports, or nil when it reports none (`.connected`, a
     /// message, a stop on request).
-    public init?(_ event: MQTTEvent, broker: String) {
+    package init?(_ event: MQTTEvent, broker: String) {
         switch event {
         case .connectionRefused(_, let reason):
             self.init(kind: .refused, broker: broker, reason: reason)
@@ -45,13 +45,13 @@ public struct ConnectionFailure: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public init(kind: Kind, broker: String, reason: String) {
+    package init(kind: Kind, broker: String, reason: String) {
         self.kind = kind
         self.broker = broker
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .unreachable: "cannot reach the broker at \(broker): \(reason) (is it running, and on this port?)"
         case .unknownHost: "cannot reach the broker at \(broker): the host name does not resolve (\(reason))"

@@ -5,22 +5,22 @@ import GeotifyJSON
 /// names the key and says what was wrong. The fence codec, the transition rules and the
 /// settings file all read their values with it, so a wrong value gets the same words
 /// and the same code wherever it is written.
-public enum JSONField {
+package enum JSONField {
     /// A string.
-    public static func string(_ value: JSON, key: String) throws(FenceIssue) -> String {
+    package static func string(_ value: JSON, key: String) throws(FenceIssue) -> String {
         guard case .string(let text) = value else { throw wrongType(value, key: key, expected: "a string") }
         return text
     }
 
     /// `true` or `false`.
-    public static func bool(_ value: JSON, key: String) throws(FenceIssue) -> Bool {
+    package static func bool(_ value: JSON, key: String) throws(FenceIssue) -> Bool {
         guard case .bool(let flag) = value else { throw wrongType(value, key: key, expected: "true or false") }
         return flag
     }
 
     /// A number within `range`; `Double.greatestFiniteMagnitude` as the upper bound
     /// means none.
-    public static func number(_ value: JSON, key: String, range: ClosedRange<Double>) throws(FenceIssue) -> Double {
+    package static func number(_ value: JSON, key: String, range: ClosedRange<Double>) throws(FenceIssue) -> Double {
         guard case .number(let number) = value else { throw wrongType(value, key: key, expected: "a number") }
         guard range.contains(number) else {
             let text = "\(key) \(JSONWriter.text(of: number))"
@@ -34,7 +34,7 @@ public enum JSONField {
     }
 
     /// A whole number within `range`.
-    public static func wholeNumber(_ value: JSON, key: String, range: ClosedRange<Int>) throws(FenceIssue) -> Int {
+    package static func wholeNumber(_ value: JSON, key: String, range: ClosedRange<Int>) throws(FenceIssue) -> Int {
         let upper = range.upperBound == .max ? Double.greatestFiniteMagnitude : Double(range.upperBound)
         let number = try number(value, key: key, range: Double(range.lowerBound)...upper)
         guard number == number.rounded(), abs(number) < 1e15 else {
@@ -45,7 +45,7 @@ public enum JSONField {
 
     /// The value of the one of `choices` that `value` names, with the nearest name
     /// suggested when it names none of them.
-    public static func choice<Value>(_ value: JSON, key: String, among choices: [(name: String, value: Value)]) throws(FenceIssue) -> Value {
+    package static func choice<Value>(_ value: JSON, key: String, among choices: [(name: String, value: Value)]) throws(FenceIssue) -> Value {
         let text = try string(value, key: key)
         guard let chosen = choices.first(where: { $0.name == text }) else {
             let names = choices.map(\.name)
@@ -56,7 +56,7 @@ public enum JSONField {
     }
 
     /// An array of strings.
-    public static func strings(_ value: JSON, key: String) throws(FenceIssue) -> [String] {
+    package static func strings(_ value: JSON, key: String) throws(FenceIssue) -> [String] {
         guard case .array(let elements) = value else { throw wrongType(value, key: key, expected: "an array of strings") }
         var texts: [String] = []
         for element in elements {

@@ -8,10 +8,10 @@ import Darwin
 /// parents when missing, and checked to be a writable directory, with the system's own
 /// reason when it cannot be (`mkdir /proc/nope: No such file or directory`), not
 /// Foundation's "The operation could not be completed."
-public enum StateDirectory {
+package enum StateDirectory {
     /// Creates `path` and its missing parents (mode 0700: device positions are personal
     /// data) and checks that it is a directory this process can write.
-    public static func prepare(_ path: String) throws(StoreError) {
+    package static func prepare(_ path: String) throws(StoreError) {
         let operation = "use state directory \(path)"
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {

@@ -6,7 +6,7 @@ import GeotifyJSON
 /// the same checks and the same words for both.
 extension TransitionRule {
     /// Reads the rule from `value` into a fence's overrides.
-    public func decode(_ value: JSON, into rules: inout FenceRules) throws(FenceIssue) {
+    package func decode(_ value: JSON, into rules: inout FenceRules) throws(FenceIssue) {
         switch field {
         case .number(_, let override), .optionalNumber(_, let override): rules[keyPath: override] = try number(value)
         case .flag(_, let override): rules[keyPath: override] = try JSONField.bool(value, key: rawValue)
@@ -15,7 +15,7 @@ extension TransitionRule {
     }
 
     /// Reads the rule from `value` into the defaults every fence follows.
-    public func decode(_ value: JSON, into rules: inout TransitionRules) throws(FenceIssue) {
+    package func decode(_ value: JSON, into rules: inout TransitionRules) throws(FenceIssue) {
         switch field {
         case .number(let global, _): rules[keyPath: global] = try number(value)
         case .optionalNumber(let global, _): rules[keyPath: global] = try number(value)
@@ -25,7 +25,7 @@ extension TransitionRule {
     }
 
     /// A fence's override of the rule as JSON, nil when it has none.
-    public func encode(_ rules: FenceRules) -> JSON? {
+    package func encode(_ rules: FenceRules) -> JSON? {
         switch field {
         case .number(_, let override), .optionalNumber(_, let override): rules[keyPath: override].map(JSON.number)
         case .flag(_, let override): rules[keyPath: override].map(JSON.bool)
@@ -34,7 +34,7 @@ extension TransitionRule {
     }
 
     /// The rule's default as JSON, nil when it is unset (see `unsetMeaning`).
-    public func encode(_ rules: TransitionRules) -> JSON? {
+    package func encode(_ rules: TransitionRules) -> JSON? {
         switch field {
         case .number(let global, _): .number(rules[keyPath: global])
         case .optionalNumber(let global, _): rules[keyPath: global].map(JSON.number)
