@@ -15,6 +15,11 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -57,7 +62,7 @@ let package = Package(
         .target(
             name: "GeotifyBridge",
             dependencies: [
-                "GeotifyConsole", "GeotifyCore", "GeotifyDelivery", "GeotifyHTTP", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT",
+                "CSodium", "GeotifyConsole", "GeotifyCore", "GeotifyDelivery", "GeotifyHTTP", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT",
                 "GeotifyTime",
             ]
         ),

@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
+import GeotifyConsole
 import GeotifyCore
 import GeotifyDelivery
 import GeotifyMQTT
+import GeotifyHTTP
 import GeotifyStore
 import GeotifyTime
 import Synchronization
@@ -24,6 +26,8 @@ public final class Bridge: Sendable {
     private let presence: PresenceMessages
     private let discovery: HomeAssistantDiscovery?
     private let occupancy = Occupancy()
+    /// What the lanes report for the web console.
+    private let updates = LiveUpdates()
     private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
@@ -41,6 +45,8 @@ public final class Bridge: Sendable {
         let housekeeping: ScheduledWork
         /// Delivers notifications to targets; nil when none is configured.
         let deliveries: DeliveryWorker?
+        /// The web console; nil without an `http` section in the settings.
+        var console: Console?
         /// When it started, on the monotonic clock.
         let started: Double
         var stopping = false
@@ -72,8 +78,12 @@ public final class Bridge: Sendable {
         topics = Topics(prefix: settings.topicPrefix)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
-        discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
-        health = StateHealth(logger: logger, counters: counters, messages: messages)
+        discovery = settings.homeAssistantEnabled
+            ? HomeAssistantDiscovery(
+                prefix: settings.homeAssistantPrefix, topics: topics,
+                configurationURL: settings.homeAssistantConfigurationURL, supportURL: settings.homeAssistantSupportURL)
+            : nil
+        health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)
     }
 
@@ -95,6 +105,23 @@ public final class Bridge: Sendable {
             router = try MessageRouter(settings: settings, topics: topics)
         } catch {
             throw StartupError(["the settings are not usable: \(error)"])
+        }
+        do throws(StoreError) {
+            if settings.resetState {
+                for path in try StateFiles.setAside(directory: settings.stateDirectory, now: scheduler.now) {
+                    logger.warning("--reset-state: set \(path) aside; starting with empty state")
+                }
+            }
+            for note in try StateFiles.check(directory: settings.stateDirectory) { logger.warning(note) }
+        } catch {
+            throw StartupError([error.description])
+        }
+        do {
+            for path in try AtomicFile.removeLeftovers(of: settings.fencesPath) {
+                logger.info("removed \(path), a temporary file left by a write that was interrupted")
+            }
+        } catch {
+            logger.warning("could not look for leftover temporary files of the fence file: \(error)")
         }
         let store: StateStore
         do {
@@ -119,15 +146,24 @@ public final class Bridge: Sendable {
         let book = fences.book
         occupancy.load(states, book: book)
         let announcer = FenceChangeAnnouncer(
-            publisher: publisher, presence: presence, messages: messages, occupancy: occupancy, discovery: discovery,
+            publisher: publisher, presence: presence, occupancy: occupancy, discovery: discovery,
             waypoints: settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
-            announceLimit: settings.limits.maximumFencesPerDevice)
+            announceLimit: settings.limits.maximumFencesPerDevice, updates: updates)
 
         let laneCount = max(1, settings.lanes)
         let admission = DeviceAdmission(
             maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner,
             devices: states.keys.filter { !book.knows($0) })
-        let configuration = LaneConfiguration(settings: settings)
+        var configuration = LaneConfiguration(settings: settings)
+        if let path = settings.ownTracksKeysFile {
+            do {
+                let keys = try OwnTracksKeys(contentsOf: path)
+                for warning in keys.warnings { logger.warning(warning) }
+                configuration.decoder = LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes, keys: keys)
+            } catch {
+                throw StartupError([error.message])
+            }
+        }
         let deliveries: DeliveryWorker?
         do {
             deliveries = try deliveryWorker(store: store)
@@ -139,7 +175,7 @@ public final class Bridge: Sendable {
         let environment = Lane.Environment(
             store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
             presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
-            wakeDeliveries: wakeDeliveries)
+            wakeDeliveries: wakeDeliveries, updates: updates)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         for (device, state) in states { laneStates[MessageRouter.lane(of: device, among: laneCount)][device] = state }
         let now = scheduler.now
@@ -178,6 +214,22 @@ public final class Bridge: Sendable {
                 housekeeping: housekeeping, deliveries: deliveries, started: started)
         }
         deliveries?.start()
+        if let http = settings.http {
+            let backend = BridgeConsole(
+                lanes: lanes, router: router, fences: fences, announcer: announcer, client: client, settings: settings,
+                health: health, counters: counters, updates: updates, scheduler: scheduler, started: started)
+            do {
+                let console = try Console(
+                    settings: http, backend: backend, scheduler: scheduler,
+                    log: { [logger] level, message in logger.log(Logger.Level(level), message) },
+                    count: { [counters] name in counters.add(.http(name)) })
+                _ = try console.start()
+                running.withLock { $0?.console = console }
+            } catch {
+                stopLocked(timeout: 0)
+                throw StartupError(["cannot start the web console: \(error)"])
+            }
+        }
         if unacknowledged > 0 {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
         }
@@ -205,6 +257,7 @@ public final class Bridge: Sendable {
             running?.stopping = true
             return running
         }) else { return }
+        current.console?.stop()
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
         current.deliveries?.stop()
@@ -362,7 +415,10 @@ public final class Bridge: Sendable {
             logger.error("the broker \(settings.broker) refused the connection: \(Bridge.words(reason)) (code \(code))")
         case .disconnected(let code, let reason):
             publisher.disconnected()
-            if code != 0 {
+            if event.isSessionTakenOver {
+                counters.add(.errors(.sessionTakenOver))
+                logger.error("another client took over this bridge's session at \(settings.broker) (client id \"\(settings.clientID)\"): \(Bridge.words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); reconnecting")
+            } else if code != 0 {
                 logger.warning(current.connectedOnce
                     ? "lost the connection to the broker \(settings.broker): \(Bridge.words(reason)); reconnecting"
                     : "cannot reach the broker \(settings.broker): \(Bridge.words(reason)); retrying")

@@ -11,14 +11,17 @@ package struct CommandRequest: Sendable, Equatable {
     package var action: String?
     package var responseTopic: String?
     package var correlationData: [UInt8]?
+    /// Who waits for the reply in the process instead of on MQTT (`Inbound.requester`).
+    package var requester: Int?
 
-    package init(device: String, topic: String, id: String? = nil, action: String? = nil, responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
+    package init(device: String, topic: String, id: String? = nil, action: String? = nil, responseTopic: String? = nil, correlationData: [UInt8]? = nil, requester: Int? = nil) {
         self.device = device
         self.topic = topic
         self.id = id
         self.action = action
         self.responseTopic = responseTopic
         self.correlationData = correlationData
+        self.requester = requester
     }
 
     /// The members every reply starts with: `id` and `action` when known.

@@ -30,6 +30,9 @@ package enum Counter: Hashable, Sendable {
     case deliveriesDelivered
     /// Delivery attempts that failed and will be tried again.
     case deliveryRetries
+    /// What the HTTP server counts, by its own name (`http_responses.200`,
+    /// `http_refused.payload_too_large`).
+    case http(String)
 
     /// The name reports use: `fixes_dropped.too_old`, `errors.invalid_json`.
     package var name: String {
@@ -49,6 +52,7 @@ package enum Counter: Hashable, Sendable {
         case .stateWriteRecoveries: "state_write_recoveries"
         case .deliveriesDelivered: "deliveries_delivered"
         case .deliveryRetries: "delivery_retries"
+        case .http(let name): name
         }
     }
 }

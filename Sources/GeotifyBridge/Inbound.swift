@@ -14,11 +14,15 @@ package struct Inbound: Sendable {
     package var message: MQTTMessage
     /// When it arrived, in seconds since 1970.
     package var arrival: Double
+    /// Who waits for the outcome in this process (the HTTP console's request), if anyone:
+    /// its answer comes back as a `LaneAnswer` instead of an MQTT reply.
+    package var requester: Int?
 
-    package init(route: Route, device: String, message: MQTTMessage, arrival: Double) {
+    package init(route: Route, device: String, message: MQTTMessage, arrival: Double, requester: Int? = nil) {
         self.route = route
         self.device = device
         self.message = message
         self.arrival = arrival
+        self.requester = requester
     }
 }

@@ -1,4 +1,6 @@
 import Dispatch
+import GeotifyConsole
+import GeotifyJSON
 import GeotifyCore
 import GeotifyStore
 import GeotifyTime
@@ -44,6 +46,8 @@ final class Lane: @unchecked Sendable {
         let limits: FenceLimits
         /// Told when new deliveries are committed; nil without delivery targets.
         let wakeDeliveries: (@Sendable () -> Void)?
+        /// Where devices' new states and notifications go for the web console.
+        let updates: LiveUpdates
     }
 
     private let queue: DispatchQueue
@@ -57,6 +61,11 @@ final class Lane: @unchecked Sendable {
     private var unsavedForgotten: Set<String> = []
     /// Deliveries that could not be queued yet.
     private var unsavedDeliveries: [DeliveryEntry] = []
+    /// Requesters in the process waiting for an answer, by id.
+    private var requesters: [Int: @Sendable (LaneAnswer.Outcome) -> Void] = [:]
+    private var nextRequester = 0
+    /// Every arrival-to-commit latency since the start, for `/metrics`.
+    private var totalLatency = LatencyHistogram()
 
     init(index: Int, core: LaneCore, environment: Environment) {
         queue = DispatchQueue(label: "geotify.lane.\(index)")
@@ -69,6 +78,39 @@ final class Lane: @unchecked Sendable {
     func handle(_ batch: [Inbound]) {
         guard !batch.isEmpty else { return }
         queue.sync { process(batch) }
+    }
+
+    /// Handles one message for a requester in the process (the web console) on the lane's
+    /// queue, then hands `answer` its outcome, once, from the lane's queue.
+    func handle(_ inbound: Inbound, answer: @escaping @Sendable (LaneAnswer.Outcome) -> Void) {
+        queue.async {
+            self.nextRequester += 1
+            var request = inbound
+            request.requester = self.nextRequester
+            self.requesters[self.nextRequester] = answer
+            self.process([request])
+        }
+    }
+
+    /// The devices of this lane as the web console shows them.
+    func snapshots() -> [DeviceSnapshot] {
+        queue.sync { core.devices.map { Lane.snapshot(of: $0.key, $0.value.state) } }
+    }
+
+    /// Every latency recorded since the start.
+    func latencySinceStart() -> LatencyHistogram {
+        queue.sync { totalLatency }
+    }
+
+    static func snapshot(of device: String, _ state: DeviceState) -> DeviceSnapshot {
+        DeviceSnapshot(
+            device: device,
+            position: state.lastFix.map {
+                DeviceSnapshot.Position(
+                    latitude: $0.coordinate.latitude, longitude: $0.coordinate.longitude, accuracy: $0.accuracy,
+                    timestamp: $0.timestamp)
+            },
+            badge: state.badge, inside: state.fences.filter(\.inside).map(\.fence))
     }
 
     /// Advances the lane's clock: fires due dwell and minimum-duration timers, expires
@@ -91,10 +133,10 @@ final class Lane: @unchecked Sendable {
     }
 
     /// The number of devices with state, and the arrival-to-commit latencies since the
-    /// last call.
-    func statistics() -> (devices: Int, latency: LatencyHistogram) {
+    /// last call that was `resetting`.
+    func statistics(resetting: Bool = true) -> (devices: Int, latency: LatencyHistogram) {
         queue.sync {
-            defer { latency = LatencyHistogram() }
+            defer { if resetting { latency = LatencyHistogram() } }
             return (core.deviceCount, latency)
         }
     }
@@ -124,7 +166,11 @@ final class Lane: @unchecked Sendable {
         }
         carryOut(effects)
         let committed = environment.scheduler.now
-        for inbound in batch { latency.record(max(0, committed - inbound.arrival)) }
+        for inbound in batch {
+            let duration = max(0, committed - inbound.arrival)
+            latency.record(duration)
+            totalLatency.record(duration)
+        }
     }
 
     /// Carries out what the core decided: counters and log lines, occupancy, then the
@@ -167,5 +213,23 @@ final class Lane: @unchecked Sendable {
             }
         }
         environment.publisher.send(effects.direct)
+        for answer in effects.answers {
+            requesters.removeValue(forKey: answer.requester)?(answer.outcome)
+        }
+        if environment.updates.isWatched {
+            report(effects)
+        }
+    }
+
+    /// Tells the web console what changed: each device's new state once, and the
+    /// notifications in the order they are published.
+    private func report(_ effects: LaneEffects) {
+        var seen: Set<String> = []
+        for device in effects.observed where seen.insert(device).inserted {
+            if let state = core.state(of: device) { environment.updates.send(.device(Lane.snapshot(of: device, state))) }
+        }
+        for message in effects.outbox where message.topic.hasPrefix(environment.presence.topics.prefix + "/event/") {
+            if let json = try? JSONParser().parse(message.payload) { environment.updates.send(.notification(json)) }
+        }
     }
 }

@@ -37,6 +37,9 @@ package struct LaneConfiguration: Sendable {
     package var logLevel: Logger.Level
     /// Which notifications go to which delivery targets (webhooks, push services, e-mail).
     package var deliveries: DeliveryRouting
+    /// Whether the devices evaluated are reported (`LaneEffects.observed`): only when
+    /// something watches them live (the web console).
+    package var observing: Bool
     /// Makes the tokens of previews: unguessable.
     package var makeToken: @Sendable () -> String
 
@@ -62,6 +65,7 @@ package struct LaneConfiguration: Sendable {
         evictionAge = settings.deviceEvictionAge
         logLevel = settings.logLevel
         deliveries = DeliveryRouting(targets: settings.notify.targets)
+        observing = settings.http != nil
         makeToken = {
             var random = SystemRandomNumberGenerator()
             return String(random.next(), radix: 16) + String(random.next(), radix: 16)

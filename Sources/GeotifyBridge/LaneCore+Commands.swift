@@ -22,7 +22,7 @@ extension LaneCore {
         let decoded = Command.decode(inbound.message.payload, maximumBytes: configuration.maximumPayloadBytes)
         var request = CommandRequest(
             device: device, topic: inbound.message.topic, id: decoded.id, action: decoded.actionName,
-            correlationData: inbound.message.correlationData)
+            correlationData: inbound.message.correlationData, requester: inbound.requester)
         do throws(InputError) {
             if let responseTopic = inbound.message.responseTopic {
                 try checkResponseTopic(responseTopic, device: device)
@@ -68,6 +68,7 @@ extension LaneCore {
             let state = devices[device]!.state
             effects.saves[device] = state
             effects.log(.info, at: configuration.logLevel, "\(device) badge reset by a command")
+            if configuration.observing { effects.observed.append(device) }
             effects.outbox.append(configuration.messages.badge(0, of: device))
             let relevant = Self.relevantFences(state, book.deviceFences(of: device))
             effects.outbox.append(configuration.presence.state(of: device, state, fences: relevant))
@@ -246,6 +247,10 @@ extension LaneCore {
     }
 
     private func send(_ reply: JSONObject, to request: CommandRequest, into effects: inout LaneEffects) {
+        if let requester = request.requester {
+            effects.answers.append(LaneAnswer(requester: requester, outcome: .reply(reply)))
+            return
+        }
         effects.direct.append(configuration.messages.reply(reply, to: request.device))
         if let responseTopic = request.responseTopic {
             var response = configuration.messages.reply(reply, to: request.device)

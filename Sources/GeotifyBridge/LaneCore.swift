@@ -76,8 +76,10 @@ package struct LaneCore: Sendable {
                         inbound.message.payload, device: inbound.device, format: format, arrival: inbound.arrival)
                     else {
                         items.append(.ignored)
+                        if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
                         continue
                     }
+                    if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
                     if configuration.strictDevices && !book.knows(fix.device) {
                         throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
                     }
@@ -103,6 +105,7 @@ package struct LaneCore: Sendable {
                 command(inbound, book: book, into: &effects)
             case .refused(let inbound, let error):
                 refuse(error, topic: inbound.message.topic, device: inbound.device, into: &effects)
+                if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .refused(error))) }
             case .ignored:
                 effects.counters.add(.messagesIgnored)
             }
@@ -117,9 +120,14 @@ package struct LaneCore: Sendable {
         case ignored
     }
 
-    /// Counts, logs and reports a refused message.
+    /// Counts, logs and reports a refused message. An encrypted position for which no
+    /// secret is configured is said once per device (counted every time): a phone with
+    /// encryption on sends every position so.
     mutating func refuse(_ error: InputError, topic: String, device: String?, into effects: inout LaneEffects) {
         effects.counters.add(.errors(error.code))
+        if error.code == .noDecryptionKey, let device {
+            guard reportedLimits.count < Self.reportedLimitsKept, reportedLimits.insert("key \(device)").inserted else { return }
+        }
         effects.log(.warning, at: configuration.logLevel, "refused the message on \(topic): \(error)")
         effects.direct.append(configuration.messages.error(error, topic: topic, device: device))
     }
@@ -163,7 +171,9 @@ package struct LaneCore: Sendable {
         if isNew {
             warnAboutCase(of: device, book: book, into: &effects)
             effects.outbox.append(configuration.messages.badge(0, of: device))
+            announceSharedPresence(of: device, fences: fences, into: &effects)
         }
+        if configuration.observing { effects.observed.append(device) }
         record(evaluation, device: device, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
     }
 
@@ -267,6 +277,18 @@ package struct LaneCore: Sendable {
         return fences.own + sharedInside
     }
 
+    /// A device's first fix: it is outside every announced shared fence it was not found
+    /// inside (shared sets are looked at only near a fix, so far ones are never
+    /// "established" fence by fence).
+    private func announceSharedPresence(of device: String, fences: DeviceFences, into effects: inout LaneEffects) {
+        guard let state = devices[device]?.state else { return }
+        for set in fences.shared where set.fences.count <= configuration.announceLimit {
+            for fence in set.fences where !state.fences.contains(where: { $0.fence == fence.identifier }) {
+                effects.outbox.append(configuration.presence.presence(of: device, fence: fence.identifier, inside: false))
+            }
+        }
+    }
+
     /// Says once, when positions arrive for a device the fence file does not name, that
     /// it names one that differs only in letter case (`Alice/Phone` for `alice/phone`).
     private mutating func warnAboutCase(of device: String, book: FenceBook, into effects: inout LaneEffects) {
@@ -356,6 +378,7 @@ package struct LaneCore: Sendable {
             let before = devices.values[index].state
             let evaluation = configuration.evaluator.advance(to: now, fences: fences, state: &devices.values[index].state)
             record(evaluation, device: device, before: before, fences: fences, book: book, into: &effects)
+            if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
         }
     }
 

@@ -22,6 +22,11 @@ package struct LaneEffects: Sendable {
     /// Fence changes commands asked for, to write to the fence file; their replies
     /// follow from `LaneCore.finish(_:results:book:into:)`.
     package var fenceWrites: [FenceWrite] = []
+    /// Outcomes for requesters in the process (`Inbound.requester`).
+    package var answers: [LaneAnswer] = []
+    /// The devices whose state changed with these inputs, when the core reports them
+    /// (`LaneConfiguration.observing`): what the web console shows live.
+    package var observed: [String] = []
     /// Lines to log.
     package var log: [LogEntry] = []
     package var counters = CounterDelta()

@@ -19,6 +19,8 @@ public struct LatencyHistogram: Sendable, Equatable {
     public private(set) var count: Int
     /// The longest duration recorded, in seconds (0 when none was).
     public private(set) var maximum: Double
+    /// The sum of the durations recorded, in seconds.
+    public private(set) var sum: Double = 0
 
     /// An empty histogram.
     public init() {
@@ -34,6 +36,7 @@ public struct LatencyHistogram: Sendable, Equatable {
         let value = max(0, seconds)
         buckets[LatencyHistogram.bucket(of: value)] += 1
         count += 1
+        sum += value
         maximum = max(maximum, value)
     }
 
@@ -41,6 +44,7 @@ public struct LatencyHistogram: Sendable, Equatable {
     public mutating func merge(_ other: LatencyHistogram) {
         for index in buckets.indices { buckets[index] += other.buckets[index] }
         count += other.count
+        sum += other.sum
         maximum = max(maximum, other.maximum)
     }
 

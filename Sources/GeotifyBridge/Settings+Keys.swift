@@ -1,3 +1,5 @@
+import GeotifyConsole
+import GeotifyHTTP
 import GeotifyCore
 import GeotifyDelivery
 import GeotifyJSON
@@ -126,11 +128,16 @@ extension Settings {
         .object("homeassistant", help: "Home Assistant MQTT discovery."),
         .bool("homeassistant.enabled", \.homeAssistantEnabled, help: "Whether to publish Home Assistant discovery configs."),
         .text("homeassistant.prefix", \.homeAssistantPrefix, help: "Home Assistant's discovery prefix."),
+        .optionalText("homeassistant.configurationUrl", \.homeAssistantConfigurationURL,
+                      help: "The page Home Assistant links each device to (configuration_url), e.g. the web console's address."),
+        .optionalText("homeassistant.supportUrl", \.homeAssistantSupportURL, help: "Where Home Assistant says help for Geotify is (origin.support_url)."),
         .number("trackerInterval", \.trackerInterval, atLeast: 0, unit: "s",
                 help: "With Home Assistant on, the tracker's position follows fixes at most once per this many seconds of fix time..."),
         .number("trackerDistance", \.trackerDistance, atLeast: 0, unit: "m", help: "...and only once the device moved at least this far."),
         .bool("owntracksTransitions", \.ownTracksTransitions, help: "Also publish notifications of OwnTracks devices as OwnTracks transition messages on owntracks/<user>/<device>/event."),
         .bool("owntracksWaypoints", \.ownTracksWaypoints, help: "Push a device's fences to its OwnTracks app (setWaypoints) when they change."),
+        .optionalPath("owntracksKeysFile", \.ownTracksKeysFile,
+                      help: "The OwnTracks secrets file (one \"user/device secret\" a line) for encrypted payloads."),
         .number("statsInterval", \.statsInterval, atLeast: 0, unit: "s", help: "Seconds between <topicPrefix>/stats reports; 0 turns them off."),
         SettingsKey(
             name: "notify", kind: .section("{\"targets\": [...]}, see docs/notifications.md"), unit: nil,
@@ -140,6 +147,22 @@ extension Settings {
                 guard case .file(let path) = source.origin else { return }
                 do throws(DeliverySettingsError) {
                     settings.notify = try DeliverySettings(parsing: value, file: path)
+                } catch {
+                    throw SettingsError(error.message)
+                }
+            },
+            value: { _ in nil }),
+        SettingsKey(
+            name: "http", kind: .section("{\"listen\": \"127.0.0.1:8091\", ...}, see docs/http.md"), unit: nil,
+            help: "The web console: the map, the JSON API, OwnTracks HTTP mode, /healthz and /metrics. Without it, no HTTP server.",
+            flag: nil, defaultText: "no HTTP server",
+            read: { value, settings, source throws(SettingsError) in
+                guard case .file(let path) = source.origin else { return }
+                guard case .object(let object) = value else {
+                    throw source.error(FenceIssue(.wrongType, "\"http\" must be an object like {\"listen\": \"127.0.0.1:8091\"}, not \(value.kindDescription)"))
+                }
+                do throws(HTTPSettingsError) {
+                    settings.http = try ConsoleSettings(parsing: object, file: path)
                 } catch {
                     throw SettingsError(error.message)
                 }

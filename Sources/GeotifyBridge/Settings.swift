@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyConsole
 import GeotifyCore
 import GeotifyDelivery
 import GeotifyJSON
@@ -57,6 +58,13 @@ public struct Settings: Sendable, Equatable {
     public var homeAssistantEnabled = true
     /// The Home Assistant discovery prefix.
     public var homeAssistantPrefix = "homeassistant"
+    /// The page Home Assistant links each device to (`configuration_url`), e.g. the web
+    /// console's address.
+    public var homeAssistantConfigurationURL: String?
+    /// Where Home Assistant says help for Geotify is (`origin.support_url`).
+    public var homeAssistantSupportURL: String?
+    /// The OwnTracks secrets file (`user/device secret` lines) for encrypted payloads.
+    public var ownTracksKeysFile: String?
     /// Whether notifications of OwnTracks devices are also published as OwnTracks
     /// `transition` messages on `owntracks/<user>/<device>/event`.
     public var ownTracksTransitions = true
@@ -85,6 +93,12 @@ public struct Settings: Sendable, Equatable {
     public var trackerDistance: Double = 50
     /// Where notifications are delivered besides MQTT: webhooks, push services, e-mail.
     package var notify = DeliverySettings()
+    /// The web console (map, JSON API, OwnTracks HTTP mode, `/healthz`, `/metrics`); nil:
+    /// no HTTP server.
+    package var http: ConsoleSettings?
+    /// Set the state files aside at start and begin with empty state (`run --reset-state`,
+    /// never from a settings file).
+    package var resetState = false
 
     public init() {}
 

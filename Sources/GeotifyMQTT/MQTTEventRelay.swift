@@ -43,6 +43,8 @@ final class MQTTEventRelay: Sendable {
         var lastLoggedError: String?
         /// Whether messages or acknowledgements were delivered since the last `.caughtUp`.
         var messagesSinceCaughtUp = false
+        /// How accepted connections have been ending, to tell a session taken over.
+        var takeover: SessionTakeover
     }
 
     /// How a connection attempt failed: refused by the broker, or ended before it
@@ -55,11 +57,20 @@ final class MQTTEventRelay: Sendable {
 
     private let onEvent: @Sendable (MQTTEvent) -> Void
     private let protocolVersion: MQTTProtocolVersion
-    private let state = Mutex(State())
+    private let clientID: String
+    private let state: Mutex<State>
 
-    init(protocolVersion: MQTTProtocolVersion, onEvent: @escaping @Sendable (MQTTEvent) -> Void) {
+    /// A relay for a client with `clientID` speaking `protocolVersion`; a connection the
+    /// broker closes within `shortConnection` seconds of accepting it counts towards a
+    /// session taken over (see `SessionTakeover`).
+    init(
+        protocolVersion: MQTTProtocolVersion, clientID: String, shortConnection: Double,
+        onEvent: @escaping @Sendable (MQTTEvent) -> Void
+    ) {
         self.protocolVersion = protocolVersion
+        self.clientID = clientID
         self.onEvent = onEvent
+        state = Mutex(State(takeover: SessionTakeover(shortConnection: shortConnection)))
     }
 
     /// Whether the broker accepted the connection and it has not ended since.
@@ -140,10 +151,12 @@ final class MQTTEventRelay: Sendable {
             if let failure = state.failure {
                 state.previousFailure = failure
             }
-            guard let connectedAt = state.connectedAt else { return nil }
-            let up = ContinuousClock.now - connectedAt
-            return Double(up.components.seconds) + Double(up.components.attoseconds) / 1e18
+            return state.connectedAt.map { Self.seconds(ContinuousClock.now - $0) }
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private func connected(code: Int32, flags: Int32) {
@@ -179,14 +192,23 @@ final class MQTTEventRelay: Sendable {
     /// The current attempt's connection ended (or never came about) with `code`. Reported
     /// when it is news: a stop on request (0), the loss of an accepted connection, the
     /// end that follows a refusal that was reported, or a failure unlike the last one.
+    /// A session taken over is reported with code `MQTTEvent.sessionTakenOver`.
     private func ended(code: Int32, reason: String) {
+        var code = code
         var reason = reason
         let isNews = state.withLock { state in
             state.ended = true
             if code == MOSQ_ERR_TLS.rawValue, let detail = state.lastLoggedError {
                 reason += " (\(detail))"
             }
-            if code == 0 || state.connectedAt != nil {
+            let connectedFor = state.connectedAt.map { Self.seconds(ContinuousClock.now - $0) }
+            if code != 0 && state.takeover.ended(code: code, connectedFor: connectedFor) {
+                reason = code == SessionTakeover.reasonCode
+                    ? "session taken over: another client connected with client id \"\(clientID)\" and the broker closed this connection (MQTT v5 reason 0x8E)"
+                    : "session taken over, most likely: the broker closed the connection right after accepting it, \(state.takeover.streak) times in a row, as it does when another client connects with the same client id \"\(clientID)\""
+                code = SessionTakeover.reasonCode
+            }
+            if code == 0 || connectedFor != nil {
                 return true
             }
             if let failure = state.failure, failure.refused {

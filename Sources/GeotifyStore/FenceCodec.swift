@@ -8,7 +8,10 @@ import GeotifyJSON
 /// are, widened with a `polygon` area instead of a circle (GeoJSON order: `[[lon, lat],
 /// ...]`, or a list of rings whose first is the outer one and the rest holes) and the
 /// fence's overrides of the transition rules (`maximumAccuracy`, `accuracyAware`,
-/// `hysteresis`, `minimumDuration`, `dwell`, `initialTrigger`). Every problem is
+/// `hysteresis`, `minimumDuration`, `dwell`, `initialTrigger`), and three optional
+/// labels: `name` (the display name, e.g. a Home Assistant zone's), `home` (true:
+/// inside is home; absent, only the fence `home` is, which cannot say false) and `rid` (the OwnTracks
+/// region ID it was imported with). Every problem is
 /// reported, not just the first; a radius outside the limits is clamped with a warning
 /// rather than refused, as the app did.
 public enum FenceCodec {
@@ -28,7 +31,8 @@ public enum FenceCodec {
 
     /// The keys a fence may have: its own and the transition rules it may override.
     public static let keys: Set<String> = Set(
-        ["identifier", "latitude", "longitude", "radius", "polygon", "note", "eventType"] + TransitionRule.allCases.map(\.rawValue))
+        ["identifier", "name", "home", "rid", "latitude", "longitude", "radius", "polygon", "note", "eventType"]
+            + TransitionRule.allCases.map(\.rawValue))
 
     /// Decodes and validates one fence.
     public static func decode(_ json: JSON, limits: FenceLimits) -> Decoded {
@@ -51,8 +55,17 @@ public enum FenceCodec {
         case let other?: reader.errors.append(FenceIssue(.wrongType, "\"identifier\" must be a string, not \(other.kindDescription)"))
         }
 
+        let name = reader.label("name")
+        let home = reader.bool("home")
+        if home == false, identifier == Fence.homeIdentifier {
+            reader.errors.append(FenceIssue(.invalidValue, "the fence \"home\" is home by its identifier; give it another identifier rather than \"home\": false"))
+        }
+        let regionID = reader.label("rid")
         let region = reader.region(limits: limits)
         let note = reader.string("note") ?? ""
+        if let character = ForbiddenCharacter.first(in: note) {
+            reader.errors.append(FenceIssue(.invalidValue, "\"note\" must not contain control characters, non-characters or invalid UTF-8; found \(character)"))
+        }
         let eventType = reader.eventType()
         var rules = FenceRules()
         for rule in TransitionRule.allCases {
@@ -67,7 +80,9 @@ public enum FenceCodec {
         guard reader.errors.isEmpty, let identifier, let region, let eventType else {
             return Decoded(fence: nil, identifier: identifier, issues: reader.errors, warnings: reader.warnings)
         }
-        let fence = Fence(identifier: identifier, region: region, note: note, eventType: eventType, rules: rules)
+        let fence = Fence(
+            identifier: identifier, region: region, note: note, eventType: eventType, rules: rules,
+            name: name, home: home, regionID: regionID)
         return Decoded(fence: fence, identifier: identifier, issues: [], warnings: reader.warnings)
     }
 
@@ -75,6 +90,9 @@ public enum FenceCodec {
     public static func encode(_ fence: Fence) -> JSON {
         var object = JSONObject()
         object["identifier"] = .string(fence.identifier)
+        if let name = fence.name { object["name"] = .string(name) }
+        if let home = fence.home { object["home"] = .bool(home) }
+        if let regionID = fence.regionID { object["rid"] = .string(regionID) }
         switch fence.region {
         case .circle(let center, let radius):
             object["latitude"] = .number(center.latitude)
@@ -121,6 +139,32 @@ public enum FenceCodec {
             guard let value = object[key] else { return nil }
             do {
                 return try JSONField.string(value, key: key)
+            } catch {
+                errors.append(error)
+                return nil
+            }
+        }
+
+        /// A text people read (`name`, `rid`): not empty or only white space, at most
+        /// `Identifier.maximumLength` bytes, without control characters.
+        mutating func label(_ key: String) -> String? {
+            guard let text = string(key) else { return nil }
+            if text.allSatisfy(\.isWhitespace) {
+                errors.append(FenceIssue(.invalidValue, "\"\(key)\" must not be empty (leave it out instead)"))
+            } else if text.utf8.count > Identifier.maximumLength {
+                errors.append(FenceIssue(.invalidValue, "\"\(key)\" must be at most \(Identifier.maximumLength) bytes"))
+            } else if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                errors.append(FenceIssue(.invalidValue, "\"\(key)\" must not contain control characters (line breaks, tabs)"))
+            } else {
+                return text
+            }
+            return nil
+        }
+
+        mutating func bool(_ key: String) -> Bool? {
+            guard let value = object[key] else { return nil }
+            do {
+                return try JSONField.bool(value, key: key)
             } catch {
                 errors.append(error)
                 return nil

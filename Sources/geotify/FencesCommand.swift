@@ -319,9 +319,10 @@ enum FencesCommand {
         return loaded.book
     }
 
-    /// Applies `change` to whatever the file holds now and prints the warnings.
+    /// Applies `change` to whatever the file holds now (creating a missing file: the
+    /// operator asked for this change) and prints the warnings.
     private static func apply(_ change: FenceChange, to file: FenceFile) throws(FenceChangeError) -> FenceChange.Applied {
-        let applied = try file.apply(change, expecting: nil).applied
+        let applied = try file.apply(change, expecting: nil, creatingMissingFile: true).applied
         for warning in applied.warnings { Logger.standardError("warning: \(warning)") }
         return applied
     }

@@ -6,7 +6,11 @@ import GeotifyStore
 /// `geotify run`: the bridge itself, until SIGTERM or SIGINT stops it gracefully.
 enum RunCommand {
     static let flags = ["broker", "fences", "state-dir", "log-level"]
-    static let options = SettingsOptions.options(flags)
+    static let options = SettingsOptions.options(flags) + [
+        CommandOption(
+            name: "reset-state", placeholder: nil,
+            help: "set the state files aside (renamed, not deleted) and start with empty state, when the state database is refused"),
+    ]
 
     static let help = """
         usage: geotify run [options]
@@ -23,7 +27,8 @@ enum RunCommand {
         let arguments = try Arguments(words, command: "run", options: options)
         try arguments.expectNoPositionals()
         let chosen = try SettingsOptions.settings(arguments, flags: flags, command: "run")
-        let settings = chosen.settings
+        var settings = chosen.settings
+        settings.resetState = arguments.isSet("reset-state")
         let logger = Logger(level: settings.logLevel)
         do {
             try StateDirectory.prepare(settings.stateDirectory)

@@ -79,7 +79,7 @@ struct SettingsTests {
         (#"{"hysteresis": -1}"#, #": hysteresis -1 must not be negative"#),
         (#"{"logLevel": "loud"}"#, #": "logLevel" must be one of debug, info, warning, error, not "loud""#),
         (#"{"logLevel": "warn"}"#, #": "logLevel" must be one of debug, info, warning, error, not "warn" (did you mean "warning"?)"#),
-        (#"{"homeassistant": true}"#, #": "homeassistant" must be an object with enabled, prefix, not a Boolean"#),
+        (#"{"homeassistant": true}"#, #": "homeassistant" must be an object with enabled, prefix, configurationUrl, supportUrl, not a Boolean"#),
         (#"{"strictDevices": "yes"}"#, #": "strictDevices" must be true or false, not a string"#),
         (#"{"owntracksTopic": "owntracks/alice"}"#, #": "owntracksTopic": the filter "owntracks/alice" has no '+' or '#' level to take the device identifier from"#),
         (#"{"minimumRadius": 10, "maximumRadius": 5}"#, #": minimumRadius 10 is larger than maximumRadius 5"#),

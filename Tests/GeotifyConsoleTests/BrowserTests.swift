@@ -5,7 +5,8 @@ import Testing
 /// The checks that need tools from outside Swift, run with the tests' Python
 /// (`.build/python`, from Tests/requirements.txt): Prometheus' own parser on `/metrics`,
 /// and the map page in Debian's chromium driven by Playwright. Both start the console
-/// fixture themselves (Python/console_backends.py).
+/// fixture themselves (Python/console_backends.py). The same scripts run against the real
+/// bridge in `geotifyTests.WebConsoleTests`.
 @Suite(.serialized) struct BrowserTests {
     static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let root = here.deletingLastPathComponent().deletingLastPathComponent()
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func metricsParseWithPrometheusOwnParser() throws {
-        let output = try Self.run("check_metrics.py", [Self.fixture])
+        let output = try Self.run("check_metrics.py", ["fixture", Self.fixture])
         #expect(output.contains("families"))
     }
 

@@ -24,7 +24,7 @@ struct CommandHelpTests {
     }
 
     @Test(arguments: [
-        ("run", ["--config", "--broker", "--fences", "--state-dir", "--log-level"]),
+        ("run", ["--config", "--broker", "--fences", "--state-dir", "--log-level", "--reset-state"]),
         ("check", ["--config", "--fences"]),
         ("simulate", ["--config", "--fences", "--device", "--json", "--all", "--no-rules"]),
         ("status", ["--config", "--broker", "--timeout", "--json", "--online"]),

@@ -23,7 +23,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
 
 from playwright.sync_api import expect, sync_playwright
 
-from console_backends import FixtureBackend
+from console_backends import BridgeBackend, FixtureBackend
 
 CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 15_000
@@ -143,7 +143,7 @@ def scenario(browser, backend, screenshots):
     phone.close()
 
 
-BACKENDS = {"fixture": FixtureBackend}
+BACKENDS = {"fixture": FixtureBackend, "bridge": BridgeBackend}
 
 
 def main():

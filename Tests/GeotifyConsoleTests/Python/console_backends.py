@@ -105,3 +105,81 @@ class FixtureBackend:
                 self.process.kill()
         self.log.close()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class BridgeBackend(FixtureBackend):
+    """The console of a real `geotify run` over a real mosquitto: the same logins, fences
+    and unreachable tiles as the fixture, devices moved by publishing their OwnTracks
+    positions to the broker, as phones do. Fix times may be old (the scenarios use fixed
+    ones), so the bridge's maximumAge is off."""
+
+    def __init__(self, binary, fences=FENCES):
+        import socket
+        import time
+        import paho.mqtt.client as mqtt
+        self.directory = tempfile.mkdtemp(prefix="geotify-bridge-browser-")
+        self.fences_path = os.path.join(self.directory, "fences.json")
+        with open(self.fences_path, "w") as file:
+            json.dump(fences, file)
+        with open(os.path.join(self.directory, "users"), "w") as file:
+            for user in ("alice", "alice-phone", "prometheus"):
+                file.write(f"{user}:{HASH}\n")
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        with open(os.path.join(self.directory, "mosquitto.conf"), "w") as file:
+            file.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n")
+        self.broker = subprocess.Popen(["mosquitto", "-c", os.path.join(self.directory, "mosquitto.conf")],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        settings = {
+            "broker": f"mqtt://127.0.0.1:{self.port}", "fences": "fences.json", "stateDir": "state",
+            "maximumAge": 0, "homeassistant": {"enabled": False}, "statsInterval": 0,
+            "http": {
+                "listen": "127.0.0.1:0", "users": "users",
+                "roles": {"alice": ["manage", "tracker"], "alice-phone": ["tracker"], "prometheus": ["metrics"]},
+                "tiles": "http://127.0.0.1:9/{z}/{x}/{y}.png", "tileAttribution": "no tiles in tests",
+            },
+        }
+        settings_path = os.path.join(self.directory, "geotify.json")
+        with open(settings_path, "w") as file:
+            json.dump(settings, file)
+        self.log_path = os.path.join(self.directory, "bridge.log")
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen([binary, "run", "--config", settings_path], stdout=self.log, stderr=self.log)
+        self.url = None
+        deadline = time.time() + 60
+        while time.time() < deadline and self.url is None and self.process.poll() is None:
+            with open(self.log_path) as log:
+                for line in log:
+                    if "http: serving the map on " in line:
+                        self.url = line.split("serving the map on ", 1)[1].split()[0]
+            if self.url is None:
+                time.sleep(0.05)
+        if self.url is None:
+            self.stop()
+            raise RuntimeError("the bridge did not start its web console")
+        self.credentials = {"username": "alice", "password": PASSWORD}
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"browser-test-{os.getpid()}")
+        self.client.connect("127.0.0.1", self.port)
+        self.client.loop_start()
+
+    def move(self, device, latitude, longitude, tst):
+        """Publishes a fix for `device` (user/device) on its OwnTracks topic."""
+        payload = json.dumps({"_type": "location", "lat": latitude, "lon": longitude, "acc": 8, "tst": tst})
+        self.client.publish(f"owntracks/{device}", payload, qos=1).wait_for_publish(10)
+
+    def stop(self):
+        if getattr(self, "client", None) is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.broker.kill()
+        self.broker.wait(timeout=10)
+        self.log.close()
+        shutil.rmtree(self.directory, ignore_errors=True)

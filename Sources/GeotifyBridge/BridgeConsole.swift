@@ -1,0 +1,125 @@
+import GeotifyConsole
+import GeotifyCore
+import GeotifyJSON
+import GeotifyMQTT
+import GeotifyStore
+import GeotifyTime
+
+/// The running bridge as the web console sees it (`ConsoleBackend`): the devices and
+/// fences in force, commands and OwnTracks HTTP-mode positions handled on the device's
+/// lane exactly as if they had come over MQTT, fence imports, health and metrics, and
+/// the live updates the lanes report.
+final class BridgeConsole: ConsoleBackend {
+    private let lanes: [Lane]
+    private let router: MessageRouter
+    private let fences: LiveFenceBook
+    private let announcer: FenceChangeAnnouncer
+    private let client: MQTTClient
+    private let broker: String
+    private let stateHealth: StateHealth
+    private let counters: Counters
+    private let updates: LiveUpdates
+    private let scheduler: any Scheduler
+    private let topics: Topics
+    private let ownTracksTopic: OwnTracksTopics
+    /// When the bridge started, on the monotonic clock.
+    private let started: Double
+
+    init(
+        lanes: [Lane], router: MessageRouter, fences: LiveFenceBook, announcer: FenceChangeAnnouncer, client: MQTTClient,
+        settings: Settings, health: StateHealth, counters: Counters, updates: LiveUpdates, scheduler: any Scheduler,
+        started: Double
+    ) {
+        self.lanes = lanes
+        self.router = router
+        self.fences = fences
+        self.announcer = announcer
+        self.client = client
+        broker = settings.broker.description
+        stateHealth = health
+        self.counters = counters
+        self.updates = updates
+        self.scheduler = scheduler
+        topics = Topics(prefix: settings.topicPrefix)
+        ownTracksTopic = OwnTracksTopics(filter: settings.ownTracksTopic)
+        self.started = started
+    }
+
+    func devices() -> [DeviceSnapshot] {
+        lanes.flatMap { $0.snapshots() }.sorted { $0.device < $1.device }
+    }
+
+    func fenceBook() -> FenceBook {
+        fences.book
+    }
+
+    func run(command payload: [UInt8], device: String, reply: @escaping @Sendable (JSON) -> Void) {
+        let message = MQTTMessage(topic: "\(topics.prefix)/cmd/\(device)", payload: payload)
+        guard case .lane(let index, let inbound) = router.route(message, arrival: scheduler.now) else {
+            reply(["ok": false, "error": ["code": "invalid_device", "message": .string("no usable device \"\(device)\"")]])
+            return
+        }
+        counters.add(.messagesReceived)
+        lanes[index].handle(inbound) { outcome in
+            if case .reply(let document) = outcome { reply(.object(document)) }
+        }
+    }
+
+    func publish(owntracks payload: [UInt8], user: String, device: String, reply: @escaping @Sendable (Result<[JSON], ConsoleRefusal>) -> Void) {
+        guard let topic = ownTracksTopic.base(of: "\(user)/\(device)") else {
+            reply(.failure(ConsoleRefusal(.invalidTopic, "\"\(user)/\(device)\" does not fit the OwnTracks topic filter \(ownTracksTopic.filter)")))
+            return
+        }
+        switch router.route(MQTTMessage(topic: topic, payload: payload), arrival: scheduler.now) {
+        case .lane(let index, let inbound):
+            counters.add(.messagesReceived)
+            lanes[index].handle(inbound) { outcome in
+                switch outcome {
+                case .refused(let error): reply(.failure(ConsoleRefusal(error.code, error.message)))
+                case .accepted, .reply: reply(.success([]))
+                }
+            }
+        case .refused(let error):
+            reply(.failure(ConsoleRefusal(error.code, error.message)))
+        case .unrouted:
+            reply(.failure(ConsoleRefusal(.invalidTopic, "\(topic) is not a topic the bridge reads positions from")))
+        }
+    }
+
+    func importFences(_ plan: FenceImportPlan, reply: @escaping @Sendable (Result<FenceImportPlan.Outcome, ConsoleRefusal>) -> Void) {
+        do {
+            let outcome = try plan.write(to: fences.file)
+            if let change = fences.reloadIfChanged(readContents: true) { announcer.announce(change) }
+            reply(.success(outcome))
+        } catch {
+            reply(.failure(ConsoleRefusal(error.code, error.message)))
+        }
+    }
+
+    func health() -> ConsoleHealth {
+        let store = stateHealth.problem
+        let file = fences.problem
+        return ConsoleHealth(checks: [
+            ConsoleHealth.Check(
+                name: "broker", ok: client.isConnected,
+                detail: client.isConnected ? "connected to \(broker)" : "not connected to \(broker)"),
+            ConsoleHealth.Check(name: "store", ok: store == nil, detail: store ?? "the state database can be written"),
+            ConsoleHealth.Check(name: "fences", ok: file == nil, detail: file ?? "the fence file \(fences.file.path) is in force"),
+        ])
+    }
+
+    func metrics() -> ConsoleMetrics {
+        var latency = LatencyHistogram()
+        for lane in lanes { latency.merge(lane.latencySinceStart()) }
+        let bounds = (0..<(LatencyHistogram.bucketCount - 1)).map(LatencyHistogram.upperBound(of:))
+        return ConsoleMetrics(
+            counters: counters.snapshot, devices: lanes.reduce(0) { $0 + $1.statistics(resetting: false).devices },
+            fences: fences.book.fenceCount, uptime: (scheduler.uptime - started).rounded(.down),
+            latency: ConsoleMetrics.Latency(
+                upperBounds: bounds, counts: Array(latency.buckets.prefix(bounds.count)), count: latency.count, sum: latency.sum))
+    }
+
+    func observe(_ sink: @escaping @Sendable (ConsoleUpdate) -> Void) {
+        updates.subscribe(sink)
+    }
+}
