@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
-            dependencies: ["GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
+            dependencies: ["CMosquitto", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
         ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),

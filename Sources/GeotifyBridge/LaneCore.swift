@@ -139,17 +139,19 @@ package struct LaneCore: Sendable {
         into effects: inout LaneEffects
     ) {
         let device = fix.device
-        let isNew = devices[device] == nil
+        var found = devices.index(forKey: device)
+        let isNew = found == nil
         if isNew {
             if let refusal = admit(device, book: book, now: arrival, into: &effects) {
                 reportOnce(refusal, topic: topic, device: device, into: &effects)
                 return
             }
             devices[device] = DeviceRecord(state: DeviceState(), lastSeen: arrival)
+            found = devices.index(forKey: device)
         }
-        let index = devices.index(forKey: device)!
+        guard let index = found else { return }
         let fences = book.deviceFences(of: device)
-        let before = devices.values[index].state
+        let before = Persisted(devices.values[index].state)
         let evaluation = configuration.evaluator.evaluate(
             fix, fences: fences, revision: book.revision, now: arrival, state: &devices.values[index].state)
         devices.values[index].lastSeen = arrival
@@ -174,7 +176,22 @@ package struct LaneCore: Sendable {
             announceSharedPresence(of: device, fences: fences, into: &effects)
         }
         if configuration.observing { effects.observed.append(device) }
-        record(evaluation, device: device, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+        record(evaluation, device: device, at: index, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+    }
+
+    /// What of a device's state a restart needs, to tell whether an evaluation changed it.
+    private struct Persisted {
+        var badge: Int
+        var revision: Int?
+        var fences: [FenceState]
+        var fixTime: Double?
+
+        init(_ state: DeviceState) {
+            badge = state.badge
+            revision = state.revision
+            fences = state.fences
+            fixTime = state.lastFix?.timestamp
+        }
     }
 
     /// Keeps what the evaluation left in the record, schedules the device's next timer,
@@ -183,10 +200,9 @@ package struct LaneCore: Sendable {
     /// state document, tracker, presence and occupancy. A state a restart needs is
     /// saved now; a new last fix alone is saved lazily.
     private mutating func record(
-        _ evaluation: Evaluation, device: String, before: DeviceState, fences: DeviceFences, book: FenceBook,
-        isNew: Bool = false, into effects: inout LaneEffects
+        _ evaluation: Evaluation, device: String, at index: Dictionary<String, DeviceRecord>.Index, before: Persisted,
+        fences: DeviceFences, book: FenceBook, isNew: Bool = false, into effects: inout LaneEffects
     ) {
-        let index = devices.index(forKey: device)!
         let state = devices.values[index].state
         let deadline = configuration.evaluator.nextDeadline(fences: fences, state: state)
         if deadline != devices.values[index].deadline {
@@ -196,7 +212,7 @@ package struct LaneCore: Sendable {
         if isNew || state.badge != before.badge || state.revision != before.revision || state.fences != before.fences {
             effects.saves[device] = state
             devices.values[index].unsavedFix = false
-        } else if state.lastFix != before.lastFix {
+        } else if state.lastFix?.timestamp != before.fixTime {
             devices.values[index].unsavedFix = true
         }
         if !evaluation.transitions.isEmpty {
@@ -375,9 +391,9 @@ package struct LaneCore: Sendable {
                 continue
             }
             let fences = book.deviceFences(of: device)
-            let before = devices.values[index].state
+            let before = Persisted(devices.values[index].state)
             let evaluation = configuration.evaluator.advance(to: now, fences: fences, state: &devices.values[index].state)
-            record(evaluation, device: device, before: before, fences: fences, book: book, into: &effects)
+            record(evaluation, device: device, at: index, before: before, fences: fences, book: book, into: &effects)
             if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
         }
     }

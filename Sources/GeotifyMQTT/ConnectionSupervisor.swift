@@ -146,6 +146,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// One network thread: one connection attempt, from connecting to its end.
     private func run(_ start: Start) {
         relay.beginAttempt()
+        MQTTEventRelay.listenToLog(on: handle)
         var code = MOSQ_ERR_SUCCESS.rawValue
         var reason = ""
         switch start {

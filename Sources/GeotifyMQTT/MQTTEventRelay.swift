@@ -95,12 +95,12 @@ final class MQTTEventRelay: Sendable {
     /// Installs the MQTT v5 callbacks (which libmosquitto also calls, with no
     /// properties, for v3.1.1 connections) on `handle`, whose `obj` is a relay.
     static func install(on handle: OpaquePointer) {
-        mosquitto_log_callback_set(handle) { _, obj, level, message in
-            guard level == MOSQ_LOG_ERR, let message else { return }
-            let text = String(cString: message)
-            MQTTEventRelay.relay(obj)?.state.withLock { $0.lastLoggedError = text }
-        }
-        mosquitto_connect_v5_callback_set(handle) { _, obj, code, flags, _ in
+        listenToLog(on: handle)
+        mosquitto_connect_v5_callback_set(handle) { handle, obj, code, flags, _ in
+            // Once connected, libmosquitto's log has nothing more to tell (its errors are
+            // the connection's end, reported anyway) and would format a line for every
+            // packet: stop listening until the next attempt.
+            if code == 0, let handle { mosquitto_log_callback_set(handle, nil) }
             MQTTEventRelay.relay(obj)?.connected(code: code, flags: flags)
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, obj, code, _ in
@@ -117,6 +117,16 @@ final class MQTTEventRelay: Sendable {
             guard let relay = MQTTEventRelay.relay(obj) else { return }
             let grantedQoS = (0..<Int(max(count, 0))).map { Int(granted?[$0] ?? 128) }
             relay.deliver(.subscribed(messageID: messageID, grantedQoS: grantedQoS))
+        }
+    }
+
+    /// Keeps libmosquitto's last error line (for a TLS failure, OpenSSL's reason);
+    /// installed for each connection attempt, removed once connected.
+    static func listenToLog(on handle: OpaquePointer) {
+        mosquitto_log_callback_set(handle) { _, obj, level, message in
+            guard level == MOSQ_LOG_ERR, let message else { return }
+            let text = String(cString: message)
+            MQTTEventRelay.relay(obj)?.state.withLock { $0.lastLoggedError = text }
         }
     }
 
