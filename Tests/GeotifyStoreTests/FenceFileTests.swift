@@ -97,7 +97,7 @@ struct FenceFileTests {
             #"fences.json:4: device "alice/phone", fence "home": "longitude" must be a number, not a string"#,
             #"fences.json:5: device "alice/phone", fence "home": unknown eventType "sometimes" (one of onEntry, onExit, onEntryAndExit, onDwell, or the app's "On Entry" / "On Exit"; several in an array)"#,
             #"fences.json:5: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
-            #"fences.json:6: device "alice/phone", fence #3: unknown key "nte" (a fence has accuracyAware, dwell, eventType, home, hysteresis, identifier, initialTrigger, latitude, longitude, maximumAccuracy, minimumDuration, name, note, polygon, radius, rid)"#,
+            #"fences.json:6: device "alice/phone", fence #3: unknown key "nte" (did you mean "note"? a fence has accuracyAware, dwell, eventType, home, hysteresis, identifier, initialTrigger, latitude, longitude, maximumAccuracy, minimumDuration, name, note, polygon, radius, rid)"#,
             #"fences.json:6: device "alice/phone", fence #3: missing "identifier""#,
             #"fences.json:6: device "alice/phone", fence #3: radius -5 must not be negative"#,
             #"fences.json:7: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,

@@ -65,7 +65,7 @@ struct FencesCommandTests {
 
     @Test func helpDescribesEverySubcommandAndTheJSONShapes() throws {
         let overview = try runGeotify(["--help"], in: directory)
-        #expect(overview.output.contains("fences   list, show, add, edit, remove, import and export fences"))
+        #expect(overview.output.contains("fences    list, show, add, edit, remove, import and export fences"))
         for words in [["fences", "--help"], ["help", "fences"], ["fences", "add", "--help"]] {
             let help = try runGeotify(words, in: directory)
             #expect(help.status == 0)
@@ -80,6 +80,7 @@ struct FencesCommandTests {
     @Test(arguments: [
         (["fences"], "geotify: missing subcommand, one of list, show, add, edit, rm, import, export (before any options) (see 'geotify fences --help')\n"),
         (["fences", "move"], "geotify: unknown subcommand \"move\" (one of list, show, add, edit, rm, import, export) (see 'geotify fences --help')\n"),
+        (["fences", "lst"], "geotify: unknown subcommand \"lst\" (did you mean \"list\"? one of list, show, add, edit, rm, import, export) (see 'geotify fences --help')\n"),
         (["fences", "show", "alice/phone"], "geotify: missing ID; usage: geotify fences show DEVICE ID [--json] (see 'geotify fences --help')\n"),
         (["fences", "rm", "a", "b", "c"], "geotify: unexpected argument \"c\"; usage: geotify fences rm DEVICE ID (see 'geotify fences --help')\n"),
         (["fences", "list", "--colour"], "geotify: unknown option --colour (see 'geotify fences --help')\n"),
@@ -263,6 +264,10 @@ struct FencesCommandTests {
         #expect(lines[1] == #"error: device "alice/phone", fence "a+b": latitude 95 is outside -90...90"#)
         #expect(lines[2] == #"error: device "alice/phone", fence "a+b": radius -5 must not be negative"#)
         #expect(lines[3].hasPrefix(#"error: device "alice/phone", fence "a+b": unknown eventType "sometimes" (one of onEntry, onExit, onEntryAndExit"#))
+
+        let misspelt = try fences("add", "alice/phone", "--id", "gym", "--lat", "1", "--lon", "2", "--radius", "5", "--event", "onEnter")
+        #expect(misspelt.status == 1)
+        #expect(misspelt.error.hasPrefix(#"error: device "alice/phone", fence "gym": unknown eventType "onEnter" (did you mean "onEntry"? one of"#))
 
         let device = try fences("add", "alice/+", "--id", "x", "--lat", "1", "--lon", "2", "--radius", "5", "--event", "onEntry")
         #expect(device.status == 1)
