@@ -133,6 +133,7 @@ public final class Bridge: Sendable {
             file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes),
             store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })
         try fences.load()
+        if let warning = FenceFileAccess.warning(settings: settings) { logger.warning(warning) }
         let states: [String: DeviceState]
         let pending: [StateStore.PendingMessage]
         let unacknowledged: Int

@@ -39,11 +39,7 @@ public final class StateStore: Sendable {
 
     /// Opens (creating when needed) the state database in `directory`.
     public init(directory: String, durability: Durability = .normal) throws(StoreError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError("create state directory \(directory)", (error as NSError).localizedDescription)
-        }
+        try StateDirectory.prepare(directory)
         guard FileManager.default.isWritableFile(atPath: directory) else {
             throw StoreError("open state directory \(directory)", "the directory is not writable")
         }
