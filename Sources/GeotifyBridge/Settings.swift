@@ -84,6 +84,10 @@ public struct Settings: Sendable, Equatable {
     public var trackerDistance: Double = 50
     /// Where notifications are delivered besides MQTT: webhooks, push services, e-mail.
     package var notify = DeliverySettings()
+    /// Which devices this instance owns when several share them (`"2/3"`, or
+    /// `"ordinal/3"` for a StatefulSet pod's ordinal); nil runs one instance for all.
+    /// The `GEOTIFY_SHARD` environment variable overrides the file.
+    public var shard: ShardAssignment?
 
     public init() {}
 
@@ -96,12 +100,15 @@ public struct Settings: Sendable, Equatable {
         "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
         "maximumAge", "maximumFutureSkew", "commands", "commandDevices", "previewTimeout",
         "homeassistant", "owntracksTransitions", "owntracksWaypoints", "statsInterval",
-        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes", "notify",
+        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes", "notify", "shard",
     ]
 
     /// Reads a settings file: every key is optional; unknown keys and wrong values are
-    /// errors that name the file and the key.
-    public static func load(path: String) throws(SettingsError) -> Settings {
+    /// errors that name the file and the key. `environment` supplies `GEOTIFY_SHARD`
+    /// and the pod name (`POD_NAME`, else `HOSTNAME`) for the shard.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(SettingsError) -> Settings {
         let bytes: [UInt8]
         do {
             guard let read = try AtomicFile.read(path) else { throw SettingsError("\(path): no such file") }
@@ -205,6 +212,15 @@ public struct Settings: Sendable, Equatable {
                 settings.notify = try DeliverySettings(parsing: value, file: path)
             } catch {
                 throw SettingsError(error.message)
+            }
+        }
+        let fileShard = try reader.string("shard")
+        if let value = environment["GEOTIFY_SHARD"] ?? fileShard {
+            let source = environment["GEOTIFY_SHARD"] == nil ? "\"shard\"" : "GEOTIFY_SHARD"
+            do {
+                settings.shard = try ShardAssignment(parsing: value, podName: environment["POD_NAME"] ?? environment["HOSTNAME"])
+            } catch {
+                throw SettingsError("\(path): \(source): \(error.message)")
             }
         }
         try settings.validate(file: path)
