@@ -24,6 +24,8 @@ public final class Bridge: Sendable {
     private let presence: PresenceMessages
     private let discovery: HomeAssistantDiscovery?
     private let occupancy = Occupancy()
+    /// The occupancy parts of several instances that share the devices.
+    private let shardOccupancy: ShardOccupancy
     private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
@@ -69,12 +71,13 @@ public final class Bridge: Sendable {
         self.settings = settings
         self.logger = logger
         self.scheduler = scheduler
-        topics = Topics(prefix: settings.topicPrefix)
+        topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
         health = StateHealth(logger: logger, counters: counters, messages: messages)
         publisher = Publisher(logger: logger, counters: counters, health: health)
+        shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
     }
 
     /// The fences in force (empty when not running).
@@ -103,7 +106,7 @@ public final class Bridge: Sendable {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
         let fences = LiveFenceBook(
-            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes),
+            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes, shard: settings.shard),
             store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })
         try fences.load()
         let states: [String: DeviceState]
@@ -150,7 +153,7 @@ public final class Bridge: Sendable {
                 environment: environment)
         }
 
-        var options = MQTTOptions(clientID: settings.clientID, host: settings.broker.host, port: settings.broker.port)
+        var options = MQTTOptions(clientID: settings.shard?.clientID(settings.clientID) ?? settings.clientID, host: settings.broker.host, port: settings.broker.port)
         options.cleanSession = false
         options.keepAlive = settings.keepAlive
         options.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)
@@ -350,6 +353,7 @@ public final class Bridge: Sendable {
                     try current.client.subscribe(filter, qos: 1)
                 }
                 if let discovery { try current.client.subscribe(discovery.birthTopic, qos: 1) }
+                if let parts = topics.occupancyParts { try current.client.subscribe(parts, qos: 1) }
             } catch {
                 logger.error("could not subscribe: \(error)")
             }
@@ -393,6 +397,10 @@ public final class Bridge: Sendable {
                     current.lanes[index].handle(batch)
                 }
             }
+        case .otherShard:
+            counters.add(.messagesOtherShards)
+        case .occupancy(let part):
+            publisher.send(shardOccupancy.receive(part))
         case .unrouted:
             counters.add(.messagesReceived)
             counters.add(.messagesUnrouted)

@@ -6,6 +6,10 @@ import GeotifyStore
 /// devices and fences lose their Home Assistant entities first and then every retained
 /// topic (state, tracker, presence, badge, occupancy), new ones are announced, and
 /// changed fences are pushed to OwnTracks apps when asked to.
+///
+/// When several instances share the devices, each speaks only for the devices it owns
+/// (`Topics.shard`): their entities carry its availability, and no retained topic gets
+/// two writers.
 final class FenceChangeAnnouncer: Sendable {
     private let publisher: Publisher
     private let presence: PresenceMessages
@@ -32,7 +36,7 @@ final class FenceChangeAnnouncer: Sendable {
     /// Publishes the Home Assistant discovery configs of every device in `book`.
     func announceAll(_ book: FenceBook) {
         guard let discovery else { return }
-        publisher.send(discovery.configs(devices: book.announcedFences(limit: announceLimit)))
+        publisher.send(discovery.configs(devices: owned(book.announcedFences(limit: announceLimit))))
     }
 
     /// Publishes what changed from `change.old` to `change.new`.
@@ -42,8 +46,8 @@ final class FenceChangeAnnouncer: Sendable {
 
     /// The messages for a change of book, in the order they must go out.
     func messages(for change: LiveFenceBook.Change) -> [OutboxMessage] {
-        let before = change.old.announcedFences(limit: announceLimit)
-        let after = change.new.announcedFences(limit: announceLimit)
+        let before = owned(change.old.announcedFences(limit: announceLimit))
+        let after = owned(change.new.announcedFences(limit: announceLimit))
         var outbox: [OutboxMessage] = []
         if let discovery { outbox += discovery.removals(previous: before, current: after) }
         outbox += presence.removals(previous: before, current: after)
@@ -57,11 +61,17 @@ final class FenceChangeAnnouncer: Sendable {
             outbox += discovery.configs(devices: after.filter { before[$0.key] != $0.value })
         }
         if let waypoints {
-            for (device, fences) in change.new.devices.sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
+            for (device, fences) in owned(change.new.devices).sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
                 let removed = change.old.fences(of: device).map(\.identifier).filter { id in !fences.contains { $0.identifier == id } }
                 if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
             }
         }
         return outbox
+    }
+
+    /// The entries of `devices` this instance owns: all of them unless several share them.
+    private func owned(_ devices: [String: [Fence]]) -> [String: [Fence]] {
+        guard let shard = messages.topics.shard else { return devices }
+        return devices.filter { shard.owns($0.key) }
     }
 }

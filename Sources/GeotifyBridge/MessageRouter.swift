@@ -6,11 +6,18 @@ import GeotifyMQTT
 /// nowhere (a topic no filter matches), or refused (too deep, no usable device).
 ///
 /// A device always lands on the same lane (a stable hash of its id), so its messages
-/// are handled in order.
+/// are handled in order. When several instances share the devices (`shard`), the
+/// positions and commands of devices another instance owns are dropped here, from the
+/// topic alone, before anything is decoded or validated: every instance receives every
+/// message, and this is all a message of another shard costs.
 package struct MessageRouter: Sendable {
     /// What became of a message.
     package enum Outcome: Sendable {
         case lane(Int, Inbound)
+        /// A position or command of a device another instance owns.
+        case otherShard
+        /// An instance's part of a shared fence's occupancy (see `ShardOccupancy`).
+        case occupancy(OccupancyPart)
         case unrouted
         case refused(InputError)
     }
@@ -23,6 +30,8 @@ package struct MessageRouter: Sendable {
     private let commands: TopicFilter
     private let maximumTopicDepth: Int
     private let laneCount: Int
+    private let shard: ShardAssignment?
+    private let topics: Topics
 
     /// A router for the filters and limits of `settings`; throws when a filter is not
     /// usable (checked here, so a bad setting stops the start with its reason).
@@ -32,6 +41,8 @@ package struct MessageRouter: Sendable {
         commands = try TopicFilter(topics.commands)
         maximumTopicDepth = settings.maximumTopicDepth
         laneCount = max(1, settings.lanes)
+        shard = topics.shard
+        self.topics = topics
     }
 
     /// Routes `message`, which arrived at `arrival` (seconds since 1970).
@@ -48,9 +59,12 @@ package struct MessageRouter: Sendable {
             (route, device) = (.location(.plain), found)
         } else if let found = commands.device(inLevels: levels) {
             (route, device) = (.command, found)
+        } else if let part = OccupancyPart(message, topics: topics) {
+            return .occupancy(part)
         } else {
             return .unrouted
         }
+        if let shard, !shard.owns(device) { return .otherShard }
         if let problem = Identifier.problem(device: device) {
             return .refused(InputError(.invalidTopic, "no usable device in the topic: \(problem)"))
         }

@@ -39,6 +39,11 @@ final class Occupancy: Sendable {
         }
     }
 
+    /// How many devices are inside the shared fence `key`.
+    func count(_ key: Key) -> Int {
+        inside.withLock { $0[key]?.count ?? 0 }
+    }
+
     /// Forgets the fences not in `book` any more; returns them, sorted.
     func prune(to book: FenceBook) -> [Key] {
         inside.withLock { inside in

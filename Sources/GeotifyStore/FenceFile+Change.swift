@@ -26,24 +26,24 @@ extension FenceFile {
     public func apply(
         _ change: FenceChange, expecting expected: [UInt8]?
     ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
-        let read = try currentContents()
-        let contents = read ?? []
+        let current = try currentContents()
+        let contents = current ?? []
         if let expected, expected != contents { throw stale() }
-        let applied = try applying(change, to: read)
+        let applied = try applying(change, to: current)
         do {
-            return (applied, try write(applied.book, expecting: contents))
+            return (applied, try write(applied.book, expecting: contents, devices: [change.device]))
         } catch {
             // `write` refuses a file that no longer holds `contents`; one that still holds
             // them was not written for another reason: an I/O failure.
-            if let now = try? AtomicFile.read(path) ?? [], now != contents { throw stale() }
+            if let now = try? read() ?? [], now != contents { throw stale() }
             throw FenceChangeError(.io, error.description)
         }
     }
 
-    /// The file's bytes, nil when there is no such file.
+    /// The file's bytes (a directory's snapshot), nil when there is no such file.
     private func currentContents() throws(FenceChangeError) -> [UInt8]? {
         do {
-            return try AtomicFile.read(path)
+            return try read()
         } catch {
             throw FenceChangeError(.io, error.description)
         }
