@@ -345,7 +345,7 @@ struct FenceChangeTests {
             "empty_payload", "payload_too_large", "invalid_json", "not_an_object", "missing_field", "wrong_type",
             "out_of_range", "unknown_key", "invalid_value", "invalid_topic", "unknown_device", "unknown_action",
             "not_allowed", "too_many_devices", "unknown_token", "expired_token", "unknown_fence", "duplicate_identifier",
-            "fence_limit", "invalid_device", "invalid_file", "invalid_import", "stale", "io", "state_write", "fence_file",
+            "fence_limit", "invalid_device", "invalid_file", "invalid_import", "read_only", "stale", "io", "state_write", "fence_file",
             "connection_refused", "subscription_refused", "publish", "publish_queue_full", "delivery_failed",
         ])
         #expect(FenceChangeError.unknownDevice("x").description == #"unknown_device: unknown device "x": it is not in the fence file"#)
