@@ -342,6 +342,8 @@ public final class Bridge: Sendable {
             route(message, current)
         case .caughtUp:
             submitRouted(current)
+            let dropped = otherShards.exchange(0, ordering: .relaxed)
+            if dropped > 0 { counters.add(.messagesOtherShards, dropped) }
             publisher.pump()
         case .published(let messageID):
             publisher.acknowledged(messageID)
@@ -382,6 +384,8 @@ public final class Bridge: Sendable {
     /// The messages routed since the last burst ended, by lane; only the network thread
     /// touches it.
     private let routed = Mutex<[[Inbound]]>([])
+    /// Other shards' messages dropped since the last burst ended, counted at its end.
+    private let otherShards = Atomic<Int>(0)
 
     /// Routes one message to its lane's next batch, or refuses it for its topic.
     private func route(_ message: MQTTMessage, _ current: Running) {
@@ -398,7 +402,7 @@ public final class Bridge: Sendable {
                 }
             }
         case .otherShard:
-            counters.add(.messagesOtherShards)
+            otherShards.add(1, ordering: .relaxed)
         case .occupancy(let part):
             publisher.send(shardOccupancy.receive(part))
         case .unrouted:

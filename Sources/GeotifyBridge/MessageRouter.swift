@@ -32,6 +32,9 @@ package struct MessageRouter: Sendable {
     private let laneCount: Int
     private let shard: ShardAssignment?
     private let topics: Topics
+    /// The filters in matching order, as `DeviceSuffix`es, when every one has that shape:
+    /// what finds another shard's message without splitting its topic.
+    private let suffixes: [DeviceSuffix]?
 
     /// A router for the filters and limits of `settings`; throws when a filter is not
     /// usable (checked here, so a bad setting stops the start with its reason).
@@ -43,10 +46,16 @@ package struct MessageRouter: Sendable {
         laneCount = max(1, settings.lanes)
         shard = topics.shard
         self.topics = topics
+        let shapes = [settings.ownTracksTopic, settings.locationTopic, topics.commands].map(DeviceSuffix.init)
+        suffixes = shapes.contains { $0 == nil } ? nil : shapes.compactMap { $0 }
     }
 
     /// Routes `message`, which arrived at `arrival` (seconds since 1970).
     package func route(_ message: MQTTMessage, arrival: Double) -> Outcome {
+        if let shard, let suffixes, let hash = suffixes.lazy.compactMap({ $0.deviceHash(message.topic) }).first,
+           ShardAssignment.shard(ofHash: hash, among: shard.count) != shard.index {
+            return .otherShard
+        }
         let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false)
         guard levels.count <= maximumTopicDepth else {
             return .refused(InputError(.invalidTopic, "the topic has more than \(maximumTopicDepth) levels (maximumTopicDepth)"))
@@ -76,5 +85,50 @@ package struct MessageRouter: Sendable {
     /// The lane of `device`: a stable hash, so a device always lands on the same one.
     package static func lane(of device: String, among count: Int) -> Int {
         Int(StableHash.fnv1a(device) % UInt64(count))
+    }
+
+    /// A filter whose wildcards all come last (`owntracks/+/+`, `geotify/location/#`): the
+    /// device of a matching topic is the topic after the filter's literal head, so its
+    /// stable hash can be taken from the topic's bytes as they are, with no allocation.
+    private struct DeviceSuffix: Sendable {
+        /// The literal levels with their slashes (`owntracks/`).
+        let head: [UInt8]
+        /// How many `+` levels follow.
+        let singles: Int
+        /// Whether a `#` ends the filter.
+        let rest: Bool
+
+        init?(_ filter: String) {
+            let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
+            guard let first = levels.firstIndex(where: { $0 == "+" || $0 == "#" }),
+                  levels[first...].dropLast(levels.last == "#" ? 1 : 0).allSatisfy({ $0 == "+" }) else { return nil }
+            head = Array(levels[..<first].map { "\($0)/" }.joined().utf8)
+            rest = levels.last == "#"
+            singles = levels.count - first - (rest ? 1 : 0)
+        }
+
+        /// FNV-1a of the device in `topic` (`StableHash.fnv1a`), nil when the topic does
+        /// not match or has an empty level (left to the full route, which refuses it).
+        func deviceHash(_ topic: String) -> UInt64? {
+            var bytes = topic.utf8.makeIterator()
+            for byte in head {
+                guard bytes.next() == byte else { return nil }
+            }
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            var levels = 1
+            var empty = true
+            while let byte = bytes.next() {
+                if byte == UInt8(ascii: "/") {
+                    guard !empty else { return nil }
+                    levels += 1
+                    empty = true
+                } else {
+                    empty = false
+                }
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
+            guard !empty, rest ? levels > singles : levels == singles else { return nil }
+            return hash
+        }
     }
 }

@@ -34,6 +34,18 @@ struct ShardRoutingTests {
         }
     }
 
+    @Test func filtersWithALiteralAfterAWildcardRouteTheSame() throws {
+        var settings = Settings()
+        settings.ownTracksTopic = "trackers/+/pos"
+        settings.shard = try ShardAssignment(index: 1, count: 3)
+        let router = try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: settings.shard))
+        for device in devices.map({ $0.replacingOccurrences(of: "/", with: "-") }) {
+            let taken: Bool
+            if case .lane = router.route(message("trackers/\(device)/pos"), arrival: 0) { taken = true } else { taken = false }
+            #expect(taken == (ShardAssignment.shard(of: device, among: 3) == 1))
+        }
+    }
+
     @Test func otherShardsMessagesAreDroppedBeforeAnythingIsRead() throws {
         let router = try router(ShardAssignment(index: 0, count: 3))
         let foreign = try #require(devices.first { ShardAssignment.shard(of: $0, among: 3) != 0 })
