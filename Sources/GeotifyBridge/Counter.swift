@@ -9,7 +9,8 @@ package enum Counter: Hashable, Sendable {
     case messagesIgnored
     /// Messages on a topic no filter routes.
     case messagesUnrouted
-    /// Positions and commands of devices another instance owns, dropped unread.
+    /// Positions and commands of devices another instance owns, dropped unread (not in
+    /// `messagesReceived`, which counts what this instance handles).
     case messagesOtherShards
     /// Fixes evaluated against the device's fences.
     case fixesEvaluated
