@@ -28,6 +28,8 @@ public final class Bridge: Sendable {
     private let occupancy = Occupancy()
     /// What the lanes report for the web console.
     private let updates = LiveUpdates()
+    /// The occupancy parts of several instances that share the devices.
+    private let shardOccupancy: ShardOccupancy
     private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
@@ -75,7 +77,7 @@ public final class Bridge: Sendable {
         self.settings = settings
         self.logger = logger
         self.scheduler = scheduler
-        topics = Topics(prefix: settings.topicPrefix)
+        topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = settings.homeAssistantEnabled
@@ -85,6 +87,7 @@ public final class Bridge: Sendable {
             : nil
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)
+        shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
     }
 
     /// The fences in force (empty when not running).
@@ -130,7 +133,7 @@ public final class Bridge: Sendable {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
         let fences = LiveFenceBook(
-            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes),
+            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes, shard: settings.shard),
             store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })
         try fences.load()
         if let warning = FenceFileAccess.warning(settings: settings) { logger.warning(warning) }
@@ -187,7 +190,7 @@ public final class Bridge: Sendable {
                 environment: environment)
         }
 
-        var options = MQTTOptions(clientID: settings.clientID, host: settings.broker.host, port: settings.broker.port)
+        var options = MQTTOptions(clientID: settings.shard?.clientID(settings.clientID) ?? settings.clientID, host: settings.broker.host, port: settings.broker.port)
         options.cleanSession = false
         options.keepAlive = settings.keepAlive
         options.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)
@@ -397,6 +400,8 @@ public final class Bridge: Sendable {
             route(message, current)
         case .caughtUp:
             submitRouted(current)
+            let dropped = otherShards.exchange(0, ordering: .relaxed)
+            if dropped > 0 { counters.add(.messagesOtherShards, dropped) }
             publisher.pump()
         case .published(let messageID):
             publisher.acknowledged(messageID)
@@ -408,6 +413,7 @@ public final class Bridge: Sendable {
                     try current.client.subscribe(filter, qos: 1)
                 }
                 if let discovery { try current.client.subscribe(discovery.birthTopic, qos: 1) }
+                if let parts = topics.occupancyParts { try current.client.subscribe(parts, qos: 1) }
             } catch {
                 logger.error("could not subscribe: \(error)")
             }
@@ -439,6 +445,8 @@ public final class Bridge: Sendable {
     /// The messages routed since the last burst ended, by lane; only the network thread
     /// touches it.
     private let routed = Mutex<[[Inbound]]>([])
+    /// Other shards' messages dropped since the last burst ended, counted at its end.
+    private let otherShards = Atomic<Int>(0)
 
     /// Routes one message to its lane's next batch, or refuses it for its topic.
     private func route(_ message: MQTTMessage, _ current: Running) {
@@ -454,6 +462,10 @@ public final class Bridge: Sendable {
                     current.lanes[index].handle(batch)
                 }
             }
+        case .otherShard:
+            otherShards.add(1, ordering: .relaxed)
+        case .occupancy(let part):
+            publisher.send(shardOccupancy.receive(part))
         case .unrouted:
             counters.add(.messagesReceived)
             counters.add(.messagesUnrouted)

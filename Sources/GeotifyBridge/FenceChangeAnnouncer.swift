@@ -6,6 +6,10 @@ import GeotifyStore
 /// devices and fences lose their Home Assistant entities first and then every retained
 /// topic (state, tracker, presence, badge, occupancy), new ones are announced, and
 /// changed fences are pushed to OwnTracks apps when asked to; the web console redraws.
+///
+/// When several instances share the devices, each speaks only for the devices it owns
+/// (`Topics.shard`): their entities carry its availability, and no retained topic gets
+/// two writers (shared fences' occupancy is added up by `ShardOccupancy`).
 final class FenceChangeAnnouncer: Sendable {
     private let publisher: Publisher
     private let presence: PresenceMessages
@@ -36,16 +40,18 @@ final class FenceChangeAnnouncer: Sendable {
     func announceAll(_ book: FenceBook) {
         let shared = book.announcedSharedFences(limit: announceLimit)
         if let discovery {
-            publisher.send(discovery.announcement(devices: book.announcedFences(limit: announceLimit), shared: shared))
+            publisher.send(discovery.announcement(devices: owned(book.announcedFences(limit: announceLimit)), shared: shared))
         }
-        publisher.send(occupancies(shared))
+        if presence.topics.shard == nil { publisher.send(occupancies(shared)) }
     }
 
     /// The retained occupancy counts of the shared fences in `shared` (owner → fences).
     private func occupancies(_ shared: [String: [Fence]]) -> [OutboxMessage] {
         shared.keys.sorted().flatMap { owner in
             (shared[owner] ?? []).map { fence in
-                presence.occupancy(owner: owner, fence: fence.identifier, count: occupancy.count(owner: owner, fence: fence.identifier))
+                presence.occupancy(
+                    owner: owner, fence: fence.identifier,
+                    count: occupancy.count(Occupancy.Key(owner: owner, fence: fence.identifier)))
             }
         }
     }
@@ -58,8 +64,8 @@ final class FenceChangeAnnouncer: Sendable {
 
     /// The messages for a change of book, in the order they must go out.
     func messages(for change: LiveFenceBook.Change) -> [OutboxMessage] {
-        let before = change.old.announcedFences(limit: announceLimit)
-        let after = change.new.announcedFences(limit: announceLimit)
+        let before = owned(change.old.announcedFences(limit: announceLimit))
+        let after = owned(change.new.announcedFences(limit: announceLimit))
         let sharedBefore = change.old.announcedSharedFences(limit: announceLimit)
         let sharedAfter = change.new.announcedSharedFences(limit: announceLimit)
         var outbox = presence.removals(
@@ -78,13 +84,19 @@ final class FenceChangeAnnouncer: Sendable {
         }.filter { owner, fences in
             fences.contains { fence in sharedBefore[owner]?.contains { $0.identifier == fence.identifier } != true }
         }
-        outbox += occupancies(added)
+        if presence.topics.shard == nil { outbox += occupancies(added) }
         if let waypoints {
-            for (device, fences) in change.new.devices.sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
+            for (device, fences) in owned(change.new.devices).sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
                 let removed = change.old.fences(of: device).filter { old in !fences.contains { $0.identifier == old.identifier } }
                 if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
             }
         }
         return outbox
+    }
+
+    /// The devices of `devices` this instance owns (all of them without shards).
+    private func owned(_ devices: [String: [Fence]]) -> [String: [Fence]] {
+        guard let shard = presence.topics.shard else { return devices }
+        return devices.filter { shard.owns($0.key) }
     }
 }

@@ -9,17 +9,20 @@ final class BridgeProcess {
     let settingsURL: URL
     private(set) var child: ChildProcess?
 
-    /// Writes the settings (broker on `port`, client id and topic prefix `name`, the
-    /// fence file `fences`) into `directory`.
-    init(name: String, port: Int, fences: URL, directory: URL) throws {
+    /// Writes the settings (broker on `port`, client id `name`, topic prefix `prefix`
+    /// (`name` by default), the fence file or directory `fences`, and any `extra` keys,
+    /// as JSON members) into `directory`.
+    init(name: String, port: Int, fences: URL, directory: URL, prefix: String? = nil, extra: String = "") throws {
         self.name = name
         self.directory = directory
         settingsURL = directory.appendingPathComponent("\(name).json")
         try """
-            {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(name)",
-             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"}
+            {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
+             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"\(extra.isEmpty ? "" : ", " + extra)}
             """.write(to: settingsURL, atomically: true, encoding: .utf8)
     }
+
+    var stateDirectory: String { directory.appendingPathComponent("state-\(name)").path }
 
     var statePath: String { directory.appendingPathComponent("state-\(name)/state.sqlite").path }
     var logURL: URL { directory.appendingPathComponent("\(name).log") }
