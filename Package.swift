@@ -97,6 +97,9 @@ let package = Package(
         ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
-        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport"]),
+        .testTarget(
+            name: "geotifyTests",
+            dependencies: ["geotify", "GeotifyBridge", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport", "GeotifyTime"]
+        ),
     ]
 )

@@ -10,14 +10,15 @@ final class BridgeProcess {
     private(set) var child: ChildProcess?
 
     /// Writes the settings (broker on `port`, client id and topic prefix `name`, the
-    /// fence file `fences`) into `directory`.
-    init(name: String, port: Int, fences: URL, directory: URL) throws {
+    /// fence file `fences`, and the members `extra`, such as `"notify": {...}`) into
+    /// `directory`.
+    init(name: String, port: Int, fences: URL, directory: URL, extra: String? = nil) throws {
         self.name = name
         self.directory = directory
         settingsURL = directory.appendingPathComponent("\(name).json")
         try """
             {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(name)",
-             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"}
+             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"\(extra.map { ",\n \($0)" } ?? "")}
             """.write(to: settingsURL, atomically: true, encoding: .utf8)
     }
 
