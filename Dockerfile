@@ -1,24 +1,39 @@
 # Geotify in a container: built with the Swift toolchain, run on a slim Debian with
-# only the C libraries it links (libmosquitto, SQLite, libcurl, OpenSSL).
+# only the C libraries the binary links (libmosquitto, libsodium, SQLite, libcurl,
+# OpenSSL, libmicrohttpd), Leaflet for the map page and the CA certificates for
+# mqtts:// and https://. scripts/check-image proves this runtime stage without a
+# Docker engine: it builds the binary with the same script, makes a root filesystem of
+# the same base with the same packages (RUNTIME_PACKAGES, read from this file), runs
+# the same set-up (docker/runtime-setup) and starts the bridge in it.
 FROM swift:6.3-bookworm AS build
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmosquitto-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config \
-    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# The build dependencies, from the one list scripts/install and CI use too.
+COPY scripts/install-dependencies scripts/build-release scripts/
+RUN scripts/install-dependencies build && rm -rf /var/lib/apt/lists/*
 COPY Package.swift ./
 COPY Sources Sources
+# The test targets are declared in Package.swift, so their directories must exist.
 COPY Tests Tests
-RUN swift build -c release --product geotify --static-swift-stdlib
+RUN scripts/build-release
 
 FROM debian:bookworm-slim
+ARG RUNTIME_PACKAGES="libmosquitto1 libsodium23 libsqlite3-0 libcurl4 libssl3 libmicrohttpd12 libjs-leaflet ca-certificates"
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmosquitto1 libsqlite3-0 libcurl4 libssl3 ca-certificates \
-    && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --home-dir /var/lib/geotify --create-home geotify
-COPY --from=build /src/.build/release/geotify /usr/local/bin/geotify
-COPY config /etc/geotify
-RUN chown -R geotify /etc/geotify
-USER geotify
+    && apt-get install -y --no-install-recommends ${RUNTIME_PACKAGES} \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/.build/dist/geotify /usr/local/bin/geotify
+COPY docker/geotify.json /etc/geotify/geotify.json
+COPY config/fences.json /usr/share/geotify/fences.json
+COPY docker/runtime-setup /usr/local/sbin/geotify-runtime-setup
+RUN /usr/local/sbin/geotify-runtime-setup
+# Fences and state live in one volume owned by the geotify user; an empty named volume
+# is filled from the image, so it starts with the example fences and the right owner.
 VOLUME ["/var/lib/geotify"]
+USER geotify
+# Every geotify command in the container reads these settings unless given --config.
+ENV GEOTIFY_CONFIG=/etc/geotify/geotify.json
+# Healthy when the broker holds the bridge's status "online" (and its statistics).
+HEALTHCHECK --interval=30s --timeout=15s --start-period=20s --retries=3 \
+    CMD ["geotify", "status", "--online", "--timeout", "10"]
 ENTRYPOINT ["geotify"]
-CMD ["run", "--config", "/etc/geotify/geotify.json", "--state-dir", "/var/lib/geotify"]
+CMD ["run"]

@@ -15,6 +15,11 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -57,14 +62,14 @@ let package = Package(
         .target(
             name: "GeotifyBridge",
             dependencies: [
-                "GeotifyConsole", "GeotifyCore", "GeotifyDelivery", "GeotifyHTTP", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT",
+                "CSodium", "GeotifyConsole", "GeotifyCore", "GeotifyDelivery", "GeotifyHTTP", "GeotifyJSON", "GeotifyStore", "GeotifyMQTT",
                 "GeotifyTime",
             ]
         ),
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
-            dependencies: ["GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
+            dependencies: ["CMosquitto", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
         ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),

@@ -78,7 +78,11 @@ public final class Bridge: Sendable {
         topics = Topics(prefix: settings.topicPrefix)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
-        discovery = settings.homeAssistantEnabled ? HomeAssistantDiscovery(prefix: settings.homeAssistantPrefix, topics: topics) : nil
+        discovery = settings.homeAssistantEnabled
+            ? HomeAssistantDiscovery(
+                prefix: settings.homeAssistantPrefix, topics: topics,
+                configurationURL: settings.homeAssistantConfigurationURL, supportURL: settings.homeAssistantSupportURL)
+            : nil
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)
     }
@@ -102,6 +106,23 @@ public final class Bridge: Sendable {
         } catch {
             throw StartupError(["the settings are not usable: \(error)"])
         }
+        do throws(StoreError) {
+            if settings.resetState {
+                for path in try StateFiles.setAside(directory: settings.stateDirectory, now: scheduler.now) {
+                    logger.warning("--reset-state: set \(path) aside; starting with empty state")
+                }
+            }
+            for note in try StateFiles.check(directory: settings.stateDirectory) { logger.warning(note) }
+        } catch {
+            throw StartupError([error.description])
+        }
+        do {
+            for path in try AtomicFile.removeLeftovers(of: settings.fencesPath) {
+                logger.info("removed \(path), a temporary file left by a write that was interrupted")
+            }
+        } catch {
+            logger.warning("could not look for leftover temporary files of the fence file: \(error)")
+        }
         let store: StateStore
         do {
             store = try StateStore(directory: settings.stateDirectory, durability: settings.durability)
@@ -112,6 +133,7 @@ public final class Bridge: Sendable {
             file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes),
             store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })
         try fences.load()
+        if let warning = FenceFileAccess.warning(settings: settings) { logger.warning(warning) }
         let states: [String: DeviceState]
         let pending: [StateStore.PendingMessage]
         let unacknowledged: Int
@@ -125,7 +147,7 @@ public final class Bridge: Sendable {
         let book = fences.book
         occupancy.load(states, book: book)
         let announcer = FenceChangeAnnouncer(
-            publisher: publisher, presence: presence, messages: messages, occupancy: occupancy, discovery: discovery,
+            publisher: publisher, presence: presence, occupancy: occupancy, discovery: discovery,
             waypoints: settings.ownTracksWaypoints ? OwnTracksWaypoints(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil,
             announceLimit: settings.limits.maximumFencesPerDevice, updates: updates)
 
@@ -133,7 +155,16 @@ public final class Bridge: Sendable {
         let admission = DeviceAdmission(
             maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner,
             devices: states.keys.filter { !book.knows($0) })
-        let configuration = LaneConfiguration(settings: settings)
+        var configuration = LaneConfiguration(settings: settings)
+        if let path = settings.ownTracksKeysFile {
+            do {
+                let keys = try OwnTracksKeys(contentsOf: path)
+                for warning in keys.warnings { logger.warning(warning) }
+                configuration.decoder = LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes, keys: keys)
+            } catch {
+                throw StartupError([error.message])
+            }
+        }
         let deliveries: DeliveryWorker?
         do {
             deliveries = try deliveryWorker(store: store)
@@ -205,6 +236,8 @@ public final class Bridge: Sendable {
         }
         publisher.send(pending.map(\.message), outboxIDs: pending.map(\.id))
         if !pending.isEmpty { logger.info("sending \(pending.count) messages decided before the last stop and never handed to the broker") }
+        // Reading the fence file and the state made much short-lived garbage: give it back.
+        MemoryRelease.now()
         logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")
         do {
             try client.start()
@@ -385,7 +418,10 @@ public final class Bridge: Sendable {
             logger.error("the broker \(settings.broker) refused the connection: \(Bridge.words(reason)) (code \(code))")
         case .disconnected(let code, let reason):
             publisher.disconnected()
-            if code != 0 {
+            if event.isSessionTakenOver {
+                counters.add(.errors(.sessionTakenOver))
+                logger.error("another client took over this bridge's session at \(settings.broker) (client id \"\(settings.clientID)\"): \(Bridge.words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); reconnecting")
+            } else if code != 0 {
                 logger.warning(current.connectedOnce
                     ? "lost the connection to the broker \(settings.broker): \(Bridge.words(reason)); reconnecting"
                     : "cannot reach the broker \(settings.broker): \(Bridge.words(reason)); retrying")

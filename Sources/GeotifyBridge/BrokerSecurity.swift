@@ -21,10 +21,6 @@ import GeotifyStore
 /// certificate or host name checks). A `tls` object with an `mqtt://` URL is an error
 /// rather than silently ignored.
 public struct BrokerSecurity: Sendable, Equatable {
-    /// The settings keys it reads.
-    public static let keys = ["username", "password", "passwordFile", "tls", "protocol"]
-    /// The keys of the `tls` object.
-    public static let tlsKeys = ["caFile", "caPath", "certFile", "keyFile", "insecure"]
     /// The environment variable that, when set and not empty, holds the password.
     public static let passwordVariable = "GEOTIFY_MQTT_PASSWORD"
 
@@ -43,41 +39,15 @@ public struct BrokerSecurity: Sendable, Equatable {
     /// No credentials, default TLS, MQTT 3.1.1.
     public init() {}
 
-    /// Reads the keys above from a settings file's object; `file` names it in errors and
-    /// relative paths are resolved against `base`, the file's directory.
-    public init(settings object: JSONObject, file: String, base: String) throws(SettingsError) {
-        let reader = SettingsReader(object: object, file: file)
-        username = try reader.nonEmptyString("username")
-        password = try reader.nonEmptyString("password")
-        passwordFile = try reader.nonEmptyString("passwordFile").map { SettingsReader.resolve($0, against: base) }
+    /// Checks the combination of values (`Settings.keys` reads them one by one): a
+    /// password written two ways, a client certificate without its key. `file` names
+    /// where they came from in the error.
+    public func validate(file: String) throws(SettingsError) {
         if password != nil, passwordFile != nil {
             throw SettingsError("\(file): give either \"password\" or \"passwordFile\", not both")
         }
-        if let name = try reader.nonEmptyString("protocol") {
-            switch name {
-            case "3.1.1": protocolVersion = .v311
-            case "5": protocolVersion = .v5
-            default: throw SettingsError("\(file): \"protocol\" must be \"3.1.1\" or \"5\", not \"\(name)\"")
-            }
-        }
-        if let value = object["tls"] {
-            guard case .object(let tlsObject) = value else {
-                throw SettingsError("\(file): \"tls\" must be an object with \(Self.tlsKeys.joined(separator: ", ")), not \(value.kindDescription)")
-            }
-            for key in tlsObject.keys where !Self.tlsKeys.contains(key) {
-                throw SettingsError("\(file): unknown key \"tls.\(key)\" (known keys: \(Self.tlsKeys.joined(separator: ", ")))")
-            }
-            let tlsReader = SettingsReader(object: tlsObject, file: file, prefix: "tls.")
-            let path = { (key: String) throws(SettingsError) -> String? in
-                try tlsReader.nonEmptyString(key).map { SettingsReader.resolve($0, against: base) }
-            }
-            let tls = MQTTTLS(
-                caFile: try path("caFile"), caPath: try path("caPath"), certFile: try path("certFile"),
-                keyFile: try path("keyFile"), insecure: try tlsReader.bool("insecure") ?? false)
-            if (tls.certFile == nil) != (tls.keyFile == nil) {
-                throw SettingsError("\(file): \"tls.certFile\" and \"tls.keyFile\" must be given together")
-            }
-            self.tls = tls
+        if let tls, (tls.certFile == nil) != (tls.keyFile == nil) {
+            throw SettingsError("\(file): \"tls.certFile\" and \"tls.keyFile\" must be given together")
         }
     }
 

@@ -9,6 +9,10 @@ import GeotifyStore
 /// a preview and waits for a `commit`), `preview` (the Peek: what a change would do,
 /// with a token), `commit` and `cancel` (the Pop, or not), and `resetBadge` (the app
 /// becoming active).
+///
+/// A command holds exactly the fields of its action: an unknown field (a typo such as
+/// `"fnece"`, or a field of another action) is refused rather than ignored, and so is a
+/// field given twice anywhere in the command, as in the fence file.
 public struct Command: Sendable, Equatable {
     /// What the request asks for.
     public enum Action: Sendable, Equatable {
@@ -79,9 +83,12 @@ public struct Command: Sendable, Equatable {
         }
         let json: JSON
         do {
-            json = try JSONParser(maxDepth: 16).parse(payload)
+            json = try JSONParser(maxDepth: 16, rejectingDuplicateMembers: true).parse(payload)
         } catch {
-            return Decoded(id: nil, actionName: nil, result: .failure(InputError(.invalidJSON, "the command is not JSON: \(error)")))
+            let refusal = error.duplicateMember.map { name in
+                InputError(.duplicateField, "the field \"\(name)\" is given more than once (line \(error.line), column \(error.column)); give each field once")
+            }
+            return Decoded(id: nil, actionName: nil, result: .failure(refusal ?? InputError(.invalidJSON, "the command is not JSON: \(error)")))
         }
         guard case .object(let object) = json else {
             return Decoded(id: nil, actionName: nil, result: .failure(InputError(.notAnObject, "a command must be a JSON object, not \(json.kindDescription)")))
@@ -100,6 +107,9 @@ public struct Command: Sendable, Equatable {
 
     private static func action(_ object: JSONObject) throws(InputError) -> Action {
         let name = try string(object, "action", hint: "one of \(actions.joined(separator: ", "))")
+        if let fields = actionFields[name] {
+            try only(["action", "id"] + fields, in: object, of: "a \(name) command")
+        }
         switch name {
         case "resetBadge": return .resetBadge
         case "list": return .list
@@ -115,7 +125,11 @@ public struct Command: Sendable, Equatable {
             guard case .object(let change) = proposal else {
                 throw InputError(.wrongType, "\"change\" must be an object, not \(proposal.kindDescription)")
             }
-            switch try string(change, "action", hint: "add, edit or delete") {
+            let changeName = try string(change, "action", hint: "add, edit or delete")
+            if let fields = changeFields[changeName] {
+                try only(["action"] + fields, in: change, of: "the \"change\" of a preview (\(changeName))")
+            }
+            switch changeName {
             case "add": return .preview(.add(fence: try fence(change)))
             case "edit": return .preview(.edit(fence: try string(change, "fence", hint: "the identifier of the fence"), changes: try changes(change)))
             case "delete": return .preview(.delete(fence: try string(change, "fence", hint: "the identifier of the fence")))
@@ -124,6 +138,22 @@ public struct Command: Sendable, Equatable {
         case "commit": return .commit(token: try string(object, "token", hint: "the token of a preview"))
         case "cancel": return .cancel(token: try string(object, "token", hint: "the token of a preview"))
         default: throw InputError(.unknownAction, "unknown action \"\(name)\" (one of \(actions.joined(separator: ", ")))")
+        }
+    }
+
+    /// The fields of each action besides `action` and `id`.
+    private static let actionFields: [String: [String]] = [
+        "resetBadge": [], "list": [], "get": ["fence"], "add": ["fence"], "edit": ["fence", "changes"],
+        "delete": ["fence", "confirm"], "preview": ["change"], "commit": ["token"], "cancel": ["token"],
+    ]
+
+    /// The fields of each change a preview can be of, besides `action`.
+    private static let changeFields: [String: [String]] = ["add": ["fence"], "edit": ["fence", "changes"], "delete": ["fence"]]
+
+    /// Refuses the first member of `object` not in `allowed`, naming what is.
+    private static func only(_ allowed: [String], in object: JSONObject, of what: String) throws(InputError) {
+        for key in object.keys where !allowed.contains(key) {
+            throw InputError(.unknownKey, "unknown field \"\(key)\" in \(what), which has only \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))")
         }
     }
 

@@ -15,4 +15,10 @@ extension FenceBook {
         }
         return announced
     }
+
+    /// The shared sets announced fence by fence (their occupancy entities in Home
+    /// Assistant), by owner: those of at most `limit` fences, as `announcedFences`.
+    func announcedSharedFences(limit: Int) -> [String: [Fence]] {
+        shared.filter { $0.value.fences.count <= limit }.mapValues(\.fences)
+    }
 }

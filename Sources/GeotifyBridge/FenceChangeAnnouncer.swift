@@ -9,7 +9,6 @@ import GeotifyStore
 final class FenceChangeAnnouncer: Sendable {
     private let publisher: Publisher
     private let presence: PresenceMessages
-    private let messages: OutboundMessages
     private let occupancy: Occupancy
     private let discovery: HomeAssistantDiscovery?
     private let waypoints: OwnTracksWaypoints?
@@ -19,23 +18,36 @@ final class FenceChangeAnnouncer: Sendable {
     private let updates: LiveUpdates
 
     init(
-        publisher: Publisher, presence: PresenceMessages, messages: OutboundMessages, occupancy: Occupancy,
+        publisher: Publisher, presence: PresenceMessages, occupancy: Occupancy,
         discovery: HomeAssistantDiscovery?, waypoints: OwnTracksWaypoints?, announceLimit: Int, updates: LiveUpdates
     ) {
         self.updates = updates
         self.publisher = publisher
         self.presence = presence
-        self.messages = messages
         self.occupancy = occupancy
         self.discovery = discovery
         self.waypoints = waypoints
         self.announceLimit = announceLimit
     }
 
-    /// Publishes the Home Assistant discovery configs of every device in `book`.
+    /// Publishes the Home Assistant discovery configs of the bridge, every device in
+    /// `book` and its shared fences, and the occupancy of the announced shared fences
+    /// (so an empty one says 0 rather than nothing).
     func announceAll(_ book: FenceBook) {
-        guard let discovery else { return }
-        publisher.send(discovery.configs(devices: book.announcedFences(limit: announceLimit)))
+        let shared = book.announcedSharedFences(limit: announceLimit)
+        if let discovery {
+            publisher.send(discovery.announcement(devices: book.announcedFences(limit: announceLimit), shared: shared))
+        }
+        publisher.send(occupancies(shared))
+    }
+
+    /// The retained occupancy counts of the shared fences in `shared` (owner → fences).
+    private func occupancies(_ shared: [String: [Fence]]) -> [OutboxMessage] {
+        shared.keys.sorted().flatMap { owner in
+            (shared[owner] ?? []).map { fence in
+                presence.occupancy(owner: owner, fence: fence.identifier, count: occupancy.count(owner: owner, fence: fence.identifier))
+            }
+        }
     }
 
     /// Publishes what changed from `change.old` to `change.new`.
@@ -48,21 +60,28 @@ final class FenceChangeAnnouncer: Sendable {
     func messages(for change: LiveFenceBook.Change) -> [OutboxMessage] {
         let before = change.old.announcedFences(limit: announceLimit)
         let after = change.new.announcedFences(limit: announceLimit)
-        var outbox: [OutboxMessage] = []
-        if let discovery { outbox += discovery.removals(previous: before, current: after) }
-        outbox += presence.removals(previous: before, current: after)
-        for device in before.keys.sorted() where after[device] == nil {
-            outbox.append(OutboxMessage(topic: messages.topics.badge(device), payload: [], qos: 1, retain: true))
-        }
+        let sharedBefore = change.old.announcedSharedFences(limit: announceLimit)
+        let sharedAfter = change.new.announcedSharedFences(limit: announceLimit)
+        var outbox = presence.removals(
+            previous: before, current: after, discovery: discovery, previousShared: sharedBefore, currentShared: sharedAfter)
         for key in occupancy.prune(to: change.new) {
             outbox.append(OutboxMessage(topic: presence.occupancyTopic(owner: key.owner, fence: key.fence), payload: [], qos: 1, retain: true))
         }
         if let discovery {
             outbox += discovery.configs(devices: after.filter { before[$0.key] != $0.value })
+            for owner in sharedAfter.keys.sorted() where sharedBefore[owner] != sharedAfter[owner] {
+                outbox += discovery.configs(owner: owner, fences: sharedAfter[owner] ?? [])
+            }
         }
+        let added = sharedAfter.compactMapValues { fences -> [Fence]? in
+            fences.isEmpty ? nil : fences
+        }.filter { owner, fences in
+            fences.contains { fence in sharedBefore[owner]?.contains { $0.identifier == fence.identifier } != true }
+        }
+        outbox += occupancies(added)
         if let waypoints {
             for (device, fences) in change.new.devices.sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
-                let removed = change.old.fences(of: device).map(\.identifier).filter { id in !fences.contains { $0.identifier == id } }
+                let removed = change.old.fences(of: device).filter { old in !fences.contains { $0.identifier == old.identifier } }
                 if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
             }
         }

@@ -2,47 +2,62 @@ import GeotifyCore
 import GeotifyJSON
 import GeotifyStore
 
-/// Builds Home Assistant MQTT discovery messages, so that every device of the fence file
-/// appears in Home Assistant with its entities and no YAML: a device tracker, a presence
-/// binary sensor per fence, a badge sensor, a button that resets the badge, and an event
-/// entity that fires on each notification.
+/// Builds Home Assistant MQTT discovery messages, so that the bridge, every device of the
+/// fence file and every shared fence appear in Home Assistant with their entities and
+/// no YAML.
 ///
 /// Discovery topics follow `<prefix>/<component>/<node_id>/<object_id>/config`
 /// (https://www.home-assistant.io/integrations/mqtt/#discovery-messages); the payloads
 /// are retained QoS 1 JSON objects, and an empty retained payload removes the entity.
 /// Home Assistant publishes `online` on `<prefix>/status` (`birthTopic`) when it starts:
-/// the bridge then announces everything again (`configs(devices:)`).
+/// the bridge then announces everything again (`announcement`).
 ///
-/// The entities of a device, and the topics they read and write:
+/// Three kinds of Home Assistant device, and the entities of each:
 ///
-/// | component | object id | reads / writes |
-/// |---|---|---|
-/// | `device_tracker` | `tracker` | state `geotify/tracker/<device>` (fence or `not_home`), attributes `geotify/state/<device>` |
-/// | `binary_sensor` | `presence_<fence>` | `geotify/presence/<device>/<fence>`: `inside` on, `outside` off |
-/// | `sensor` | `badge` | `geotify/badge/<device>` |
-/// | `button` | `reset_badge` | publishes `{"action":"resetBadge"}` to `geotify/cmd/<device>` |
-/// | `event` | `event` | `geotify/event/<device>`: the notifications, typed by their `event_type` key |
+/// | device | component | object id | name | reads / writes |
+/// |---|---|---|---|---|
+/// | Geotify device | `device_tracker` | `tracker` | (the device's) | state `geotify/tracker/<device>`, attributes `geotify/state/<device>` |
+/// | | `binary_sensor` | `presence_<fence>` | the fence's display name | `geotify/presence/<device>/<fence>`: `inside` on, `outside` off |
+/// | | `sensor` | `badge` | Badge | `geotify/badge/<device>` |
+/// | | `button` | `reset_badge` | Reset badge (config) | publishes `{"action":"resetBadge"}` to `geotify/cmd/<device>` |
+/// | | `event` | `event` | Fence event | `geotify/event/<device>`, typed by its `event_type` key |
+/// | the bridge | `binary_sensor` | `connectivity` | Connectivity (diagnostic) | `geotify/status`: `online` on, `offline` off |
+/// | | `sensor` | `uptime`, `devices`, `fences`, `notifications`, `refused`, `latency_p99` | (diagnostic) | `geotify/stats` |
+/// | a shared set | `sensor` | `occupancy_<fence>` | "<fence> occupancy" | `geotify/occupancy/<owner>/<fence>`: how many devices are inside |
+/// | | `binary_sensor` | `occupied_<fence>` | the fence's display name | the same topic: on while the count is above 0 |
 ///
-/// Every entity is available while `geotify/status` says `online`, has a `unique_id`
-/// of `<node_id>_<object_id>`, and belongs to one Home Assistant device per Geotify
-/// device, identified by its node id.
+/// Every entity but the bridge's connectivity is available while `geotify/status` says
+/// `online`; the connectivity sensor reads that topic itself, so it is `off`, not
+/// unavailable, when the bridge is gone. Every entity has a `unique_id` of
+/// `<node_id>_<object_id>`; every device carries `sw_version` and, when the web
+/// interface's address is set, `configuration_url`; the devices of tracked devices and
+/// shared sets are `via_device` the bridge. `origin` names Geotify, its version and,
+/// when set, its support address.
 ///
-/// The keys of each platform are those of https://www.home-assistant.io/integrations/
-/// `device_tracker.mqtt/`, `binary_sensor.mqtt/`, `sensor.mqtt/`, `button.mqtt/` and
-/// `event.mqtt/` (whose `state_topic` payload must carry `event_type`).
+/// The keys and values are those HA 2025.4's MQTT platforms validate
+/// (`homeassistant/components/mqtt/`: `schemas.py` for the common keys, `device` and
+/// `origin`; `device_tracker.py`, `sensor.py`, `binary_sensor.py`, `button.py`,
+/// `event.py`), each written out in full (no abbreviations).
 public struct HomeAssistantDiscovery: Sendable {
     /// The discovery prefix Home Assistant listens on (`homeassistant` by default).
     public let prefix: String
     public let topics: Topics
+    /// The web interface's address, the devices' `configuration_url`; nil leaves it out.
+    public let configurationURL: String?
+    /// Where users of this Geotify get support, the origin's `support_url`; nil leaves
+    /// it out.
+    public let supportURL: String?
     private let presence: PresenceMessages
 
     /// The event types of the event entity: the `event_type` a notification carries is
     /// its transition kind. Home Assistant ignores events whose type is not listed.
     public static let eventTypes = ["enter", "exit", "dwell"]
 
-    public init(prefix: String = "homeassistant", topics: Topics) {
+    public init(prefix: String = "homeassistant", topics: Topics, configurationURL: String? = nil, supportURL: String? = nil) {
         self.prefix = prefix
         self.topics = topics
+        self.configurationURL = configurationURL
+        self.supportURL = supportURL
         presence = PresenceMessages(topics: topics)
     }
 
@@ -56,6 +71,16 @@ public struct HomeAssistantDiscovery: Sendable {
     /// becomes `geotify_alice_phone_` followed by eight hex digits.
     public func nodeID(of device: String) -> String {
         HomeAssistantDiscovery.objectID(of: "\(topics.prefix)/\(device)")
+    }
+
+    /// The node id of the bridge itself: `objectID(of: "<topic prefix>")`, `geotify` by
+    /// default. It cannot be a device's, whose text always holds a `/`, and so a hash.
+    public var bridgeNodeID: String { HomeAssistantDiscovery.objectID(of: topics.prefix) }
+
+    /// The node id of the shared set of `owner` (`shared` or a group's name):
+    /// `objectID(of: "<topic prefix>/occupancy/<owner>")`.
+    public func sharedNodeID(of owner: String) -> String {
+        HomeAssistantDiscovery.objectID(of: "\(topics.prefix)/occupancy/\(owner)")
     }
 
     /// A discovery id for `text` made only of the characters Home Assistant allows,
@@ -72,59 +97,145 @@ public struct HomeAssistantDiscovery: Sendable {
         return "\(sanitised)_\(StableHash.shortHex(text))"
     }
 
-    /// The retained discovery configs of all entities of `device` with `fences` (its
-    /// fences, in the order of the fence file): tracker, badge sensor, reset button,
-    /// event, then one presence binary sensor per fence.
-    public func configs(device: String, fences: [Fence]) -> [OutboxMessage] {
-        let node = nodeID(of: device)
-        let base = Base(node: node, device: device, availability: availability)
-        var messages = [
-            message("device_tracker", node, "tracker", base.entity("tracker", name: "Location", [
-                "state_topic": .string(presence.trackerTopic(device)),
-                "json_attributes_topic": .string(presence.stateTopic(device)),
-                "source_type": "gps",
-                "payload_home": "home",
-                "payload_not_home": .string(PresenceMessages.notHome),
-            ])),
-            message("sensor", node, "badge", base.entity("badge", name: "Badge", [
-                "state_topic": .string(topics.badge(device)),
-                "state_class": "measurement",
-                "icon": "mdi:bell-badge",
-            ])),
-            message("button", node, "reset_badge", base.entity("reset_badge", name: "Reset badge", [
-                "command_topic": .string("\(topics.prefix)/cmd/\(device)"),
-                "payload_press": #"{"action":"resetBadge"}"#,
-                "retain": false,
-            ])),
-            message("event", node, "event", base.entity("event", name: "Fence event", [
-                "state_topic": .string(topics.event(device)),
-                "event_types": .array(HomeAssistantDiscovery.eventTypes.map { .string($0) }),
-            ])),
-        ]
-        for fence in fences {
-            let object = HomeAssistantDiscovery.presenceObjectID(fence.identifier)
-            messages.append(message("binary_sensor", node, object, base.entity(object, name: fence.identifier, [
-                "state_topic": .string(presence.presenceTopic(device, fence: fence.identifier)),
-                "payload_on": .string(PresenceMessages.inside),
-                "payload_off": .string(PresenceMessages.outside),
-                "device_class": "presence",
-            ])))
-        }
-        return messages
+    /// Everything to announce at start and after Home Assistant's birth message: the
+    /// bridge's configs, then those of every device in `devices` (device → fences, as
+    /// `FenceBook.announcedFences`), devices sorted by id, then those of every shared set
+    /// in `shared` (owner → fences, as `FenceBook.announcedSharedFences`), owners sorted.
+    public func announcement(devices: [String: [Fence]], shared: [String: [Fence]]) -> [OutboxMessage] {
+        bridgeConfigs() + configs(devices: devices) + shared.keys.sorted().flatMap { configs(owner: $0, fences: shared[$0] ?? []) }
     }
 
-    /// The configs of every device in `devices` (device → fences, as `FenceBook.devices`),
-    /// devices sorted by id: the announcement at start and after Home Assistant's birth
-    /// message.
+    /// The configs of every device in `devices` (device → fences), devices sorted by id:
+    /// what to announce again for the devices whose fences changed.
     public func configs(devices: [String: [Fence]]) -> [OutboxMessage] {
         devices.keys.sorted().flatMap { configs(device: $0, fences: devices[$0] ?? []) }
     }
 
+    /// The retained discovery configs of all entities of `device` with `fences` (its
+    /// fences, in the order of the fence file): tracker, badge sensor, reset button,
+    /// event, then one presence binary sensor per fence.
+    public func configs(device: String, fences: [Fence]) -> [OutboxMessage] {
+        let entities = Entities(discovery: self, node: nodeID(of: device), device: [
+            "name": .string(device),
+            "model": "Tracked device",
+            "via_device": .string(bridgeNodeID),
+        ])
+        var messages = [
+            entities.config("device_tracker", "tracker", name: nil, [
+                "state_topic": .string(presence.trackerTopic(device)),
+                "json_attributes_topic": .string(presence.stateTopic(device)),
+                "source_type": "gps",
+                "payload_home": .string(PresenceMessages.home),
+                "payload_not_home": .string(PresenceMessages.notHome),
+            ]),
+            entities.config("sensor", "badge", name: "Badge", [
+                "state_topic": .string(topics.badge(device)),
+                "state_class": "measurement",
+                "icon": "mdi:bell-badge",
+            ]),
+            entities.config("button", "reset_badge", name: "Reset badge", [
+                "command_topic": .string("\(topics.prefix)/cmd/\(device)"),
+                "payload_press": #"{"action":"resetBadge"}"#,
+                "retain": false,
+                "entity_category": "config",
+            ]),
+            entities.config("event", "event", name: "Fence event", [
+                "state_topic": .string(topics.event(device)),
+                "event_types": .array(HomeAssistantDiscovery.eventTypes.map { .string($0) }),
+            ]),
+        ]
+        for fence in fences {
+            messages.append(entities.config("binary_sensor", HomeAssistantDiscovery.presenceObjectID(fence.identifier), name: fence.displayName, [
+                "state_topic": .string(presence.presenceTopic(device, fence: fence.identifier)),
+                "payload_on": .string(PresenceMessages.inside),
+                "payload_off": .string(PresenceMessages.outside),
+                "device_class": "presence",
+            ]))
+        }
+        return messages
+    }
+
+    /// The bridge's device: its connectivity, from the retained `geotify/status` the
+    /// bridge sets `online` when it connects and its will sets `offline`, and its
+    /// statistics, from the retained report on `geotify/stats` (`StatsReport`).
+    public func bridgeConfigs() -> [OutboxMessage] {
+        let entities = Entities(discovery: self, node: bridgeNodeID, device: [
+            "name": .string(topics.prefix == Topics().prefix ? "Geotify" : "Geotify \(topics.prefix)"),
+            "model": "Geotify geofence bridge",
+        ])
+        let stats = StatsReport.topic(topics)
+        var messages = [
+            entities.config("binary_sensor", "connectivity", name: "Connectivity", available: false, [
+                "state_topic": .string(topics.status),
+                "payload_on": "online",
+                "payload_off": "offline",
+                "device_class": "connectivity",
+                "entity_category": "diagnostic",
+            ]),
+        ]
+        for statistic in HomeAssistantDiscovery.statistics {
+            var keys: [(String, JSON)] = [
+                ("state_topic", .string(stats)),
+                ("value_template", .string(statistic.template)),
+                ("entity_category", "diagnostic"),
+            ]
+            keys += statistic.keys
+            messages.append(entities.config("sensor", statistic.object, name: statistic.name, keys))
+        }
+        return messages
+    }
+
+    /// The statistics sensors of the bridge: object id, name, the template that reads the
+    /// value from the `StatsReport` document, and the sensor's own keys.
+    private static let statistics: [(object: String, name: String, template: String, keys: [(String, JSON)])] = [
+        ("uptime", "Uptime", "{{ value_json.uptime | default(None) }}",
+         [("device_class", "duration"), ("unit_of_measurement", "s"), ("suggested_display_precision", 0)]),
+        ("devices", "Devices", "{{ value_json.devices }}", [("state_class", "measurement"), ("icon", "mdi:cellphone-marker")]),
+        ("fences", "Fences", "{{ value_json.fences }}", [("state_class", "measurement"), ("icon", "mdi:map-marker-radius")]),
+        ("notifications", "Notifications", "{{ value_json.counters.notifications | default(0) }}",
+         [("state_class", "total_increasing"), ("icon", "mdi:bell-ring")]),
+        ("refused", "Refused messages", "{{ (value_json.counters.errors | default({})).values() | sum }}",
+         [("state_class", "total_increasing"), ("icon", "mdi:message-alert")]),
+        ("latency_p99", "Evaluation latency p99", "{{ value_json.latency_ms.p99 | default(None) }}",
+         [("device_class", "duration"), ("unit_of_measurement", "ms"), ("state_class", "measurement")]),
+    ]
+
+    /// The configs of the shared set of `owner` (`shared`, or a group's name) with
+    /// `fences`, as a device of its own: per fence, a sensor with how many devices are
+    /// inside and an occupancy binary sensor that is on while anyone is.
+    public func configs(owner: String, fences: [Fence]) -> [OutboxMessage] {
+        let entities = Entities(discovery: self, node: sharedNodeID(of: owner), device: [
+            "name": .string(owner == SharedFences.everyDevice ? "Shared fences" : "Shared fences of \(owner)"),
+            "model": "Shared fences",
+            "via_device": .string(bridgeNodeID),
+        ])
+        return fences.flatMap { fence in
+            let topic = JSON.string(presence.occupancyTopic(owner: owner, fence: fence.identifier))
+            let object = HomeAssistantDiscovery.objectID(of: fence.identifier)
+            return [
+                entities.config("sensor", "occupancy_\(object)", name: "\(fence.displayName) occupancy", [
+                    "state_topic": topic,
+                    "state_class": "measurement",
+                    "icon": "mdi:account-group",
+                ]),
+                entities.config("binary_sensor", "occupied_\(object)", name: fence.displayName, [
+                    "state_topic": topic,
+                    "value_template": "{{ 'ON' if value | int(0) > 0 else 'OFF' }}",
+                    "device_class": "occupancy",
+                ]),
+            ]
+        }
+    }
+
     /// Empty retained configs, which make Home Assistant delete the entities, for what is
-    /// in `previous` but not in `current` (both device → fences): every entity of a
-    /// removed device, and the presence sensor of each removed fence of a kept device.
-    /// Sorted by topic.
-    public func removals(previous: [String: [Fence]], current: [String: [Fence]]) -> [OutboxMessage] {
+    /// in `previous` but not in `current` (device → fences, and owner → shared fences):
+    /// every entity of a removed device, the presence sensor of each removed fence of a
+    /// kept device, and both occupancy entities of each removed shared fence. Sorted by
+    /// topic. (`PresenceMessages.removals` puts them before the device's retained topics.)
+    public func removals(
+        previous: [String: [Fence]], current: [String: [Fence]],
+        previousShared: [String: [Fence]] = [:], currentShared: [String: [Fence]] = [:]
+    ) -> [OutboxMessage] {
         var topics: [String] = []
         for (device, fences) in previous {
             let node = nodeID(of: device)
@@ -135,6 +246,14 @@ public struct HomeAssistantDiscovery: Sendable {
             }
             for fence in fences where kept?.contains(fence.identifier) != true {
                 topics.append(configTopic("binary_sensor", node, HomeAssistantDiscovery.presenceObjectID(fence.identifier)))
+            }
+        }
+        for (owner, fences) in previousShared {
+            let node = sharedNodeID(of: owner)
+            let kept = Set((currentShared[owner] ?? []).map(\.identifier))
+            for fence in fences where !kept.contains(fence.identifier) {
+                let object = HomeAssistantDiscovery.objectID(of: fence.identifier)
+                topics += [configTopic("sensor", node, "occupancy_\(object)"), configTopic("binary_sensor", node, "occupied_\(object)")]
             }
         }
         return topics.sorted().map { OutboxMessage(topic: $0, payload: [], qos: 1, retain: true) }
@@ -150,41 +269,47 @@ public struct HomeAssistantDiscovery: Sendable {
         "presence_\(objectID(of: fence))"
     }
 
-    /// Available while the bridge's status topic says `online`
-    /// (the `availability` list of every MQTT platform, e.g.
-    /// https://www.home-assistant.io/integrations/device_tracker.mqtt/).
-    private var availability: JSON {
-        [["topic": .string(topics.status), "payload_available": "online", "payload_not_available": "offline"]]
-    }
-
-    private func message(_ component: String, _ node: String, _ object: String, _ config: JSONObject) -> OutboxMessage {
-        OutboxMessage(topic: configTopic(component, node, object), payload: JSONWriter().bytes(.object(config)), qos: 1, retain: true)
-    }
-
-    /// What every entity of one device shares: availability, the device block, and the
-    /// origin block Home Assistant logs discovered entities with.
-    private struct Base {
+    /// The entities of one Home Assistant device: what their configs share.
+    private struct Entities {
+        let discovery: HomeAssistantDiscovery
         let node: String
-        let device: String
-        let availability: JSON
+        /// The device's own keys (name, model, via_device), an object; the shared ones are
+        /// added.
+        let device: JSON
 
-        /// An entity config: `name`, `unique_id`, the platform's own `keys`, then the
-        /// shared `availability`, `qos`, `device` and `origin`.
-        func entity(_ object: String, name: String, _ keys: KeyValuePairs<String, JSON>) -> JSONObject {
+        /// The config message of one entity: `name` (null: the entity is the device's main
+        /// feature and takes its name), `unique_id`, the platform's own `keys`, then
+        /// `availability` (unless `available` is false), `qos`, `device` and `origin`.
+        func config(
+            _ component: String, _ object: String, name: String?, available: Bool = true, _ keys: KeyValuePairs<String, JSON>
+        ) -> OutboxMessage {
+            config(component, object, name: name, available: available, keys.map { ($0.key, $0.value) })
+        }
+
+        func config(_ component: String, _ object: String, name: String?, available: Bool = true, _ keys: [(String, JSON)]) -> OutboxMessage {
             var config = JSONObject()
-            config["name"] = .string(name)
+            config["name"] = name.map(JSON.string) ?? .null
             config["unique_id"] = .string("\(node)_\(object)")
             for (key, value) in keys { config[key] = value }
-            config["availability"] = availability
+            if available {
+                config["availability"] = [[
+                    "topic": .string(discovery.topics.status), "payload_available": "online", "payload_not_available": "offline",
+                ]]
+            }
             config["qos"] = 1
-            config["device"] = [
-                "identifiers": [.string(node)],
-                "name": .string(device),
-                "manufacturer": "Geotify",
-                "model": "Geotify geofence bridge",
-            ]
-            config["origin"] = ["name": "Geotify"]
-            return config
+            var device = self.device.objectValue ?? JSONObject()
+            device.members.insert(JSONObject.Member(key: "identifiers", value: [.string(node)]), at: 0)
+            device["manufacturer"] = "Geotify"
+            device["sw_version"] = .string(GeotifyVersion.current)
+            if let url = discovery.configurationURL { device["configuration_url"] = .string(url) }
+            config["device"] = .object(device)
+            var origin = JSONObject()
+            origin["name"] = "Geotify"
+            origin["sw_version"] = .string(GeotifyVersion.current)
+            if let url = discovery.supportURL { origin["support_url"] = .string(url) }
+            config["origin"] = .object(origin)
+            return OutboxMessage(
+                topic: discovery.configTopic(component, node, object), payload: JSONWriter().bytes(.object(config)), qos: 1, retain: true)
         }
     }
 

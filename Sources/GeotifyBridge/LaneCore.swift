@@ -65,7 +65,9 @@ package struct LaneCore: Sendable {
     package mutating func handle(_ batch: [Inbound], book: FenceBook, into effects: inout LaneEffects) {
         var items: [Item] = []
         items.reserveCapacity(batch.count)
-        var slots: [String: [Int]] = [:]
+        var seen: Set<String> = []
+        var repeated: Set<String> = []
+        if batch.count > 1 { seen.reserveCapacity(batch.count) }
         for inbound in batch {
             switch inbound.route {
             case .command:
@@ -83,14 +85,20 @@ package struct LaneCore: Sendable {
                     if configuration.strictDevices && !book.knows(fix.device) {
                         throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
                     }
-                    if slots[fix.device] != nil || batch.count > 1 { slots[fix.device, default: []].append(items.count) }
+                    if batch.count > 1 && !seen.insert(fix.device).inserted { repeated.insert(fix.device) }
                     items.append(.fix(fix, format: format, arrival: inbound.arrival, topic: inbound.message.topic))
                 } catch {
                     items.append(.refused(inbound, error))
                 }
             }
         }
-        for positions in slots.values where positions.count > 1 {
+        var slots: [String: [Int]] = [:]
+        if !repeated.isEmpty {
+            for (position, item) in items.enumerated() {
+                if case .fix(let fix, _, _, _) = item, repeated.contains(fix.device) { slots[fix.device, default: []].append(position) }
+            }
+        }
+        for positions in slots.values {
             let fixes = positions.map { items[$0] }.sorted { lhs, rhs in
                 guard case .fix(let left, _, _, _) = lhs, case .fix(let right, _, _, _) = rhs else { return false }
                 return left.timestamp < right.timestamp
@@ -120,9 +128,14 @@ package struct LaneCore: Sendable {
         case ignored
     }
 
-    /// Counts, logs and reports a refused message.
+    /// Counts, logs and reports a refused message. An encrypted position for which no
+    /// secret is configured is said once per device (counted every time): a phone with
+    /// encryption on sends every position so.
     mutating func refuse(_ error: InputError, topic: String, device: String?, into effects: inout LaneEffects) {
         effects.counters.add(.errors(error.code))
+        if error.code == .noDecryptionKey, let device {
+            guard reportedLimits.count < Self.reportedLimitsKept, reportedLimits.insert("key \(device)").inserted else { return }
+        }
         effects.log(.warning, at: configuration.logLevel, "refused the message on \(topic): \(error)")
         effects.direct.append(configuration.messages.error(error, topic: topic, device: device))
     }
@@ -134,21 +147,27 @@ package struct LaneCore: Sendable {
         into effects: inout LaneEffects
     ) {
         let device = fix.device
-        let isNew = devices[device] == nil
+        var found = devices.index(forKey: device)
+        let isNew = found == nil
         if isNew {
             if let refusal = admit(device, book: book, now: arrival, into: &effects) {
                 reportOnce(refusal, topic: topic, device: device, into: &effects)
                 return
             }
             devices[device] = DeviceRecord(state: DeviceState(), lastSeen: arrival)
+            found = devices.index(forKey: device)
         }
-        let index = devices.index(forKey: device)!
+        guard let index = found else { return }
         let fences = book.deviceFences(of: device)
-        let before = devices.values[index].state
-        let evaluation = configuration.evaluator.evaluate(
-            fix, fences: fences, revision: book.revision, now: arrival, state: &devices.values[index].state)
-        devices.values[index].lastSeen = arrival
-        if format == .ownTracks { devices.values[index].ownTracks = true }
+        let evaluator = configuration.evaluator
+        let revision = book.revision
+        let (before, evaluation) = withRecord(at: index) { record in
+            let before = Persisted(record.state)
+            let evaluation = evaluator.evaluate(fix, fences: fences, revision: revision, now: arrival, state: &record.state)
+            record.lastSeen = arrival
+            if format == .ownTracks { record.ownTracks = true }
+            return (before, evaluation)
+        }
         switch evaluation.outcome {
         case .dropped(let reason):
             effects.counters.add(.fixesDropped(reason))
@@ -166,9 +185,41 @@ package struct LaneCore: Sendable {
         if isNew {
             warnAboutCase(of: device, book: book, into: &effects)
             effects.outbox.append(configuration.messages.badge(0, of: device))
+            announceSharedPresence(of: device, fences: fences, into: &effects)
         }
         if configuration.observing { effects.observed.append(device) }
-        record(evaluation, device: device, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+        record(evaluation, device: device, at: index, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+    }
+
+    /// Runs `body` on the record at `index` in place: reading a field through it copies
+    /// that field, where reading through `devices.values[index]` copies the whole record
+    /// (its arrays and strings retained and released), on every fix.
+    private mutating func withRecord<Result>(at index: Dictionary<String, DeviceRecord>.Index, _ body: (inout DeviceRecord) -> Result) -> Result {
+        body(&devices.values[index])
+    }
+
+    /// What `record` reads of a device's record after an evaluation.
+    private struct RecordOutcome {
+        var state: DeviceState
+        var ownTracks: Bool
+        var deadlineChanged: Bool
+        var deadline: Double?
+        var mustSave: Bool
+    }
+
+    /// What of a device's state a restart needs, to tell whether an evaluation changed it.
+    private struct Persisted {
+        var badge: Int
+        var revision: Int?
+        var fences: [FenceState]
+        var fixTime: Double?
+
+        init(_ state: DeviceState) {
+            badge = state.badge
+            revision = state.revision
+            fences = state.fences
+            fixTime = state.lastFix?.timestamp
+        }
     }
 
     /// Keeps what the evaluation left in the record, schedules the device's next timer,
@@ -177,27 +228,32 @@ package struct LaneCore: Sendable {
     /// state document, tracker, presence and occupancy. A state a restart needs is
     /// saved now; a new last fix alone is saved lazily.
     private mutating func record(
-        _ evaluation: Evaluation, device: String, before: DeviceState, fences: DeviceFences, book: FenceBook,
-        isNew: Bool = false, into effects: inout LaneEffects
+        _ evaluation: Evaluation, device: String, at index: Dictionary<String, DeviceRecord>.Index, before: Persisted,
+        fences: DeviceFences, book: FenceBook, isNew: Bool = false, into effects: inout LaneEffects
     ) {
-        let index = devices.index(forKey: device)!
-        let state = devices.values[index].state
-        let deadline = configuration.evaluator.nextDeadline(fences: fences, state: state)
-        if deadline != devices.values[index].deadline {
-            devices.values[index].deadline = deadline
-            deadlines[device] = deadline
+        let evaluator = configuration.evaluator
+        let outcome: RecordOutcome = withRecord(at: index) { record in
+            let deadline = evaluator.nextDeadline(fences: fences, state: record.state)
+            let deadlineChanged = deadline != record.deadline
+            record.deadline = deadline
+            let state = record.state
+            let mustSave = isNew || state.badge != before.badge || state.revision != before.revision || state.fences != before.fences
+            if mustSave {
+                record.unsavedFix = false
+            } else if state.lastFix?.timestamp != before.fixTime {
+                record.unsavedFix = true
+            }
+            return RecordOutcome(state: state, ownTracks: record.ownTracks, deadlineChanged: deadlineChanged, deadline: deadline, mustSave: mustSave)
         }
-        if isNew || state.badge != before.badge || state.revision != before.revision || state.fences != before.fences {
-            effects.saves[device] = state
-            devices.values[index].unsavedFix = false
-        } else if state.lastFix != before.lastFix {
-            devices.values[index].unsavedFix = true
-        }
+        let state = outcome.state
+        let ownTracks = outcome.ownTracks
+        let mustSave = outcome.mustSave
+        if outcome.deadlineChanged { deadlines[device] = outcome.deadline }
+        if mustSave { effects.saves[device] = state }
         if !evaluation.transitions.isEmpty {
             effects.counters.add(.transitions, evaluation.transitions.count)
             effects.counters.add(.notifications, evaluation.notifications.count)
         }
-        let ownTracks = devices.values[index].ownTracks
         for notification in evaluation.notifications {
             effects.log(.info, at: configuration.logLevel, "\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))")
             let event = configuration.messages.event(notification)
@@ -243,19 +299,23 @@ package struct LaneCore: Sendable {
     /// (the state document carries the location too, so a subscriber that reads only it
     /// sees one change).
     private mutating func publishState(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
-        let state = devices.values[index].state
+        let state = withRecord(at: index) { record in
+            record.published = record.state.lastFix
+            return record.state
+        }
         let relevant = Self.relevantFences(state, fences)
         effects.outbox.append(configuration.presence.state(of: device, state, fences: relevant))
         effects.outbox.append(configuration.presence.tracker(of: device, state, fences: relevant))
-        devices.values[index].published = state.lastFix
     }
 
     /// A new position with no change of presence: the state document follows it when the
     /// tracker's throttle allows (`trackerInterval`, `trackerDistance`), without a
     /// notification.
     private mutating func followPosition(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
-        guard let interval = configuration.trackerInterval, let fix = devices.values[index].state.lastFix else { return }
-        if let published = devices.values[index].published {
+        guard let interval = configuration.trackerInterval else { return }
+        let (last, published) = withRecord(at: index) { ($0.state.lastFix, $0.published) }
+        guard let fix = last else { return }
+        if let published {
             guard fix.timestamp - published.timestamp >= interval,
                   Geodesy.sphericalDistance(published.coordinate, fix.coordinate) >= configuration.trackerDistance
             else { return }
@@ -269,6 +329,18 @@ package struct LaneCore: Sendable {
         let sharedInside = state.fences.filter { entry in entry.inside && !fences.identifiers.contains(entry.fence) }
             .compactMap { fences.fence($0.fence) }
         return fences.own + sharedInside
+    }
+
+    /// A device's first fix: it is outside every announced shared fence it was not found
+    /// inside (shared sets are looked at only near a fix, so far ones are never
+    /// "established" fence by fence).
+    private func announceSharedPresence(of device: String, fences: DeviceFences, into effects: inout LaneEffects) {
+        guard let state = devices[device]?.state else { return }
+        for set in fences.shared where set.fences.count <= configuration.announceLimit {
+            for fence in set.fences where !state.fences.contains(where: { $0.fence == fence.identifier }) {
+                effects.outbox.append(configuration.presence.presence(of: device, fence: fence.identifier, inside: false))
+            }
+        }
     }
 
     /// Says once, when positions arrive for a device the fence file does not name, that
@@ -357,9 +429,11 @@ package struct LaneCore: Sendable {
                 continue
             }
             let fences = book.deviceFences(of: device)
-            let before = devices.values[index].state
-            let evaluation = configuration.evaluator.advance(to: now, fences: fences, state: &devices.values[index].state)
-            record(evaluation, device: device, before: before, fences: fences, book: book, into: &effects)
+            let evaluator = configuration.evaluator
+            let (before, evaluation) = withRecord(at: index) { record in
+                (Persisted(record.state), evaluator.advance(to: now, fences: fences, state: &record.state))
+            }
+            record(evaluation, device: device, at: index, before: before, fences: fences, book: book, into: &effects)
             if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
         }
     }
@@ -374,7 +448,7 @@ package struct LaneCore: Sendable {
         guard !republishing.isEmpty else { return }
         for device in republishing.suffix(Self.republishedPerTick) {
             guard let index = devices.index(forKey: device) else { continue }
-            let state = devices.values[index].state
+            let state = withRecord(at: index) { $0.state }
             let fences = book.deviceFences(of: device)
             effects.direct.append(configuration.messages.badge(state.badge, of: device))
             let relevant = Self.relevantFences(state, fences)

@@ -9,8 +9,17 @@ import GeotifyJSON
 ///   positions and are ignored without being errors. OwnTracks leaves out fields whose
 ///   value is zero, so a missing `acc` is simply unknown.
 /// - Plain JSON (`geotify/location/<device>`): `{"lat":..,"lon":..}` with optional
-///   `acc` (metres) and `tst` (unix seconds); `latitude`/`longitude` are aliases.
-/// Unknown extra fields are ignored in both.
+///   `acc` (metres) and `tst` (unix seconds); `latitude`/`longitude` are aliases, and
+///   giving both spellings of one field is refused.
+/// Unknown extra fields are ignored in both, but a message that names any field twice
+/// is refused (`duplicate_field`), as the fence file is: other readers of the same
+/// message might take the other value.
+///
+/// An OwnTracks app with payload encryption on wraps each message in
+/// `{"_type":"encrypted","data":...}`: `decode` takes that layer off with the device's
+/// key (`OwnTracksDecryption`) and reads the message inside like any other, as the
+/// Recorder decrypts and then handles the cleartext. One layer is opened, as the apps
+/// add one; an envelope that cannot be opened is refused, never ignored.
 public struct LocationDecoder: Sendable {
     /// Which of the two message formats a subscription carries.
     public enum Format: String, Sendable {
@@ -20,27 +29,41 @@ public struct LocationDecoder: Sendable {
 
     /// Larger payloads are refused before parsing.
     public var maximumPayloadBytes: Int
+    /// Opens OwnTracks encrypted payloads.
+    public var decryption: OwnTracksDecryption
 
-    public init(maximumPayloadBytes: Int = 65_536) {
+    public init(maximumPayloadBytes: Int = 65_536, keys: OwnTracksKeys = OwnTracksKeys()) {
         self.maximumPayloadBytes = maximumPayloadBytes
+        decryption = OwnTracksDecryption(keys: keys)
     }
 
     /// The fix in `payload` from `device`, nil when the message is valid but not a
     /// position (an OwnTracks `_type` other than `location`). `arrival` (seconds since
     /// 1970) is the fix's time when the message carries none.
     public func decode(_ payload: [UInt8], device: String, format: Format, arrival: Double) throws(InputError) -> Fix? {
-        if payload.isEmpty { throw InputError(.emptyPayload, "the payload is empty") }
+        try decode(payload, device: device, format: format, arrival: arrival, decrypted: false)
+    }
+
+    /// `decode`, for `payload` as it came (`decrypted` false) or for the cleartext of an
+    /// encrypted envelope (true), whose problems get the decryption's own codes.
+    private func decode(_ payload: [UInt8], device: String, format: Format, arrival: Double, decrypted: Bool) throws(InputError) -> Fix? {
+        if payload.isEmpty { throw InputError(decrypted ? .decryptedNotJSON : .emptyPayload, "the \(decrypted ? "decrypted " : "")payload is empty") }
         if payload.count > maximumPayloadBytes {
             throw InputError(.payloadTooLarge, "the payload is \(payload.count) bytes; at most \(maximumPayloadBytes) are accepted")
         }
         let json: JSON
         do {
-            json = try JSONParser(maxDepth: 16).parse(payload, keepingMembers: LocationDecoder.keys)
+            json = try LocationDecoder.parser.parse(payload, keepingMembers: LocationDecoder.keys)
         } catch {
-            throw InputError(.invalidJSON, "the payload is not JSON: \(error)")
+            if let name = error.duplicateMember {
+                throw InputError(.duplicateField, "the field \"\(name)\" is given more than once (line \(error.line), column \(error.column)); give each field once")
+            }
+            throw InputError(decrypted ? .decryptedNotJSON : .invalidJSON, "the \(decrypted ? "decrypted " : "")payload is not JSON: \(error)")
         }
         guard case .object(let object) = json else {
-            throw InputError(.notAnObject, "the payload must be a JSON object, not \(json.kindDescription)")
+            throw InputError(
+                decrypted ? .decryptedNotJSON : .notAnObject,
+                "the \(decrypted ? "decrypted " : "")payload must be a JSON object, not \(json.kindDescription)")
         }
 
         let latitudeKey: String
@@ -49,6 +72,10 @@ public struct LocationDecoder: Sendable {
         case .ownTracks:
             switch object["_type"] {
             case .string("location")?: break
+            case .string("encrypted")?:
+                if decrypted { throw InputError(.invalidEnvelope, "the decrypted payload is itself encrypted; the apps encrypt once") }
+                let cleartext = try decryption.cleartext(of: object, device: device)
+                return try decode(cleartext, device: device, format: format, arrival: arrival, decrypted: true)
             case .string?: return nil
             case nil: throw InputError(.missingField, "an OwnTracks message needs \"_type\" (\"location\" for a position)")
             case let other?: throw InputError(.wrongType, "\"_type\" must be a string, not \(other.kindDescription)")
@@ -56,8 +83,8 @@ public struct LocationDecoder: Sendable {
             latitudeKey = "lat"
             longitudeKey = "lon"
         case .plain:
-            latitudeKey = object["lat"] == nil && object["latitude"] != nil ? "latitude" : "lat"
-            longitudeKey = object["lon"] == nil && object["longitude"] != nil ? "longitude" : "lon"
+            latitudeKey = try LocationDecoder.spelling(object, "lat", "latitude")
+            longitudeKey = try LocationDecoder.spelling(object, "lon", "longitude")
         }
 
         let latitude = try LocationDecoder.number(object, latitudeKey, range: -90...90, required: true)!
@@ -72,7 +99,17 @@ public struct LocationDecoder: Sendable {
     }
 
     /// The members a location is read from; the parser skips every other one.
-    private static let keys = JSONParser.MemberNames(["_type", "lat", "lon", "latitude", "longitude", "acc", "tst"])
+    private static let keys = JSONParser.MemberNames(["_type", "lat", "lon", "latitude", "longitude", "acc", "tst", "data"])
+    private static let parser = JSONParser(maxDepth: 16, rejectingDuplicateMembers: true)
+
+    /// Which of a field's two spellings `object` uses (`short` when neither); refuses both.
+    private static func spelling(_ object: JSONObject, _ short: String, _ long: String) throws(InputError) -> String {
+        guard object[long] != nil else { return short }
+        guard object[short] == nil else {
+            throw InputError(.duplicateField, "both \"\(short)\" and \"\(long)\" are given; they are one field: give one of them")
+        }
+        return long
+    }
 
     private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>, required: Bool) throws(InputError) -> Double? {
         switch object[key] {

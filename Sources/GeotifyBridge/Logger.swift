@@ -5,7 +5,9 @@ import Synchronization
 /// Human-readable log lines on standard error: `2026-11-29T18:26:13.123Z warning message`.
 ///
 /// The sink is injectable so tests can read what was logged; lines from different
-/// threads never interleave.
+/// threads never interleave. Every line is one line of text: control characters in
+/// what it quotes (a newline that would forge a line, a NUL or an escape sequence from a
+/// hostile payload) are written as `\u00XX`, so nothing binary reaches the log.
 public final class Logger: Sendable {
     /// How much to log; each level includes the ones above it.
     public enum Level: Int, Sendable, Comparable, CaseIterable {
@@ -47,8 +49,47 @@ public final class Logger: Sendable {
     /// Writes one line at `level`, if that level is enabled.
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= self.level else { return }
-        let line = "\(Logger.timestamp()) \(String(describing: level).padding(toLength: 7, withPad: " ", startingAt: 0)) \(message())"
+        let line = "\(Logger.timestamp()) \(String(describing: level).padding(toLength: 7, withPad: " ", startingAt: 0)) \(Logger.escaped(message()))"
         sink.withLock { $0(line) }
+    }
+
+    /// `text` with each control character (U+0000–U+001F, U+007F–U+009F) written as
+    /// `\u00XX`; the text itself, without copying, when it has none (the common case
+    /// costs one pass over its bytes).
+    public static func escaped(_ text: String) -> String {
+        var utf8 = text.utf8.makeIterator()
+        var previous: UInt8 = 0
+        var clean = true
+        while let byte = utf8.next() {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F) {
+                clean = false
+                break
+            }
+            previous = byte
+        }
+        if clean { return text }
+        let bytes = Array(text.utf8)
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(bytes.count + 16)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var index = 0
+        while index < bytes.count {
+            var code = bytes[index]
+            var width = 1
+            // U+0080–U+009F are 0xC2 0x80–0x9F in UTF-8 (valid text: a 0xC2 lead byte is
+            // always followed by a continuation byte).
+            if code == 0xC2, index + 1 < bytes.count, bytes[index + 1] <= 0x9F {
+                code = bytes[index + 1]
+                width = 2
+            }
+            if code < 0x20 || code == 0x7F || width == 2 {
+                escaped += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(code >> 4)], hex[Int(code & 0xF)]]
+            } else {
+                escaped.append(code)
+            }
+            index += width
+        }
+        return String(decoding: escaped, as: UTF8.self)
     }
 
     /// Writes a line to standard error. A failed write (a full disk under a redirected

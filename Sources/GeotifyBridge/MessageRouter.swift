@@ -36,17 +36,18 @@ package struct MessageRouter: Sendable {
 
     /// Routes `message`, which arrived at `arrival` (seconds since 1970).
     package func route(_ message: MQTTMessage, arrival: Double) -> Outcome {
-        let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard levels.count <= maximumTopicDepth else {
+        var depth = 1
+        for byte in message.topic.utf8 where byte == UInt8(ascii: "/") { depth += 1 }
+        guard depth <= maximumTopicDepth else {
             return .refused(InputError(.invalidTopic, "the topic has more than \(maximumTopicDepth) levels (maximumTopicDepth)"))
         }
         let route: Inbound.Route
         let device: String
-        if let found = ownTracks.device(inLevels: levels) {
+        if let found = ownTracks.device(inTopic: message.topic) {
             (route, device) = (.location(.ownTracks), found)
-        } else if let found = location.device(inLevels: levels) {
+        } else if let found = location.device(inTopic: message.topic) {
             (route, device) = (.location(.plain), found)
-        } else if let found = commands.device(inLevels: levels) {
+        } else if let found = commands.device(inTopic: message.topic) {
             (route, device) = (.command, found)
         } else {
             return .unrouted

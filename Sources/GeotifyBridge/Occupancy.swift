@@ -39,6 +39,11 @@ final class Occupancy: Sendable {
         }
     }
 
+    /// How many devices are inside the shared fence `fence` of `owner`.
+    func count(owner: String, fence: String) -> Int {
+        inside.withLock { $0[Key(owner: owner, fence: fence)]?.count ?? 0 }
+    }
+
     /// Forgets the fences not in `book` any more; returns them, sorted.
     func prune(to book: FenceBook) -> [Key] {
         inside.withLock { inside in

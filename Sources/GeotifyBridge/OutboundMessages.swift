@@ -23,6 +23,7 @@ public struct OutboundMessages: Sendable {
         object["event"] = .string(notification.kind.rawValue)
         object["event_type"] = .string(notification.kind.rawValue)
         object["note"] = .string(notification.note)
+        if let name = notification.transition.fence.name { object["name"] = .string(name) }
         object["badge"] = .number(Double(notification.badge))
         object["lat"] = .number(fix.coordinate.latitude)
         object["lon"] = .number(fix.coordinate.longitude)

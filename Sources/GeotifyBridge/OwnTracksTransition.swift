@@ -15,11 +15,13 @@ import GeotifyStore
 /// transitions unretained). The fields:
 /// - `event`: `enter`, or `leave` for an exit. OwnTracks has no dwell event, so a dwell
 ///   notification gives no message.
-/// - `desc` and `rid`: the fence identifier. `desc` is the region's name; Home
-///   Assistant's OwnTracks integration looks the zone up by it (`home` is its home;
-///   `homeassistant/components/owntracks/messages.py`, `async_handle_transition_message`).
+/// - `desc` and `rid`: as the fence's waypoint has them (`FenceExport.ownTracksWaypoint`):
+///   `desc` the fence's name, else its identifier; `rid` its OwnTracks region ID, else
+///   its identifier. `desc` is the region's name; Home Assistant's OwnTracks integration
+///   looks the zone up by it (`home` is its home; `homeassistant/components/owntracks/
+///   messages.py`, `async_handle_transition_message`).
 /// - `wtst`: the region's creation time, which Geotify does not know: a stable stand-in
-///   derived from the fence identifier (`OwnTracksWaypoints.creationTime(of:)`), the
+///   derived from the fence identifier (`FenceExport.ownTracksCreationTime(of:)`), the
 ///   same `tst` the fence has when pushed to the phone with `setWaypoints`.
 /// - `lat`, `lon`, `acc`, `tst`: the fix that decided the transition, times as whole
 ///   seconds; `acc` only when the fix had one (the apps leave out unknown values).
@@ -46,9 +48,10 @@ public struct OwnTracksTransition: Sendable {
         var object = JSONObject()
         object["_type"] = "transition"
         object["event"] = .string(event)
-        object["desc"] = .string(notification.fence)
-        object["rid"] = .string(notification.fence)
-        object["wtst"] = .number(Double(OwnTracksWaypoints.creationTime(of: notification.fence)))
+        let fence = notification.transition.fence
+        object["desc"] = .string(fence.name ?? fence.identifier)
+        object["rid"] = .string(fence.regionID ?? fence.identifier)
+        object["wtst"] = .number(Double(FenceExport.ownTracksCreationTime(of: fence.identifier)))
         object["lat"] = .number(fix.coordinate.latitude)
         object["lon"] = .number(fix.coordinate.longitude)
         if let accuracy = fix.accuracy { object["acc"] = .number(accuracy) }

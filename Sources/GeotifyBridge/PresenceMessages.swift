@@ -10,7 +10,7 @@ import GeotifyStore
 /// |---|---|
 /// | `geotify/state/<device>` | the device's state document, below |
 /// | `geotify/presence/<device>/<fence>` | `inside` or `outside` |
-/// | `geotify/tracker/<device>` | the fence the device is in (see `trackedFence`), or `not_home` |
+/// | `geotify/tracker/<device>` | where the device is (`trackerState`): `home`, a fence's name, or `not_home` |
 /// | `geotify/occupancy/<owner>/<fence>` | how many devices are inside a shared fence, as decimal text |
 ///
 /// All are QoS 1 and retained, and meant to be published on every transition and badge
@@ -27,6 +27,9 @@ public struct PresenceMessages: Sendable {
     /// The payload of the tracker topic while the device is in none of its fences: Home
     /// Assistant's `not_home` state.
     public static let notHome = "not_home"
+    /// The payload of the tracker topic while the device is in a home fence
+    /// (`Fence.isHome`): Home Assistant's `home` state.
+    public static let home = "home"
 
     public init(topics: Topics) {
         self.topics = topics
@@ -45,13 +48,14 @@ public struct PresenceMessages: Sendable {
     /// The state document of `device` on `geotify/state/<device>`:
     ///
     /// ```json
-    /// {"device":"alice/phone","inside":[{"fence":"home","note":"Welcome home"}],"badge":1,
+    /// {"device":"alice/phone","inside":[{"fence":"home","name":"Home","note":"Welcome home"}],"badge":1,
     ///  "lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,
     ///  "latitude":52.52,"longitude":13.405,"gps_accuracy":12}
     /// ```
     ///
     /// `inside` lists the fences of `fences` (the device's fences, in the order of the
-    /// fence file) that `state` says the device is inside. The last fix appears twice:
+    /// fence file) that `state` says the device is inside, each with its `name` when it
+    /// has one. The last fix appears twice:
     /// as `lat`/`lon`/`acc`/`tst`, Geotify's own names, and as `latitude`/`longitude`/
     /// `gps_accuracy`, the attribute names from which Home Assistant's MQTT device
     /// tracker takes a position, since the discovered tracker reads this document as
@@ -62,7 +66,11 @@ public struct PresenceMessages: Sendable {
         var object = JSONObject()
         object["device"] = .string(device)
         object["inside"] = .array(fences.filter { state.isInside($0.identifier) }.map { fence in
-            ["fence": .string(fence.identifier), "note": .string(fence.note)]
+            var entry = JSONObject()
+            entry["fence"] = .string(fence.identifier)
+            if let name = fence.name { entry["name"] = .string(name) }
+            entry["note"] = .string(fence.note)
+            return .object(entry)
         })
         object["badge"] = .number(Double(state.badge))
         if let fix = state.lastFix {
@@ -90,12 +98,20 @@ public struct PresenceMessages: Sendable {
         fences.first { state.isInside($0.identifier) }
     }
 
-    /// The identifier of `trackedFence`, or `not_home`, on `geotify/tracker/<device>`:
-    /// the state topic of the discovered Home Assistant device tracker, where a fence
-    /// named `home` becomes Home Assistant's `home` state.
+    /// The tracker state of `trackedFence`, on `geotify/tracker/<device>`: the state
+    /// topic of the discovered Home Assistant device tracker.
     public func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
-        let name = PresenceMessages.trackedFence(state, fences: fences)?.identifier ?? PresenceMessages.notHome
-        return retained(trackerTopic(device), Array(name.utf8))
+        retained(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
+    }
+
+    /// What the device tracker says for a device in `fence` (nil: in none), so that it
+    /// matches Home Assistant's own zones: `home` for a home fence (`Fence.isHome`),
+    /// which Home Assistant shows as Home; else the fence's `name`, which, equal to a
+    /// zone's name, is the state Home Assistant gives a tracker in that zone; else the
+    /// identifier; `not_home` when in no fence.
+    public static func trackerState(_ fence: Fence?) -> String {
+        guard let fence else { return notHome }
+        return fence.isHome ? home : fence.name ?? fence.identifier
     }
 
     /// The number of devices inside the shared `fence` of `owner`, as decimal text on
@@ -104,23 +120,33 @@ public struct PresenceMessages: Sendable {
         retained(occupancyTopic(owner: owner, fence: fence), Array(String(count).utf8))
     }
 
-    /// Empty retained messages that clear what this type published for fences and
-    /// devices that are in `previous` (device → fences) but no longer in `current`: the
-    /// presence topic of each removed fence, and the state and tracker topics of each
-    /// removed device. Sorted by topic.
-    public func removals(previous: [String: [Fence]], current: [String: [Fence]]) -> [OutboxMessage] {
-        var topics: [String] = []
-        for (device, fences) in previous {
-            let kept = Set((current[device] ?? []).map(\.identifier))
-            for fence in fences where !kept.contains(fence.identifier) {
-                topics.append(presenceTopic(device, fence: fence.identifier))
-            }
-            if current[device] == nil {
-                topics.append(stateTopic(device))
-                topics.append(trackerTopic(device))
+    /// The messages that remove what is in `previous` but not in `current` (device →
+    /// fences, and owner → shared fences for the occupancy entities), in the order Home
+    /// Assistant must see them: first the empty discovery configs from `discovery`
+    /// (none when it is nil), so no entity is still subscribed when its topics empty;
+    /// then, per removed device (sorted), its retained state, tracker, the presence of
+    /// each fence (file order) and badge; then the presence of each removed fence of a
+    /// kept device. All are empty, retained, QoS 1. The occupancy counts of removed
+    /// shared fences are the caller's to clear, after these.
+    public func removals(
+        previous: [String: [Fence]], current: [String: [Fence]], discovery: HomeAssistantDiscovery? = nil,
+        previousShared: [String: [Fence]] = [:], currentShared: [String: [Fence]] = [:]
+    ) -> [OutboxMessage] {
+        var messages = discovery?.removals(
+            previous: previous, current: current, previousShared: previousShared, currentShared: currentShared) ?? []
+        for device in previous.keys.sorted() where current[device] == nil {
+            messages.append(retained(stateTopic(device), []))
+            messages.append(retained(trackerTopic(device), []))
+            for fence in previous[device] ?? [] { messages.append(retained(presenceTopic(device, fence: fence.identifier), [])) }
+            messages.append(retained(topics.badge(device), []))
+        }
+        for device in previous.keys.sorted() {
+            guard let kept = current[device].map({ Set($0.map(\.identifier)) }) else { continue }
+            for fence in previous[device] ?? [] where !kept.contains(fence.identifier) {
+                messages.append(retained(presenceTopic(device, fence: fence.identifier), []))
             }
         }
-        return topics.sorted().map { retained($0, []) }
+        return messages
     }
 
     private func retained(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {

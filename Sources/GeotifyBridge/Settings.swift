@@ -8,7 +8,8 @@ import GeotifyStore
 
 /// How a bridge runs: where the broker, the fence file and the state are, which topics
 /// carry positions, and the limits. Read from the settings file (`config/geotify.json`)
-/// and overridden by command-line flags.
+/// and overridden by command-line flags, both through the table of keys
+/// (`Settings.keys`, in `Settings+Keys.swift`); the initial values here are the defaults.
 ///
 /// Relative paths in a settings file are relative to the file's own directory, so the
 /// example configuration works from any working directory.
@@ -57,6 +58,13 @@ public struct Settings: Sendable, Equatable {
     public var homeAssistantEnabled = true
     /// The Home Assistant discovery prefix.
     public var homeAssistantPrefix = "homeassistant"
+    /// The page Home Assistant links each device to (`configuration_url`), e.g. the web
+    /// console's address.
+    public var homeAssistantConfigurationURL: String?
+    /// Where Home Assistant says help for Geotify is (`origin.support_url`).
+    public var homeAssistantSupportURL: String?
+    /// The OwnTracks secrets file (`user/device secret` lines) for encrypted payloads.
+    public var ownTracksKeysFile: String?
     /// Whether notifications of OwnTracks devices are also published as OwnTracks
     /// `transition` messages on `owntracks/<user>/<device>/event`.
     public var ownTracksTransitions = true
@@ -88,27 +96,20 @@ public struct Settings: Sendable, Equatable {
     /// The web console (map, JSON API, OwnTracks HTTP mode, `/healthz`, `/metrics`); nil:
     /// no HTTP server.
     package var http: ConsoleSettings?
+    /// Set the state files aside at start and begin with empty state (`run --reset-state`,
+    /// never from a settings file).
+    package var resetState = false
 
     public init() {}
 
-    /// The keys a settings file may hold.
-    public static let keys = [
-        "broker", "clientId", "fences", "stateDir", "owntracksTopic", "locationTopic", "topicPrefix",
-        "minimumRadius", "maximumRadius", "maximumFencesPerDevice", "maximumPayloadBytes", "strictDevices",
-        "logLevel", "lanes", "durability", "keepAlive",
-        "username", "password", "passwordFile", "tls", "protocol",
-        "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
-        "maximumAge", "maximumFutureSkew", "commands", "commandDevices", "previewTimeout",
-        "homeassistant", "owntracksTransitions", "owntracksWaypoints", "statsInterval",
-        "maximumTopicDepth", "maximumDevices", "maximumFenceFileBytes", "notify", "http",
-    ]
-
-    /// Reads a settings file: every key is optional; unknown keys and wrong values are
-    /// errors that name the file and the key.
+    /// Reads a settings file: every key is optional (`Settings.keys` lists them);
+    /// unknown keys and wrong values are errors that name the file and the key.
     public static func load(path: String) throws(SettingsError) -> Settings {
         let bytes: [UInt8]
         do {
-            guard let read = try AtomicFile.read(path) else { throw SettingsError("\(path): no such file") }
+            guard let read = try AtomicFile.read(path) else {
+                throw SettingsError("\(path): no such file")
+            }
             bytes = read
         } catch let error as SettingsError {
             throw error
@@ -124,105 +125,19 @@ public struct Settings: Sendable, Equatable {
         guard case .object(let object) = json else {
             throw SettingsError("\(path): the settings must be a JSON object, not \(json.kindDescription)")
         }
-        let base = (path as NSString).deletingLastPathComponent
         var settings = Settings()
-        let reader = SettingsReader(object: object, file: path)
-        for key in object.keys where !keys.contains(key) {
-            throw SettingsError("\(path): unknown key \"\(key)\" (known keys: \(keys.joined(separator: ", ")))")
-        }
-        if let url = try reader.string("broker") {
-            do {
-                settings.broker = try BrokerAddress(parsing: url)
-            } catch {
-                throw SettingsError("\(path): \"broker\": \(error.message)")
-            }
-        }
-        if let value = try reader.string("clientId") { settings.clientID = value }
-        if let value = try reader.string("fences") { settings.fencesPath = SettingsReader.resolve(value, against: base) }
-        if let value = try reader.string("stateDir") { settings.stateDirectory = SettingsReader.resolve(value, against: base) }
-        if let value = try reader.string("owntracksTopic") { settings.ownTracksTopic = value }
-        if let value = try reader.string("locationTopic") { settings.locationTopic = value }
-        if let value = try reader.string("topicPrefix") { settings.topicPrefix = value }
-        if let value = try reader.number("minimumRadius", atLeast: 0) { settings.limits.minimumRadius = value }
-        if let value = try reader.number("maximumRadius", atLeast: 0) { settings.limits.maximumRadius = value }
-        if let value = try reader.integer("maximumFencesPerDevice", atLeast: 1) { settings.limits.maximumFencesPerDevice = value }
-        if let value = try reader.integer("maximumPayloadBytes", atLeast: 1) { settings.maximumPayloadBytes = value }
-        if let value = try reader.integer("maximumTopicDepth", atLeast: 2) { settings.maximumTopicDepth = value }
-        if let value = try reader.integer("maximumDevices", atLeast: 1) { settings.maximumDevices = value }
-        if let value = try reader.integer("maximumFenceFileBytes", atLeast: 1) { settings.maximumFenceFileBytes = value }
-        if let value = try reader.bool("strictDevices") { settings.strictDevices = value }
-        if let value = try reader.string("logLevel") {
-            guard let level = Logger.Level(name: value) else {
-                throw SettingsError("\(path): \"logLevel\" must be one of debug, info, warning, error, not \"\(value)\"")
-            }
-            settings.logLevel = level
-        }
-        if let value = try reader.integer("lanes", atLeast: 1) { settings.lanes = value }
-        if let value = try reader.string("durability") {
-            guard let durability = StateStore.Durability(rawValue: value) else {
-                throw SettingsError("\(path): \"durability\" must be normal or full, not \"\(value)\"")
-            }
-            settings.durability = durability
-        }
-        if let value = try reader.integer("keepAlive", atLeast: 5) { settings.keepAlive = value }
-        settings.security = try BrokerSecurity(settings: object, file: path, base: base)
-        if let value = try reader.number("maximumAccuracy", atLeast: 0) { settings.rules.maximumAccuracy = value }
-        if let value = try reader.bool("accuracyAware") { settings.rules.accuracyAware = value }
-        if let value = try reader.number("hysteresis", atLeast: 0) { settings.rules.hysteresis = value }
-        if let value = try reader.number("minimumDuration", atLeast: 0) { settings.rules.minimumDuration = value }
-        if let value = try reader.number("dwell", atLeast: 0) {
-            guard value > 0 else { throw SettingsError("\(path): \"dwell\" must be more than 0 seconds (leave it out for no dwell)") }
-            settings.rules.dwell = value
-        }
-        if let value = try reader.string("initialTrigger") {
-            guard let trigger = InitialTrigger(rawValue: value) else {
-                throw SettingsError("\(path): \"initialTrigger\" must be none, enter or exit, not \"\(value)\"")
-            }
-            settings.rules.initialTrigger = trigger
-        }
-        if let value = try reader.number("maximumAge", atLeast: 0) { settings.acceptance.maximumAge = value }
-        if let value = try reader.number("maximumFutureSkew", atLeast: 0) { settings.acceptance.maximumFutureSkew = value }
-        if let value = try reader.bool("commands") { settings.commandsEnabled = value }
-        if let value = object["commandDevices"] {
-            guard let list = value.arrayValue, let devices = Optional(list.compactMap(\.stringValue)), devices.count == list.count else {
-                throw SettingsError("\(path): \"commandDevices\" must be an array of device identifiers or prefixes ending in /#")
-            }
-            settings.commandDevices = devices
-        }
-        if let value = try reader.number("previewTimeout", atLeast: 1) { settings.previewTimeout = value }
-        if let value = object["homeassistant"] {
-            guard case .object(let homeAssistant) = value else {
-                throw SettingsError("\(path): \"homeassistant\" must be an object like {\"enabled\": true, \"prefix\": \"homeassistant\"}")
-            }
-            let nested = SettingsReader(object: homeAssistant, file: path, prefix: "homeassistant.")
-            for key in homeAssistant.keys where key != "enabled" && key != "prefix" {
-                throw SettingsError("\(path): \"homeassistant\" has an unknown key \"\(key)\" (known keys: enabled, prefix)")
-            }
-            if let enabled = try nested.bool("enabled") { settings.homeAssistantEnabled = enabled }
-            if let prefix = try nested.string("prefix") { settings.homeAssistantPrefix = prefix }
-        }
-        if let value = try reader.bool("owntracksTransitions") { settings.ownTracksTransitions = value }
-        if let value = try reader.bool("owntracksWaypoints") { settings.ownTracksWaypoints = value }
-        if let value = try reader.number("statsInterval", atLeast: 0) { settings.statsInterval = value }
-        if let value = object["http"] {
-            guard case .object(let http) = value else {
-                throw SettingsError("\(path): \"http\" must be an object like {\"listen\": \"127.0.0.1:8091\"}")
-            }
-            do {
-                settings.http = try ConsoleSettings(parsing: http, file: path)
-            } catch {
-                throw SettingsError(error.message)
-            }
-        }
-        if let value = object["notify"] {
-            do {
-                settings.notify = try DeliverySettings(parsing: value, file: path)
-            } catch {
-                throw SettingsError(error.message)
-            }
-        }
+        try SettingsReader(keys: keys, source: SettingsSource(origin: .file(path))).read(object, into: &settings)
         try settings.validate(file: path)
         return settings
+    }
+
+    /// Sets the key whose command-line flag is `--flag` from `value`, checked as in a
+    /// settings file but with paths relative to the working directory.
+    package mutating func set(flag: String, to value: String) throws(SettingsError) {
+        guard let key = Settings.key(flag: flag) else {
+            throw SettingsError("--\(flag) is not a setting")
+        }
+        try key.read(flagValue: value, into: &self)
     }
 
     /// Checks the combination of values; `file` names where they came from in the error.
@@ -246,5 +161,6 @@ public struct Settings: Sendable, Equatable {
         if clientID.isEmpty {
             throw SettingsError("\(file): \"clientId\" must not be empty: the broker keeps the bridge's session under it")
         }
+        try security.validate(file: file)
     }
 }

@@ -1,63 +1,52 @@
-import Foundation
+import GeotifyCore
 import GeotifyJSON
+import GeotifyStore
 
-/// Typed reads of a settings object, with errors that name the file and the key, so
-/// every part of the settings (`Settings`, `BrokerSecurity`) refuses a wrong value the
-/// same way.
+/// Reads a settings file's object into `Settings` through the table of keys
+/// (`Settings.keys`): each member is the key of its name, the members of a nested
+/// object (`homeassistant`, `tls`) the keys `<object>.<member>`. An unknown key is
+/// refused, with the nearest known key at its level suggested; so is a key written twice.
 struct SettingsReader {
-    let object: JSONObject
-    let file: String
-    /// Put before key names in errors: `tls.` inside the `tls` object.
-    var prefix = ""
+    let keys: [SettingsKey]
+    let source: SettingsSource
 
-    func string(_ key: String) throws(SettingsError) -> String? {
-        guard let value = object[key] else { return nil }
-        guard case .string(let text) = value else {
-            throw SettingsError("\(file): \"\(prefix)\(key)\" must be a string, not \(value.kindDescription)")
+    /// Reads every member of `object`, whose keys are named `prefix` + member. A section
+    /// (`Kind.section`) is read whole by its key's own reader.
+    func read(_ object: JSONObject, into settings: inout Settings, prefix: String = "") throws(SettingsError) {
+        if let duplicate = object.duplicateKeys.first {
+            throw source.error(key: prefix + duplicate, "written more than once")
         }
-        return text
+        for member in object.members {
+            let name = prefix + member.key
+            guard let key = keys.first(where: { $0.name == name }) else {
+                throw unknown(name, prefix: prefix)
+            }
+            if key.kind == .object {
+                guard case .object(let nested) = member.value else {
+                    let members = self.members(of: name + ".").joined(separator: ", ")
+                    throw source.error(FenceIssue(.wrongType, "\"\(name)\" must be an object with \(members), not \(member.value.kindDescription)"))
+                }
+                try key.read(member.value, &settings, source)
+                try read(nested, into: &settings, prefix: name + ".")
+            } else {
+                try key.read(member.value, &settings, source)
+            }
+        }
     }
 
-    /// A string that must not be empty when given (a name, a path).
-    func nonEmptyString(_ key: String) throws(SettingsError) -> String? {
-        guard let text = try string(key) else { return nil }
-        guard !text.isEmpty else {
-            throw SettingsError("\(file): \"\(prefix)\(key)\" must not be empty (leave it out instead)")
-        }
-        return text
+    /// The names of the keys directly under `prefix` (empty: the top level).
+    private func members(of prefix: String) -> [String] {
+        keys.map(\.name).filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }.filter { !$0.contains(".") }
     }
 
-    func number(_ key: String, atLeast minimum: Double) throws(SettingsError) -> Double? {
-        guard let value = object[key] else { return nil }
-        guard case .number(let number) = value else {
-            throw SettingsError("\(file): \"\(prefix)\(key)\" must be a number, not \(value.kindDescription)")
+    private func unknown(_ name: String, prefix: String) -> SettingsError {
+        let typed = String(name.dropFirst(prefix.count))
+        let hint = NameSuggestion.nearest(to: typed, in: members(of: prefix)).map { "did you mean \"\(prefix)\($0)\"?" }
+        switch source.origin {
+        case .file(let path):
+            return SettingsError("\(path): unknown key \"\(name)\" (\(hint ?? "'geotify help settings' lists the keys"))")
+        case .flag(let flag):
+            return SettingsError("--\(flag): unknown key \"\(name)\"")
         }
-        guard number >= minimum else {
-            throw SettingsError("\(file): \"\(prefix)\(key)\" must be at least \(JSONWriter.text(of: minimum)), not \(JSONWriter.text(of: number))")
-        }
-        return number
-    }
-
-    func integer(_ key: String, atLeast minimum: Int) throws(SettingsError) -> Int? {
-        guard let number = try number(key, atLeast: Double(minimum)) else { return nil }
-        guard number == number.rounded(), number < 1e15 else {
-            throw SettingsError("\(file): \"\(prefix)\(key)\" must be a whole number, not \(JSONWriter.text(of: number))")
-        }
-        return Int(number)
-    }
-
-    func bool(_ key: String) throws(SettingsError) -> Bool? {
-        guard let value = object[key] else { return nil }
-        guard case .bool(let flag) = value else {
-            throw SettingsError("\(file): \"\(prefix)\(key)\" must be true or false, not \(value.kindDescription)")
-        }
-        return flag
-    }
-
-    /// `path` as written in a settings file in directory `base`: relative paths are
-    /// relative to the file, so the example configuration works from anywhere.
-    static func resolve(_ path: String, against base: String) -> String {
-        if path.hasPrefix("/") || base.isEmpty { return path }
-        return (base as NSString).appendingPathComponent(path)
     }
 }

@@ -3,9 +3,23 @@
 ///
 /// `owntracks/+/+` turns `owntracks/alice/phone` into `alice/phone`;
 /// `geotify/location/#` turns `geotify/location/van/7` into `van/7`.
+///
+/// Matching runs for every message, so it works on the topic's bytes in one pass and
+/// allocates nothing but the device's own string, when the filter's wildcards are
+/// contiguous (as in every usual filter); other filters are matched level by level.
 public struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     public let filter: String
     private let levels: [Substring]
+    /// The levels as bytes to compare, nil for a wildcard; only when the wildcards are
+    /// contiguous, so the device is one stretch of the topic.
+    private let pattern: [Pattern]?
+
+    /// One level of a filter, for byte matching.
+    private enum Pattern: Sendable, Equatable {
+        case literal([UInt8])
+        case plus
+        case hash
+    }
 
     /// A filter; throws when `filter` is not a valid MQTT filter or has no wildcard
     /// to take a device identifier from.
@@ -24,6 +38,47 @@ public struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
         }
         self.filter = filter
         self.levels = levels
+        let wildcards = levels.indices.filter { levels[$0] == "+" || levels[$0] == "#" }
+        let contiguous = wildcards.last! - wildcards.first! + 1 == wildcards.count
+        pattern = contiguous
+            ? levels.map { level in level == "+" ? .plus : level == "#" ? .hash : .literal(Array(level.utf8)) }
+            : nil
+    }
+
+    /// The device identifier when `topic` matches the filter, nil otherwise; the same as
+    /// `device(inLevels:)` on the split topic, in one pass over its bytes.
+    public func device(inTopic topic: String) -> String? {
+        guard let pattern else { return device(in: topic) }
+        var topic = topic
+        let range: Range<Int>? = topic.withUTF8 { bytes in
+            var position = 0
+            var start: Int?
+            var end = 0
+            for (index, level) in pattern.enumerated() {
+                if index > 0 {
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: "/") else { return nil }
+                    position += 1
+                }
+                switch level {
+                case .hash:
+                    return (start ?? position)..<bytes.count
+                case .plus:
+                    if start == nil { start = position }
+                    while position < bytes.count && bytes[position] != UInt8(ascii: "/") { position += 1 }
+                    end = position
+                case .literal(let literal):
+                    guard position + literal.count <= bytes.count else { return nil }
+                    for offset in literal.indices where bytes[position + offset] != literal[offset] { return nil }
+                    position += literal.count
+                    guard position == bytes.count || bytes[position] == UInt8(ascii: "/") else { return nil }
+                }
+            }
+            guard position == bytes.count, let start else { return nil }
+            return start..<end
+        }
+        guard let range else { return nil }
+        let utf8 = topic.utf8
+        return String(topic[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
     }
 
     public var description: String { filter }

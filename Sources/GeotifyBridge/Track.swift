@@ -1,20 +1,23 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import GeotifyCore
+import GeotifyJSON
 
 /// A recorded track of one device, read from a file for offline replay (`geotify
 /// simulate`): OwnTracks location messages one a line (as the OwnTracks Recorder
 /// stores them: anything before the first `{` on a line, such as its timestamp
 /// columns, is skipped), plain JSON positions one a line, or GPX (`trkpt`, `rtept`
-/// and `wpt` with `time`; GPX carries no accuracy).
+/// and `wpt` with `time`, accuracy from `hdop`: see `GPXReader`).
 public struct Track: Sendable {
     /// The fixes in file order.
     public var fixes: [Fix]
     /// Lines that were not positions, with why (line number: reason); non-location
     /// OwnTracks messages are skipped silently.
     public var problems: [String]
+
+    /// How GPX points get their accuracy, for help text.
+    public static let gpxAccuracyRule = """
+        GPX has no accuracy in metres: a point's accuracy is its <hdop> × \(JSONWriter.text(of: GPXReader.metresPerHDOP)) m, and a
+        point without <hdop> counts as accurate (as an OwnTracks fix without "acc").
+        """
 
     /// Reads a track for `device` from `bytes`.
     public init(parsing bytes: [UInt8], device: String, decoder: LocationDecoder = LocationDecoder()) throws(TrackError) {
@@ -59,69 +62,10 @@ public struct Track: Sendable {
     }
 
     private static func gpx(_ bytes: [UInt8], device: String) throws(TrackError) -> Track {
-        let reader = GPXReader(device: device)
-        let parser = XMLParser(data: Data(bytes))
-        parser.delegate = reader
-        guard parser.parse() else {
-            throw TrackError("not a readable GPX file: \(parser.parserError.map { "\($0.localizedDescription) at line \(parser.lineNumber)" } ?? "unknown XML error")")
-        }
-        guard !reader.fixes.isEmpty || !reader.problems.isEmpty else {
+        let reader = try GPXReader(bytes, device: device)
+        guard reader.sawPoint else {
             throw TrackError("a GPX file without track points (trkpt, rtept or wpt)")
         }
         return Track(fixes: reader.fixes, problems: reader.problems)
-    }
-}
-
-/// Collects the points of a GPX document as it is parsed.
-private final class GPXReader: NSObject, XMLParserDelegate {
-    let device: String
-    var fixes: [Fix] = []
-    var problems: [String] = []
-    private var point: Coordinate?
-    private var pointLine = 0
-    private var text = ""
-    private var time: Double?
-    private let formatter = ISO8601DateFormatter()
-    private let fractionalFormatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
-
-    init(device: String) {
-        self.device = device
-    }
-
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-        text = ""
-        guard ["trkpt", "rtept", "wpt"].contains(name) else { return }
-        pointLine = parser.lineNumber
-        time = nil
-        guard let latitude = attributes["lat"].flatMap(Double.init), let longitude = attributes["lon"].flatMap(Double.init),
-              (-90...90).contains(latitude), (-180...180).contains(longitude)
-        else {
-            point = nil
-            problems.append("line \(pointLine): a \(name) without a valid lat and lon")
-            return
-        }
-        point = Coordinate(latitude: latitude, longitude: longitude)
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        text += string
-    }
-
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-        if name == "time" {
-            let written = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            time = (formatter.date(from: written) ?? fractionalFormatter.date(from: written))?.timeIntervalSince1970
-        } else if ["trkpt", "rtept", "wpt"].contains(name), let point {
-            if let time {
-                fixes.append(Fix(device: device, coordinate: point, accuracy: nil, timestamp: time))
-            } else {
-                problems.append("line \(pointLine): a point without a readable time")
-            }
-            self.point = nil
-        }
     }
 }

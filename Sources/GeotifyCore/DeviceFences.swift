@@ -2,7 +2,7 @@
 /// one by one through compact bounding boxes) and the shared sets that apply to it
 /// (found through their indexes). Identifiers are unique across them; the fence file
 /// refuses clashes. A book builds each device's value once, so a fix costs no setup.
-public struct DeviceFences: Sendable {
+public final class DeviceFences: Sendable {
     public let own: [Fence]
     public let shared: [SharedFences]
     /// The boxes of `own`, in order, compact.

@@ -13,6 +13,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case outOfRange = "out_of_range"
     /// A key a fence or command does not know (a typo).
     case unknownKey = "unknown_key"
+    /// A field given more than once in one object, or under both of its spellings
+    /// (`lat` and `latitude`): which one was meant cannot be told.
+    case duplicateField = "duplicate_field"
     /// A value that is not one Geotify accepts (an unknown event type, a bad polygon).
     case invalidValue = "invalid_value"
     case invalidTopic = "invalid_topic"
@@ -24,6 +27,18 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case tooManyDevices = "too_many_devices"
     case unknownToken = "unknown_token"
     case expiredToken = "expired_token"
+
+    // OwnTracks encrypted payloads (`{"_type":"encrypted","data":...}`).
+    /// No secret applies to the device (`owntracksKeysFile`).
+    case noDecryptionKey = "no_decryption_key"
+    /// The envelope has no `data` string, or holds another envelope.
+    case invalidEnvelope = "invalid_envelope"
+    /// `data` is not standard base64.
+    case invalidBase64 = "invalid_base64"
+    /// The MAC does not match: a different secret on the device, or altered bytes.
+    case undecryptable
+    /// The decrypted bytes are not a JSON object.
+    case decryptedNotJSON = "decrypted_not_json"
 
     // Changes to the fences.
     case unknownFence = "unknown_fence"
@@ -45,6 +60,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// The fence file in force was replaced by one that does not validate.
     case fenceFile = "fence_file"
     case connectionRefused = "connection_refused"
+    /// Another client connected with the bridge's client id and took its session.
+    case sessionTakenOver = "session_taken_over"
     case subscriptionRefused = "subscription_refused"
     case publish
     case publishQueueFull = "publish_queue_full"

@@ -1,6 +1,7 @@
 /// A geofence: the app's geotification, with the identifier it is keyed by, the note
 /// its notification carries, which transitions notify, and its own overrides of the
-/// transition rules.
+/// transition rules; optionally a display name, whether it is the device's home, and
+/// the OwnTracks region ID it was imported with.
 ///
 /// A fence is an immutable reference: the evaluator passes the same fence through
 /// every check of a fix without copying it, and a book shares it between devices and
@@ -14,6 +15,17 @@ public final class Fence: Sendable, Hashable {
     public let eventType: EventType
     /// This fence's overrides of the global `TransitionRules`.
     public let rules: FenceRules
+    /// The name people see (Home Assistant, the OwnTracks apps), when it is not the
+    /// identifier: `Supermarket` for the fence `supermarket`. Equal to a Home Assistant
+    /// zone's name, it makes the device tracker's state that zone.
+    public let name: String?
+    /// Whether being inside makes the device `home`, given explicitly; nil means the
+    /// fence is home when its identifier is `home` (see `isHome`). The fence file
+    /// refuses false for the fence `home`.
+    public let home: Bool?
+    /// The OwnTracks region ID (`rid`) of the waypoint the fence was imported from, kept
+    /// so exports and transitions carry the ID the apps know the region by.
+    public let regionID: String?
     /// The fence book revision in which this identifier first appeared for its scope
     /// (its device or shared set). A device whose state is older than that has not seen
     /// the fence yet, so its next fix establishes its relation to it without a
@@ -29,13 +41,17 @@ public final class Fence: Sendable, Hashable {
 
     public init(
         identifier: String, region: Region, note: String, eventType: EventType,
-        rules: FenceRules = FenceRules(), addedRevision: Int = 0
+        rules: FenceRules = FenceRules(), name: String? = nil, home: Bool? = nil, regionID: String? = nil,
+        addedRevision: Int = 0
     ) {
         self.identifier = identifier
         self.region = region
         self.note = note
         self.eventType = eventType
         self.rules = rules
+        self.name = name
+        self.home = home
+        self.regionID = regionID
         self.addedRevision = addedRevision
         boundingBox = region.boundingBox
         size = region.size
@@ -46,7 +62,23 @@ public final class Fence: Sendable, Hashable {
     public func with(addedRevision revision: Int) -> Fence {
         revision == addedRevision
             ? self
-            : Fence(identifier: identifier, region: region, note: note, eventType: eventType, rules: rules, addedRevision: revision)
+            : Fence(
+                identifier: identifier, region: region, note: note, eventType: eventType, rules: rules,
+                name: name, home: home, regionID: regionID, addedRevision: revision)
+    }
+
+    /// The identifier of the fence that is home unless a fence says otherwise (`home`).
+    public static let homeIdentifier = "home"
+
+    /// Whether being inside this fence is being home: `home` when given, else whether
+    /// the identifier is `home`. Several fences may be home (the house, the garden).
+    public var isHome: Bool { home ?? (identifier == Fence.homeIdentifier) }
+
+    /// What to call the fence for people: its `name`, else its note when it has one,
+    /// else its identifier.
+    public var displayName: String {
+        if let name { return name }
+        return note.isEmpty ? identifier : note
     }
 
     /// Whether `point` lies in the fence; the bounding box rejects far points first.
@@ -60,13 +92,15 @@ public final class Fence: Sendable, Hashable {
     public func hasSameDefinition(as other: Fence) -> Bool {
         self === other
             || (identifier == other.identifier && region == other.region && note == other.note
-                && eventType == other.eventType && rules == other.rules)
+                && eventType == other.eventType && rules == other.rules && name == other.name && home == other.home
+                && regionID == other.regionID)
     }
 
     public static func == (lhs: Fence, rhs: Fence) -> Bool {
         lhs === rhs
             || (lhs.identifier == rhs.identifier && lhs.region == rhs.region && lhs.note == rhs.note
-                && lhs.eventType == rhs.eventType && lhs.rules == rhs.rules && lhs.addedRevision == rhs.addedRevision)
+                && lhs.eventType == rhs.eventType && lhs.rules == rhs.rules && lhs.name == rhs.name && lhs.home == rhs.home
+                && lhs.regionID == rhs.regionID && lhs.addedRevision == rhs.addedRevision)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -1,16 +1,22 @@
 /// The rules for device and fence identifiers. Both become MQTT topic levels
 /// (`geotify/event/<device>`, later `.../<device>/<fence>`), so they must not hold
-/// wildcards or empty levels, and fence identifiers must be a single level.
+/// wildcards or empty levels, and fence identifiers must be a single level. Neither may
+/// hold a `ForbiddenCharacter` (control characters, non-characters, U+FFFD), which a
+/// broker refuses in a topic and which would forge or garble log lines.
 public enum Identifier {
     /// The longest identifier accepted, in UTF-8 bytes.
     public static let maximumLength = 200
 
     /// Why `device` is not a usable device identifier, or nil when it is.
     public static func problem(device: String) -> String? {
+        if isPlainDevice(device) { return nil }
         if device.isEmpty { return "a device identifier must not be empty" }
         if device.utf8.count > maximumLength { return "a device identifier must be at most \(maximumLength) bytes" }
-        if device.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) {
-            return "the device identifier \"\(device)\" must not contain '+', '#' or NUL"
+        if let character = ForbiddenCharacter.first(in: device) {
+            return "a device identifier must not contain control characters, non-characters or invalid UTF-8; found \(character)"
+        }
+        if device.contains(where: { $0 == "+" || $0 == "#" }) {
+            return "the device identifier \"\(device)\" must not contain '+' or '#'"
         }
         if device.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "the device identifier \"\(device)\" must not have empty topic levels (a leading, trailing or double '/')"
@@ -18,12 +24,33 @@ public enum Identifier {
         return nil
     }
 
+    /// Whether `device` is printable ASCII without wildcards or empty levels, at most
+    /// `maximumLength` bytes: what nearly every device id is, told in one pass over its
+    /// bytes (this runs for every message) before the thorough checks.
+    @inlinable
+    static func isPlainDevice(_ device: String) -> Bool {
+        var device = device
+        return device.withUTF8 { bytes in
+            guard !bytes.isEmpty, bytes.count <= maximumLength, bytes[0] != UInt8(ascii: "/") else { return false }
+            var previous = UInt8(ascii: "/")
+            for byte in bytes {
+                guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "+"), byte != UInt8(ascii: "#") else { return false }
+                if byte == UInt8(ascii: "/") && previous == UInt8(ascii: "/") { return false }
+                previous = byte
+            }
+            return previous != UInt8(ascii: "/")
+        }
+    }
+
     /// Why `fence` is not a usable fence identifier, or nil when it is.
     public static func problem(fence: String) -> String? {
         if fence.isEmpty { return "a fence identifier must not be empty" }
         if fence.utf8.count > maximumLength { return "a fence identifier must be at most \(maximumLength) bytes" }
-        if fence.contains(where: { $0 == "+" || $0 == "#" || $0 == "/" || $0 == "\0" }) {
-            return "the fence identifier \"\(fence)\" must not contain '/', '+', '#' or NUL"
+        if let character = ForbiddenCharacter.first(in: fence) {
+            return "a fence identifier must not contain control characters, non-characters or invalid UTF-8; found \(character)"
+        }
+        if fence.contains(where: { $0 == "+" || $0 == "#" || $0 == "/" }) {
+            return "the fence identifier \"\(fence)\" must not contain '/', '+' or '#'"
         }
         return nil
     }

@@ -6,8 +6,10 @@ import Foundation
 /// Edges are straight lines in (longitude, latitude) after unwrapping longitudes relative to
 /// the first vertex of the outer ring, so rings that cross the ±180° meridian work; a ring
 /// may not span more than 180° of longitude (so a ring cannot enclose a pole). Rings may be
-/// given closed (first == last) or open. Self-intersecting rings are accepted and use the
-/// even-odd rule. Everything the checks need is precomputed at construction.
+/// given closed (first == last) or open, and a vertex repeated right after itself counts
+/// once. Edges may not cross or touch, except neighbouring edges at their shared vertex
+/// (`PolygonEdges`): a bow-tie or a hole crossing the outer ring has no single inside, so
+/// it is refused. Everything the checks need is precomputed at construction.
 public struct Polygon: Sendable, Hashable {
     /// The outer ring as given.
     public let outer: [Coordinate]
@@ -39,27 +41,34 @@ public struct Polygon: Sendable, Hashable {
     /// Validates the rings and precomputes what containment and distance checks need.
     ///
     /// Throws when a ring has fewer than 3 distinct vertices, a vertex is out of range,
-    /// a ring spans more than 180° of longitude, or a ring's vertices are collinear. Holes
-    /// are unwrapped against the outer ring's first vertex too; they are not checked to lie
-    /// inside the outer ring.
+    /// a ring spans more than 180° of longitude, a ring's vertices are collinear, or two
+    /// edges cross or touch (within a ring or between rings). Holes are unwrapped against
+    /// the outer ring's first vertex too; a hole wholly outside the outer ring is not
+    /// refused (it simply removes nothing).
     public init(outer: [Coordinate], holes: [[Coordinate]] = []) throws(PolygonError) {
         let referenceLongitude = outer.first.map { Coordinate.wrappedLongitude($0.longitude) } ?? 0
         var edges: [Edge] = []
         var ringEnds: [Int] = []
         var outerPoints: [(x: Double, y: Double)] = []
+        var checked: [PolygonEdges.Edge] = []
         for (ringIndex, ring) in ([outer] + holes).enumerated() {
             let name: PolygonError.Ring = ringIndex == 0 ? .outer : .hole(ringIndex - 1)
-            let points = try Self.unwrappedRing(ring, name: name, referenceLongitude: referenceLongitude)
+            let (points, given) = try Self.unwrappedRing(ring, name: name, referenceLongitude: referenceLongitude)
             if ringIndex == 0 { outerPoints = points }
             for index in points.indices {
+                let next = (index + 1) % points.count
                 let start = points[index]
-                let end = points[(index + 1) % points.count]
+                let end = points[next]
                 let dy = end.y - start.y
                 edges.append(Edge(x1: start.x, y1: start.y, x2: end.x, y2: end.y,
                                   inverseSlope: dy == 0 ? 0 : (end.x - start.x) / dy))
+                checked.append(PolygonEdges.Edge(
+                    start: start, end: end, ring: name, position: index, ringCount: points.count,
+                    from: given[index], to: given[next]))
             }
             ringEnds.append(edges.count)
         }
+        try PolygonEdges.check(checked, wrap: Coordinate.wrappedLongitude)
 
         let xs = outerPoints.map(\.x)
         let ys = outerPoints.map(\.y)
@@ -79,10 +88,11 @@ public struct Polygon: Sendable, Hashable {
     }
 
     /// Validates one ring and returns its open list of vertices as (unwrapped longitude,
-    /// latitude).
+    /// latitude), a vertex repeated right after itself dropped, with the index of each in
+    /// the ring as given.
     private static func unwrappedRing(
         _ ring: [Coordinate], name: PolygonError.Ring, referenceLongitude: Double
-    ) throws(PolygonError) -> [(x: Double, y: Double)] {
+    ) throws(PolygonError) -> (points: [(x: Double, y: Double)], given: [Int]) {
         for (index, vertex) in ring.enumerated() where !vertex.isValid {
             throw .vertexOutOfRange(ring: name, index: index, vertex: vertex)
         }
@@ -91,19 +101,28 @@ public struct Polygon: Sendable, Hashable {
         let distinct = Set(vertices).count
         guard distinct >= 3 else { throw .tooFewVertices(ring: name, distinct: distinct) }
 
-        let points = vertices.map { (x: unwrap($0.longitude, against: referenceLongitude), y: $0.latitude) }
+        var points: [(x: Double, y: Double)] = []
+        var given: [Int] = []
+        for (index, vertex) in vertices.enumerated() where index == 0 || vertex != vertices[index - 1] {
+            points.append((x: unwrap(vertex.longitude, against: referenceLongitude), y: vertex.latitude))
+            given.append(index)
+        }
+        if points.count > 1 && vertices.last == vertices.first {
+            points.removeLast()
+            given.removeLast()
+        }
         let xs = points.map(\.x)
         let span = (xs.max() ?? 0) - (xs.min() ?? 0)
         guard span <= 180 else { throw .longitudeSpanTooWide(ring: name, span: span) }
 
-        var twiceArea = 0.0
-        for index in points.indices {
-            let a = points[index]
-            let b = points[(index + 1) % points.count]
-            twiceArea += (a.x - points[0].x) * (b.y - points[0].y) - (b.x - points[0].x) * (a.y - points[0].y)
-        }
-        guard twiceArea != 0 else { throw .zeroArea(ring: name) }
-        return points
+        // Collinear when every vertex lies on the line through the first and the one
+        // farthest from it; a ring that is not, yet has no area (a symmetric bow-tie),
+        // is refused later for its crossing edges.
+        let first = points[0]
+        let far = points.max { hypot($0.x - first.x, $0.y - first.y) < hypot($1.x - first.x, $1.y - first.y) } ?? first
+        let collinear = points.allSatisfy { ($0.x - first.x) * (far.y - first.y) - ($0.y - first.y) * (far.x - first.x) == 0 }
+        guard !collinear else { throw .zeroArea(ring: name) }
+        return (points, given)
     }
 
     /// The longitude moved by whole turns to within 180° of the reference.

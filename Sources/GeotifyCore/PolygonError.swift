@@ -16,6 +16,23 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// One edge of a polygon: the ring it belongs to and the indices, in that ring as
+    /// given, of the vertices it runs between.
+    public struct Edge: Sendable, Hashable, CustomStringConvertible {
+        public var ring: Ring
+        public var from: Int
+        public var to: Int
+
+        public init(ring: Ring, from: Int, to: Int) {
+            self.ring = ring
+            self.from = from
+            self.to = to
+        }
+
+        /// "the edge from vertex 2 to vertex 3 of the outer ring", for messages.
+        public var description: String { "the edge from vertex \(from) to vertex \(to) of the \(ring)" }
+    }
+
     /// The ring has fewer than 3 distinct vertices (`distinct` is how many it has).
     case tooFewVertices(ring: Ring, distinct: Int)
     /// A vertex is not a valid position (latitude outside -90...90, longitude outside
@@ -25,6 +42,13 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
     case longitudeSpanTooWide(ring: Ring, span: Double)
     /// All vertices of the ring lie on one line: it encloses nothing.
     case zeroArea(ring: Ring)
+    /// Two edges cross, touch or overlap at `at` (other than neighbouring edges of one
+    /// ring at their shared vertex): a bow-tie, a figure eight, a spike, or a hole
+    /// crossing the outer ring or another hole.
+    case edgesIntersect(Edge, Edge, at: Coordinate)
+    /// The polygon's `edges` overlap each other's longitudes so much that checking them
+    /// for crossings would take too long (see `PolygonEdges.maximumWork`).
+    case tooComplex(edges: Int)
 
     /// A stable machine-readable code for the error.
     public var code: String {
@@ -33,6 +57,8 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
         case .vertexOutOfRange: "polygon.vertex_out_of_range"
         case .longitudeSpanTooWide: "polygon.longitude_span_too_wide"
         case .zeroArea: "polygon.zero_area"
+        case .edgesIntersect: "polygon.edges_intersect"
+        case .tooComplex: "polygon.too_complex"
         }
     }
 
@@ -47,6 +73,10 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
             "The \(ring) spans \(span)° of longitude; a ring may span at most 180°."
         case let .zeroArea(ring):
             "The vertices of the \(ring) all lie on one line, so it encloses no area."
+        case let .edgesIntersect(first, second, at):
+            "\(String(first.description.prefix(1)).uppercased())\(first.description.dropFirst()) and \(second) cross or touch at latitude \(at.latitude), longitude \(at.longitude); edges may meet only where two neighbouring edges of a ring share their vertex."
+        case let .tooComplex(edges):
+            "The polygon's \(edges) edges overlap each other's longitudes too much to check them for crossings in reasonable time; simplify it or split it into several fences."
         }
     }
 

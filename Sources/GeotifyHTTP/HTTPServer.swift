@@ -159,12 +159,14 @@ package final class HTTPServer: Sendable {
 
     /// Stops accepting, answers requests still waiting with 503, ends event streams and
     /// stops libmicrohttpd. Idempotent.
+    /// The longest `stop()` waits for refusals to waiting requests to go out.
+    static let stopGrace: Duration = .seconds(2)
+
     package func stop() {
         let (daemon, waiting, streams, reaper) = state.withLock { state in
             state.stopping = true
             defer {
                 state.daemon = nil
-                state.waiting = [:]
                 state.streams = [:]
                 state.reaper = nil
             }
@@ -179,6 +181,14 @@ package final class HTTPServer: Sendable {
         for stream in streams {
             stream.close()
         }
+        // The 503s go out on libmicrohttpd's threads: give them a moment (at most
+        // `stopGrace`, on the real clock) to be sent before the daemon closes every
+        // connection.
+        let deadline = ContinuousClock.now + HTTPServer.stopGrace
+        while !state.withLock({ $0.waiting.isEmpty }) && ContinuousClock.now < deadline {
+            usleep(2_000)
+        }
+        state.withLock { $0.waiting = [:] }
         MHD_stop_daemon(daemon.pointer)
         Unmanaged.passUnretained(self).release()
     }

@@ -2,19 +2,27 @@
 ///
 /// It is strict about the grammar (no comments, no trailing commas, no NaN), bounded in
 /// nesting depth so hostile input cannot exhaust the stack, and reports the line and
-/// column of the first problem. Strings must be valid UTF-8.
+/// column of the first problem. Strings must be valid UTF-8. With
+/// `rejectingDuplicateMembers`, an object that names a member twice is refused too
+/// (RFC 8259 leaves such objects to each reader: some take the first value, some the
+/// last, so two programs reading one message could disagree on what it says).
 public struct JSONParser: Sendable {
     /// The deepest nesting of arrays and objects accepted.
     public var maxDepth: Int
+    /// Whether an object naming a member twice (after escapes are decoded: `"lat"` and
+    /// `"l\u0061t"` are the same name) is refused with a `JSONError` whose
+    /// `duplicateMember` is that name; every object counts, built or skipped.
+    public var rejectingDuplicateMembers: Bool
 
-    public init(maxDepth: Int = 64) {
+    public init(maxDepth: Int = 64, rejectingDuplicateMembers: Bool = false) {
         self.maxDepth = maxDepth
+        self.rejectingDuplicateMembers = rejectingDuplicateMembers
     }
 
     /// Parses one JSON value that makes up the whole of `bytes` (surrounding whitespace allowed).
     public func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
         let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            var reader = Reader(bytes: buffer, maxDepth: maxDepth)
+            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
             return Result { () throws(JSONError) in try reader.document() }
         }
         return try result.get()
@@ -62,7 +70,7 @@ public struct JSONParser: Sendable {
     /// building costs allocations.
     public func parse(_ bytes: [UInt8], keepingMembers keys: MemberNames) throws(JSONError) -> JSON {
         let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            var reader = Reader(bytes: buffer, maxDepth: maxDepth)
+            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
             return Result { () throws(JSONError) in try reader.document(keeping: keys) }
         }
         return try result.get()
@@ -73,14 +81,16 @@ public struct JSONParser: Sendable {
 private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
+    let rejectingDuplicates: Bool
     var index = 0
     var line = 1
     var lineStart = 0
     var depth = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, rejectingDuplicates: Bool) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.rejectingDuplicates = rejectingDuplicates
     }
 
     /// The whole text as one value; with `keys`, a top-level object keeps only those members.
@@ -183,6 +193,19 @@ private struct Reader {
 
     /// Reads an object starting at its opening brace, building the members `members` keeps.
     mutating func object(keeping members: Members) throws(JSONError) -> JSONObject {
+        guard rejectingDuplicates else {
+            var none: SeenNames?
+            return try object(keeping: members, seen: &none)
+        }
+        return try withUnsafeTemporaryAllocation(of: SeenNames.Entry.self, capacity: SeenNames.listCapacity) {
+            (list) throws(JSONError) -> JSONObject in
+            var seen: SeenNames? = SeenNames(list: list)
+            return try object(keeping: members, seen: &seen)
+        }
+    }
+
+    /// `object(keeping:)`, recording the member names in `seen` when there is one.
+    private mutating func object(keeping members: Members, seen: inout SeenNames?) throws(JSONError) -> JSONObject {
         try enter()
         let startLine = line
         index += 1
@@ -200,7 +223,8 @@ private struct Reader {
                 throw error("unexpected \(describeByte()), expected a member name in double quotes")
             }
             let keyStart = index
-            let key = try memberName(keeping: members)
+            let (key, plain) = try memberName(keeping: members)
+            try seen?.insert(nameAt: keyStart, end: index, key: key, plain: plain, reader: self)
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw error("unexpected \(describeByte()), expected ':' after the member name \"\(key ?? name(at: keyStart))\"")
@@ -228,16 +252,17 @@ private struct Reader {
     }
 
     /// Reads a member name at its opening quote: the name when `members` keeps it, nil
-    /// (without building a string, for plain ASCII names) when it does not.
-    mutating func memberName(keeping members: Members) throws(JSONError) -> String? {
-        if case .all = members { return try string() }
+    /// (without building a string, for plain ASCII names) when it does not; and whether
+    /// it is known to be plain ASCII without escapes (its bytes are then the name).
+    mutating func memberName(keeping members: Members) throws(JSONError) -> (key: String?, plain: Bool) {
+        if case .all = members { return (try string(), false) }
         let start = index
         guard let span = try plainString() else {
             index = start
             let name = try string()
-            return members.keeps(name) ? name : nil
+            return (members.keeps(name) ? name : nil, false)
         }
-        return members.keeps(span) ? String(decoding: span, as: UTF8.self) : nil
+        return (members.keeps(span) ? String(decoding: span, as: UTF8.self) : nil, true)
     }
 
     /// The member name whose opening quote is at `offset`, for an error message about it
@@ -492,6 +517,97 @@ private struct Reader {
 
     @inline(__always) func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}
+
+/// The member names of one object read so far, for refusing a name given twice.
+///
+/// It runs for every location message, so the common case builds no string, hashes
+/// nothing and allocates nothing. Each name is summed up by its length and its first and
+/// last bytes (of its decoded UTF-8, the raw bytes when it has no escape), and kept with
+/// the offset of its opening quote in a list on the stack (`listCapacity` names). A 64-bit
+/// filter of the summaries answers "new" for most names without a search; names whose
+/// summaries match are compared in full. An object with more members moves them into a
+/// dictionary, so a hostile object with thousands of members still costs linear time.
+private struct SeenNames {
+    /// One name: its summary, where its opening quote is, whether its raw bytes are it.
+    struct Entry {
+        var summary: UInt64
+        var start: Int
+        var plain: Bool
+    }
+
+    /// How many names fit the list on the stack: more than an OwnTracks location has.
+    static let listCapacity = 32
+
+    private let list: UnsafeMutableBufferPointer<Entry>
+    private var count = 0
+    private var filter: UInt64 = 0
+    /// Every name by summary, once there are more than the list holds.
+    private var overflow: [UInt64: [Entry]] = [:]
+
+    /// Names recorded in `list`, which must outlive this value.
+    init(list: UnsafeMutableBufferPointer<Entry>) {
+        self.list = list
+    }
+
+    /// Records the name whose quotes span `start..<end` (`key` is it decoded, when the
+    /// reader built it; `plain` says its raw bytes are the name); throws if the object
+    /// already has a member of that name.
+    @inline(__always)
+    mutating func insert(nameAt start: Int, end: Int, key: String?, plain: Bool, reader: Reader) throws(JSONError) {
+        let summary: UInt64
+        if plain {
+            summary = Self.summary(UnsafeBufferPointer(rebasing: reader.bytes[(start + 1)..<(end - 1)]))
+        } else {
+            var name = key ?? reader.name(at: start)
+            summary = name.withUTF8 { Self.summary($0) }
+        }
+        let entry = Entry(summary: summary, start: start, plain: plain)
+        if count < list.count {
+            let bit: UInt64 = 1 &<< (summary &* 0x9E37_79B9_7F4A_7C15 &>> 58)
+            if filter & bit != 0 {
+                for other in list[0..<count] where other.summary == summary {
+                    try Self.compare(entry, other, reader: reader)
+                }
+            }
+            filter |= bit
+            list[count] = entry
+            count += 1
+            return
+        }
+        if overflow.isEmpty {
+            for other in list { overflow[other.summary, default: []].append(other) }
+        }
+        for other in overflow[summary] ?? [] {
+            try Self.compare(entry, other, reader: reader)
+        }
+        overflow[summary, default: []].append(entry)
+    }
+
+    /// Throws the duplicate-member error when the names of `entry` and `other` (whose
+    /// summaries are equal) are the same.
+    private static func compare(_ entry: Entry, _ other: Entry, reader: Reader) throws(JSONError) {
+        if entry.plain && other.plain {
+            let length = Int(truncatingIfNeeded: entry.summary >> 16)
+            let names = (UnsafeBufferPointer(rebasing: reader.bytes[(entry.start + 1)...].prefix(length)),
+                         UnsafeBufferPointer(rebasing: reader.bytes[(other.start + 1)...].prefix(length)))
+            guard names.0.elementsEqual(names.1) else { return }
+        } else {
+            guard reader.name(at: entry.start) == reader.name(at: other.start) else { return }
+        }
+        let name = reader.name(at: entry.start)
+        var error = reader.error("the member \"\(name)\" appears more than once in one object")
+        error.column = entry.start - reader.lineStart + 1
+        error.duplicateMember = name
+        throw error
+    }
+
+    /// A name's length, first and last bytes in one word.
+    @inline(__always)
+    private static func summary(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        guard let first = name.first, let last = name.last else { return 0 }
+        return UInt64(truncatingIfNeeded: name.count) &<< 16 | UInt64(first) &<< 8 | UInt64(last)
     }
 }
 

@@ -1,5 +1,6 @@
 import CMosquitto
 import Dispatch
+import GeotifyTime
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -32,6 +33,7 @@ public final class MQTTClient: @unchecked Sendable {
     private let handle: OpaquePointer
     private let relay: Unmanaged<MQTTEventRelay>
     private let options: MQTTOptions
+    private let scheduler: any Scheduler
     /// The supervisor of the running client, nil while stopped; held during start and
     /// stop (including the join).
     private let phase = Mutex<ConnectionSupervisor?>(nil)
@@ -42,11 +44,19 @@ public final class MQTTClient: @unchecked Sendable {
     /// Creates a client for `options` (checked here: a bad option throws at once).
     /// `onEvent` is called on the client's network thread, one event at a time: keep it
     /// short (copy, enqueue), and do not call `start()` from it; `stop()` there only
-    /// asks for the stop. Nothing connects until `start()`.
-    public init(options: MQTTOptions, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
+    /// asks for the stop. Nothing connects until `start()`. Reconnect delays are timed by
+    /// `scheduler` (the system's clock unless a test moves one by hand).
+    public convenience init(options: MQTTOptions, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
+        try self.init(options: options, scheduler: SystemScheduler(), onEvent: onEvent)
+    }
+
+    /// A client whose reconnect delays are timed by `scheduler` (see the other `init`).
+    package init(options: MQTTOptions, scheduler: any Scheduler, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
         try MosquittoLibrary.ensureInitialised()
         try options.validate()
-        let relay = Unmanaged.passRetained(MQTTEventRelay(protocolVersion: options.protocolVersion, onEvent: onEvent))
+        let relay = Unmanaged.passRetained(MQTTEventRelay(
+            protocolVersion: options.protocolVersion, clientID: options.clientID,
+            shortConnection: Double(options.reconnectDelayMax), onEvent: onEvent))
         let id: String? = options.clientID.isEmpty ? nil : options.clientID
         guard let handle = mosquitto_new(id, options.cleanSession, relay.toOpaque()) else {
             relay.release()
@@ -56,6 +66,7 @@ public final class MQTTClient: @unchecked Sendable {
         self.handle = handle
         self.relay = relay
         self.options = options
+        self.scheduler = scheduler
         MQTTEventRelay.install(on: handle)
     }
 
@@ -98,7 +109,8 @@ public final class MQTTClient: @unchecked Sendable {
             let supervisor = ConnectionSupervisor(
                 handle: handle, relay: relay,
                 backoff: ReconnectBackoff(
-                    minimum: Double(options.reconnectDelayMin), maximum: Double(options.reconnectDelayMax)))
+                    minimum: Double(options.reconnectDelayMin), maximum: Double(options.reconnectDelayMax)),
+                scheduler: scheduler)
             guard supervisor.begin(first) else {
                 throw MQTTError(
                     operation: "start", code: MOSQ_ERR_NOMEM.rawValue,
@@ -121,6 +133,7 @@ public final class MQTTClient: @unchecked Sendable {
         }
         var messageID: Int32 = 0
         try MQTTError.check("subscribe to \(filter)", mosquitto_subscribe(handle, &messageID, filter, Int32(qos)))
+        wakeUnlessCallingBack()
         return messageID
     }
 
@@ -159,6 +172,7 @@ public final class MQTTClient: @unchecked Sendable {
             )
         }
         try MQTTError.check(operation, code)
+        wakeUnlessCallingBack()
         return messageID
     }
 
@@ -219,6 +233,13 @@ public final class MQTTClient: @unchecked Sendable {
         } else {
             teardown.joinAndDestroy()
         }
+    }
+
+    /// Wakes the network loop to write what was just queued, unless this is the network
+    /// thread itself (inside a callback), which writes it at the end of its turn anyway.
+    private func wakeUnlessCallingBack() {
+        guard !relay.takeUnretainedValue().isCallingBack else { return }
+        supervisor.withLock { $0 }?.wake()
     }
 
     /// Whether a connect attempt failed for want of a reachable broker (refused,

@@ -21,6 +21,11 @@ public enum MQTTEvent: Sendable {
     /// not resolvable, a TLS failure, ...). `code` 0 means `stop()` asked for it; anything
     /// else is a libmosquitto error (connection lost, keep-alive timeout, ...) or an MQTT
     /// v5 reason code sent by the broker. The client reconnects by itself unless stopped.
+    ///
+    /// `code` `sessionTakenOver` (0x8E) means another client connected with this client's
+    /// id and the broker gave it this client's session: an MQTT v5 broker said so, or the
+    /// broker closed the connection right after accepting it several times in a row
+    /// (`SessionTakeover`); `reason` says which, naming the client id.
     case disconnected(code: Int, reason: String)
     /// A message arrived on a subscription.
     case message(MQTTMessage)
@@ -35,4 +40,15 @@ public enum MQTTEvent: Sendable {
     /// The broker acknowledged a subscription; `grantedQoS` holds one entry a filter
     /// (128 or more means the broker refused that filter).
     case subscribed(messageID: Int32, grantedQoS: [Int])
+
+    /// The `.disconnected` code of a session taken over by another client with the same
+    /// client id: MQTT v5's reason code "Session taken over".
+    public static let sessionTakenOver = Int(SessionTakeover.reasonCode)
+
+    /// Whether this reports this client's session taken over by another client with the
+    /// same client id (a `.disconnected` with code `sessionTakenOver`).
+    public var isSessionTakenOver: Bool {
+        if case .disconnected(let code, _) = self { return code == MQTTEvent.sessionTakenOver }
+        return false
+    }
 }

@@ -43,6 +43,8 @@ final class MQTTEventRelay: Sendable {
         var lastLoggedError: String?
         /// Whether messages or acknowledgements were delivered since the last `.caughtUp`.
         var messagesSinceCaughtUp = false
+        /// How accepted connections have been ending, to tell a session taken over.
+        var takeover: SessionTakeover
     }
 
     /// How a connection attempt failed: refused by the broker, or ended before it
@@ -55,11 +57,20 @@ final class MQTTEventRelay: Sendable {
 
     private let onEvent: @Sendable (MQTTEvent) -> Void
     private let protocolVersion: MQTTProtocolVersion
-    private let state = Mutex(State())
+    private let clientID: String
+    private let state: Mutex<State>
 
-    init(protocolVersion: MQTTProtocolVersion, onEvent: @escaping @Sendable (MQTTEvent) -> Void) {
+    /// A relay for a client with `clientID` speaking `protocolVersion`; a connection the
+    /// broker closes within `shortConnection` seconds of accepting it counts towards a
+    /// session taken over (see `SessionTakeover`).
+    init(
+        protocolVersion: MQTTProtocolVersion, clientID: String, shortConnection: Double,
+        onEvent: @escaping @Sendable (MQTTEvent) -> Void
+    ) {
         self.protocolVersion = protocolVersion
+        self.clientID = clientID
         self.onEvent = onEvent
+        state = Mutex(State(takeover: SessionTakeover(shortConnection: shortConnection)))
     }
 
     /// Whether the broker accepted the connection and it has not ended since.
@@ -84,12 +95,12 @@ final class MQTTEventRelay: Sendable {
     /// Installs the MQTT v5 callbacks (which libmosquitto also calls, with no
     /// properties, for v3.1.1 connections) on `handle`, whose `obj` is a relay.
     static func install(on handle: OpaquePointer) {
-        mosquitto_log_callback_set(handle) { _, obj, level, message in
-            guard level == MOSQ_LOG_ERR, let message else { return }
-            let text = String(cString: message)
-            MQTTEventRelay.relay(obj)?.state.withLock { $0.lastLoggedError = text }
-        }
-        mosquitto_connect_v5_callback_set(handle) { _, obj, code, flags, _ in
+        listenToLog(on: handle)
+        mosquitto_connect_v5_callback_set(handle) { handle, obj, code, flags, _ in
+            // Once connected, libmosquitto's log has nothing more to tell (its errors are
+            // the connection's end, reported anyway) and would format a line for every
+            // packet: stop listening until the next attempt.
+            if code == 0, let handle { mosquitto_log_callback_set(handle, nil) }
             MQTTEventRelay.relay(obj)?.connected(code: code, flags: flags)
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, obj, code, _ in
@@ -106,6 +117,16 @@ final class MQTTEventRelay: Sendable {
             guard let relay = MQTTEventRelay.relay(obj) else { return }
             let grantedQoS = (0..<Int(max(count, 0))).map { Int(granted?[$0] ?? 128) }
             relay.deliver(.subscribed(messageID: messageID, grantedQoS: grantedQoS))
+        }
+    }
+
+    /// Keeps libmosquitto's last error line (for a TLS failure, OpenSSL's reason);
+    /// installed for each connection attempt, removed once connected.
+    static func listenToLog(on handle: OpaquePointer) {
+        mosquitto_log_callback_set(handle) { _, obj, level, message in
+            guard level == MOSQ_LOG_ERR, let message else { return }
+            let text = String(cString: message)
+            MQTTEventRelay.relay(obj)?.state.withLock { $0.lastLoggedError = text }
         }
     }
 
@@ -140,10 +161,12 @@ final class MQTTEventRelay: Sendable {
             if let failure = state.failure {
                 state.previousFailure = failure
             }
-            guard let connectedAt = state.connectedAt else { return nil }
-            let up = ContinuousClock.now - connectedAt
-            return Double(up.components.seconds) + Double(up.components.attoseconds) / 1e18
+            return state.connectedAt.map { Self.seconds(ContinuousClock.now - $0) }
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private func connected(code: Int32, flags: Int32) {
@@ -179,14 +202,23 @@ final class MQTTEventRelay: Sendable {
     /// The current attempt's connection ended (or never came about) with `code`. Reported
     /// when it is news: a stop on request (0), the loss of an accepted connection, the
     /// end that follows a refusal that was reported, or a failure unlike the last one.
+    /// A session taken over is reported with code `MQTTEvent.sessionTakenOver`.
     private func ended(code: Int32, reason: String) {
+        var code = code
         var reason = reason
         let isNews = state.withLock { state in
             state.ended = true
             if code == MOSQ_ERR_TLS.rawValue, let detail = state.lastLoggedError {
                 reason += " (\(detail))"
             }
-            if code == 0 || state.connectedAt != nil {
+            let connectedFor = state.connectedAt.map { Self.seconds(ContinuousClock.now - $0) }
+            if code != 0 && state.takeover.ended(code: code, connectedFor: connectedFor) {
+                reason = code == SessionTakeover.reasonCode
+                    ? "session taken over: another client connected with client id \"\(clientID)\" and the broker closed this connection (MQTT v5 reason 0x8E)"
+                    : "session taken over, most likely: the broker closed the connection right after accepting it, \(state.takeover.streak) times in a row, as it does when another client connects with the same client id \"\(clientID)\""
+                code = SessionTakeover.reasonCode
+            }
+            if code == 0 || connectedFor != nil {
                 return true
             }
             if let failure = state.failure, failure.refused {

@@ -4,15 +4,23 @@ import Foundation
 /// the same directory, fsync it, rename it over the target, fsync the directory.
 /// Readers see either the old contents or the new, even if the process dies or the
 /// disk fills in between.
+///
+/// A path that is a symbolic link is written through: the temporary file goes next to
+/// the link's final target and replaces that, so the link stays a link (a fence file
+/// kept in a git checkout and linked from /etc stays where its owner put it). A process
+/// killed between creating and renaming its temporary file leaves it behind, named
+/// `.<name>.tmp-<pid>-<random>`: `removeLeftovers(of:)` clears them.
 public enum AtomicFile {
-    /// Replaces the file at `path` with `bytes`, keeping the old file's permissions.
+    /// Replaces the file at `path` (or the final target of the link at `path`) with
+    /// `bytes`, keeping the old file's permissions.
     public static func write(_ bytes: [UInt8], to path: String) throws(StoreError) {
-        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let temporary = (directory as NSString).appendingPathComponent(".\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let target = try resolve(path)
+        let directory = directory(of: target)
+        let name = (target as NSString).lastPathComponent
+        let temporary = (directory as NSString).appendingPathComponent("\(temporaryPrefix(of: name))\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         var mode: mode_t = 0o644
         var existing = stat()
-        if stat(path, &existing) == 0 { mode = existing.st_mode & 0o7777 }
+        if stat(target, &existing) == 0 { mode = existing.st_mode & 0o7777 }
 
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw StoreError("write \(path)", "cannot create a temporary file: \(errnoText())") }
@@ -31,7 +39,7 @@ public enum AtomicFile {
         }
         if failure == nil, fsync(descriptor) != 0 { failure = errnoText() }
         if close(descriptor) != 0, failure == nil { failure = errnoText() }
-        if failure == nil, rename(temporary, path) != 0 { failure = errnoText() }
+        if failure == nil, rename(temporary, target) != 0 { failure = errnoText() }
         if let failure {
             unlink(temporary)
             throw StoreError("write \(path)", failure)
@@ -43,10 +51,11 @@ public enum AtomicFile {
         }
     }
 
-    /// Runs `body` holding an exclusive lock on the directory of `path`, so cooperating
-    /// writers (the bridge, the CLI) take turns in a read-compare-write.
+    /// Runs `body` holding an exclusive lock on the directory of `path`'s final target,
+    /// so cooperating writers (the bridge, the CLI) take turns in a read-compare-write,
+    /// whether they name the file or a link to it.
     public static func withLock<T>(on path: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        let directory = directory(of: try resolve(path))
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw StoreError("lock \(directory)", errnoText()) }
         defer { close(descriptor) }
@@ -70,6 +79,55 @@ public enum AtomicFile {
             throw StoreError("read \(path)", (error as NSError).localizedDescription)
         }
     }
+
+    /// Removes the temporary files that writes of `path` left behind when their process
+    /// was killed before renaming them, holding the lock so no write in progress loses
+    /// its file; returns their paths. Call it at start, before anything writes.
+    public static func removeLeftovers(of path: String) throws(StoreError) -> [String] {
+        try withLock(on: path) { () throws(StoreError) -> [String] in
+            let target = try resolve(path)
+            let directory = directory(of: target)
+            let prefix = temporaryPrefix(of: (target as NSString).lastPathComponent)
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            } catch {
+                throw StoreError("list \(directory)", (error as NSError).localizedDescription)
+            }
+            var removed: [String] = []
+            for name in names.sorted() where name.hasPrefix(prefix) {
+                let leftover = (directory as NSString).appendingPathComponent(name)
+                guard unlink(leftover) == 0 else { throw StoreError("remove \(leftover)", errnoText()) }
+                removed.append(leftover)
+            }
+            return removed
+        }
+    }
+
+    /// The file `path` names in the end: the path itself, or the final target of the
+    /// symbolic links it goes through (which need not exist). Refuses a loop of links.
+    public static func resolve(_ path: String) throws(StoreError) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &buffer, buffer.count - 1)
+            guard length >= 0 else { throw StoreError("follow the link \(current)", errnoText()) }
+            let target = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : (directory(of: current) as NSString).appendingPathComponent(target)
+        }
+        throw StoreError("follow the link \(path)", "too many levels of symbolic links")
+    }
+
+    /// The directory `path` is in ("." for a bare name).
+    private static func directory(of path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        return directory.isEmpty ? "." : directory
+    }
+
+    /// How the temporary files of writes to the file `name` begin.
+    private static func temporaryPrefix(of name: String) -> String { ".\(name).tmp-" }
 
     private static func errnoText() -> String { String(cString: strerror(errno)) }
 }

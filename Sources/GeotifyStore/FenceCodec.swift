@@ -8,7 +8,10 @@ import GeotifyJSON
 /// are, widened with a `polygon` area instead of a circle (GeoJSON order: `[[lon, lat],
 /// ...]`, or a list of rings whose first is the outer one and the rest holes) and the
 /// fence's overrides of the transition rules (`maximumAccuracy`, `accuracyAware`,
-/// `hysteresis`, `minimumDuration`, `dwell`, `initialTrigger`). Every problem is
+/// `hysteresis`, `minimumDuration`, `dwell`, `initialTrigger`), and three optional
+/// labels: `name` (the display name, e.g. a Home Assistant zone's), `home` (true:
+/// inside is home; absent, only the fence `home` is, which cannot say false) and `rid` (the OwnTracks
+/// region ID it was imported with). Every problem is
 /// reported, not just the first; a radius outside the limits is clamped with a warning
 /// rather than refused, as the app did.
 public enum FenceCodec {
@@ -26,11 +29,10 @@ public enum FenceCodec {
         public var errors: [String] { issues.map(\.message) }
     }
 
-    /// The keys a fence may have.
-    public static let keys: Set<String> = [
-        "identifier", "latitude", "longitude", "radius", "polygon", "note", "eventType",
-        "maximumAccuracy", "accuracyAware", "hysteresis", "minimumDuration", "dwell", "initialTrigger",
-    ]
+    /// The keys a fence may have: its own and the transition rules it may override.
+    public static let keys: Set<String> = Set(
+        ["identifier", "name", "home", "rid", "latitude", "longitude", "radius", "polygon", "note", "eventType"]
+            + TransitionRule.allCases.map(\.rawValue))
 
     /// Decodes and validates one fence.
     public static func decode(_ json: JSON, limits: FenceLimits) -> Decoded {
@@ -39,7 +41,8 @@ public enum FenceCodec {
         }
         var reader = Reader(object: object)
         for key in object.keys where !keys.contains(key) {
-            reader.errors.append(FenceIssue(.unknownKey, "unknown key \"\(key)\" (a fence has \(keys.sorted().joined(separator: ", ")))"))
+            let hint = NameSuggestion.nearest(to: key, in: keys.sorted()).map { "did you mean \"\($0)\"? " } ?? ""
+            reader.errors.append(FenceIssue(.unknownKey, "unknown key \"\(key)\" (\(hint)a fence has \(keys.sorted().joined(separator: ", ")))"))
         }
         for key in object.duplicateKeys {
             reader.errors.append(FenceIssue(.invalidValue, "the key \"\(key)\" appears more than once"))
@@ -52,27 +55,34 @@ public enum FenceCodec {
         case let other?: reader.errors.append(FenceIssue(.wrongType, "\"identifier\" must be a string, not \(other.kindDescription)"))
         }
 
+        let name = reader.label("name")
+        let home = reader.bool("home")
+        if home == false, identifier == Fence.homeIdentifier {
+            reader.errors.append(FenceIssue(.invalidValue, "the fence \"home\" is home by its identifier; give it another identifier rather than \"home\": false"))
+        }
+        let regionID = reader.label("rid")
         let region = reader.region(limits: limits)
         let note = reader.string("note") ?? ""
+        if let character = ForbiddenCharacter.first(in: note) {
+            reader.errors.append(FenceIssue(.invalidValue, "\"note\" must not contain control characters, non-characters or invalid UTF-8; found \(character)"))
+        }
         let eventType = reader.eventType()
         var rules = FenceRules()
-        rules.maximumAccuracy = reader.number("maximumAccuracy", range: 0...Double.greatestFiniteMagnitude, required: false)
-        rules.accuracyAware = reader.bool("accuracyAware")
-        rules.hysteresis = reader.number("hysteresis", range: 0...Double.greatestFiniteMagnitude, required: false)
-        rules.minimumDuration = reader.number("minimumDuration", range: 0...Double.greatestFiniteMagnitude, required: false)
-        rules.dwell = reader.number("dwell", range: 0...Double.greatestFiniteMagnitude, required: false)
-        if rules.dwell == 0 { reader.errors.append(FenceIssue(.outOfRange, "dwell must be more than 0 seconds (leave it out for no dwell)")) }
-        if let name = reader.string("initialTrigger") {
-            rules.initialTrigger = InitialTrigger(rawValue: name)
-            if rules.initialTrigger == nil {
-                reader.errors.append(FenceIssue(.invalidValue, "unknown initialTrigger \"\(name)\" (one of none, enter, exit)"))
+        for rule in TransitionRule.allCases {
+            guard let value = object[rule.rawValue] else { continue }
+            do {
+                try rule.decode(value, into: &rules)
+            } catch {
+                reader.errors.append(error)
             }
         }
 
         guard reader.errors.isEmpty, let identifier, let region, let eventType else {
             return Decoded(fence: nil, identifier: identifier, issues: reader.errors, warnings: reader.warnings)
         }
-        let fence = Fence(identifier: identifier, region: region, note: note, eventType: eventType, rules: rules)
+        let fence = Fence(
+            identifier: identifier, region: region, note: note, eventType: eventType, rules: rules,
+            name: name, home: home, regionID: regionID)
         return Decoded(fence: fence, identifier: identifier, issues: [], warnings: reader.warnings)
     }
 
@@ -80,6 +90,9 @@ public enum FenceCodec {
     public static func encode(_ fence: Fence) -> JSON {
         var object = JSONObject()
         object["identifier"] = .string(fence.identifier)
+        if let name = fence.name { object["name"] = .string(name) }
+        if let home = fence.home { object["home"] = .bool(home) }
+        if let regionID = fence.regionID { object["rid"] = .string(regionID) }
         switch fence.region {
         case .circle(let center, let radius):
             object["latitude"] = .number(center.latitude)
@@ -93,13 +106,9 @@ public enum FenceCodec {
         }
         object["note"] = .string(fence.note)
         object["eventType"] = fence.eventType.name.map(JSON.string) ?? .array(fence.eventType.names.map(JSON.string))
-        let rules = fence.rules
-        if let value = rules.maximumAccuracy { object["maximumAccuracy"] = .number(value) }
-        if let value = rules.accuracyAware { object["accuracyAware"] = .bool(value) }
-        if let value = rules.hysteresis { object["hysteresis"] = .number(value) }
-        if let value = rules.minimumDuration { object["minimumDuration"] = .number(value) }
-        if let value = rules.dwell { object["dwell"] = .number(value) }
-        if let value = rules.initialTrigger { object["initialTrigger"] = .string(value.rawValue) }
+        for rule in TransitionRule.allCases {
+            if let value = rule.encode(fence.rules) { object[rule.rawValue] = value }
+        }
         return .object(object)
     }
 
@@ -114,38 +123,50 @@ public enum FenceCodec {
         }
 
         mutating func number(_ key: String, range: ClosedRange<Double>, required: Bool) -> Double? {
-            switch object[key] {
-            case nil:
+            guard let value = object[key] else {
                 if required { errors.append(FenceIssue(.missingField, "missing \"\(key)\"")) }
-            case .number(let value)?:
-                if range.contains(value) { return value }
-                if range.upperBound == .greatestFiniteMagnitude {
-                    errors.append(FenceIssue(.outOfRange, "\(key) \(JSONWriter.text(of: value)) must not be negative"))
-                } else {
-                    errors.append(FenceIssue(.outOfRange, "\(key) \(JSONWriter.text(of: value)) is outside \(JSONWriter.text(of: range.lowerBound))...\(JSONWriter.text(of: range.upperBound))"))
-                }
-            case let other?:
-                errors.append(FenceIssue(.wrongType, "\"\(key)\" must be a number, not \(other.kindDescription)"))
+                return nil
             }
-            return nil
-        }
-
-        mutating func string(_ key: String) -> String? {
-            switch object[key] {
-            case nil: return nil
-            case .string(let text)?: return text
-            case let other?:
-                errors.append(FenceIssue(.wrongType, "\"\(key)\" must be a string, not \(other.kindDescription)"))
+            do {
+                return try JSONField.number(value, key: key, range: range)
+            } catch {
+                errors.append(error)
                 return nil
             }
         }
 
+        mutating func string(_ key: String) -> String? {
+            guard let value = object[key] else { return nil }
+            do {
+                return try JSONField.string(value, key: key)
+            } catch {
+                errors.append(error)
+                return nil
+            }
+        }
+
+        /// A text people read (`name`, `rid`): not empty or only white space, at most
+        /// `Identifier.maximumLength` bytes, without control characters.
+        mutating func label(_ key: String) -> String? {
+            guard let text = string(key) else { return nil }
+            if text.allSatisfy(\.isWhitespace) {
+                errors.append(FenceIssue(.invalidValue, "\"\(key)\" must not be empty (leave it out instead)"))
+            } else if text.utf8.count > Identifier.maximumLength {
+                errors.append(FenceIssue(.invalidValue, "\"\(key)\" must be at most \(Identifier.maximumLength) bytes"))
+            } else if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                errors.append(FenceIssue(.invalidValue, "\"\(key)\" must not contain control characters (line breaks, tabs)"))
+            } else {
+                return text
+            }
+            return nil
+        }
+
         mutating func bool(_ key: String) -> Bool? {
-            switch object[key] {
-            case nil: return nil
-            case .bool(let flag)?: return flag
-            case let other?:
-                errors.append(FenceIssue(.wrongType, "\"\(key)\" must be true or false, not \(other.kindDescription)"))
+            guard let value = object[key] else { return nil }
+            do {
+                return try JSONField.bool(value, key: key)
+            } catch {
+                errors.append(error)
                 return nil
             }
         }
@@ -168,7 +189,8 @@ public enum FenceCodec {
             var eventType: EventType = []
             for name in names {
                 guard case .string(let text) = name, let part = EventType(name: text) else {
-                    errors.append(FenceIssue(.invalidValue, "unknown eventType \(JSONWriter().string(name)) (\(accepted))"))
+                    let hint = name.stringValue.flatMap { NameSuggestion.nearest(to: $0, in: EventType.spellings.keys.sorted()) }
+                    errors.append(FenceIssue(.invalidValue, "unknown eventType \(JSONWriter().string(name)) (\(hint.map { "did you mean \"\($0)\"? " } ?? "")\(accepted))"))
                     return nil
                 }
                 eventType.formUnion(part)

@@ -1,66 +1,147 @@
 import GeotifyCore
 
 /// Changing the fence file one `FenceChange` at a time: read and validate the file,
-/// apply the change, write the result atomically, refusing when the file changed in
-/// between. The command line applies to whatever is on disk; an MQTT preview/commit
-/// previews first and commits only if the file still holds what was previewed.
+/// apply the change, write the result atomically, all while holding the file's lock, so
+/// cooperating writers (the bridge's commands, the command line) take turns and never
+/// lose each other's changes. The command line applies to whatever is on disk; an MQTT
+/// preview/commit previews first and commits only if what the preview depended on is
+/// unchanged: the whole file (`apply(_:expecting:)`) or only the device's own fences
+/// (`apply(_:basedOn:)`).
+///
+/// A missing or unreadable file is refused (`invalid_file`), never replaced by a file
+/// holding only the new fence: a fence file deleted or moved while the bridge runs would
+/// otherwise lose every other device's fences on the next command. Only the command line
+/// creates a missing file, when asked to (`creatingMissingFile`).
 extension FenceFile {
     /// What `change` would make of the file as it is now, without writing, and the bytes
     /// it was read from (pass them to `apply(_:expecting:)` to commit exactly this).
     ///
-    /// A missing file counts as one without devices, so a first `add` creates it; a file
-    /// that does not validate is refused with every problem, since rewriting it would
-    /// lose what its author meant. The warnings include those of loading the file (a
-    /// clamped radius elsewhere becomes explicit when the file is rewritten).
+    /// A missing file, or one that does not validate, is refused (`invalid_file`) with
+    /// every problem, since rewriting it would lose what its author meant. The warnings
+    /// include those of loading the file (a clamped radius elsewhere becomes explicit
+    /// when the file is rewritten).
     public func preview(_ change: FenceChange) throws(FenceChangeError) -> (applied: FenceChange.Applied, contents: [UInt8]) {
-        let contents = try currentContents()
-        return (try applying(change, to: contents), contents ?? [])
+        let contents = try existingContents()
+        return (try applying(change, to: try loaded(contents)), contents)
+    }
+
+    /// What `change` would make of the file as it is now, without writing, and its
+    /// basis: the device's fences as they are now (pass it to `apply(_:basedOn:)` to
+    /// commit this unless those fences changed). Refuses as `preview(_:)` does.
+    public func draft(_ change: FenceChange) throws(FenceChangeError) -> (applied: FenceChange.Applied, basis: FenceChangeBasis) {
+        let book = try loaded(try existingContents())
+        return (try applying(change, to: book), FenceChangeBasis(of: change, in: book.book))
     }
 
     /// Applies `change` to the file and writes it atomically (pretty-printed, keys
     /// sorted), returning what was applied and the bytes written.
     ///
     /// `expected` nil applies to whatever the file holds now; bytes (from `preview`)
-    /// apply only if the file still holds exactly them. Either way a file changed by
-    /// someone else between reading and writing is refused as `stale`, and left as it is.
+    /// apply only if the file still holds exactly them, else the change is refused as
+    /// `stale` and the file left as it is. A missing file is refused (`invalid_file`)
+    /// unless `creatingMissingFile`, which makes it with the change alone.
     public func apply(
-        _ change: FenceChange, expecting expected: [UInt8]?
+        _ change: FenceChange, expecting expected: [UInt8]?, creatingMissingFile: Bool = false
     ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
-        let read = try currentContents()
-        let contents = read ?? []
-        if let expected, expected != contents { throw stale() }
-        let applied = try applying(change, to: read)
+        try update(change, creatingMissingFile: creatingMissingFile) { (contents, _) throws(FenceChangeError) in
+            if let expected, expected != contents {
+                throw FenceChangeError(.stale, "the fence file \(path) changed since it was read (edited by someone else); nothing was written, read it again and retry")
+            }
+        }
+    }
+
+    /// Applies `change` to the file as it is now and writes it atomically, provided the
+    /// fences the change depends on are still those of `basis` (from `draft`); a change
+    /// elsewhere in the file (another device, the groups, the shared fences) does not
+    /// matter and is kept. Otherwise refuses as `stale`, writing nothing. A missing file
+    /// is refused (`invalid_file`).
+    public func apply(
+        _ change: FenceChange, basedOn basis: FenceChangeBasis
+    ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
+        try update(change, creatingMissingFile: false) { (_, book) throws(FenceChangeError) in
+            guard FenceChangeBasis(of: change, in: book) == basis else {
+                throw FenceChangeError(.stale, "the fences of device \"\(change.device)\" in \(path) changed since the preview (edited by someone else); nothing was written, preview again")
+            }
+        }
+    }
+
+    /// Holding the file's lock: reads and validates the file, lets `check` refuse on
+    /// what it holds (its bytes and book), applies `change`, writes the result.
+    private func update(
+        _ change: FenceChange, creatingMissingFile: Bool,
+        check: ([UInt8], FenceBook) throws(FenceChangeError) -> Void
+    ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
+        let locked = Result { () throws(StoreError) in
+            try AtomicFile.withLock(on: path) { () throws(StoreError) in
+                Result { () throws(FenceChangeError) in
+                    let read = try readContents()
+                    if read == nil && !creatingMissingFile { throw missing() }
+                    let book = try read.map(loaded) ?? (book: FenceBook(), warnings: [])
+                    try check(read ?? [], book.book)
+                    let applied = try applying(change, to: book)
+                    let bytes = FenceFile.contents(of: applied.book)
+                    try write(bytes)
+                    return (applied, bytes)
+                }
+            }
+        }
+        switch locked {
+        case .success(let result): return try result.get()
+        case .failure(let error): throw FenceChangeError(.io, error.description)
+        }
+    }
+
+    /// Writes `bytes` atomically; a failure (a full disk) is refused as `io`.
+    private func write(_ bytes: [UInt8]) throws(FenceChangeError) {
         do {
-            return (applied, try write(applied.book, expecting: contents))
+            try AtomicFile.write(bytes, to: path)
         } catch {
-            // `write` refuses a file that no longer holds `contents`; one that still holds
-            // them was not written for another reason: an I/O failure.
-            if let now = try? AtomicFile.read(path) ?? [], now != contents { throw stale() }
             throw FenceChangeError(.io, error.description)
         }
     }
 
-    /// The file's bytes, nil when there is no such file.
-    private func currentContents() throws(FenceChangeError) -> [UInt8]? {
+    /// The file's bytes; a missing or unreadable file is refused.
+    private func existingContents() throws(FenceChangeError) -> [UInt8] {
+        guard let contents = try readContents() else { throw missing() }
+        return contents
+    }
+
+    /// The file's bytes, nil when there is no such file; an unreadable one is refused.
+    private func readContents() throws(FenceChangeError) -> [UInt8]? {
         do {
             return try AtomicFile.read(path)
         } catch {
-            throw FenceChangeError(.io, error.description)
+            throw FenceChangeError(.invalidFile, "the fence file \(path) cannot be read (\(error.reason)), so it cannot be changed; nothing was written")
         }
     }
 
-    /// `change` applied to the book in `contents` (none: no devices), with the warnings
-    /// of loading it first.
-    private func applying(_ change: FenceChange, to contents: [UInt8]?) throws(FenceChangeError) -> FenceChange.Applied {
-        guard let contents else { return try change.apply(to: FenceBook(), limits: limits) }
+    /// The book in `contents` and the warnings of loading it; a file that does not
+    /// validate is refused with every problem.
+    private func loaded(_ contents: [UInt8]) throws(FenceChangeError) -> (book: FenceBook, warnings: [FenceProblem]) {
         let loaded = parse(contents)
         guard let book = loaded.book else { throw FenceChangeError.invalidFile(path, loaded.errors) }
-        var applied = try change.apply(to: book, limits: limits)
-        applied.warnings = loaded.warnings + applied.warnings
+        return (book, loaded.warnings)
+    }
+
+    /// `change` applied to `book`, with the warnings of loading it first; refused when it
+    /// would give the device a fence whose identifier a shared fence of it has.
+    private func applying(
+        _ change: FenceChange, to book: (book: FenceBook, warnings: [FenceProblem])
+    ) throws(FenceChangeError) -> FenceChange.Applied {
+        var applied = try change.apply(to: book.book, limits: limits)
+        applied.warnings = book.warnings + applied.warnings
+        let fences = applied.book.deviceFences(of: change.device)
+        for fence in fences.own {
+            guard let owner = fences.owner(of: fence.identifier)?.owner else { continue }
+            let shared = owner == SharedFences.everyDevice ? "every device" : "the group \"\(owner)\""
+            throw FenceChangeError(
+                .duplicateIdentifier,
+                "device \"\(change.device)\" already has a fence \"\(fence.identifier)\", shared with \(shared); identifiers must be unique per device")
+        }
         return applied
     }
 
-    private func stale() -> FenceChangeError {
-        FenceChangeError(.stale, "the fence file \(path) changed since it was read (edited by someone else); nothing was written, read it again and retry")
+    private func missing() -> FenceChangeError {
+        FenceChangeError(.invalidFile, "the fence file \(path) does not exist (deleted or moved?), so it cannot be changed; nothing was written: put it back")
     }
 }

@@ -16,14 +16,17 @@ import GeotifyJSON
 ///   `desc` (name), `lat`, `lon`, `rad` (metres), `tst` (creation time), `rid` (region
 ///   ID). Older apps wrote `lat`/`lon`/`rad` as strings, which are read too.
 ///
-/// An OwnTracks waypoint becomes a fence with the identifier from `rid` when it has one
-/// (stable when the region is renamed in the app, and the ID OwnTracks' own transition
-/// messages carry), else from `desc`, made a single topic level by replacing '/', '+',
-/// '#' and control characters with '-'; `note` is `desc`; `radius` is `rad`; `eventType`
-/// is `onEntryAndExit`, because OwnTracks reports both entering and leaving every
-/// region. A waypoint without `lat`, `lon` and `rad` is not a circular region (OwnTracks
-/// monitors only those; the rest are BLE beacons or plain places) and is skipped with a
-/// warning.
+/// An OwnTracks waypoint `{"desc":"Supermarket","rid":"a1b2c3",...}` becomes the fence
+/// `supermarket` named `Supermarket` with `rid` `a1b2c3`: `name` (the display name, which
+/// Home Assistant and Geotify's own OwnTracks transitions show) is `desc`; the identifier
+/// is a readable slug of `desc` (`slug(_:)`: lower case, accents dropped, every run of
+/// other characters one `-`), else of `rid` when `desc` has no letters or digits, made
+/// unique within the file with `-2`, `-3`... in file order, so importing the same file
+/// again gives the same identifiers; `rid` is kept, so exports and transitions carry the
+/// ID the app knows the region by; `note` is `desc`; `radius` is `rad`; `eventType` is
+/// `onEntryAndExit`, because OwnTracks reports both entering and leaving every region. A
+/// waypoint without `lat`, `lon` and `rad` is not a circular region (OwnTracks monitors
+/// only those; the rest are BLE beacons or plain places) and is skipped with a warning.
 public struct FenceImport: Sendable {
     /// The format a file was recognised as.
     public enum Format: Sendable, Equatable, CustomStringConvertible {
@@ -114,13 +117,14 @@ public struct FenceImport: Sendable {
         var fences: [JSON] = []
         var errors: [FenceProblem] = []
         var warnings: [FenceProblem] = []
+        var identifiers: Set<String> = []
         for (position, element) in elements.enumerated() {
             guard case .object(let waypoint) = element else {
                 errors.append(FenceProblem(file: file, reason: "waypoint #\(position + 1) must be an object, not \(element.kindDescription)"))
                 continue
             }
             var reader = WaypointReader(waypoint: waypoint, position: position, file: file)
-            if let fence = reader.fence() { fences.append(fence) }
+            if let fence = reader.fence(taken: &identifiers) { fences.append(fence) }
             errors += reader.errors
             warnings += reader.warnings
         }
@@ -148,8 +152,9 @@ public struct FenceImport: Sendable {
             return "waypoint #\(position + 1)"
         }
 
-        /// The waypoint as a fence, or nil when it is skipped or has problems.
-        mutating func fence() -> JSON? {
+        /// The waypoint as a fence, or nil when it is skipped or has problems; its
+        /// identifier is not one of `taken`, and is added to it.
+        mutating func fence(taken: inout Set<String>) -> JSON? {
             if let type = waypoint["_type"], type != "waypoint" {
                 problem("is \(type.stringValue.map { "a \"\($0)\" message" } ?? "marked \(JSONWriter().string(type))"), not a waypoint")
                 return nil
@@ -167,21 +172,32 @@ public struct FenceImport: Sendable {
                     reason: "\(name) has no \(missing.map { "\"\($0)\"" }.joined(separator: ", ")), so it is not a circular region; skipped"))
                 return nil
             }
-            let source = [rid, desc].compactMap { $0 }.first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
-            guard let source else {
-                problem("has neither \"rid\" nor \"desc\", so it has no name to be its identifier")
+            guard let base = [desc, rid].compactMap({ $0.map(FenceImport.slug) }).first(where: { !$0.isEmpty }) else {
+                problem("has neither \"desc\" nor \"rid\" with a letter or digit, so it has no name to make its identifier from")
                 return nil
             }
-            let identifier = FenceImport.identifier(from: source)
-            if identifier != source {
+            var identifier = base
+            var number = 1
+            while taken.contains(identifier) {
+                number += 1
+                identifier = FenceImport.numbered(base, number)
+            }
+            if number > 1 {
                 warnings.append(FenceProblem(
                     file: file, line: waypoint.line,
-                    reason: "\(name): identifier \"\(identifier)\" made from \"\(source)\" (a fence identifier is one topic level, without '/', '+', '#')"))
+                    reason: "\(name): identifier \"\(identifier)\", since an earlier waypoint has \"\(base)\""))
             }
-            return [
-                "identifier": .string(identifier), "latitude": .number(latitude), "longitude": .number(longitude),
-                "radius": .number(radius), "note": .string(desc ?? ""), "eventType": "onEntryAndExit",
-            ]
+            taken.insert(identifier)
+            var fence = JSONObject()
+            fence["identifier"] = .string(identifier)
+            if let desc, !desc.isEmpty { fence["name"] = .string(desc) }
+            if let rid, !rid.isEmpty { fence["rid"] = .string(rid) }
+            fence["latitude"] = .number(latitude)
+            fence["longitude"] = .number(longitude)
+            fence["radius"] = .number(radius)
+            fence["note"] = .string(desc ?? "")
+            fence["eventType"] = "onEntryAndExit"
+            return .object(fence)
         }
 
         /// A string field, if present.
@@ -216,17 +232,32 @@ public struct FenceImport: Sendable {
         }
     }
 
-    /// `name` as a fence identifier: one topic level, without wildcards or control
-    /// characters (replaced by '-'), surrounding spaces trimmed, at most
-    /// `Identifier.maximumLength` bytes.
-    static func identifier(from name: String) -> String {
-        var identifier = ""
-        for character in name.trimmingCharacters(in: .whitespaces) {
-            let replaced: Character = "/+#".contains(character) || character.unicodeScalars.contains { $0.properties.generalCategory == .control }
-                ? "-" : character
-            guard identifier.utf8.count + replaced.utf8.count <= Identifier.maximumLength else { break }
-            identifier.append(replaced)
+    /// A readable identifier made from `name`: lower case, accents dropped, letters and
+    /// digits kept (of any script), every run of other characters one `-`, none at the
+    /// ends, at most `Identifier.maximumLength` bytes. `Work / Office` is `work-office`,
+    /// `Café Zürich` is `cafe-zurich`; empty when `name` has no letter or digit.
+    static func slug(_ name: String) -> String {
+        var slug = ""
+        var separated = false
+        for character in name.folding(options: .diacriticInsensitive, locale: nil).lowercased() {
+            guard character.isLetter || character.isNumber else {
+                separated = !slug.isEmpty
+                continue
+            }
+            let piece = separated ? "-\(character)" : String(character)
+            guard slug.utf8.count + piece.utf8.count <= Identifier.maximumLength else { break }
+            slug += piece
+            separated = false
         }
-        return identifier
+        return slug
+    }
+
+    /// `base` with `-number` at its end, cut so that it stays within
+    /// `Identifier.maximumLength` bytes.
+    static func numbered(_ base: String, _ number: Int) -> String {
+        let suffix = "-\(number)"
+        var cut = base
+        while cut.utf8.count + suffix.utf8.count > Identifier.maximumLength { cut.removeLast() }
+        return cut + suffix
     }
 }

@@ -3,7 +3,7 @@ import GeotifyCore
 /// One reason a fence does not validate, with its code, so that a command reply can
 /// say whether a field was missing, of the wrong type, out of range, unknown, or
 /// otherwise invalid.
-public struct FenceIssue: Sendable, Equatable, CustomStringConvertible {
+public struct FenceIssue: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
 

@@ -39,11 +39,7 @@ public final class StateStore: Sendable {
 
     /// Opens (creating when needed) the state database in `directory`.
     public init(directory: String, durability: Durability = .normal) throws(StoreError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError("create state directory \(directory)", (error as NSError).localizedDescription)
-        }
+        try StateDirectory.prepare(directory)
         guard FileManager.default.isWritableFile(atPath: directory) else {
             throw StoreError("open state directory \(directory)", "the directory is not writable")
         }
@@ -141,6 +137,7 @@ private final class Connection {
         database = try Database(path: path)
         try database.execute("""
             PRAGMA journal_mode = WAL;
+            PRAGMA cache_size = -1024;
             PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
             CREATE TABLE IF NOT EXISTS device (
                 id TEXT PRIMARY KEY, badge INTEGER NOT NULL, revision INTEGER,

@@ -1,9 +1,11 @@
 import Foundation
 import GeotifyMQTT
 
-/// A subscriber that counts the messages arriving on its filters and, while recording,
-/// how long each took from the send time embedded in it (its `"tst"`, wall-clock
-/// seconds written by the publishers in this process) to its arrival here.
+/// A subscriber that counts the messages arriving on its filters, notes when the last
+/// one came and, while recording, how long each took from the send time embedded in it
+/// (its `"tst"`, wall-clock seconds written by the publishers in this process) to its
+/// arrival here. Messages on its kept topics (status, statistics) are not counted; the
+/// last one of each is kept.
 final class ArrivalObserver: Sendable {
     private struct Record {
         var count = 0
@@ -11,32 +13,35 @@ final class ArrivalObserver: Sendable {
         var latencies: [Double] = []
         /// Only messages sent at or after this wall-clock time are timed.
         var recordingSince = Double.infinity
-        var status: String?
+        /// When the last counted message arrived, on `BenchClock.now()`.
+        var lastArrival: Double?
+        var kept: [String: [UInt8]] = [:]
     }
 
     private let record: Locked<Record>
     private let client: MQTTClient
-    private let statusTopic: String?
 
-    /// Connects to the broker on `port` and subscribes to `filters` at QoS 1. Messages on
-    /// `statusTopic` are not counted; the last one is kept (see `status`).
-    init(port: Int, filters: [String], statusTopic: String? = nil) throws {
+    /// Connects to the broker on `port` and subscribes to `filters` and `keptTopics` at
+    /// QoS 1. Messages on `keptTopics` are not counted; the last one of each is kept (see
+    /// `last(on:)`).
+    init(port: Int, filters: [String], keptTopics: [String] = []) throws {
         let record = Locked(Record())
         self.record = record
-        self.statusTopic = statusTopic
         var options = MQTTOptions(clientID: "geotify-bench-observer-\(getpid())", port: port)
         options.cleanSession = true
         client = try MQTTClient(options: options) { event in
             switch event {
             case .message(let message):
                 let arrival = BenchClock.wall()
-                if message.topic == statusTopic {
-                    record.withLock { $0.status = String(decoding: message.payload, as: UTF8.self) }
+                let monotonic = BenchClock.now()
+                if keptTopics.contains(message.topic) {
+                    record.withLock { $0.kept[message.topic] = message.payload }
                     return
                 }
                 let sent = ArrivalObserver.sendTime(in: message.payload)
                 record.withLock { record in
                     record.count += 1
+                    record.lastArrival = monotonic
                     if let sent, sent >= record.recordingSince { record.latencies.append(arrival - sent) }
                 }
             case .subscribed:
@@ -49,8 +54,8 @@ final class ArrivalObserver: Sendable {
         guard BenchClock.wait(timeout: 10, until: { client.isConnected }) else {
             throw BenchError("the observer could not connect to 127.0.0.1:\(port)")
         }
-        for filter in filters + (statusTopic.map { [$0] } ?? []) { try client.subscribe(filter, qos: 1) }
-        let expected = filters.count + (statusTopic == nil ? 0 : 1)
+        for filter in filters + keptTopics { try client.subscribe(filter, qos: 1) }
+        let expected = filters.count + keptTopics.count
         guard BenchClock.wait(timeout: 10, until: { record.withLock { $0.subscribed } >= expected }) else {
             throw BenchError("the observer's subscriptions were not acknowledged")
         }
@@ -59,8 +64,18 @@ final class ArrivalObserver: Sendable {
     /// Messages counted so far.
     var count: Int { record.withLock { $0.count } }
 
-    /// The last message on the status topic.
-    var status: String? { record.withLock { $0.status } }
+    /// When the last counted message arrived, on `BenchClock.now()`.
+    var lastArrival: Double? { record.withLock { $0.lastArrival } }
+
+    /// The payload of the last message on `topic`, one of the kept topics.
+    func last(on topic: String) -> [UInt8]? {
+        record.withLock { $0.kept[topic] }
+    }
+
+    /// The last message on `topic` (a kept topic) as text.
+    func lastText(on topic: String) -> String? {
+        last(on: topic).map { String(decoding: $0, as: UTF8.self) }
+    }
 
     /// Starts timing messages sent from `wallTime` on, discarding earlier samples.
     func startRecording(since wallTime: Double) {

@@ -8,20 +8,23 @@ struct Bench {
     func run() -> String {
         var rows: [BenchOptions.Scenario: [ResultRow]] = [:]
         let start = BenchClock.now()
+        let load = ProcessProbe.loadAverage()
         for scenario in options.scenarios {
             switch scenario {
             case .memory: rows[scenario] = MemoryScenario(options: options).run()
             case .core: rows[scenario] = CoreScenario(options: options).run()
             case .decode: rows[scenario] = DecodeScenario(options: options).run()
             case .e2e: rows[scenario] = EndToEndScenario(options: options).run()
+            case .sidebyside: rows[scenario] = SideBySideScenario(options: options).run()
             }
         }
-        let order: [BenchOptions.Scenario] = [.core, .decode, .e2e, .memory]
+        let order: [BenchOptions.Scenario] = [.core, .decode, .e2e, .sidebyside, .memory]
         let table = ResultTable(
             rows: order.flatMap { rows[$0] ?? [] },
             settings: [
                 ("seed", String(options.seed)), ("quick", options.quick ? "yes" : "no"),
                 ("cores", String(ProcessInfo.processInfo.activeProcessorCount)),
+                ("load average before", ResultRow.decimal(load, 2)),
                 ("scenarios", options.scenarios.map(\.rawValue).joined(separator: ",")),
                 ("took", ResultRow.format(BenchClock.now() - start, .seconds)),
             ])

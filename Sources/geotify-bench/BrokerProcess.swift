@@ -3,14 +3,17 @@ import Foundation
 /// A mosquitto broker the harness starts for itself: a listener on a free 127.0.0.1
 /// port, a temporary directory for its config and log, no persistence, and per-client
 /// queues large enough that a backlog shows up as latency and lag (which the bench
-/// measures) rather than as messages the broker silently drops.
+/// measures) rather than as messages the broker silently drops. Its log records each
+/// subscription, so the bench can wait for a subscriber it does not control.
 final class BrokerProcess {
     let port: Int
     let directory: URL
     private let process: Process
 
-    /// Starts mosquitto and waits (up to 10 s) until it accepts connections.
-    init() throws {
+    /// Starts mosquitto with per-client queues of `maximumQueued` messages (0: no limit),
+    /// Nagle's algorithm off on its sockets when `noDelay` (`set_tcp_nodelay`; mosquitto
+    /// leaves it on by default), and waits (up to 10 s) until it accepts connections.
+    init(maximumQueued: Int = 1_000_000, noDelay: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-bench-broker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try LocalPort.free()
@@ -18,9 +21,10 @@ final class BrokerProcess {
             "listener \(port) 127.0.0.1",
             "allow_anonymous true",
             "persistence false",
-            "max_queued_messages 1000000",
+            "max_queued_messages \(maximumQueued)",
             "log_dest file \(directory.appendingPathComponent("mosquitto.log").path)",
-        ]
+        ] + ["error", "warning", "notice", "information", "subscribe"].map { "log_type \($0)" }
+            + (noDelay ? ["set_tcp_nodelay true"] : [])
         if getuid() == 0 { lines.append("user root") }
         let config = directory.appendingPathComponent("mosquitto.conf")
         try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
@@ -34,6 +38,18 @@ final class BrokerProcess {
               process.isRunning else {
             stop()
             throw BenchError("mosquitto did not start on 127.0.0.1:\(port); see \(directory.path)")
+        }
+    }
+
+    /// The broker's process id.
+    var pid: pid_t { process.processIdentifier }
+
+    /// Whether the client `clientID` has subscribed to `filter` (mosquitto logs
+    /// `<client> <qos> <filter>` once the subscription is in place).
+    func hasSubscription(client clientID: String, filter: String) -> Bool {
+        guard let log = try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8) else { return false }
+        return log.split(separator: "\n").contains { line in
+            line.hasSuffix(" \(filter)") && line.contains(": \(clientID) ")
         }
     }
 

@@ -81,25 +81,19 @@ struct EndToEndScenario {
         settings.clientID = "geotify-bench"
         // The default log level, with the lines dropped rather than written to a terminal.
         let bridge = Bridge(settings: settings, logger: Logger(level: .info, sink: { _ in }))
-        let observer = try ArrivalObserver(port: broker.port, filters: ["geotify/event/#"], statusTopic: "geotify/status")
+        let observer = try ArrivalObserver(port: broker.port, filters: ["geotify/event/#"], keptTopics: ["geotify/status"])
         defer { observer.stop() }
         let started = BenchClock.now()
         try bridge.start()
         defer { bridge.stop() }
-        guard BenchClock.wait(timeout: 120, until: { observer.status == "online" }) else {
+        guard BenchClock.wait(timeout: 120, until: { observer.lastText(on: "geotify/status") == "online" }) else {
             throw BenchError("the bridge did not come online")
         }
         Progress.note("e2e: bridge online after \(ResultRow.format(BenchClock.now() - started, .seconds)) (\(ResultRow.count(EndToEndWorkload.devices * EndToEndWorkload.fencesPerDevice)) fences, \(settings.lanes) lanes)")
         let publishers = try PositionPublishers(port: broker.port, count: EndToEndScenario.publisherCount)
         defer { publishers.stop() }
-        let inputKinds = Set(ErrorCode.allCases.map { "errors.\($0.rawValue)" })
         let probe = Probe(
-            handled: {
-                bridge.counters.snapshot.reduce(0) { total, counter in
-                    counter.key.hasPrefix("fixes_") || counter.key == "messages_ignored" || inputKinds.contains(counter.key)
-                        ? total + counter.value : total
-                }
-            },
+            handled: { GeotifyProcess.handled(bridge.counters.snapshot) },
             published: { bridge.counters.value(.notifications) },
             observed: { observer.count })
         return try ladder(&workload, publishers, observer, probe)

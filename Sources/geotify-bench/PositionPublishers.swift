@@ -2,8 +2,8 @@ import Foundation
 import GeotifyMQTT
 
 /// Devices' phones, as far as the broker can tell: MQTT clients publishing OwnTracks
-/// positions at QoS 1 (as the app does) at a paced rate, each message stamped with its
-/// send time as `tst` just before it goes out.
+/// positions at QoS 1 (as the app does; the side-by-side scenario uses QoS 0) at a paced
+/// rate, each message stamped with its send time as `tst` just before it goes out.
 final class PositionPublishers {
     /// A message ready to go but for its send time: the payload up to `"tst":`.
     struct Prepared: Sendable {
@@ -23,9 +23,11 @@ final class PositionPublishers {
     }
 
     private let clients: [MQTTClient]
+    private let qos: Int
 
-    /// Connects `count` publishing clients to the broker on `port`.
-    init(port: Int, count: Int) throws {
+    /// Connects `count` clients that publish at `qos` to the broker on `port`.
+    init(port: Int, count: Int, qos: Int = 1) throws {
+        self.qos = qos
         var clients: [MQTTClient] = []
         for index in 0..<count {
             var options = MQTTOptions(clientID: "geotify-bench-publisher-\(getpid())-\(index)", port: port)
@@ -47,6 +49,7 @@ final class PositionPublishers {
         let totals = Locked(Report(sent: 0, failed: 0, lag: 0))
         let group = DispatchGroup()
         let clientCount = clients.count
+        let qos = qos
         for (lane, client) in clients.enumerated() {
             group.enter()
             Thread.detachNewThread {
@@ -67,7 +70,7 @@ final class PositionPublishers {
                     PositionPublishers.appendTime(BenchClock.wall(), to: &payload)
                     payload.append(UInt8(ascii: "}"))
                     do {
-                        try client.publish(topic: messages[number].topic, payload: payload, qos: 1, retain: false)
+                        try client.publish(topic: messages[number].topic, payload: payload, qos: qos, retain: false)
                         sent += 1
                     } catch {
                         failed += 1

@@ -7,6 +7,7 @@ struct ResultRow: Sendable {
     enum Unit: String, Sendable {
         case perSecond = "/s"
         case nanoseconds = "ns"
+        case microseconds = "µs"
         case milliseconds = "ms"
         case seconds = "s"
         case bytes = "B"
@@ -70,6 +71,7 @@ struct ResultRow: Sendable {
             if value >= 1e6 { return "\(decimal(value / 1e6, 2)) ms" }
             if value >= 1e4 { return "\(decimal(value / 1e3, 1)) µs" }
             return "\(decimal(value, 0)) ns"
+        case .microseconds: return "\(decimal(value, value < 10 ? 2 : 1)) µs"
         case .milliseconds: return "\(decimal(value, value < 10 ? 2 : 1)) ms"
         case .seconds: return "\(decimal(value, 2)) s"
         case .bytes:

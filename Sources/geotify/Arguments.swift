@@ -1,6 +1,9 @@
+import GeotifyCore
+
 /// The words after a subcommand, split into options with values (`--fences FILE` or
 /// `--fences=FILE`), switches (`--json`) and positional arguments, checked against
-/// what the subcommand declares so a typo gets a clear error instead of being ignored.
+/// the options the subcommand declares, so a typo gets a clear error (with the option
+/// it most likely meant) instead of being ignored.
 struct Arguments {
     private(set) var positionals: [String] = []
     private var values: [String: String] = [:]
@@ -8,8 +11,8 @@ struct Arguments {
     /// The subcommand the words are for, named by usage errors.
     private let command: String
 
-    /// Parses `words` for a subcommand taking the options `valued` and `switches`.
-    init(_ words: [String], command: String, valued: Set<String>, switches allowed: Set<String> = []) throws(UsageError) {
+    /// Parses `words` for a subcommand that takes `options`.
+    init(_ words: [String], command: String, options: [CommandOption]) throws(UsageError) {
         self.command = command
         var index = 0
         while index < words.count {
@@ -25,19 +28,19 @@ struct Arguments {
                 inlineValue = String(name[name.index(after: equals)...])
                 name = String(name[..<equals])
             }
-            if allowed.contains(name) {
+            guard let option = options.first(where: { $0.name == name }) else {
+                let hint = NameSuggestion.hint(for: name, in: options.map(\.name)) { "--\($0)" }
+                throw UsageError("unknown option --\(name)\(hint)", command: command)
+            }
+            if !option.takesValue {
                 guard inlineValue == nil else { throw UsageError("--\(name) takes no value", command: command) }
                 switches.insert(name)
-            } else if valued.contains(name) {
-                if let inlineValue {
-                    values[name] = inlineValue
-                } else {
-                    guard index < words.count else { throw UsageError("--\(name) needs a value", command: command) }
-                    values[name] = words[index]
-                    index += 1
-                }
+            } else if let inlineValue {
+                values[name] = inlineValue
             } else {
-                throw UsageError("unknown option --\(name)", command: command)
+                guard index < words.count else { throw UsageError("--\(name) needs a value", command: command) }
+                values[name] = words[index]
+                index += 1
             }
         }
     }
@@ -57,4 +60,11 @@ struct Arguments {
 
     /// Whether the switch `--name` was given.
     func isSet(_ name: String) -> Bool { switches.contains(name) }
+
+    /// Throws unless there are no positional arguments.
+    func expectNoPositionals() throws(UsageError) {
+        if let first = positionals.first {
+            throw UsageError("unexpected argument \"\(first)\"", command: command)
+        }
+    }
 }

@@ -1,32 +1,66 @@
 import Foundation
 import GeotifyBridge
+import GeotifyDelivery
+import GeotifyMQTT
 import GeotifyStore
 
-/// `geotify check`: validates a fence file and prints every problem, without running.
+/// `geotify check`: validates the settings file and the fence file and prints every
+/// problem, without running.
 enum CheckCommand {
+    static let options = SettingsOptions.options(["fences"])
+
     static let help = """
         usage: geotify check [options]
 
-        Validates the fence file: prints each error and warning with the file, line,
-        device and fence it concerns. Exits 0 when the file is valid, 1 when not.
+        Validates the settings file (every key, the broker credentials and TLS files it
+        names, the notification targets and their secrets) and the fence file: prints each error and warning with the file, line,
+        device and fence it concerns. Exits 0 when both are valid, 1 when not.
 
         options:
-        \(SettingsOptions.help)
+        \(CommandOption.help(options))
         """
 
     static func run(_ words: [String]) throws(UsageError) -> Int32 {
-        let arguments = try Arguments(words, command: "check", valued: SettingsOptions.names)
-        guard arguments.positionals.isEmpty else {
-            throw UsageError("unexpected argument \(arguments.positionals[0])", command: "check")
+        let arguments = try Arguments(words, command: "check", options: options)
+        try arguments.expectNoPositionals()
+        let chosen: SettingsOptions
+        do {
+            chosen = try SettingsOptions(arguments, flags: ["fences"])
+        } catch {
+            print("error: \(error.message)")
+            print("\(SettingsOptions.file(arguments) ?? "settings"): not valid")
+            return 1
         }
-        let settings = try SettingsOptions.settings(from: arguments, command: "check")
-        let loaded = FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes).load()
+        let settings = chosen.settings
+        var options = MQTTOptions(clientID: settings.clientID)
+        do {
+            for warning in try settings.security.configure(&options, broker: settings.broker) { print("warning: \(warning)") }
+        } catch {
+            print("error: \(chosen.file ?? "settings"): \(error.message)")
+            print("\(chosen.file ?? "settings"): not valid")
+            return 1
+        }
+        if let file = chosen.file {
+            do {
+                _ = try DeliverySettings.load(settingsFile: file)
+            } catch {
+                print("error: \(error.message)")
+                print("\(file): not valid")
+                return 1
+            }
+        }
+        print(chosen.file.map { "\($0): valid settings" } ?? "settings: the defaults (no --config, and no \(SettingsOptions.defaultPath) here)")
+
+        let file = FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes)
+        let loaded = file.load()
         for warning in loaded.warnings { print("warning: \(warning)") }
         for error in loaded.errors { print("error: \(error)") }
         guard let book = loaded.book else {
+            if !FileManager.default.fileExists(atPath: settings.fencesPath), let hint = chosen.hint(missing: "fences") { print(hint) }
             print("\(settings.fencesPath): \(loaded.errors.count) error\(loaded.errors.count == 1 ? "" : "s"), not valid")
             return 1
         }
+        if let warning = FenceFileAccess.warning(settings: settings) { print("warning: \(warning)") }
         print("\(settings.fencesPath): valid, \(book.fenceCount) fence\(book.fenceCount == 1 ? "" : "s") for \(book.devices.count) device\(book.devices.count == 1 ? "" : "s")")
         return 0
     }

@@ -44,7 +44,34 @@ enum FencesCommand {
             case .export: "print the device's fences as the app's geotifications array, which import reads back"
             }
         }
+
+        /// The options the subcommand takes besides the settings options.
+        var options: [CommandOption] {
+            switch self {
+            case .list: [FencesCommand.device, FencesCommand.json]
+            case .show: [FencesCommand.json]
+            case .add, .edit: FencesCommand.fieldOptions
+            case .rm, .export: []
+            case .import: [FencesCommand.replace]
+            }
+        }
     }
+
+    /// The settings flags every subcommand takes.
+    static let settingsOptions = SettingsOptions.options(["fences"])
+
+    /// The options that set a fence's fields, for `add` and `edit`.
+    static let fieldOptions = [
+        CommandOption(name: "id", placeholder: "ID", help: "the fence's identifier (edit: its new one)"),
+        CommandOption(name: "lat", placeholder: "DEG", help: "the latitude of the centre, -90...90"),
+        CommandOption(name: "lon", placeholder: "DEG", help: "the longitude of the centre, -180...180"),
+        CommandOption(name: "radius", placeholder: "M", help: "the radius in metres"),
+        CommandOption(name: "event", placeholder: "TYPE", help: "which transitions notify (see TYPE below)"),
+        CommandOption(name: "note", placeholder: "TEXT", help: "the notification's text"),
+    ]
+    static let device = CommandOption(name: "device", placeholder: "DEVICE", help: "list: only this device's fences")
+    static let json = CommandOption(name: "json", placeholder: nil, help: "list, show: print JSON (shapes below)")
+    static let replace = CommandOption(name: "replace", placeholder: nil, help: "import: replace the device's whole list")
 
     /// The text of `geotify fences --help`.
     static let help = """
@@ -56,6 +83,12 @@ enum FencesCommand {
 
         subcommands:
         \(Subcommand.allCases.map { "  \($0.synopsis)\n      \($0.summary)" }.joined(separator: "\n"))
+
+        fence fields (add, edit):
+        \(CommandOption.help(fieldOptions))
+
+        other options:
+        \(CommandOption.help([device, json, replace]))
 
         TYPE is \(EventType.canonicalNames.joined(separator: ", ")), or the app's "On Entry" / "On Exit";
         several combine, comma-separated: onEntry,onDwell. A radius outside the limits is
@@ -70,8 +103,8 @@ enum FencesCommand {
         Exits 0 on success; 1 when the file is not valid or a change is refused, leaving
         the file as it was; 2 on a usage error.
 
-        options:
-        \(SettingsOptions.help)
+        settings options (every subcommand):
+        \(CommandOption.help(settingsOptions))
         """
 
     /// Runs `geotify fences <subcommand> ...` and returns the exit status.
@@ -81,7 +114,8 @@ enum FencesCommand {
             throw UsageError("missing subcommand, one of \(names) (before any options)", command: "fences")
         }
         guard let subcommand = Subcommand(rawValue: word) else {
-            throw UsageError("unknown subcommand \"\(word)\" (one of \(names))", command: "fences")
+            let hint = NameSuggestion.nearest(to: word, in: Subcommand.allCases.map(\.rawValue)).map { "did you mean \"\($0)\"? " } ?? ""
+            throw UsageError("unknown subcommand \"\(word)\" (\(hint)one of \(names))", command: "fences")
         }
         let rest = Array(words.dropFirst())
         switch subcommand {
@@ -99,8 +133,8 @@ enum FencesCommand {
 
     /// `list`: the fences as a table, or as the fence file's JSON.
     private static func list(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, _, file) = try parse(words, .list, positionals: [], valued: ["device"], switches: ["json"])
-        guard let book = load(file) else { return 1 }
+        let (arguments, _, file, chosen) = try parse(words, .list, positionals: [])
+        guard let book = load(file, chosen) else { return 1 }
         var devices = book.devices.keys.sorted()
         if let device = arguments.value("device") {
             guard book.devices[device] != nil else { return refuse(.unknownDevice(device)) }
@@ -119,8 +153,8 @@ enum FencesCommand {
 
     /// `show`: one fence's fields, or the fence's JSON.
     private static func show(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, names, file) = try parse(words, .show, positionals: ["DEVICE", "ID"], switches: ["json"])
-        guard let book = load(file) else { return 1 }
+        let (arguments, names, file, chosen) = try parse(words, .show, positionals: ["DEVICE", "ID"])
+        guard let book = load(file, chosen) else { return 1 }
         guard let fences = book.devices[names[0]] else { return refuse(.unknownDevice(names[0])) }
         guard let fence = fences.first(where: { $0.identifier == names[1] }) else {
             return refuse(.unknownFence(names[1], device: names[0], existing: fences))
@@ -140,8 +174,8 @@ enum FencesCommand {
 
     /// `export`: the device's fences as the app's geotifications array.
     private static func export(_ words: [String]) throws(UsageError) -> Int32 {
-        let (_, names, file) = try parse(words, .export, positionals: ["DEVICE"])
-        guard let book = load(file) else { return 1 }
+        let (_, names, file, chosen) = try parse(words, .export, positionals: ["DEVICE"])
+        guard let book = load(file, chosen) else { return 1 }
         guard let fences = book.devices[names[0]] else { return refuse(.unknownDevice(names[0])) }
         print(JSONWriter(pretty: true, sortedKeys: true).string(FenceExport.appGeotifications(fences)), terminator: "")
         return 0
@@ -151,7 +185,7 @@ enum FencesCommand {
 
     /// `add`: a new fence from the options.
     private static func add(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, names, file) = try parse(words, .add, positionals: ["DEVICE"], valued: fieldOptions)
+        let (arguments, names, file, _) = try parse(words, .add, positionals: ["DEVICE"])
         let missing = ["id", "lat", "lon", "radius", "event"].filter { arguments.value($0) == nil }
         guard missing.isEmpty else {
             throw UsageError("fences add needs \(missing.map { "--\($0)" }.joined(separator: ", "))", command: "fences")
@@ -168,10 +202,10 @@ enum FencesCommand {
 
     /// `edit`: the given fields of one fence, printing what changed.
     private static func edit(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, names, file) = try parse(words, .edit, positionals: ["DEVICE", "ID"], valued: fieldOptions)
+        let (arguments, names, file, _) = try parse(words, .edit, positionals: ["DEVICE", "ID"])
         var fields = try fields(arguments)
         guard !fields.members.isEmpty else {
-            throw UsageError("nothing to change: give at least one of \(fieldOptions.sorted().map { "--\($0)" }.joined(separator: ", "))", command: "fences")
+            throw UsageError("nothing to change: give at least one of \(fieldOptions.map(\.name).sorted().map { "--\($0)" }.joined(separator: ", "))", command: "fences")
         }
         // A circle's fields replace a polygon: the merge patch's null removes it.
         if ["latitude", "longitude", "radius"].contains(where: { fields[$0] != nil }) { fields["polygon"] = .null }
@@ -193,7 +227,7 @@ enum FencesCommand {
 
     /// `rm`: removes one fence.
     private static func remove(_ words: [String]) throws(UsageError) -> Int32 {
-        let (_, names, file) = try parse(words, .rm, positionals: ["DEVICE", "ID"])
+        let (_, names, file, _) = try parse(words, .rm, positionals: ["DEVICE", "ID"])
         do {
             _ = try apply(.delete(device: names[0], identifier: names[1]), to: file)
             print("removed fence \"\(names[1])\" from device \"\(names[0])\"")
@@ -205,7 +239,7 @@ enum FencesCommand {
 
     /// `import`: the fences of a file, appended or replacing the device's list.
     private static func importFences(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, names, file) = try parse(words, .import, positionals: ["DEVICE", "FILE"], switches: ["replace"])
+        let (arguments, names, file, _) = try parse(words, .import, positionals: ["DEVICE", "FILE"])
         let (device, path) = (names[0], names[1])
         let replace = arguments.isSet("replace")
         let read: [UInt8]?
@@ -237,9 +271,6 @@ enum FencesCommand {
 
     // MARK: Shared
 
-    /// The options that set a fence's fields, for `add` and `edit`.
-    private static let fieldOptions: Set<String> = ["id", "lat", "lon", "radius", "note", "event"]
-
     /// The fields the options in `arguments` set, in the fence file's JSON form; an
     /// `--event` list separated by commas becomes an array.
     private static func fields(_ arguments: Arguments) throws(UsageError) -> JSONObject {
@@ -259,10 +290,9 @@ enum FencesCommand {
     /// The arguments of `subcommand`, its positional arguments (exactly `positionals`)
     /// and the fence file of the settings, with their limits.
     private static func parse(
-        _ words: [String], _ subcommand: Subcommand, positionals: [String],
-        valued: Set<String> = [], switches: Set<String> = []
-    ) throws(UsageError) -> (Arguments, [String], FenceFile) {
-        let arguments = try Arguments(words, command: "fences", valued: SettingsOptions.names.union(valued), switches: switches)
+        _ words: [String], _ subcommand: Subcommand, positionals: [String]
+    ) throws(UsageError) -> (Arguments, [String], FenceFile, SettingsOptions) {
+        let arguments = try Arguments(words, command: "fences", options: settingsOptions + subcommand.options)
         let given = arguments.positionals
         if given.count < positionals.count {
             throw UsageError(
@@ -272,22 +302,27 @@ enum FencesCommand {
         if given.count > positionals.count {
             throw UsageError("unexpected argument \"\(given[positionals.count])\"; usage: geotify fences \(subcommand.synopsis)", command: "fences")
         }
-        let settings = try SettingsOptions.settings(from: arguments, command: "fences")
-        return (arguments, given, FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes))
+        let chosen = try SettingsOptions.settings(arguments, flags: ["fences"], command: "fences")
+        let settings = chosen.settings
+        return (arguments, given, FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes), chosen)
     }
 
     /// The fence file's book, printing its warnings; nil, after printing every error,
     /// when it is missing or not valid.
-    private static func load(_ file: FenceFile) -> FenceBook? {
+    private static func load(_ file: FenceFile, _ chosen: SettingsOptions) -> FenceBook? {
         let loaded = file.load()
         for warning in loaded.warnings { Logger.standardError("warning: \(warning)") }
         for error in loaded.errors { Logger.standardError("error: \(error)") }
+        if loaded.book == nil, !FileManager.default.fileExists(atPath: file.path), let hint = chosen.hint(missing: "fences") {
+            Logger.standardError(hint)
+        }
         return loaded.book
     }
 
-    /// Applies `change` to whatever the file holds now and prints the warnings.
+    /// Applies `change` to whatever the file holds now (creating a missing file: the
+    /// operator asked for this change) and prints the warnings.
     private static func apply(_ change: FenceChange, to file: FenceFile) throws(FenceChangeError) -> FenceChange.Applied {
-        let applied = try file.apply(change, expecting: nil).applied
+        let applied = try file.apply(change, expecting: nil, creatingMissingFile: true).applied
         for warning in applied.warnings { Logger.standardError("warning: \(warning)") }
         return applied
     }

@@ -25,20 +25,28 @@ enum NotifyCommand {
                 with a fresh retry window.
 
         options:
-          --config FILE      settings file (default: config/geotify.json if present)
-          --state-dir DIR    where the state database is (default: the settings' stateDir)
-          --json             (status) print JSON instead of a table
+        \(CommandOption.help(options))
         """
+
+    static let options = SettingsOptions.options(["state-dir"]) + [
+        CommandOption(name: "json", placeholder: nil, help: "status: print JSON instead of a table"),
+    ]
+
+    /// The actions, for usage errors.
+    static let actions = ["test", "status", "retry"]
 
     static func run(_ words: [String]) throws(UsageError) -> Int32 {
         guard let action = words.first else { throw UsageError("notify needs test, status or retry", command: "notify") }
-        let arguments = try Arguments(Array(words.dropFirst()), command: "notify", valued: ["config", "state-dir"], switches: ["json"])
-        let settings = try SettingsOptions.settings(from: arguments, command: "notify")
+        let arguments = try Arguments(Array(words.dropFirst()), command: "notify", options: options)
+        let chosen = try SettingsOptions.settings(arguments, flags: ["state-dir"], command: "notify")
+        let settings = chosen.settings
         let database = (settings.stateDirectory as NSString).appendingPathComponent("state.sqlite")
         switch action {
         case "test":
             guard arguments.positionals.count == 1 else { throw UsageError("notify test needs one TARGET", command: "notify") }
-            let file = arguments.value("config") ?? "config/geotify.json"
+            guard let file = chosen.file else {
+                throw UsageError("notify test needs a settings file with \"notify\" targets: pass --config FILE", command: "notify")
+            }
             let delivery: DeliverySettings
             do {
                 delivery = try DeliverySettings.load(settingsFile: file)
@@ -56,7 +64,7 @@ enum NotifyCommand {
             if case .delivered = outcome { return 0 }
             return 1
         case "status":
-            guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument \(arguments.positionals[0])", command: "notify") }
+            try arguments.expectNoPositionals()
             let counts: [DeliveryCounts]
             do {
                 counts = try openQueue(database).counts()
@@ -78,7 +86,8 @@ enum NotifyCommand {
             }
             return 0
         default:
-            throw UsageError("unknown notify action \"\(action)\" (test, status or retry)", command: "notify")
+            let hint = NameSuggestion.nearest(to: action, in: actions).map { "did you mean \"\($0)\"? " } ?? ""
+            throw UsageError("unknown notify action \"\(action)\" (\(hint)test, status or retry)", command: "notify")
         }
     }
 

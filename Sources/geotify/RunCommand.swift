@@ -1,9 +1,17 @@
 import Dispatch
 import Foundation
 import GeotifyBridge
+import GeotifyStore
 
 /// `geotify run`: the bridge itself, until SIGTERM or SIGINT stops it gracefully.
 enum RunCommand {
+    static let flags = ["broker", "fences", "state-dir", "log-level"]
+    static let options = SettingsOptions.options(flags) + [
+        CommandOption(
+            name: "reset-state", placeholder: nil,
+            help: "set the state files aside (renamed, not deleted) and start with empty state, when the state database is refused"),
+    ]
+
     static let help = """
         usage: geotify run [options]
 
@@ -12,22 +20,30 @@ enum RunCommand {
         is watched and reloaded when it changes, or on SIGHUP.
 
         options:
-        \(SettingsOptions.help)
+        \(CommandOption.help(options))
         """
 
     static func run(_ words: [String]) throws(UsageError) -> Never {
-        let arguments = try Arguments(words, command: "run", valued: SettingsOptions.names)
-        guard arguments.positionals.isEmpty else {
-            throw UsageError("unexpected argument \(arguments.positionals[0])", command: "run")
-        }
-        let settings = try SettingsOptions.settings(from: arguments, command: "run")
+        let arguments = try Arguments(words, command: "run", options: options)
+        try arguments.expectNoPositionals()
+        MemoryRelease.limitArenas()
+        let chosen = try SettingsOptions.settings(arguments, flags: flags, command: "run")
+        var settings = chosen.settings
+        settings.resetState = arguments.isSet("reset-state")
         let logger = Logger(level: settings.logLevel)
+        do {
+            try StateDirectory.prepare(settings.stateDirectory)
+        } catch {
+            logger.error("\(error)")
+            exit(1)
+        }
         let bridge = Bridge(settings: settings, logger: logger)
         let sources = stopOnSignals(bridge, logger: logger)
         do {
             try bridge.start()
         } catch {
             logger.error("\(error)")
+            if !FileManager.default.fileExists(atPath: settings.fencesPath), let hint = chosen.hint(missing: "fences") { logger.error(hint) }
             exit(1)
         }
         withExtendedLifetime(sources) { dispatchMain() }

@@ -13,23 +13,24 @@ enum StatusCommand {
 
         Reads the bridge's retained statistics (<prefix>/stats) and status
         (<prefix>/status) from the broker and prints them as a table. Exits 0 when
-        statistics arrived, 1 when the broker cannot be reached or no statistics
+        statistics arrived, 1 when the broker cannot be reached (at once, with the
+        reason: nothing listening, unknown host, TLS, login refused) or no statistics
         arrive in time.
 
         options:
-          --config FILE      settings file (default: config/geotify.json if present),
-                             for the broker and the topic prefix
-          --broker URL       broker, mqtt://HOST:PORT or mqtts://HOST:PORT
-          --timeout SECONDS  how long to wait for the statistics (default: 5)
-          --json             print {"status": ..., "stats": ...} as JSON instead
+        \(CommandOption.help(options))
         """
 
+    static let options = SettingsOptions.options(["broker"]) + [
+        CommandOption(name: "timeout", placeholder: "SECONDS", help: "how long to wait for the statistics (default: 5)"),
+        CommandOption(name: "json", placeholder: nil, help: "print {\"status\": ..., \"stats\": ...} as JSON instead"),
+        CommandOption(name: "online", placeholder: nil, help: "exit 1 unless the bridge's status is online too (a health check)"),
+    ]
+
     static func run(_ words: [String]) throws(UsageError) -> Int32 {
-        let arguments = try Arguments(words, command: "status", valued: ["config", "broker", "timeout"], switches: ["json"])
-        guard arguments.positionals.isEmpty else {
-            throw UsageError("unexpected argument \(arguments.positionals[0])", command: "status")
-        }
-        let settings = try SettingsOptions.settings(from: arguments, command: "status")
+        let arguments = try Arguments(words, command: "status", options: options)
+        try arguments.expectNoPositionals()
+        let settings = try SettingsOptions.settings(arguments, flags: ["broker"], command: "status").settings
         var timeout = 5.0
         if let text = arguments.value("timeout") {
             guard let value = Double(text), value.isFinite, value > 0, value <= 3600 else {
@@ -51,6 +52,10 @@ enum StatusCommand {
             report = try StatsReport(parsing: observed.stats)
         } catch {
             Logger.standardError("geotify: the statistics on \(StatsReport.topic(topics)) are not readable: \(error)")
+            return 1
+        }
+        if arguments.isSet("online"), observed.status != "online" {
+            Logger.standardError("geotify: the bridge's status on \(topics.status) is \(observed.status ?? "not set"), not online")
             return 1
         }
         if arguments.isSet("json") {
@@ -110,7 +115,8 @@ enum StatusCommand {
     private final class Inbox: Sendable {
         struct Seen {
             var connected = false
-            var refusal: String?
+            /// The first failure before any connection.
+            var failure: ConnectionFailure?
             var status: String?
             var stats: [UInt8]?
         }
@@ -130,7 +136,11 @@ enum StatusCommand {
         options.cleanSession = true
         options.keepAlive = settings.keepAlive
         options.reconnectDelayMax = 1
-        if settings.broker.tls { options.tls = MQTTTLS() }
+        do {
+            for warning in try settings.security.configure(&options, broker: settings.broker) { Logger.standardError("warning: \(warning)") }
+        } catch {
+            return .failure(Failure(message: error.message))
+        }
         let client: MQTTClient
         do {
             client = try MQTTClient(options: options) { event in
@@ -138,8 +148,10 @@ enum StatusCommand {
                     switch event {
                     case .connected:
                         seen.connected = true
-                    case .connectionRefused(_, let reason):
-                        seen.refusal = reason
+                    case .connectionRefused, .disconnected:
+                        if !seen.connected, seen.failure == nil {
+                            seen.failure = ConnectionFailure(event, broker: settings.broker.description)
+                        }
                     case .message(let message) where message.topic == statusTopic:
                         seen.status = message.payload.isEmpty ? nil : String(decoding: message.payload, as: UTF8.self)
                     case .message(let message) where message.topic == statsTopic && !message.payload.isEmpty:
@@ -163,6 +175,9 @@ enum StatusCommand {
             if let stats = seen.stats {
                 return .success(Observed(stats: stats, status: seen.status))
             }
+            if let failure = seen.failure {
+                return .failure(Failure(message: failure.description))
+            }
             if seen.connected && !subscribed {
                 do {
                     try client.subscribe(statusTopic, qos: 1)
@@ -176,8 +191,8 @@ enum StatusCommand {
         }
         let seen = inbox.seen.withLock { $0 }
         let waited = JSONWriter.text(of: timeout)
-        if let refusal = seen.refusal {
-            return .failure(Failure(message: "the broker \(settings.broker) refused the connection: \(refusal)"))
+        if let failure = seen.failure {
+            return .failure(Failure(message: failure.description))
         }
         guard seen.connected else {
             return .failure(Failure(message: "cannot reach the broker at \(settings.broker) (no connection within \(waited) s)"))

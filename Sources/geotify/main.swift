@@ -1,56 +1,71 @@
 import Foundation
 import GeotifyBridge
+import GeotifyCore
 
 /// The `geotify` command: dispatches to a subcommand and turns usage errors into a
 /// message on standard error and exit status 2.
+let commands: [GeotifyCommand] = [
+    GeotifyCommand(name: "run", summary: "run the bridge", help: RunCommand.help, run: { words throws(UsageError) in try RunCommand.run(words) }),
+    GeotifyCommand(name: "check", summary: "validate the settings file and the fence file", help: CheckCommand.help, run: CheckCommand.run),
+    GeotifyCommand(name: "fences", summary: "list, show, add, edit, remove, import and export fences", help: FencesCommand.help, run: FencesCommand.run),
+    GeotifyCommand(name: "status", summary: "show the running bridge's statistics, read from the broker", help: StatusCommand.help, run: StatusCommand.run),
+    GeotifyCommand(name: "simulate", summary: "replay a recorded track offline and print the notifications", help: SimulateCommand.help, run: SimulateCommand.run),
+    GeotifyCommand(name: "notify", summary: "test delivery targets, show deliveries, retry dead letters", help: NotifyCommand.help, run: NotifyCommand.run),
+    GeotifyCommand(name: "version", summary: "print the version (also: geotify --version)", help: "usage: geotify version\n\nPrints the version: \(Version.line)", run: { _ in
+        print(Version.line)
+        return 0
+    }),
+]
+
+/// Help topics that are not commands.
+let topics = ["settings": SettingsHelp.text]
+
 let overview = """
     usage: geotify <command> [options]
 
-    Geotify: a geofence bridge for MQTT. Trackers publish positions; Geotify evaluates
-    each device's fences and publishes entry/exit notifications and badge counts.
+    Geotify \(Version.number): a geofence bridge for MQTT. Trackers publish positions; Geotify
+    evaluates each device's fences and publishes entry/exit notifications and badge counts.
 
     commands:
-      run      run the bridge
-      check    validate a fence file
-      fences   list, show, add, edit, remove, import and export fences
-      status   show the running bridge's statistics, read from the broker
-      simulate replay a recorded track offline and print the notifications
-      notify   test delivery targets, show their queues, retry dead letters
-      help     show this help, or a command's: geotify help run
+    \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+      help      this help; a command's with 'geotify help COMMAND' (or COMMAND --help);
+                every settings key with 'geotify help settings'
 
     Run 'geotify <command> --help' for a command's options.
     """
 
-let helps = [
-    "run": RunCommand.help, "check": CheckCommand.help, "fences": FencesCommand.help, "status": StatusCommand.help, "simulate": SimulateCommand.help,
-    "notify": NotifyCommand.help,
-]
-var words = Array(CommandLine.arguments.dropFirst())
-let command = words.isEmpty ? "help" : words.removeFirst()
-
-if words.contains("--help") || words.contains("-h"), let help = helps[command] {
-    print(help)
-    exit(0)
+/// The help text for `name`, a command or a topic; a usage error with the nearest name
+/// when there is none.
+@MainActor func help(for name: String) throws(UsageError) -> String {
+    if let command = commands.first(where: { $0.name == name }) { return command.help }
+    if let topic = topics[name] { return topic }
+    let names = commands.map(\.name) + topics.keys.sorted()
+    let hint = NameSuggestion.nearest(to: name, in: names).map { "did you mean \"\($0)\"? " } ?? ""
+    throw UsageError("no help for \"\(name)\" (\(hint)commands: \(commands.map(\.name).joined(separator: ", ")); topics: \(topics.keys.sorted().joined(separator: ", ")))", command: "help")
 }
+
+var words = Array(CommandLine.arguments.dropFirst())
+let name = words.isEmpty ? "help" : words.removeFirst()
+
 do {
-    switch command {
-    case "run":
-        try RunCommand.run(words)
-    case "check":
-        exit(try CheckCommand.run(words))
-    case "fences":
-        exit(try FencesCommand.run(words))
-    case "status":
-        exit(try StatusCommand.run(words))
-    case "simulate":
-        exit(try SimulateCommand.run(words))
-    case "notify":
-        exit(try NotifyCommand.run(words))
+    switch name {
     case "help", "--help", "-h":
-        print(words.first.flatMap { helps[$0] } ?? overview)
+        guard words.count <= 1 else { throw UsageError("help takes one command or topic, not \(words.count)", command: "help") }
+        print(try words.first.map(help(for:)) ?? overview)
+        exit(0)
+    case "--version":
+        print(Version.line)
         exit(0)
     default:
-        throw UsageError("unknown command \"\(command)\"", command: "help")
+        guard let command = commands.first(where: { $0.name == name }) else {
+            let hint = NameSuggestion.hint(for: name, in: commands.map(\.name) + ["help"])
+            throw UsageError("unknown command \"\(name)\"\(hint)", command: "help")
+        }
+        if words.contains("--help") || words.contains("-h") {
+            print(command.help)
+            exit(0)
+        }
+        exit(try command.run(words))
     }
 } catch {
     Logger.standardError("geotify: \(error)")

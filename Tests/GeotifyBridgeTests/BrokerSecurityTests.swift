@@ -140,12 +140,12 @@ struct BrokerSecurityTests {
     }
 
     @Test(arguments: [
-        (#"{"protocol": "4"}"#, #": "protocol" must be "3.1.1" or "5", not "4""#),
+        (#"{"protocol": "4"}"#, #": "protocol" must be one of 3.1.1, 5, not "4""#),
         (#"{"protocol": 5}"#, #": "protocol" must be a string, not a number"#),
         (#"{"username": ""}"#, #": "username" must not be empty (leave it out instead)"#),
         (#"{"password": "a", "passwordFile": "b"}"#, #": give either "password" or "passwordFile", not both"#),
         (#"{"tls": true}"#, #": "tls" must be an object with caFile, caPath, certFile, keyFile, insecure, not a Boolean"#),
-        (#"{"tls": {"cafile": "x"}}"#, #": unknown key "tls.cafile" (known keys: caFile, caPath, certFile, keyFile, insecure)"#),
+        (#"{"tls": {"cafile": "x"}}"#, #": unknown key "tls.cafile" (did you mean "tls.caFile"?)"#),
         (#"{"tls": {"insecure": "yes"}}"#, #": "tls.insecure" must be true or false, not a string"#),
         (#"{"tls": {"certFile": "c.crt"}}"#, #": "tls.certFile" and "tls.keyFile" must be given together"#),
     ])

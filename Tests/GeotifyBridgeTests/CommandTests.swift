@@ -49,4 +49,31 @@ struct CommandTests {
         #expect(decoded.id == "q1")
         #expect(decoded.actionName == "get")
     }
+
+    @Test func unknownFieldsAreRefusedNotIgnored() {
+        #expect(refusal(#"{"action":"delete","fnece":"home","fence":"home","confirm":true}"#)
+            == InputError(.unknownKey, #"unknown field "fnece" in a delete command, which has only "action", "id", "fence", "confirm""#))
+        #expect(refusal(#"{"action":"list","fence":"home"}"#)
+            == InputError(.unknownKey, #"unknown field "fence" in a list command, which has only "action", "id""#))
+        #expect(refusal(#"{"action":"commit","token":"ab12","confirm":true}"#)?.code == .unknownKey)
+        #expect(refusal(#"{"action":"preview","change":{"action":"delete","fence":"home","confirm":true}}"#)
+            == InputError(.unknownKey, #"unknown field "confirm" in the "change" of a preview (delete), which has only "action", "fence""#))
+        #expect(refusal(#"{"action":"explode","fence":"home"}"#)?.code == .unknownAction)
+        let refused = decode(#"{"action":"get","id":"q2","fence":"home","extra":1}"#)
+        #expect(refused.id == "q2")
+        #expect(refused.actionName == "get")
+    }
+
+    @Test func aFieldGivenTwiceAnywhereIsRefused() {
+        #expect(refusal(#"{"action":"delete","fence":"home","fence":"office","confirm":true}"#)
+            == InputError(.duplicateField, #"the field "fence" is given more than once (line 1, column 35); give each field once"#))
+        #expect(refusal(#"{"action":"edit","fence":"home","changes":{"radius":150,"radius":5}}"#)?.message
+            == #"the field "radius" is given more than once (line 1, column 57); give each field once"#)
+        #expect(refusal(#"{"action":"add","fence":{"identifier":"gym","identifier":"home"}}"#)?.code == .duplicateField)
+    }
+
+    @Test func theFieldsOfEveryActionAreAccepted() throws {
+        let text = #"{"action":"preview","id":"p","change":{"action":"edit","fence":"home","changes":{"radius":9}}}"#
+        #expect(try decode(text).result.get().action == .preview(.edit(fence: "home", changes: JSONObject([.init(key: "radius", value: 9)]))))
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GeotifyBridge
+import GeotifyJSON
 import GeotifyMQTT
 import GeotifyTestSupport
 
@@ -31,49 +32,30 @@ struct EcosystemTests {
         let homeAssistant = try TestClient(port: harness.broker.port)
         try homeAssistant.subscribe("homeassistant/#")
         try harness.startBridge()
-        // alice: tracker, badge, button, event + home + school; bob: the four + school.
-        let configs = homeAssistant.waitForMessages(on: "homeassistant/#", count: 11)
-        try #require(configs.count == 11)
+        // The bridge: connectivity and six statistics; alice: tracker, badge, button, event
+        // + home + school; bob: the four + school; the family's shared set: school's
+        // occupancy count and occupied sensor.
+        let configs = homeAssistant.waitForMessages(on: "homeassistant/#", count: 20)
+        try #require(configs.count == 20)
         let late = try TestClient(port: harness.broker.port)
         try late.subscribe("homeassistant/#")
-        let retained = late.waitForMessages(on: "homeassistant/#", count: 11)
-        #expect(retained.count == 11 && retained.allSatisfy(\.retain), "the configs are retained for a Home Assistant that starts later")
+        let retained = late.waitForMessages(on: "homeassistant/#", count: 20)
+        #expect(retained.count == 20 && retained.allSatisfy(\.retain), "the configs are retained for a Home Assistant that starts later")
+        let discovery = HomeAssistantDiscovery(topics: Topics())
+        let nodes = Set(configs.map { String($0.topic.split(separator: "/")[2]) })
+        #expect(nodes == [
+            discovery.bridgeNodeID, discovery.nodeID(of: "alice/phone"), discovery.nodeID(of: "bob/phone"), discovery.sharedNodeID(of: "family"),
+        ])
         for config in configs {
             let parts = config.topic.split(separator: "/")
             #expect(parts.count == 5 && parts[0] == "homeassistant" && parts[4] == "config", "\(config.topic)")
-            let payload = try #require(object(config))
-            #expect(payload["unique_id"] is String)
-            #expect(payload["name"] is String)
-            let device = try #require(payload["device"] as? [String: Any])
-            #expect((device["identifiers"] as? [String])?.isEmpty == false)
-            let availability = try #require(payload["availability"] as? [[String: Any]])
-            #expect(availability.first?["topic"] as? String == "geotify/status")
-            switch parts[1] {
-            case "device_tracker":
-                #expect(payload["source_type"] as? String == "gps")
-                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/tracker/") == true)
-                #expect((payload["json_attributes_topic"] as? String)?.hasPrefix("geotify/state/") == true)
-            case "binary_sensor":
-                #expect(payload["device_class"] as? String == "presence")
-                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/presence/") == true)
-                #expect(payload["payload_on"] as? String == "inside")
-            case "sensor":
-                #expect(payload["state_class"] as? String == "measurement")
-                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/badge/") == true)
-            case "button":
-                #expect((payload["command_topic"] as? String)?.hasPrefix("geotify/cmd/") == true)
-                #expect(payload["payload_press"] as? String == #"{"action":"resetBadge"}"#)
-            case "event":
-                #expect(payload["event_types"] as? [String] == ["enter", "exit", "dwell"])
-                #expect((payload["state_topic"] as? String)?.hasPrefix("geotify/event/") == true)
-            default:
-                Issue.record("unexpected component \(parts[1])")
-            }
+            let payload = try #require(try JSONParser().parse(config.payload).objectValue)
+            #expect(HomeAssistantSchema.problems(String(parts[1]), payload) == [], "\(config.topic)")
         }
 
         homeAssistant.clear()
         try homeAssistant.publish("homeassistant/status", "online")
-        #expect(homeAssistant.waitForMessages(on: "homeassistant/#", count: 12).count >= 11, "re-announced when Home Assistant comes online")
+        #expect(homeAssistant.waitForMessages(on: "homeassistant/#", count: 20).count >= 20, "re-announced when Home Assistant comes online")
 
         homeAssistant.clear()
         try """
@@ -124,8 +106,8 @@ struct EcosystemTests {
         try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 0)
         try harness.ownTracks("bob/phone", Self.away.0, Self.away.1, tst: 0)
         try harness.ownTracks("alice/phone", Self.school.0, Self.school.1, tst: 60)
-        #expect(harness.observer.waitForMessage(on: "geotify/occupancy/family/school")?.text == "1")
-        #expect(harness.observer.waitForMessage(on: "geotify/presence/alice/phone/school")?.text == "inside")
+        #expect(harness.observer.waitForMessages(on: "geotify/occupancy/family/school", count: 2).map(\.text) == ["0", "1"], "0 from the start, not nothing")
+        #expect(harness.observer.waitForMessages(on: "geotify/presence/alice/phone/school", count: 2).map(\.text) == ["outside", "inside"])
         #expect(harness.observer.waitForMessage(on: "geotify/tracker/alice/phone", where: { $0.text == "school" }) != nil)
         let state = try #require(object(harness.observer.waitForMessage(on: "geotify/state/alice/phone", where: { $0.text.contains("At school") })))
         #expect((state["inside"] as? [[String: Any]])?.first?["fence"] as? String == "school")
@@ -134,10 +116,10 @@ struct EcosystemTests {
         #expect(state["badge"] as? Int == 1)
 
         try harness.ownTracks("bob/phone", Self.school.0, Self.school.1, tst: 60)
-        #expect(harness.observer.waitForMessages(on: "geotify/occupancy/family/school", count: 2).map(\.text) == ["1", "2"])
+        #expect(harness.observer.waitForMessages(on: "geotify/occupancy/family/school", count: 3).map(\.text) == ["0", "1", "2"])
         try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 120)
-        #expect(harness.observer.waitForMessages(on: "geotify/occupancy/family/school", count: 3).map(\.text) == ["1", "2", "1"])
-        #expect(harness.observer.waitForMessages(on: "geotify/presence/alice/phone/school", count: 2).last?.text == "outside")
+        #expect(harness.observer.waitForMessages(on: "geotify/occupancy/family/school", count: 4).map(\.text) == ["0", "1", "2", "1"])
+        #expect(harness.observer.waitForMessages(on: "geotify/presence/alice/phone/school", count: 3).last?.text == "outside")
         #expect(harness.observer.waitForMessages(on: "geotify/tracker/alice/phone", count: 3).map(\.text) == ["not_home", "school", "not_home"])
 
         let late = try TestClient(port: harness.broker.port)

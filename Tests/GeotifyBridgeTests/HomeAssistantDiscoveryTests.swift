@@ -7,13 +7,26 @@ import GeotifyStore
 @Suite("Home Assistant discovery")
 struct HomeAssistantDiscoveryTests {
     let discovery = HomeAssistantDiscovery(topics: Topics())
+    let linked = HomeAssistantDiscovery(
+        topics: Topics(), configurationURL: "http://geotify.local:8080/", supportURL: "https://example.org/geotify/support")
 
-    static func fence(_ identifier: String, note: String = "") -> Fence {
+    static func fence(_ identifier: String, note: String = "", name: String? = nil) -> Fence {
         Fence(identifier: identifier, region: .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100),
-              note: note, eventType: [.onEntry, .onExit])
+              note: note, eventType: [.onEntry, .onExit], name: name)
     }
 
     static let fences = [fence("home", note: "Welcome home"), fence("office", note: "Left the office")]
+
+    /// Everything one bridge announces: devices with plain, named and oddly named fences,
+    /// and two shared sets.
+    func announcement(_ discovery: HomeAssistantDiscovery) -> [OutboxMessage] {
+        discovery.announcement(
+            devices: [
+                "alice/phone": Self.fences + [Self.fence("supermarket", name: "Supermarket"), Self.fence("Büro 2")],
+                "van/7": [Self.fence("depot")],
+            ],
+            shared: ["shared": [Self.fence("school", name: "School")], "family": [Self.fence("grandma")]])
+    }
 
     /// The config payload as an object (failing the test when it is not one).
     func config(_ message: OutboxMessage) throws -> JSONObject {
@@ -21,8 +34,8 @@ struct HomeAssistantDiscoveryTests {
     }
 
     /// The message whose topic is `<prefix>/<component>/<node>/<object>/config`.
-    func message(_ messages: [OutboxMessage], _ component: String, _ object: String, device: String = "alice/phone") throws -> OutboxMessage {
-        let topic = "homeassistant/\(component)/\(discovery.nodeID(of: device))/\(object)/config"
+    func message(_ messages: [OutboxMessage], _ component: String, _ object: String, device: String = "alice/phone", node: String? = nil) throws -> OutboxMessage {
+        let topic = "homeassistant/\(component)/\(node ?? discovery.nodeID(of: device))/\(object)/config"
         return try #require(messages.first { $0.topic == topic }, "no config on \(topic)")
     }
 
@@ -57,9 +70,44 @@ struct HomeAssistantDiscoveryTests {
         #expect(discovery.nodeID(of: "alice/phone") == "geotify_alice_phone_ab26efe8")
     }
 
+    @Test func everyPayloadMatchesHomeAssistantsSchemaKeyByKey() throws {
+        for discovery in [discovery, linked] {
+            let messages = announcement(discovery)
+            #expect(messages.count == 7 + 8 + 5 + 4)
+            for message in messages {
+                let component = String(message.topic.split(separator: "/")[1])
+                #expect(HomeAssistantSchema.problems(component, try config(message)) == [], "\(message.topic)")
+            }
+        }
+    }
+
+    @Test func theSchemaCheckCatchesWhatHomeAssistantWouldDropOrRefuse() {
+        var base = JSONObject()
+        base["state_topic"] = "a/b"
+        base["unique_id"] = "x"
+        var misspelt = base
+        misspelt["device_clas"] = "presence"
+        #expect(HomeAssistantSchema.problems("binary_sensor", misspelt) == ["device_clas is not a key of binary_sensor"])
+        var category = base
+        category["entity_category"] = "config"
+        #expect(HomeAssistantSchema.problems("sensor", category) == ["a sensor cannot have entity_category config"])
+        #expect(HomeAssistantSchema.problems("event", base) == ["missing required event_types"])
+        var device = base
+        device["device"] = ["name": "x", "sw_version": 1]
+        #expect(HomeAssistantSchema.problems("sensor", device) == [
+            "device: a device needs identifiers or connections", "device: device.sw_version: a number is not a string",
+        ])
+        var unit = base
+        unit["device_class"] = "duration"
+        unit["unit_of_measurement"] = "seconds"
+        #expect(HomeAssistantSchema.problems("sensor", unit) == ["unit seconds is not one of device class duration"])
+        var topic = base
+        topic["state_topic"] = "a/#/b"
+        #expect(HomeAssistantSchema.problems("sensor", topic) == ["state_topic: # must be the last level in a/#/b"])
+    }
+
     @Test func everyConfigHasWhatHomeAssistantRequires() throws {
-        let messages = discovery.configs(device: "alice/phone", fences: Self.fences)
-        #expect(messages.count == 6)
+        let messages = announcement(linked)
         var uniqueIDs = Set<String>()
         for message in messages {
             #expect(message.retain)
@@ -67,25 +115,37 @@ struct HomeAssistantDiscoveryTests {
             let levels = message.topic.split(separator: "/", omittingEmptySubsequences: false)
             #expect(levels.count == 5)
             #expect(levels.first == "homeassistant")
-            #expect(["device_tracker", "binary_sensor", "sensor", "button", "event"].contains(String(levels[1])))
             #expect(Self.isDiscoveryID(levels[2]) && Self.isDiscoveryID(levels[3]))
             #expect(levels.last == "config")
             let config = try config(message)
-            #expect(config["name"]?.stringValue?.isEmpty == false)
             let uniqueID = try #require(config["unique_id"]?.stringValue)
             #expect(uniqueID == "\(levels[2])_\(levels[3])")
             uniqueIDs.insert(uniqueID)
             #expect(config["device"]?["identifiers"] == [.string(String(levels[2]))])
-            #expect(config["device"]?["name"] == "alice/phone")
-            #expect(config["availability"] == [["topic": "geotify/status", "payload_available": "online", "payload_not_available": "offline"]])
-            #expect(config["origin"]?["name"] == "Geotify")
-            #expect(config["state_topic"] != nil || config["command_topic"] != nil)
+            #expect(config["device"]?["manufacturer"] == "Geotify")
+            #expect(config["device"]?["sw_version"] == .string(GeotifyVersion.current))
+            #expect(config["device"]?["configuration_url"] == "http://geotify.local:8080/")
+            #expect(config["origin"] == ["name": "Geotify", "sw_version": .string(GeotifyVersion.current), "support_url": "https://example.org/geotify/support"])
+            if levels[2] != "geotify" {
+                #expect(config["device"]?["via_device"] == "geotify")
+            }
+            if levels[3] != "connectivity" {
+                #expect(config["availability"] == [["topic": "geotify/status", "payload_available": "online", "payload_not_available": "offline"]])
+            }
         }
         #expect(uniqueIDs.count == messages.count)
+        for message in discovery.configs(device: "alice/phone", fences: Self.fences) {
+            let config = try config(message)
+            #expect(config["device"]?["configuration_url"] == nil)
+            #expect(config["origin"] == ["name": "Geotify", "sw_version": .string(GeotifyVersion.current)])
+            #expect(config["device"]?["name"] == "alice/phone")
+            #expect(config["device"]?["model"] == "Tracked device")
+        }
     }
 
-    @Test func theDeviceTrackerReadsTheTrackerAndStateTopics() throws {
+    @Test func theDeviceTrackerIsTheDevicesMainEntityAndReadsTheTrackerAndStateTopics() throws {
         let tracker = try config(message(discovery.configs(device: "alice/phone", fences: Self.fences), "device_tracker", "tracker"))
+        #expect(tracker["name"] == .null)
         #expect(tracker["state_topic"] == "geotify/tracker/alice/phone")
         #expect(tracker["json_attributes_topic"] == "geotify/state/alice/phone")
         #expect(tracker["source_type"] == "gps")
@@ -93,15 +153,17 @@ struct HomeAssistantDiscoveryTests {
         #expect(tracker["payload_not_home"] == "not_home")
     }
 
-    @Test func eachFenceHasAPresenceSensor() throws {
-        let messages = discovery.configs(device: "alice/phone", fences: Self.fences)
-        for fence in ["home", "office"] {
+    @Test func eachFenceHasAPresenceSensorNamedForPeople() throws {
+        let fences = [Self.fence("supermarket", note: "Shopping", name: "Supermarket"), Self.fence("office", note: "At work"), Self.fence("gym")]
+        let messages = discovery.configs(device: "alice/phone", fences: fences)
+        for (fence, name) in [("supermarket", "Supermarket"), ("office", "At work"), ("gym", "gym")] {
             let sensor = try config(message(messages, "binary_sensor", "presence_\(fence)"))
-            #expect(sensor["name"] == .string(fence))
+            #expect(sensor["name"] == .string(name))
             #expect(sensor["state_topic"] == .string("geotify/presence/alice/phone/\(fence)"))
             #expect(sensor["payload_on"] == "inside")
             #expect(sensor["payload_off"] == "outside")
             #expect(sensor["device_class"] == "presence")
+            #expect(sensor["entity_category"] == nil)
         }
         let odd = discovery.configs(device: "alice/phone", fences: [Self.fence("Büro 2")])
         let topic = try #require(odd.last?.topic)
@@ -114,8 +176,10 @@ struct HomeAssistantDiscoveryTests {
         let badge = try config(message(messages, "sensor", "badge"))
         #expect(badge["state_topic"] == "geotify/badge/alice/phone")
         #expect(badge["state_class"] == "measurement")
+        #expect(badge["entity_category"] == nil)
         let button = try config(message(messages, "button", "reset_badge"))
         #expect(button["command_topic"] == "geotify/cmd/alice/phone")
+        #expect(button["entity_category"] == "config")
         let press = try #require(button["payload_press"]?.stringValue)
         #expect(try Command.decode(Array(press.utf8), maximumBytes: 1_000).result.get().action == .resetBadge)
     }
@@ -142,11 +206,59 @@ struct HomeAssistantDiscoveryTests {
         #expect(tracker["availability"]?.arrayValue?.first?["topic"] == "geo/status")
     }
 
-    @Test func allDevicesAreAnnouncedInOrder() {
-        let messages = discovery.configs(devices: ["van/7": [Self.fence("depot")], "alice/phone": Self.fences])
-        #expect(messages.count == 11)
-        #expect(messages.prefix(6).allSatisfy { $0.topic.contains(discovery.nodeID(of: "alice/phone")) })
-        #expect(messages.suffix(5).allSatisfy { $0.topic.contains(discovery.nodeID(of: "van/7")) })
+    @Test func theAnnouncementIsTheBridgeThenDevicesThenSharedSetsInOrder() {
+        let messages = discovery.announcement(
+            devices: ["van/7": [Self.fence("depot")], "alice/phone": Self.fences], shared: ["shared": [Self.fence("school")]])
+        #expect(messages.count == 7 + 6 + 5 + 2)
+        #expect(messages.prefix(7).allSatisfy { $0.topic.contains("/geotify/") })
+        #expect(messages.dropFirst(7).prefix(6).allSatisfy { $0.topic.contains(discovery.nodeID(of: "alice/phone")) })
+        #expect(messages.dropFirst(13).prefix(5).allSatisfy { $0.topic.contains(discovery.nodeID(of: "van/7")) })
+        #expect(messages.suffix(2).allSatisfy { $0.topic.contains(discovery.sharedNodeID(of: "shared")) })
+        #expect(discovery.configs(devices: ["van/7": [Self.fence("depot")]]) == discovery.configs(device: "van/7", fences: [Self.fence("depot")]))
+    }
+
+    @Test func theBridgeHasConnectivityAndStatistics() throws {
+        let messages = discovery.bridgeConfigs()
+        #expect(discovery.bridgeNodeID == "geotify")
+        #expect(HomeAssistantDiscovery(topics: Topics(prefix: "geo/site 2")).bridgeNodeID.hasPrefix("geo_site_2_"))
+        let connectivity = try config(message(messages, "binary_sensor", "connectivity", node: "geotify"))
+        #expect(connectivity["state_topic"] == "geotify/status")
+        #expect(connectivity["payload_on"] == "online")
+        #expect(connectivity["payload_off"] == "offline")
+        #expect(connectivity["device_class"] == "connectivity")
+        #expect(connectivity["entity_category"] == "diagnostic")
+        #expect(connectivity["availability"] == nil)
+        #expect(connectivity["device"]?["name"] == "Geotify")
+        #expect(connectivity["device"]?["via_device"] == nil)
+        let sensors = try messages.dropFirst().map(config)
+        #expect(sensors.compactMap { $0["name"]?.stringValue } == ["Uptime", "Devices", "Fences", "Notifications", "Refused messages", "Evaluation latency p99"])
+        for sensor in sensors {
+            #expect(sensor["state_topic"] == "geotify/stats")
+            #expect(sensor["entity_category"] == "diagnostic")
+            #expect(sensor["value_template"]?.stringValue?.hasPrefix("{{ ") == true)
+        }
+        #expect(sensors[0]["device_class"] == "duration" && sensors[0]["unit_of_measurement"] == "s")
+        #expect(sensors[3]["value_template"] == "{{ value_json.counters.notifications | default(0) }}")
+        #expect(sensors[3]["state_class"] == "total_increasing")
+        #expect(HomeAssistantDiscovery(topics: Topics(prefix: "site2")).bridgeConfigs().first.map { try? config($0)["device"]?["name"] } == "Geotify site2")
+    }
+
+    @Test func sharedFencesHaveOccupancyEntitiesOnADeviceOfTheirOwn() throws {
+        let messages = discovery.configs(owner: "family", fences: [Self.fence("grandma", name: "Grandma's"), Self.fence("school")])
+        let node = discovery.sharedNodeID(of: "family")
+        #expect(node.hasPrefix("geotify_occupancy_family_"))
+        #expect(node != discovery.sharedNodeID(of: "shared"))
+        let count = try config(message(messages, "sensor", "occupancy_grandma", node: node))
+        #expect(count["name"] == "Grandma's occupancy")
+        #expect(count["state_topic"] == "geotify/occupancy/family/grandma")
+        #expect(count["state_class"] == "measurement")
+        let occupied = try config(message(messages, "binary_sensor", "occupied_school", node: node))
+        #expect(occupied["name"] == "school")
+        #expect(occupied["state_topic"] == "geotify/occupancy/family/school")
+        #expect(occupied["device_class"] == "occupancy")
+        #expect(occupied["value_template"] == "{{ 'ON' if value | int(0) > 0 else 'OFF' }}")
+        #expect(occupied["device"]?["name"] == "Shared fences of family")
+        #expect(try config(#require(discovery.configs(owner: "shared", fences: [Self.fence("x")]).first))["device"]?["name"] == "Shared fences")
     }
 
     @Test func removedDevicesAndFencesGetEmptyRetainedConfigs() {
@@ -168,5 +280,16 @@ struct HomeAssistantDiscoveryTests {
         let announced = Set(discovery.configs(devices: previous).map(\.topic))
         #expect(removals.allSatisfy { announced.contains($0.topic) })
         #expect(discovery.removals(previous: previous, current: previous).isEmpty)
+    }
+
+    @Test func removedSharedFencesLoseBothOccupancyEntities() {
+        let removals = discovery.removals(
+            previous: [:], current: [:],
+            previousShared: ["family": [Self.fence("grandma"), Self.fence("school")]], currentShared: ["family": [Self.fence("school")]])
+        let node = discovery.sharedNodeID(of: "family")
+        #expect(removals.map(\.topic) == [
+            "homeassistant/binary_sensor/\(node)/occupied_grandma/config",
+            "homeassistant/sensor/\(node)/occupancy_grandma/config",
+        ])
     }
 }

@@ -30,12 +30,13 @@ struct LaneCoreTests {
         let effects = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
         #expect(effects.events.isEmpty, "a first fix never notifies")
         #expect(effects.outboxTopics == [
-            "geotify/badge/alice/phone",
+            "geotify/badge/alice/phone", "geotify/presence/alice/phone/school",
             "geotify/presence/alice/phone/home", "geotify/presence/alice/phone/office",
             "geotify/state/alice/phone", "geotify/tracker/alice/phone",
         ])
         #expect(effects.outboxText("geotify/badge/alice/phone") == "0")
         #expect(effects.outboxText("geotify/presence/alice/phone/home") == "outside")
+        #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside", "shared fences too, though far away")
         #expect(effects.outboxText("geotify/tracker/alice/phone") == "not_home")
         #expect(effects.saves["alice/phone"]?.lastFix?.coordinate.latitude == Self.away.0)
         #expect(effects.counters[.fixesEvaluated] == 1)

@@ -27,6 +27,10 @@ struct LimitsTests {
         }
         #expect(waitUntil { harness.bridge?.counters.value(.fixesEvaluated) == 3 }, "the first two devices keep being evaluated")
         #expect(waitUntil { harness.bridge?.counters.value(.errors(.tooManyDevices)) == 2 })
+        // Everything the bridge publishes goes out in order: once the reply to a later
+        // command is here, every error report about the positions is too.
+        try harness.observer.publish("geotify/cmd/alice/phone", #"{"action":"list"}"#)
+        #expect(harness.observer.waitForMessage(on: "geotify/reply/alice/phone") != nil)
         let errors = harness.observer.messages.filter { $0.topic == "geotify/error" }
         #expect(errors.count == 1)
         #expect(errors.first?.text.contains(#""error":"too_many_devices""#) == true)

@@ -42,6 +42,31 @@ struct LocationDecoderTests {
     }
 
     @Test(arguments: [
+        (#"{"_type":"location","lat":52,"lon":13,"lat":-33}"#, LocationDecoder.Format.ownTracks,
+         InputError(.duplicateField, #"the field "lat" is given more than once (line 1, column 39); give each field once"#)),
+        (#"{"lat":52,"lon":13,"l\u0061t":-33}"#, .plain,
+         InputError(.duplicateField, #"the field "lat" is given more than once (line 1, column 20); give each field once"#)),
+        (#"{"_type":"location","batt":80,"lat":52,"lon":13,"batt":5}"#, .ownTracks,
+         InputError(.duplicateField, #"the field "batt" is given more than once (line 1, column 49); give each field once"#)),
+        (#"{"_type":"location","lat":52,"lon":13,"inregions":["home"],"inr\u0065gions":[]}"#, .ownTracks,
+         InputError(.duplicateField, #"the field "inregions" is given more than once (line 1, column 60); give each field once"#)),
+        (#"{"lat":52,"lon":13,"latitude":-33}"#, .plain,
+         InputError(.duplicateField, #"both "lat" and "latitude" are given; they are one field: give one of them"#)),
+        (#"{"latitude":52,"lon":13,"longitude":14}"#, .plain,
+         InputError(.duplicateField, #"both "lon" and "longitude" are given; they are one field: give one of them"#)),
+    ])
+    func aFieldGivenTwiceIsRefused(payload: String, format: LocationDecoder.Format, expected: InputError) {
+        #expect(refusal(Array(payload.utf8), format) == expected)
+    }
+
+    @Test func aNestedObjectMayRepeatTheNamesOfTheTopLevelAndManyFieldsStayLinear() throws {
+        #expect(try decode(#"{"_type":"location","lat":1,"lon":2,"extra":{"lat":3,"lon":4}}"#)?.coordinate == Coordinate(latitude: 1, longitude: 2))
+        let many = (0..<5_000).map { "\"f\($0)\":\($0)" }.joined(separator: ",")
+        #expect(try decode(#"{"_type":"location","lat":1,"lon":2,\#(many)}"#) != nil)
+        #expect(refusal(Array(#"{"_type":"location","lat":1,"lon":2,\#(many),"f4321":0}"#.utf8))?.message.hasPrefix(#"the field "f4321" is given more than once"#) == true)
+    }
+
+    @Test(arguments: [
         ("not json", InputError(.invalidJSON, "the payload is not JSON: line 1, column 1: unexpected character 'n', expected a JSON value")),
         (#"{"_type":"location","lon":13}"#, InputError(.missingField, "missing \"lat\"")),
         (#"{"_type":"location","lat":95,"lon":13}"#, InputError(.outOfRange, "lat 95 is outside -90...90")),

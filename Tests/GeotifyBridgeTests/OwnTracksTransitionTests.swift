@@ -12,9 +12,11 @@ struct OwnTracksTransitionTests {
         identifier: "home", region: .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100),
         note: "Welcome home", eventType: [.onEntry, .onExit])
 
-    static func notification(_ kind: TransitionKind, device: String = "alice/phone", accuracy: Double? = 12, time: Double = 1_700_000_060) -> Notification {
+    static func notification(
+        _ kind: TransitionKind, device: String = "alice/phone", accuracy: Double? = 12, time: Double = 1_700_000_060, fence: Fence = home
+    ) -> Notification {
         let fix = Fix(device: device, coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: accuracy, timestamp: time)
-        return Notification(transition: Transition(fence: home, kind: kind, fix: fix), badge: 1)
+        return Notification(transition: Transition(fence: fence, kind: kind, fix: fix), badge: 1)
     }
 
     @Test func topicsFollowTheFilter() {
@@ -34,9 +36,20 @@ struct OwnTracksTransitionTests {
         let message = try #require(transitions.message(Self.notification(.enter)))
         #expect(message.topic == "owntracks/alice/phone/event")
         #expect(message.qos == 1 && !message.retain)
-        let wtst = OwnTracksWaypoints.creationTime(of: "home")
+        let wtst = FenceExport.ownTracksCreationTime(of: "home")
         #expect(String(decoding: message.payload, as: UTF8.self) ==
             #"{"_type":"transition","event":"enter","desc":"home","rid":"home","wtst":\#(wtst),"lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,"tid":"ne","t":"c"}"#)
+    }
+
+    @Test func aNamedFenceCarriesItsNameAsDescAndItsRegionID() throws {
+        let supermarket = Fence(
+            identifier: "supermarket", region: .circle(center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 80),
+            note: "", eventType: .onEntry, name: "Supermarket", regionID: "a1b2c3")
+        let message = try #require(transitions.message(Self.notification(.enter, fence: supermarket)))
+        let object = try #require(try JSONParser().parse(message.payload).objectValue)
+        #expect(object["desc"] == "Supermarket")
+        #expect(object["rid"] == "a1b2c3")
+        #expect(object["wtst"] == .number(Double(FenceExport.ownTracksCreationTime(of: "supermarket"))))
     }
 
     @Test func anExitIsALeave() throws {

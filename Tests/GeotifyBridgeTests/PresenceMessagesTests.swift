@@ -82,12 +82,46 @@ struct PresenceMessagesTests {
         let current = ["alice/phone": [Self.fence("home")]]
         let removals = messages.removals(previous: previous, current: current)
         #expect(removals.map(\.topic) == [
-            "geotify/presence/alice/phone/desk",
-            "geotify/presence/alice/phone/office",
-            "geotify/presence/van/7/depot",
             "geotify/state/van/7",
             "geotify/tracker/van/7",
+            "geotify/presence/van/7/depot",
+            "geotify/badge/van/7",
+            "geotify/presence/alice/phone/desk",
+            "geotify/presence/alice/phone/office",
         ])
         #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
+        #expect(messages.removals(previous: previous, current: previous).isEmpty)
+    }
+
+    @Test func homeAssistantLosesTheEntitiesBeforeTheirTopicsEmpty() {
+        let discovery = HomeAssistantDiscovery(topics: Topics())
+        let previous = ["alice/phone": Self.fences, "van/7": [Self.fence("depot")]]
+        let current = ["alice/phone": [Self.fence("home")]]
+        let removals = messages.removals(
+            previous: previous, current: current, discovery: discovery,
+            previousShared: ["shared": [Self.fence("school")]], currentShared: [:])
+        let configs = discovery.removals(
+            previous: previous, current: current, previousShared: ["shared": [Self.fence("school")]], currentShared: [:])
+        #expect(configs.count == 5 + 2 + 2)
+        #expect(Array(removals.prefix(configs.count)) == configs)
+        #expect(removals.dropFirst(configs.count).map(\.topic) == messages.removals(previous: previous, current: current).map(\.topic))
+        let lastConfig = removals.lastIndex { $0.topic.hasPrefix("homeassistant/") } ?? 0
+        let firstTopic = removals.firstIndex { $0.topic.hasPrefix("geotify/") } ?? 0
+        #expect(lastConfig < firstTopic)
+    }
+
+    @Test func theTrackerSaysHomeANameOrTheIdentifier() {
+        let house = Fence(identifier: "house", region: .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100),
+                          note: "", eventType: .onEntry, name: "Our house", home: true)
+        let shop = Fence(identifier: "shop", region: .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100),
+                         note: "Shopping", eventType: .onEntry, name: "Supermarket")
+        #expect(PresenceMessages.trackerState(house) == "home")
+        #expect(PresenceMessages.trackerState(shop) == "Supermarket")
+        #expect(PresenceMessages.trackerState(Self.fence("home")) == "home")
+        #expect(PresenceMessages.trackerState(Self.fence("office")) == "office")
+        #expect(PresenceMessages.trackerState(nil) == "not_home")
+        #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: ["shop"]), fences: [shop])) == "Supermarket")
+        #expect(text(messages.state(of: "alice/phone", Self.state(inside: ["shop"]), fences: [shop])).contains(
+            #""inside":[{"fence":"shop","name":"Supermarket","note":"Shopping"}]"#))
     }
 }

@@ -9,15 +9,17 @@ import Testing
 /// named clients publish commands, nobody gets in without a password.
 @Suite("Production broker configuration", .serialized, .timeLimit(.minutes(1)))
 struct ProductionBrokerConfigTests {
+    /// Options that log in as `user` with the test password.
+    func login(_ user: String) -> (inout MQTTOptions) -> Void {
+        { options in
+            options.username = user
+            options.password = ProductionBroker.password
+        }
+    }
+
     @Test func theShippedConfigLoadsAndItsACLKeepsEveryClientToItsTopics() throws {
         let broker = try ProductionBroker()
         defer { broker.stop() }
-        let login = { (user: String) in
-            { (options: inout MQTTOptions) in
-                options.username = user
-                options.password = ProductionBroker.password
-            }
-        }
         let geotify = try BrokerObserver(
             port: broker.port, subscribe: ["owntracks/#", "geotify/location/#", "geotify/cmd/#"],
             clientID: "geotify", configure: login("geotify"))
@@ -60,6 +62,24 @@ struct ProductionBrokerConfigTests {
             return nil
         }
         #expect(refusal?.contains("not authorised") == true, "\(anonymous.all)")
+    }
+
+    /// Any tracker credential used to be able to connect as client id `geotify`, close
+    /// the bridge's connection and, with a clean session, destroy its queued positions.
+    /// The shipped config ties client ids to user names, so the intruder is only alice.
+    @Test func noOtherLoginCanTakeTheBridgesClientID() throws {
+        let broker = try ProductionBroker()
+        defer { broker.stop() }
+        let geotify = try BrokerObserver(port: broker.port, subscribe: ["owntracks/#"], clientID: "geotify", configure: login("geotify"))
+        let intruder = try BrokerObserver(port: broker.port, subscribe: [], clientID: "geotify") { options in
+            login("alice")(&options)
+            options.cleanSession = true
+        }
+        try intruder.publish("owntracks/alice/phone", "after the intruder connected")
+        #expect(waitUntil { geotify.events.messages.contains { $0.text == "after the intruder connected" } }, "\(broker.log)")
+        #expect(!geotify.events.all.contains { if case .disconnected = $0 { return true } else { return false } }, "\(geotify.events.all)")
+        #expect(!broker.log.contains("already connected"), "\(broker.log)")
+        #expect(broker.log.contains(" as alice ("), "mosquitto knows the intruder by her user name: \(broker.log)")
     }
 }
 

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import GeotifyBridge
 import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
 
 @Suite("Settings")
 struct SettingsTests {
@@ -42,8 +44,13 @@ struct SettingsTests {
         #expect(settings.lanes == 3)
     }
 
-    @Test func anUnknownKeyIsRefusedListingTheKnownOnes() {
-        #expect(message(#"{"brocker": "x"}"#)?.hasPrefix(#": unknown key "brocker" (known keys: broker, clientId, fences,"#) == true)
+    @Test func anUnknownKeyIsRefusedWithTheNearestKnownOne() {
+        #expect(message(#"{"brocker": "x"}"#) == #": unknown key "brocker" (did you mean "broker"?)"#)
+        #expect(message(#"{"statsIntervall": 5}"#) == #": unknown key "statsIntervall" (did you mean "statsInterval"?)"#)
+        #expect(message(#"{"clientID": "x"}"#) == #": unknown key "clientID" (did you mean "clientId"?)"#)
+        #expect(message(#"{"homeassistant": {"prefx": "ha"}}"#) == #": unknown key "homeassistant.prefx" (did you mean "homeassistant.prefix"?)"#)
+        #expect(message(#"{"xyzzy": 1}"#) == #": unknown key "xyzzy" ('geotify help settings' lists the keys)"#)
+        #expect(message(#"{"broker": "mqtt://a", "broker": "mqtt://b"}"#) == #": "broker": written more than once"#)
     }
 
     @Test func commandSettingsAreRead() throws {
@@ -51,7 +58,7 @@ struct SettingsTests {
         #expect(!settings.commandsEnabled)
         #expect(settings.commandDevices == ["alice/phone", "fleet/#"])
         #expect(settings.previewTimeout == 60)
-        #expect(message(#"{"commandDevices": "all"}"#) == #": "commandDevices" must be an array of device identifiers or prefixes ending in /#"#)
+        #expect(message(#"{"commandDevices": "all"}"#) == #": "commandDevices" must be an array of strings, not a string"#)
     }
 
     @Test func transitionRulesAreRead() throws {
@@ -64,11 +71,15 @@ struct SettingsTests {
 
     @Test(arguments: [
         (#"{"broker": "http://x"}"#, #": "broker": unsupported scheme "http" in "http://x"; use mqtt:// or mqtts://"#),
-        (#"{"lanes": 0}"#, #": "lanes" must be at least 1, not 0"#),
+        (#"{"lanes": 0}"#, #": lanes 0 must be at least 1"#),
         (#"{"lanes": 1.5}"#, #": "lanes" must be a whole number, not 1.5"#),
-        (#"{"initialTrigger": "always"}"#, #": "initialTrigger" must be none, enter or exit, not "always""#),
-        (#"{"dwell": 0}"#, #": "dwell" must be more than 0 seconds (leave it out for no dwell)"#),
+        (#"{"initialTrigger": "always"}"#, #": "initialTrigger" must be one of none, enter, exit, not "always""#),
+        (#"{"initialTrigger": "enters"}"#, #": "initialTrigger" must be one of none, enter, exit, not "enters" (did you mean "enter"?)"#),
+        (#"{"dwell": 0}"#, #": dwell must be more than 0 seconds (leave it out for no dwell)"#),
+        (#"{"hysteresis": -1}"#, #": hysteresis -1 must not be negative"#),
         (#"{"logLevel": "loud"}"#, #": "logLevel" must be one of debug, info, warning, error, not "loud""#),
+        (#"{"logLevel": "warn"}"#, #": "logLevel" must be one of debug, info, warning, error, not "warn" (did you mean "warning"?)"#),
+        (#"{"homeassistant": true}"#, #": "homeassistant" must be an object with enabled, prefix, configurationUrl, supportUrl, not a Boolean"#),
         (#"{"strictDevices": "yes"}"#, #": "strictDevices" must be true or false, not a string"#),
         (#"{"owntracksTopic": "owntracks/alice"}"#, #": "owntracksTopic": the filter "owntracks/alice" has no '+' or '#' level to take the device identifier from"#),
         (#"{"minimumRadius": 10, "maximumRadius": 5}"#, #": minimumRadius 10 is larger than maximumRadius 5"#),
@@ -76,5 +87,73 @@ struct SettingsTests {
     ])
     func badSettingsNameTheKeyAndTheReason(text: String, expected: String) {
         #expect(message(text) == expected)
+    }
+
+    @Test func theDefaultsAreTheSettingsInitialValues() throws {
+        let loaded = try load("{}")
+        #expect(loaded == Settings())
+        #expect(Settings.key(named: "broker")?.defaultDescription == "\"mqtt://127.0.0.1:1883\"")
+        #expect(Settings.key(named: "maximumAccuracy")?.defaultDescription == "500")
+        #expect(Settings.key(named: "hysteresis")?.defaultDescription == "max(10 m, 10 % of the fence's radius)")
+        #expect(Settings.key(named: "homeassistant.prefix")?.defaultDescription == "\"homeassistant\"")
+        #expect(Settings.key(named: "username")?.defaultDescription == "none")
+    }
+
+    @Test func everyKeyIsReadFromItsOwnValueAndTheTableHasNoDuplicates() throws {
+        #expect(Set(Settings.keys.map(\.name)).count == Settings.keys.count)
+        #expect(Set(Settings.keys.compactMap(\.flag?.name)).count == Settings.keys.filter { $0.flag != nil }.count)
+        for key in Settings.keys where key.name.contains(".") {
+            let parent = String(key.name.split(separator: ".")[0])
+            #expect(Settings.key(named: parent)?.kind == .object, "\(key.name) has no object \(parent)")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"keepAlive": 4}"#, #": keepAlive 4 must be at least 5"#),
+        (#"{"maximumTopicDepth": 1}"#, #": maximumTopicDepth 1 must be at least 2"#),
+        (#"{"previewTimeout": 0.5}"#, #": previewTimeout 0.5 must be at least 1"#),
+        (#"{"statsInterval": -1}"#, #": statsInterval -1 must not be negative"#),
+        (#"{"maximumDevices": 1e300}"#, #": "maximumDevices" must be a whole number, not 1e+300"#),
+        (#"{"durability": "fsync"}"#, #": "durability" must be one of normal, full, not "fsync""#),
+        (#"{"fences": ""}"#, #": "fences" must not be empty (leave it out instead)"#),
+    ])
+    func valuesOutsideTheirRangeAreRefused(text: String, expected: String) {
+        #expect(message(text) == expected)
+    }
+
+    @Test func flagsAreCheckedAsTheFileIsButPathsStayAsGiven() throws {
+        var settings = Settings()
+        try settings.set(flag: "log-level", to: "debug")
+        try settings.set(flag: "state-dir", to: "relative/state")
+        #expect(settings.logLevel == .debug)
+        #expect(settings.stateDirectory == "relative/state")
+        #expect(throws: SettingsError.self) { try settings.set(flag: "log-level", to: "loud") }
+        do {
+            try settings.set(flag: "log-level", to: "warn")
+        } catch {
+            #expect(error.message == #"--log-level: "logLevel" must be one of debug, info, warning, error, not "warn" (did you mean "warning"?)"#)
+        }
+        do {
+            try settings.set(flag: "broker", to: "http://x")
+        } catch {
+            #expect(error.message == #"--broker: unsupported scheme "http" in "http://x"; use mqtt:// or mqtts://"#)
+        }
+    }
+
+    @Test func theRulesOfTheSettingsAndOfAFenceAreReadAlike() throws {
+        for rule in TransitionRule.allCases {
+            var global = TransitionRules.none
+            var override = FenceRules()
+            let value: JSON = switch rule.field {
+            case .number, .optionalNumber: .number(42)
+            case .flag: .bool(true)
+            case .trigger: .string("exit")
+            }
+            try rule.decode(value, into: &global)
+            try rule.decode(value, into: &override)
+            #expect(rule.encode(global) == value)
+            #expect(rule.encode(override) == value)
+            #expect(override.resolved(over: .none) == global)
+        }
     }
 }

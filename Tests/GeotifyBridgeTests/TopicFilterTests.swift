@@ -1,5 +1,6 @@
 import Testing
 import GeotifyBridge
+import GeotifyTestSupport
 
 @Suite("Topic filters")
 struct TopicFilterTests {
@@ -26,5 +27,24 @@ struct TopicFilterTests {
     @Test(arguments: ["owntracks/alice", "a/#/b", "a/b+", "a/#x"])
     func invalidFiltersAreRefused(filter: String) {
         #expect(throws: InputError.self) { try TopicFilter(filter) }
+    }
+}
+
+@Suite("Topic filter byte matching")
+struct TopicFilterByteMatchingTests {
+    /// The one-pass byte matcher agrees with matching the split levels, on every topic
+    /// made of a few levels drawn from names, empty levels and the filters' own words.
+    @Test func theByteMatcherAgreesWithTheLevelMatcher() throws {
+        let filters = try ["owntracks/+/+", "geotify/location/#", "geotify/cmd/#", "+/x", "#", "a/+/+/b", "a/+/b/+"].map(TopicFilter.init)
+        let words = ["owntracks", "geotify", "location", "cmd", "alice", "phone", "a", "b", "x", "", "ü"]
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<20_000 {
+            let count = Int(random.next() % 5) + 1
+            let topic = (0..<count).map { _ in words[Int(random.next() % UInt64(words.count))] }.joined(separator: "/")
+            let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+            for filter in filters {
+                #expect(filter.device(inTopic: topic) == filter.device(inLevels: levels), "\(filter) on \"\(topic)\"")
+            }
+        }
     }
 }

@@ -88,7 +88,23 @@ struct FenceChangeTests {
     @Test func anUnusableDeviceIdentifierIsRefused() {
         let error = refusal(.add(device: "alice/+", fence: Self.fence("gym")))
         #expect(error?.code == .invalidDevice)
-        #expect(error?.message == #"the device identifier "alice/+" must not contain '+', '#' or NUL"#)
+        #expect(error?.message == #"the device identifier "alice/+" must not contain '+' or '#'"#)
+    }
+
+    @Test func controlCharactersInIdentifiersAndNotesAreRefused() {
+        let newline = refusal(.add(device: "alice/phone", fence: Self.fence("gym\nfake log line")))
+        #expect(newline?.code == .invalidValue)
+        #expect(newline?.problems.map(\.description) == [
+            #"device "alice/phone", fence "gym\#nfake log line": a fence identifier must not contain control characters, non-characters or invalid UTF-8; found U+000A (a control character) at byte 3"#,
+        ])
+        var noted = Self.fence("gym").objectValue ?? JSONObject()
+        noted["note"] = "Leg day\u{0}"
+        let note = refusal(.add(device: "alice/phone", fence: .object(noted)))
+        #expect(note?.code == .invalidValue)
+        #expect(note?.message.hasSuffix(#""note" must not contain control characters, non-characters or invalid UTF-8; found U+0000 (a control character) at byte 7"#) == true)
+        let device = refusal(.add(device: "alice/\u{1B}[2J", fence: Self.fence("gym")))
+        #expect(device?.code == .invalidDevice)
+        #expect(device?.message == "a device identifier must not contain control characters, non-characters or invalid UTF-8; found U+001B (a control character) at byte 6")
     }
 
     @Test func aRadiusOutsideTheLimitsIsClampedWithAWarning() throws {
@@ -136,7 +152,7 @@ struct FenceChangeTests {
         let error = refusal(.edit(device: "alice/phone", identifier: "home", fields: Self.patch(["identifier": "a/b"])))
         #expect(error?.code == .invalidValue)
         #expect(error?.problems.map(\.description) == [
-            #"device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+', '#' or NUL"#,
+            #"device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+' or '#'"#,
         ])
     }
 
@@ -273,12 +289,10 @@ struct FenceChangeTests {
         #expect(file.load().book == applied.book)
     }
 
-    @Test func aFirstAddCreatesAMissingFile() throws {
+    @Test func aFirstAddCreatesAMissingFileOnlyWhenAsked() throws {
         let file = file(nil)
-        let (preview, contents) = try file.preview(.add(device: "alice/phone", fence: Self.fence("gym")))
-        #expect(contents == [])
-        #expect(preview.book.fenceCount == 1)
-        _ = try file.apply(.add(device: "alice/phone", fence: Self.fence("gym")), expecting: contents)
+        #expect(throws: FenceChangeError.self) { try file.preview(.add(device: "alice/phone", fence: Self.fence("gym"))) }
+        _ = try file.apply(.add(device: "alice/phone", fence: Self.fence("gym")), expecting: nil, creatingMissingFile: true)
         #expect(file.load().book?.fences(of: "alice/phone").map(\.identifier) == ["gym"])
     }
 
@@ -343,10 +357,12 @@ struct FenceChangeTests {
     @Test func theCodesAreStable() {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "empty_payload", "payload_too_large", "invalid_json", "not_an_object", "missing_field", "wrong_type",
-            "out_of_range", "unknown_key", "invalid_value", "invalid_topic", "unknown_device", "unknown_action",
-            "not_allowed", "too_many_devices", "unknown_token", "expired_token", "unknown_fence", "duplicate_identifier",
+            "out_of_range", "unknown_key", "duplicate_field", "invalid_value", "invalid_topic", "unknown_device", "unknown_action",
+            "not_allowed", "too_many_devices", "unknown_token", "expired_token",
+            "no_decryption_key", "invalid_envelope", "invalid_base64", "undecryptable", "decrypted_not_json",
+            "unknown_fence", "duplicate_identifier",
             "fence_limit", "invalid_device", "invalid_file", "invalid_import", "stale", "io", "state_write", "fence_file",
-            "connection_refused", "subscription_refused", "publish", "publish_queue_full", "delivery_failed",
+            "connection_refused", "session_taken_over", "subscription_refused", "publish", "publish_queue_full", "delivery_failed",
         ])
         #expect(FenceChangeError.unknownDevice("x").description == #"unknown_device: unknown device "x": it is not in the fence file"#)
     }

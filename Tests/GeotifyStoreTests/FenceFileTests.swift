@@ -29,6 +29,39 @@ struct FenceFileTests {
         #expect(fence.region == .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100))
     }
 
+    @Test func aNameAHomeFlagAndARegionIDAreOptionalValidatedAndRoundTrip() throws {
+        let loaded = load("""
+            { "devices": { "alice/phone": [
+                { "identifier": "house", "name": "Home", "home": true, "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntry" },
+                { "identifier": "garden", "home": false, "rid": "f7676c", "latitude": 52.5, "longitude": 13.4, "radius": 50, "eventType": "onEntry" },
+                { "identifier": "gym", "note": "Workout", "latitude": 52.5, "longitude": 13.4, "radius": 50, "eventType": "onEntry" },
+                { "identifier": "desk", "latitude": 52.5, "longitude": 13.4, "radius": 50, "eventType": "onEntry" } ] } }
+            """)
+        #expect(loaded.errors.isEmpty)
+        let fences = try #require(loaded.book?.fences(of: "alice/phone"))
+        #expect(fences.map(\.name) == ["Home", nil, nil, nil])
+        #expect(fences.map(\.isHome) == [true, false, false, false])
+        #expect(fences.map(\.regionID) == [nil, "f7676c", nil, nil])
+        #expect(fences.map(\.displayName) == ["Home", "garden", "Workout", "desk"])
+        let file = FenceFile(path: directory.file("fences.json"))
+        _ = try file.write(#require(loaded.book), expecting: loaded.contents)
+        #expect(file.load().book == loaded.book)
+
+        let bad = load("""
+            { "devices": { "d": [
+                { "identifier": "a", "name": " ", "home": "yes", "rid": 7, "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry" },
+                { "identifier": "b", "name": "two\\nlines", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry" },
+                { "identifier": "home", "home": false, "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry" } ] } }
+            """)
+        #expect(messages(bad.errors) == [
+            #"fences.json:2: device "d", fence "a": "name" must not be empty (leave it out instead)"#,
+            #"fences.json:2: device "d", fence "a": "home" must be true or false, not a string"#,
+            #"fences.json:2: device "d", fence "a": "rid" must be a string, not a number"#,
+            #"fences.json:3: device "d", fence "b": "name" must not contain control characters (line breaks, tabs)"#,
+            #"fences.json:4: device "d", fence "home": the fence "home" is home by its identifier; give it another identifier rather than "home": false"#,
+        ])
+    }
+
     @Test func theAppsSavedGeotificationsImportAsTheyAre() throws {
         // What the iOS app's GeotificationManager saved with JSONEncoder.
         let loaded = load("""
@@ -64,11 +97,11 @@ struct FenceFileTests {
             #"fences.json:4: device "alice/phone", fence "home": "longitude" must be a number, not a string"#,
             #"fences.json:5: device "alice/phone", fence "home": unknown eventType "sometimes" (one of onEntry, onExit, onEntryAndExit, onDwell, or the app's "On Entry" / "On Exit"; several in an array)"#,
             #"fences.json:5: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
-            #"fences.json:6: device "alice/phone", fence #3: unknown key "nte" (a fence has accuracyAware, dwell, eventType, hysteresis, identifier, initialTrigger, latitude, longitude, maximumAccuracy, minimumDuration, note, polygon, radius)"#,
+            #"fences.json:6: device "alice/phone", fence #3: unknown key "nte" (did you mean "note"? a fence has accuracyAware, dwell, eventType, home, hysteresis, identifier, initialTrigger, latitude, longitude, maximumAccuracy, minimumDuration, name, note, polygon, radius, rid)"#,
             #"fences.json:6: device "alice/phone", fence #3: missing "identifier""#,
             #"fences.json:6: device "alice/phone", fence #3: radius -5 must not be negative"#,
             #"fences.json:7: device "alice/phone", fence "home": the identifier is used by another fence of this device; identifiers must be unique per device"#,
-            #"fences.json:8: device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+', '#' or NUL"#,
+            #"fences.json:8: device "alice/phone", fence "a/b": the fence identifier "a/b" must not contain '/', '+' or '#'"#,
             #"fences.json: device "alice/phone", fence #6: a fence must be an object, not a string"#,
             #"fences.json:2: the device identifier "bad//device" must not have empty topic levels (a leading, trailing or double '/')"#,
             #"fences.json:12: device "van": the fences of a device must be an array, not an object"#,

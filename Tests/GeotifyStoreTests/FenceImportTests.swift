@@ -1,7 +1,7 @@
 import Testing
 import GeotifyCore
 import GeotifyJSON
-import GeotifyStore
+@testable import GeotifyStore
 
 @Suite("Fence import and export")
 struct FenceImportTests {
@@ -49,12 +49,14 @@ struct FenceImportTests {
             """)
         #expect(imported.format == .ownTracksWaypoints)
         #expect(imported.warnings.map(\.description) == [
-            #"import.json:3: waypoint "Work / Office": identifier "Work - Office" made from "Work / Office" (a fence identifier is one topic level, without '/', '+', '#')"#,
             #"import.json:4: waypoint "Desk beacon" has no "lat", "lon", "rad", so it is not a circular region; skipped"#,
         ])
         let fences = try fences(imported)
-        #expect(fences.map(\.identifier) == ["f7676c", "Work - Office"])
+        #expect(fences.map(\.identifier) == ["home", "work-office"])
+        #expect(fences.map(\.name) == ["Home", "Work / Office"])
+        #expect(fences.map(\.regionID) == ["f7676c", nil])
         #expect(fences.map(\.note) == ["Home", "Work / Office"])
+        #expect(fences.map(\.isHome) == [true, false])
         #expect(fences.map(\.eventType) == [[.onEntry, .onExit], [.onEntry, .onExit]])
         #expect(fences[0].region == .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100))
     }
@@ -66,7 +68,7 @@ struct FenceImportTests {
             """)
         #expect(imported.format == .ownTracksWaypoints)
         #expect(imported.fences == [[
-            "identifier": "Paris is lovely", "latitude": 48.85833, "longitude": 2.29513, "radius": 50,
+            "identifier": "paris-is-lovely", "name": "Paris is lovely", "latitude": 48.85833, "longitude": 2.29513, "radius": 50,
             "note": "Paris is lovely", "eventType": "onEntryAndExit",
         ]])
     }
@@ -75,9 +77,10 @@ struct FenceImportTests {
         let configuration = try parse("""
             {"_type": "configuration", "mode": 0, "waypoints": [{"_type": "waypoint", "desc": "Gym", "lat": 1, "lon": 2, "rad": 30, "tst": 1}]}
             """)
-        #expect(try fences(configuration).map(\.identifier) == ["Gym"])
+        #expect(try fences(configuration).map(\.identifier) == ["gym"])
         let single = try parse(#"{"_type": "waypoint", "desc": "Gym", "lat": 1, "lon": 2, "rad": 30, "tst": 1, "rid": "a1b2c3"}"#)
-        #expect(try fences(single).map(\.identifier) == ["a1b2c3"])
+        #expect(try fences(single).map(\.identifier) == ["gym"])
+        #expect(try fences(single).map(\.regionID) == ["a1b2c3"])
     }
 
     @Test func valuesOutOfRangeAreLeftToTheFenceValidation() throws {
@@ -129,20 +132,48 @@ struct FenceImportTests {
         #expect(error?.problems.map(\.description) == [
             #"import.json:2: waypoint "Home": "lat" must be a number, not a Boolean"#,
             #"import.json:2: waypoint "Home": "lon" must be a number, not the string "east""#,
-            #"import.json:3: waypoint #2: has neither "rid" nor "desc", so it has no name to be its identifier"#,
+            #"import.json:3: waypoint #2: has neither "desc" nor "rid" with a letter or digit, so it has no name to make its identifier from"#,
             #"import.json:4: waypoint #3: is a "location" message, not a waypoint"#,
             #"import.json:5: waypoint #4: "desc" must be a string, not a number"#,
             #"import.json: waypoint #5 must be an object, not a string"#,
         ])
     }
 
-    @Test func identifiersAreMadeOneTopicLevelOfUsableLength() throws {
-        let imported = try parse(#"[{"desc": "Gate", "rid": " a+b#c/\td ", "lat": 1, "lon": 2, "rad": 3}]"#)
-        #expect(imported.fences.first?["identifier"] == "a-b-c--d")
-        let long = String(repeating: "é", count: 150)
-        let truncated = try parse(#"[{"desc": "\#(long)", "lat": 1, "lon": 2, "rad": 3}]"#)
-        #expect(truncated.fences.first?["identifier"]?.stringValue == String(repeating: "é", count: 100))
-        #expect(try fences(truncated).count == 1)
+    @Test func theSupermarketKeepsItsNameAndRegionIDWithAReadableIdentifier() throws {
+        let imported = try parse(#"[{"rid": "a1b2c3", "desc": "Supermarket", "lat": 52.5, "lon": 13.4, "rad": 80, "tst": 1610104395}]"#)
+        let fence = try #require(try fences(imported).first)
+        #expect(fence.identifier == "supermarket")
+        #expect(fence.name == "Supermarket")
+        #expect(fence.displayName == "Supermarket")
+        #expect(fence.regionID == "a1b2c3")
+        #expect(imported.warnings.isEmpty)
+    }
+
+    @Test func identifiersAreSlugsUniqueWithinTheFileAndStable() throws {
+        let text = """
+            [{"desc": "Café Zürich", "lat": 1, "lon": 2, "rad": 3},
+             {"desc": "cafe  zurich!", "lat": 1, "lon": 2, "rad": 3},
+             {"desc": "Café Zürich", "lat": 1, "lon": 2, "rad": 3},
+             {"desc": "東京 駅", "lat": 1, "lon": 2, "rad": 3},
+             {"desc": "***", "rid": " a+b#c/ d ", "lat": 1, "lon": 2, "rad": 3}]
+            """
+        let imported = try parse(text)
+        let identifiers = imported.fences.compactMap { $0["identifier"]?.stringValue }
+        #expect(identifiers == ["cafe-zurich", "cafe-zurich-2", "cafe-zurich-3", "東京-駅", "a-b-c-d"])
+        #expect(imported.warnings.map(\.description) == [
+            #"import.json:2: waypoint "cafe  zurich!": identifier "cafe-zurich-2", since an earlier waypoint has "cafe-zurich""#,
+            #"import.json:3: waypoint "Café Zürich": identifier "cafe-zurich-3", since an earlier waypoint has "cafe-zurich""#,
+        ])
+        #expect(try parse(text).fences == imported.fences)
+        #expect(try fences(imported).count == 5)
+    }
+
+    @Test func identifiersStayWithinTheLengthLimitAndOverlongNamesAreRefused() throws {
+        #expect(FenceImport.slug(String(repeating: "A", count: 250)) == String(repeating: "a", count: 200))
+        #expect(FenceImport.slug(String(repeating: "é", count: 150)) == String(repeating: "e", count: 150))
+        #expect(FenceImport.numbered(String(repeating: "a", count: 200), 12) == String(repeating: "a", count: 197) + "-12")
+        let long = try parse(#"[{"desc": "\#(String(repeating: "A", count: 250))", "lat": 1, "lon": 2, "rad": 3}]"#)
+        #expect(throws: FenceChangeError.self) { try fences(long) }
     }
 
     @Test func exportWritesTheAppsArrayAndImportReadsItBack() throws {
@@ -170,5 +201,36 @@ struct FenceImportTests {
         let imported = try FenceImport(parsing: exported)
         #expect(imported.format == .appGeotifications)
         #expect(try fences(imported) == book.fences(of: "d"))
+    }
+
+    @Test func theOwnTracksExportIsAWaypointsDocumentThatImportsBack() throws {
+        let book = FenceFile(path: "fences.json").parse(Array("""
+            {"devices": {"d": [
+              {"identifier": "supermarket", "name": "Supermarket", "rid": "a1b2c3", "latitude": 52.5, "longitude": 13.4, "radius": 80.4, "note": "Supermarket", "eventType": "onEntryAndExit"},
+              {"identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntry"},
+              {"identifier": "park", "polygon": [[13.35, 52.51], [13.37, 52.51], [13.36, 52.52]], "eventType": "onEntry"}
+            ]}}
+            """.utf8)).book!
+        let export = FenceExport.ownTracksWaypoints(book.fences(of: "d"))
+        #expect(export.skipped == ["park"])
+        let tst = FenceExport.ownTracksCreationTime(of: "supermarket")
+        #expect(JSONWriter().string(export.document) == """
+            {"_type":"waypoints","waypoints":[\
+            {"_type":"waypoint","desc":"Supermarket","lat":52.5,"lon":13.4,"rad":80,"tst":\(tst),"rid":"a1b2c3"},\
+            {"_type":"waypoint","desc":"home","lat":52.52,"lon":13.405,"rad":100,"tst":\(FenceExport.ownTracksCreationTime(of: "home")),"rid":"home"}]}
+            """)
+        let imported = try FenceImport(parsing: JSONWriter().bytes(export.document))
+        #expect(imported.format == .ownTracksWaypoints)
+        let fences = try fences(imported)
+        #expect(fences.map(\.identifier) == ["supermarket", "home"])
+        #expect(fences.map(\.name) == ["Supermarket", "home"])
+        #expect(fences.map(\.regionID) == ["a1b2c3", "home"])
+    }
+
+    @Test func creationTimesAreStablePlausibleAndDistinct() {
+        #expect(FenceExport.ownTracksCreationTime(of: "home") == 1_487_889_774)
+        let times = ["home", "office", "gym", "depot", "school"].map(FenceExport.ownTracksCreationTime(of:))
+        #expect(Set(times).count == times.count)
+        #expect(times.allSatisfy { (1_000_000_000..<1_500_000_000).contains($0) })
     }
 }

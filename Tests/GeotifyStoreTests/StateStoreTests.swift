@@ -99,7 +99,7 @@ struct StateStoreTests {
             _ = try StateStore(directory: blocked + "/state")
             Issue.record("opened a state store under a file")
         } catch {
-            #expect(error.operation == "create state directory \(blocked)/state")
+            #expect(error.operation == "use state directory \(blocked)/state")
         }
     }
 }

@@ -20,8 +20,9 @@ struct CommandLineTests {
     @Test func helpListsTheCommands() throws {
         let result = try runGeotify(["--help"], in: directory)
         #expect(result.status == 0)
-        #expect(result.output.contains("run      run the bridge"))
-        #expect(result.output.contains("check    validate a fence file"))
+        #expect(result.output.contains("  run       run the bridge\n"))
+        #expect(result.output.contains("  check     validate the settings file and the fence file\n"))
+        #expect(result.output.contains("  version   print the version"))
         let run = try runGeotify(["run", "--help"], in: directory)
         #expect(run.status == 0)
         #expect(run.output.contains("--broker URL"))
@@ -30,10 +31,13 @@ struct CommandLineTests {
     @Test func usageErrorsExitTwoWithAPointerToHelp() throws {
         let unknown = try runGeotify(["run", "--brocker", "x"], in: directory)
         #expect(unknown.status == 2)
-        #expect(unknown.error == "geotify: unknown option --brocker (see 'geotify run --help')\n")
+        #expect(unknown.error == "geotify: unknown option --brocker (did you mean --broker?) (see 'geotify run --help')\n")
         let command = try runGeotify(["frobnicate"], in: directory)
         #expect(command.status == 2)
         #expect(command.error == "geotify: unknown command \"frobnicate\" (see 'geotify --help')\n")
+        let misspelt = try runGeotify(["fence", "list"], in: directory)
+        #expect(misspelt.status == 2)
+        #expect(misspelt.error == "geotify: unknown command \"fence\" (did you mean \"fences\"?) (see 'geotify --help')\n")
         let broker = try runGeotify(["run", "--broker", "http://x"], in: directory)
         #expect(broker.status == 2)
         #expect(broker.error.contains("unsupported scheme \"http\""))
@@ -42,7 +46,11 @@ struct CommandLineTests {
     @Test func checkAcceptsAValidFile() throws {
         let result = try runGeotify(["check", "--fences", "fences.json"], in: directory)
         #expect(result.status == 0)
-        #expect(result.output == "fences.json: valid, 1 fence for 1 device\n")
+        #expect(result.output == """
+            settings: the defaults (no --config, and no config/geotify.json here)
+            fences.json: valid, 1 fence for 1 device
+
+            """)
     }
 
     @Test func checkListsEveryProblemAndExitsOne() throws {
@@ -51,11 +59,64 @@ struct CommandLineTests {
         let result = try runGeotify(["check", "--fences", "bad.json"], in: directory)
         #expect(result.status == 1)
         #expect(result.output == """
+            settings: the defaults (no --config, and no config/geotify.json here)
             warning: bad.json:1: device "a", fence "x": radius 0 m clamped to 1 m (allowed 1...100000 m)
             error: bad.json:1: device "a", fence "x": latitude 95 is outside -90...90
             bad.json: 1 error, not valid
 
             """)
+    }
+
+    @Test func checkValidatesTheSettingsFileToo() throws {
+        try #"{"fences": "fences.json", "statsIntervall": 5}"#.write(to: directory.appendingPathComponent("typo.json"), atomically: true, encoding: .utf8)
+        let typo = try runGeotify(["check", "--config", "typo.json"], in: directory)
+        #expect(typo.status == 1)
+        #expect(typo.output == """
+            error: typo.json: unknown key "statsIntervall" (did you mean "statsInterval"?)
+            typo.json: not valid
+
+            """)
+        try #"{"fences": "fences.json", "username": "geotify", "passwordFile": "missing"}"#
+            .write(to: directory.appendingPathComponent("password.json"), atomically: true, encoding: .utf8)
+        let password = try runGeotify(["check", "--config", "password.json"], in: directory)
+        #expect(password.status == 1)
+        #expect(password.output.hasPrefix("error: password.json: cannot read the broker password file missing: no such file\n"))
+        try #"{"fences": "fences.json", "notify": {"targets": [{"name": "x", "type": "carrier-pigeon"}]}}"#
+            .write(to: directory.appendingPathComponent("notify.json"), atomically: true, encoding: .utf8)
+        let notify = try runGeotify(["check", "--config", "notify.json"], in: directory)
+        #expect(notify.status == 1)
+        #expect(notify.output.hasPrefix("error: notify.json: notify.targets[0] (\"x\").type must be one of"))
+        try #"{"fences": "fences.json", "logLevel": "debug"}"#.write(to: directory.appendingPathComponent("good.json"), atomically: true, encoding: .utf8)
+        let good = try runGeotify(["check", "--config", "good.json"], in: directory)
+        #expect(good.status == 0)
+        #expect(good.output == "good.json: valid settings\nfences.json: valid, 1 fence for 1 device\n")
+    }
+
+    @Test func aMissingFenceFileSaysWhatToPass() throws {
+        let empty = try makeTemporaryDirectory("outside")
+        let outside = try runGeotify(["check"], in: empty)
+        #expect(outside.status == 1)
+        #expect(outside.output.contains("""
+            error: config/fences.json: no such file
+            hint: pass --fences FILE, or --config FILE with a settings file that names it ("fences"); there is no config/geotify.json here
+
+            """))
+        try #"{"fences": "gone.json"}"#.write(to: empty.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        let named = try runGeotify(["check", "--config", "settings.json"], in: empty)
+        #expect(named.output.contains(#"hint: settings.json names it ("fences", relative to the settings file); pass --fences FILE for another"#))
+        let given = try runGeotify(["check", "--fences", "gone.json"], in: empty)
+        #expect(!given.output.contains("hint:"))
+        let run = try runGeotify(["run", "--broker", "mqtt://127.0.0.1:1", "--state-dir", "state"], in: empty)
+        #expect(run.status == 1)
+        #expect(run.error.contains("hint: pass --fences FILE, or --config FILE"))
+    }
+
+    @Test func anUnusableStateDirectoryGivesTheSystemsReason() throws {
+        try "not a directory".write(to: directory.appendingPathComponent("file"), atomically: true, encoding: .utf8)
+        let result = try runGeotify(
+            ["run", "--fences", "fences.json", "--state-dir", "file/state", "--broker", "mqtt://127.0.0.1:1"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error.contains("use state directory file/state: mkdir file/state: Not a directory"))
     }
 
     @Test func runRefusesAnInvalidFenceFileAndExitsNonZero() throws {

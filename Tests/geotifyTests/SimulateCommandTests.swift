@@ -54,7 +54,36 @@ struct SimulateCommandTests {
         let result = try simulate(["walk.gpx"])
         #expect(result.status == 0)
         #expect(result.output == "2023-11-14T22:01:00Z  alice/phone  enter  home  badge 1  Welcome home\n")
-        #expect(result.error.contains("warning: walk.gpx: line 6: a point without a readable time"))
+        #expect(result.error.contains("warning: walk.gpx: line 6: a trkpt without a readable time"))
+    }
+
+    @Test func gpxAccuracyComesFromHDOP() throws {
+        try """
+            <gpx><trk><trkseg>
+              <trkpt lat="52.50" lon="13.405"><time>2023-11-14T22:00:00Z</time><hdop>1</hdop></trkpt>
+              <trkpt lat="52.52" lon="13.405"><time>2023-11-14T22:01:00Z</time><hdop>200</hdop></trkpt>
+              <trkpt lat="52.52" lon="13.405"><time>2023-11-14T22:02:00Z</time><hdop>2</hdop></trkpt>
+            </trkseg></trk></gpx>
+            """.write(to: directory.appendingPathComponent("hdop.gpx"), atomically: true, encoding: .utf8)
+        let result = try simulate(["hdop.gpx"])
+        #expect(result.status == 0)
+        #expect(result.output == "2023-11-14T22:02:00Z  alice/phone  enter  home  badge 1  Welcome home\n")
+        #expect(result.error == "3 fixes: 2 evaluated, 1 too inaccurate, 0 out of order; 1 transitions, 1 notifications\n")
+        #expect(try runGeotify(["simulate", "--help"], in: directory).output.contains("accuracy is its <hdop> × 5 m"))
+    }
+
+    @Test func anUnknownDeviceIsRefusedNamingTheKnownOnes() throws {
+        let result = try simulate(["track.jsonl", "--device", "alice/phon"])
+        #expect(result.status == 2)
+        #expect(result.output == "")
+        #expect(result.error == "geotify: the fence file has no device \"alice/phon\" (did you mean \"alice/phone\"? it has alice/phone) (see 'geotify simulate --help')\n")
+    }
+
+    @Test func aTrackWithNothingToEvaluateExitsOne() throws {
+        try "no positions here\n{\"lat\": 52.5}\n".write(to: directory.appendingPathComponent("empty.jsonl"), atomically: true, encoding: .utf8)
+        let result = try simulate(["empty.jsonl"])
+        #expect(result.status == 1)
+        #expect(result.error.hasSuffix("0 fixes: 0 evaluated, 0 too inaccurate, 0 out of order; 0 transitions, 0 notifications\nerror: empty.jsonl: no fix was evaluated: the track holds no usable fix\n"))
     }
 
     @Test func errorsNameTheProblem() throws {

@@ -90,11 +90,41 @@ struct StatusCommandTests {
         #expect(result.error == "geotify: no statistics on geotify/stats within 1 s (the bridge's status is offline); is the bridge running with statistics on?\n")
     }
 
-    @Test func anUnreachableBrokerIsReported() throws {
+    /// A connection that cannot be made ends the command at once with the reason: the
+    /// timeout is an hour, so a test that waited for it would not finish.
+    @Test func anUnreachableBrokerIsReportedAtOnceWithTheReason() throws {
         let url = "mqtt://127.0.0.1:\(try freePort())"
-        let result = try runGeotify(["status", "--broker", url, "--timeout", "1"], in: directory)
+        let result = try runGeotify(["status", "--broker", url, "--timeout", "3600"], in: directory)
         #expect(result.status == 1)
-        #expect(result.error == "geotify: cannot reach the broker at \(url) (no connection within 1 s)\n")
+        #expect(result.error == "geotify: cannot reach the broker at \(url): Connection refused (is it running, and on this port?)\n")
+    }
+
+    @Test func aRefusedLoginIsReportedAtOnce() throws {
+        let passwords = try BrokerPasswordFile(path: directory.appendingPathComponent("passwd").path, users: ["geotify": "right"])
+        let broker = try TestBroker(extraConfig: passwords.brokerConfig)
+        try #"{"broker": "\#(broker.url)", "username": "geotify", "password": "wrong"}"#
+            .write(to: directory.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        let result = try runGeotify(["status", "--config", "settings.json", "--timeout", "3600"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error.contains("geotify: the broker at \(broker.url) refused the login: "))
+        #expect(result.error.contains("(check username and password, GEOTIFY_MQTT_PASSWORD or passwordFile)\n"))
+    }
+
+    @Test func tlsToAPlainBrokerIsReportedAtOnce() throws {
+        let broker = try TestBroker()
+        let url = "mqtts://127.0.0.1:\(broker.port)"
+        let result = try runGeotify(["status", "--broker", url, "--timeout", "3600"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error.hasPrefix("geotify: TLS with the broker at \(url) failed: "))
+    }
+
+    @Test func onlineFailsUnlessTheBridgeIsOnline() throws {
+        let online = try broker()
+        #expect(try runGeotify(["status", "--broker", online.url, "--online", "--timeout", "20"], in: directory).status == 0)
+        let offline = try broker(status: "offline")
+        let result = try runGeotify(["status", "--broker", offline.url, "--online", "--timeout", "20"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error == "geotify: the bridge's status on geotify/status is offline, not online\n")
     }
 
     @Test func badOptionsAreUsageErrors() throws {
@@ -104,6 +134,8 @@ struct StatusCommandTests {
         let unknown = try runGeotify(["status", "--fences", "x"], in: directory)
         #expect(unknown.status == 2)
         #expect(unknown.error == "geotify: unknown option --fences (see 'geotify status --help')\n")
+        let misspelt = try runGeotify(["status", "--timout", "3"], in: directory)
+        #expect(misspelt.error == "geotify: unknown option --timout (did you mean --timeout?) (see 'geotify status --help')\n")
         let help = try runGeotify(["status", "--help"], in: directory)
         #expect(help.status == 0)
         #expect(help.output.contains("usage: geotify status"))

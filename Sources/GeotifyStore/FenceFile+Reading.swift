@@ -1,0 +1,25 @@
+/// Reading the fence file to watch it: the bytes with their fingerprint, or that the
+/// file is gone or cannot be read, so a running bridge reports a deleted, moved or
+/// unreadable file at once (and refuses commands that write, which `FenceFile.apply`
+/// does by itself) instead of noticing only when the next command writes.
+extension FenceFile {
+    /// What reading the file found.
+    public enum Reading: Sendable, Equatable {
+        /// The file's bytes and their fingerprint.
+        case contents([UInt8], FenceFileFingerprint)
+        /// There is no file at the path (or the link there points nowhere).
+        case missing
+        /// The file is there but cannot be read; the system's reason.
+        case unreadable(String)
+    }
+
+    /// Reads the file (through a symbolic link, like every read and write of it).
+    public func read() -> Reading {
+        do {
+            guard let contents = try AtomicFile.read(path) else { return .missing }
+            return .contents(contents, FenceFileFingerprint(of: contents))
+        } catch {
+            return .unreadable(error.reason)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GeotifyBridge
+import GeotifyCore
+
+/// The bridge as it is deployed: the `geotify` release binary running `geotify run
+/// --config` as a child process against a broker of the bench's, with the settings the
+/// side-by-side goals are stated for (warnings only, Home Assistant off) and statistics
+/// every half second, and an observer on the broker that watches its status, its
+/// statistics and the notifications the bench waits for.
+final class GeotifyProcess {
+    static let statsInterval = 0.5
+
+    let process: MeasuredProcess
+    let observer: ArrivalObserver
+    let directory: URL
+
+    /// Starts the bridge on `broker` with the fences at `fencesPath`, `lanes` lanes and
+    /// `limits`, the observer counting messages on `filters`, and waits (up to 60 s) until
+    /// the bridge says it is online (after it has subscribed).
+    init(executable: String, broker: BrokerProcess, fencesPath: String, lanes: Int, limits: FenceLimits, filters: [String]) throws {
+        directory = broker.directory.appendingPathComponent("geotify")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let settings = #"""
+            {"broker": "mqtt://127.0.0.1:\#(broker.port)", "clientId": "geotify-bench-sidebyside",
+             "fences": "\#(fencesPath)", "stateDir": "\#(directory.appendingPathComponent("state").path)",
+             "logLevel": "warning", "homeassistant": {"enabled": false}, "statsInterval": \#(GeotifyProcess.statsInterval),
+             "lanes": \#(lanes), "maximumFencesPerDevice": \#(limits.maximumFencesPerDevice)}
+            """#
+        let settingsPath = directory.appendingPathComponent("geotify.json").path
+        try settings.write(toFile: settingsPath, atomically: true, encoding: .utf8)
+        observer = try ArrivalObserver(port: broker.port, filters: filters, keptTopics: ["geotify/status", "geotify/stats"])
+        let log = directory.appendingPathComponent("geotify.log").path
+        do {
+            process = try MeasuredProcess(executable, ["run", "--config", settingsPath], output: log)
+        } catch {
+            observer.stop()
+            throw error
+        }
+        let online = BenchClock.wait(timeout: 60, interval: 0.01) {
+            observer.lastText(on: "geotify/status") == "online" || process.exit != nil
+        }
+        guard online, process.exit == nil else {
+            stop()
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw BenchError("geotify did not come online: \(text.suffix(2_000))")
+        }
+    }
+
+    /// The last statistics the bridge published.
+    var stats: StatsReport? {
+        observer.last(on: "geotify/stats").flatMap { try? StatsReport(parsing: $0) }
+    }
+
+    /// Stops the bridge (SIGTERM: a graceful stop) and the observer; how the bridge ended.
+    @discardableResult
+    func stop() -> MeasuredProcess.Exit? {
+        let exit = process.stop()
+        observer.stop()
+        return exit
+    }
+
+    /// Input messages the bridge has dealt with by `counters`: evaluated, dropped or
+    /// inaccurate fixes, ignored messages and refused input.
+    static func handled(_ counters: [String: Int]) -> Int {
+        let inputErrors = Set(ErrorCode.allCases.map { "errors.\($0.rawValue)" })
+        return counters.reduce(0) { total, counter in
+            counter.key.hasPrefix("fixes_") || counter.key == "messages_ignored" || inputErrors.contains(counter.key)
+                ? total + counter.value : total
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// What the side-by-side scenario runs (`--rounds`, `--devices`, `--fences`,
+/// `--messages`, `--latency-rate`, `--broker-nodelay`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
+/// `--sidebyside-dir`, `--perf`). Unset counts follow `--quick`.
+struct SideBySideOptions: Sendable {
+    /// The most seconds of fix time a device's fixes may span: they are 30 s apart and
+    /// end ten minutes before the run, and the bridge drops fixes older than a day.
+    static let maximumSpan = 80_000
+
+    var rounds: Int?
+    var devices = 1_000
+    var fencesPerDevice = 20
+    var messages: Int?
+    var geotify: String?
+    var jsonPath: String?
+    var directory: String?
+    /// Whether the brokers run with `set_tcp_nodelay true` (mosquitto's default is false).
+    var brokerNoDelay = false
+    /// The rate of the latency run; nil: half the bridge's median rate.
+    var latencyRate: Double?
+    /// Where a profile of one more bridge run goes, if anywhere.
+    var perfDirectory: String?
+
+    /// Rounds to run: each measures both consumers once, in alternating order.
+    func rounds(quick: Bool) -> Int { rounds ?? (quick ? 1 : 3) }
+
+    /// Location messages to publish (before the sentinels).
+    func messages(quick: Bool) -> Int { messages ?? (quick ? 50_000 : 200_000) }
+
+    /// The bridge binary: `--geotify`, else `geotify` beside this program.
+    var geotifyPath: String {
+        geotify ?? (Bundle.main.executableURL?.deletingLastPathComponent().appendingPathComponent("geotify").path ?? "geotify")
+    }
+}

@@ -1,0 +1,49 @@
+import GeotifyCore
+import Testing
+
+/// Identifiers become topic levels and log lines: control characters, non-characters and
+/// what invalid UTF-8 leaves behind are refused, named but never echoed.
+@Suite("Identifiers")
+struct IdentifierTests {
+    /// Text of one scalar that a string literal may not spell (a non-character).
+    static func scalar(_ value: UInt32) -> String { String(Character(Unicode.Scalar(value) ?? "?")) }
+
+    @Test(arguments: [(String, String)]([
+        ("home\nfake log line", "U+000A (a control character) at byte 4"),
+        ("a\u{0}b", "U+0000 (a control character) at byte 1"),
+        ("esc\u{1B}[31m", "U+001B (a control character) at byte 3"),
+        ("del\u{7F}", "U+007F (a control character) at byte 3"),
+        ("café\u{9B}", "U+009B (a control character) at byte 5"),
+        ("x" + IdentifierTests.scalar(0xFDD0), "U+FDD0 (a Unicode non-character) at byte 1"),
+        ("x" + IdentifierTests.scalar(0xFFFF), "U+FFFF (a Unicode non-character) at byte 1"),
+        ("x" + IdentifierTests.scalar(0x10FFFE), "U+10FFFE (a Unicode non-character) at byte 1"),
+        (String(decoding: [0x68, 0xFF, 0x6F], as: UTF8.self), "U+FFFD (the replacement character, left by invalid UTF-8) at byte 1"),
+    ]))
+    func controlCharactersNonCharactersAndInvalidUTF8AreRefused(text: String, found: String) throws {
+        let fence = try #require(Identifier.problem(fence: text))
+        #expect(fence == "a fence identifier must not contain control characters, non-characters or invalid UTF-8; found \(found)")
+        let character = try #require(ForbiddenCharacter.first(in: "alice/" + text))
+        #expect(character.offset == "alice/".utf8.count + (ForbiddenCharacter.first(in: text)?.offset ?? -99))
+        #expect(Identifier.problem(device: "alice/" + text)
+            == "a device identifier must not contain control characters, non-characters or invalid UTF-8; found \(character)")
+        #expect(!fence.unicodeScalars.contains { ForbiddenCharacter.isForbidden($0) })
+    }
+
+    @Test func theOffsetCountsUTF8Bytes() {
+        #expect(ForbiddenCharacter.first(in: "alice/ü\n")?.offset == 8)
+        #expect(ForbiddenCharacter.first(in: "alice/ü\n")?.scalar == "\n")
+    }
+
+    @Test(arguments: ["home", "Zuhause-Büro", "東京", "😀 party", "a b", "\u{A0}nbsp", "\u{FFFC}"])
+    func printableTextIsAccepted(text: String) {
+        #expect(Identifier.problem(fence: text) == nil)
+        #expect(Identifier.problem(device: "alice/\(text)") == nil)
+        #expect(ForbiddenCharacter.first(in: text) == nil)
+    }
+
+    @Test func wildcardsAndEmptyLevelsAreStillRefused() {
+        #expect(Identifier.problem(fence: "a/b") == #"the fence identifier "a/b" must not contain '/', '+' or '#'"#)
+        #expect(Identifier.problem(device: "alice/+") == #"the device identifier "alice/+" must not contain '+' or '#'"#)
+        #expect(Identifier.problem(device: "alice//phone")?.contains("empty topic levels") == true)
+    }
+}

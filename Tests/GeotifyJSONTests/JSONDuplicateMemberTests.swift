@@ -1,0 +1,59 @@
+import GeotifyJSON
+import Testing
+
+/// `rejectingDuplicateMembers`: a name given twice in one object is refused wherever the
+/// object is, built or skipped, however the name is spelled; different names never are.
+@Suite("JSON duplicate members")
+struct JSONDuplicateMemberTests {
+    let strict = JSONParser(rejectingDuplicateMembers: true)
+    let keys = JSONParser.MemberNames(["lat", "lon"])
+
+    func refusal(_ text: String, keeping: Bool = false) -> JSONError? {
+        do {
+            _ = keeping ? try strict.parse(Array(text.utf8), keepingMembers: keys) : try strict.parse(text)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func aNameGivenTwiceIsRefusedWithTheNameAndWhereItIs() {
+        let error = refusal(#"{"lat": 1, "lon": 2, "lat": 3}"#)
+        #expect(error == JSONError(line: 1, column: 22, reason: #"the member "lat" appears more than once in one object"#, duplicateMember: "lat"))
+        #expect(refusal(#"{"lat": 1, "lon": 2, "lat": 3}"#, keeping: true)?.duplicateMember == "lat")
+    }
+
+    @Test(arguments: [
+        #"{"batt": 1, "lat": 2, "batt": 3}"#,
+        #"{"a": {"x": 1, "x": 2}}"#,
+        #"{"a": [{"x": 1}, {"y": 1, "y": 2}]}"#,
+        #"{"l\u0061t": 1, "lat": 2}"#,
+        #"{"lat": 1, "\u006cat": 2}"#,
+        #"{"Zürich": 1, "Z\u00fcrich": 2}"#,
+        #"{"a-very-long-member-name-beyond-fifteen": 1, "a-very-long-member-name-beyond-fifteen": 2}"#,
+    ])
+    func everySpellingAndEveryObjectCounts(text: String) {
+        #expect(refusal(text)?.duplicateMember != nil, "\(text)")
+        #expect(refusal(text, keeping: true)?.duplicateMember != nil, "\(text)")
+    }
+
+    @Test func namesThatOnlyLookAlikeAreNotDuplicates() throws {
+        // Same length, first and last byte: the summaries match, the names do not.
+        let text = #"{"tat": 1, "tot": 2, "t\u0075t": 3, "a-long-name-number-one-x": 4, "a-long-name-number-two-x": 5, "x": {"tat": 1}}"#
+        #expect(refusal(text) == nil)
+        #expect(refusal(text, keeping: true) == nil)
+        #expect(try JSONParser().parse(#"{"a": 1, "a": 2}"#)["a"] == 2)
+    }
+
+    @Test func manyMembersAreCheckedAllTheWay() {
+        let members = (0..<3_000).map { "\"member\($0)\": \($0)" }
+        let clean = "{" + members.joined(separator: ", ") + "}"
+        #expect(refusal(clean) == nil)
+        #expect(refusal(clean, keeping: true) == nil)
+        let late = "{" + (members + [#""member7": 0"#]).joined(separator: ", ") + "}"
+        #expect(refusal(late)?.duplicateMember == "member7")
+        #expect(refusal(late, keeping: true)?.duplicateMember == "member7")
+        let early = "{" + (Array(members.prefix(5)) + [#""member2": 0"#]).joined(separator: ", ") + "}"
+        #expect(refusal(early, keeping: true)?.duplicateMember == "member2")
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+@testable import GeotifyMQTT
+import GeotifyTestSupport
+import Testing
+
+/// A session taken over is told from other lost connections: at once when an MQTT v5
+/// broker says so, else by the broker closing accepted connections right away, again
+/// and again. Pure values first, then two clients fighting over one id on mosquitto.
+@Suite("Session takeover", .timeLimit(.minutes(2)))
+struct SessionTakeoverTests {
+    let lost = SessionTakeover.closedByBroker
+
+    /// Feeds `endings` (code, seconds connected) to a fresh detector; what it said to each.
+    func verdicts(_ endings: [(Int32, Double?)]) -> [Bool] {
+        var takeover = SessionTakeover(shortConnection: 30)
+        return endings.map { takeover.ended(code: $0.0, connectedFor: $0.1) }
+    }
+
+    @Test func anMQTT5TakeoverIsTakenAtItsWord() {
+        #expect(verdicts([(0x8E, 3_600)]) == [true])
+        #expect(MQTTEvent.disconnected(code: MQTTEvent.sessionTakenOver, reason: "").isSessionTakenOver)
+        #expect(!MQTTEvent.disconnected(code: Int(lost), reason: "").isSessionTakenOver)
+    }
+
+    @Test func shortConnectionsClosedByTheBrokerAgainAndAgainAreATakeover() {
+        // The third in a row is one, every further one too; a connection that lasted
+        // ends the pattern.
+        #expect(verdicts([(lost, 2), (lost, 4), (lost, 8), (lost, 16), (lost, 30), (lost, 1)])
+            == [false, false, true, true, false, false])
+    }
+
+    @Test func aBrokerRestartAFlakyNetworkOrOneIntruderIsNot() {
+        // A broker restarting: the connection drops, the next attempt fails (14: errno).
+        #expect(!verdicts(Array(repeating: [(lost, 5), (14, nil)], count: 5).flatMap { $0 }).contains(true))
+        // Keep-alive timeouts (19) are the network, not the broker closing the connection.
+        #expect(!verdicts(Array(repeating: (19, 1), count: 5)).contains(true))
+        // One intruder, once: the bridge reconnects and stays.
+        #expect(verdicts([(lost, 3), (lost, 3_600)]) == [false, false])
+    }
+
+    @Test("an MQTT v5 DISCONNECT 0x8E is reported as a session taken over, with the client id")
+    func brokerSaysSo() throws {
+        let broker = try TakeoverBroker()
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.clientID = "geotify"
+            $0.protocolVersion = .v5
+        }
+        defer { fixture.client.stop() }
+        let reason = fixture.events.waitFor { event -> String? in
+            guard case .disconnected(MQTTEvent.sessionTakenOver, let reason) = event else { return nil }
+            return reason
+        }
+        #expect(reason == #"session taken over: another client connected with client id "geotify" and the broker closed this connection (MQTT v5 reason 0x8E)"#, "\(fixture.events.all)")
+    }
+
+    @Test("two clients with one client id on mosquitto: both are told their session was taken over")
+    func twinsFighting() throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        let id = "geotify-twin-\(UUID().uuidString.prefix(8))"
+        let twins = try (0..<2).map { _ in
+            try ClientFixture(port: broker.port) {
+                $0.clientID = id
+                $0.cleanSession = false
+                $0.reconnectDelayMax = 4
+            }
+        }
+        defer { for twin in twins { twin.client.stop() } }
+        for twin in twins {
+            let reason = twin.events.waitFor(timeout: 90) { event -> String? in
+                guard case .disconnected(MQTTEvent.sessionTakenOver, let reason) = event else { return nil }
+                return reason
+            }
+            #expect(reason?.hasPrefix("session taken over, most likely: the broker closed the connection right after accepting it, 3 times in a row") == true, "\(twin.events.all)")
+            #expect(reason?.hasSuffix("client id \"\(id)\"") == true)
+        }
+    }
+}
+
+/// A stand-in for an MQTT v5 broker from mosquitto 2.0.15 on whose client another
+/// client has just taken over: it accepts one connection on 127.0.0.1, answers CONNECT
+/// with a successful CONNACK and at once sends DISCONNECT with reason code 0x8E
+/// ("Session taken over"), which mosquitto 2.0.11 never sends.
+private final class TakeoverBroker: Sendable {
+    let port: Int
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw TestSupportError("socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(listener, address, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, address, &length) == 0
+            }
+        }
+        guard ready else {
+            close(listener)
+            throw TestSupportError("cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread {
+            defer { close(listener) }
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            defer { close(connection) }
+            var buffer = [UInt8](repeating: 0, count: 1_024)
+            guard read(connection, &buffer, buffer.count) > 0 else { return }
+            // CONNACK: no session present, success, no properties; DISCONNECT: 0x8E.
+            let reply: [UInt8] = [0x20, 0x03, 0x00, 0x00, 0x00, 0xE0, 0x02, 0x8E, 0x00]
+            guard write(connection, reply, reply.count) == reply.count else { return }
+            // Until the client closes its end.
+            while read(connection, &buffer, buffer.count) > 0 {}
+        }
+    }
+}
