@@ -49,9 +49,9 @@ final class DeliveryLog {
             INSERT OR IGNORE INTO delivery (target, device, event_id, payload, queued, due) VALUES (?, ?, ?, ?, ?, ?)
             """)
         // The head of each (target, device) by hopping along the `delivery_order` index
-        // from one pair to the next (a loose index scan): one seek a pair, so planning
-        // costs the same with a day of deliveries queued for a dead target as with none.
-        // `MIN(id) ... GROUP BY` would read every queued row, on every plan.
+        // from one pair to the next (a loose index scan): one seek a pair, however many
+        // deliveries wait behind the heads. `MIN(id) ... GROUP BY` read every queued row
+        // on every plan, which a dead target's day of backlog made a busy core.
         selectHeads = try database.prepare("""
             WITH RECURSIVE head(id) AS (
                 SELECT (SELECT id FROM delivery ORDER BY target, device, id LIMIT 1)

@@ -38,7 +38,7 @@ struct SlowTargetLatencyTests {
         }
     }
 
-    let steps = 41
+    let steps = 31
 
     /// Starts a bridge `name` with the web console (for `/metrics`) and `notify`.
     func start(_ name: String, _ scenario: DeliveryScenario, notify: String? = nil) throws -> (BridgeProcess, port: Int) {
