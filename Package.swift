@@ -100,7 +100,7 @@ let package = Package(
             ],
             exclude: ["Python"]
         ),
-        .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
+        .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
         .testTarget(
             name: "geotifyTests",

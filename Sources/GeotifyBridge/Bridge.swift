@@ -359,7 +359,9 @@ public final class Bridge: Sendable {
             for lane in current.lanes { lane.saveFixes() }
             try? current.store.pruneAcknowledged()
         }
-        if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval {
+        // Half a tick of slack: ticks come every `tickInterval`, and adding it up in
+        // floating point must not push a report to the tick after.
+        if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval - Bridge.tickInterval / 2 {
             publisher.send(statistics(current).message(topics: topics))
             housekeepingState.withLock { $0.lastReport = now }
         }
