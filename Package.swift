@@ -102,6 +102,9 @@ let package = Package(
         ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
-        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport"]),
+        .testTarget(
+            name: "geotifyTests",
+            dependencies: ["geotify", "GeotifyBridge", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport", "GeotifyTime"]
+        ),
     ]
 )

@@ -10,15 +10,15 @@ final class BridgeProcess {
     private(set) var child: ChildProcess?
 
     /// Writes the settings (broker on `port`, client id `name`, topic prefix `prefix`
-    /// (`name` by default), the fence file or directory `fences`, and any `extra` keys,
-    /// as JSON members) into `directory`.
-    init(name: String, port: Int, fences: URL, directory: URL, prefix: String? = nil, extra: String = "") throws {
+    /// (`name` by default), the fence file or directory `fences`, and the members `extra`,
+    /// such as `"notify": {...}`) into `directory`.
+    init(name: String, port: Int, fences: URL, directory: URL, prefix: String? = nil, extra: String? = nil) throws {
         self.name = name
         self.directory = directory
         settingsURL = directory.appendingPathComponent("\(name).json")
         try """
             {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
-             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"\(extra.isEmpty ? "" : ", " + extra)}
+             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"\(extra.map { ",\n \($0)" } ?? "")}
             """.write(to: settingsURL, atomically: true, encoding: .utf8)
     }
 
