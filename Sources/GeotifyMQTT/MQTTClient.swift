@@ -259,6 +259,10 @@ public final class MQTTClient: @unchecked Sendable {
         try MQTTError.check(
             "set the protocol version", mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version)
         )
+        // Without it, TCP holds a small packet (a notification) while the one before it
+        // (the acknowledgement of a position) is unacknowledged: tens of milliseconds
+        // added to every notification.
+        try MQTTError.check("turn off Nagle's algorithm", mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
         if options.username != nil {
             try MQTTError.check(
                 "set the username and password", mosquitto_username_pw_set(handle, options.username, options.password)
