@@ -193,6 +193,7 @@ public final class Bridge: Sendable {
         var options = MQTTOptions(clientID: settings.shard?.clientID(settings.clientID) ?? settings.clientID, host: settings.broker.host, port: settings.broker.port)
         options.cleanSession = false
         options.keepAlive = settings.keepAlive
+        options.maximumInFlight = Publisher.windowSize
         options.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)
         do {
             for warning in try settings.security.configure(&options, broker: settings.broker) { logger.warning(warning) }
@@ -361,6 +362,7 @@ public final class Bridge: Sendable {
         if round % Bridge.saveFixesEvery == 0 {
             for lane in current.lanes { lane.saveFixes() }
             try? current.store.pruneAcknowledged()
+            MemoryRelease.now()
         }
         // Half a tick of slack: ticks come every `tickInterval`, and adding it up in
         // floating point must not push a report to the tick after.

@@ -81,19 +81,27 @@ final class Publisher: Sendable {
         var spilled = false
     }
 
-    /// The most QoS 1 messages in flight at once: libmosquitto's default limit.
-    static let windowSize = 20
-    /// The most messages waiting in memory.
-    static let waitingLimit = 100_000
+    /// The most QoS 1 messages in flight at once (libmosquitto is told the same, so it
+    /// queues none out of sight): enough that a burst of transitions (a device's first
+    /// fix announces its presence in every fence) leaves in a few round trips; these
+    /// are what a crash can lose of the notifications.
+    static let windowSize = 100
+    /// The most messages waiting in memory by default: a few megabytes. A burst of
+    /// transitions larger than that (a broker busy with a flood) waits in the outbox.
+    static let defaultWaitingLimit = 8_192
+
+    /// The most messages waiting in memory; persisted ones past it wait in the outbox.
+    let waitingLimit: Int
     /// How many persisted messages are read back at a time after a spill.
-    static let readBack = 10_000
+    private var readBack: Int { max(1, waitingLimit / 2) }
 
     private let tracking = Mutex(Tracking())
     private let logger: Logger
     private let counters: Counters
     private let health: StateHealth
 
-    init(logger: Logger, counters: Counters, health: StateHealth) {
+    init(logger: Logger, counters: Counters, health: StateHealth, waitingLimit: Int = Publisher.defaultWaitingLimit) {
+        self.waitingLimit = max(1, waitingLimit)
         self.logger = logger
         self.counters = counters
         self.health = health
@@ -133,7 +141,7 @@ final class Publisher: Sendable {
     /// Adds one message to the waiting queue, or, when it is full, leaves a persisted one
     /// in the outbox (read back later) and drops any other.
     private func enqueue(_ queued: Queued, _ tracking: inout Tracking) {
-        let full = tracking.waiting.count - tracking.head >= Publisher.waitingLimit
+        let full = tracking.waiting.count - tracking.head >= waitingLimit
         if let id = queued.outboxID {
             if tracking.spilled || full {
                 tracking.spilled = true
@@ -190,18 +198,19 @@ final class Publisher: Sendable {
     /// once it has room; the spill ends when the outbox has no more.
     private func readBackIfRoom() {
         let (store, after) = tracking.withLock { tracking -> (StateStore?, Int64) in
-            guard tracking.spilled, tracking.waiting.count - tracking.head < Publisher.waitingLimit / 2 else { return (nil, 0) }
+            guard tracking.spilled, tracking.waiting.count - tracking.head < waitingLimit / 2 else { return (nil, 0) }
             return (tracking.store, tracking.queuedThrough)
         }
         guard let store else { return }
         do {
-            try store.pendingMessages(after: after, limit: Publisher.readBack) { pending in
+            let chunk = readBack
+            try store.pendingMessages(after: after, limit: chunk) { pending in
                 tracking.withLock { tracking in
                     for message in pending {
                         tracking.waiting.append(Queued(message: message.message, outboxID: message.id))
                         tracking.queuedThrough = message.id
                     }
-                    if pending.count < Publisher.readBack { tracking.spilled = false }
+                    if pending.count < chunk { tracking.spilled = false }
                 }
             }
         } catch {
@@ -249,7 +258,10 @@ final class Publisher: Sendable {
                 batch.append(next)
                 tracking.head += 1
             }
-            if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
+            if tracking.head == tracking.waiting.count {
+                tracking.waiting.removeAll(keepingCapacity: tracking.waiting.count <= 1_024)
+                tracking.head = 0
+            } else if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
                 tracking.waiting.removeFirst(tracking.head)
                 tracking.head = 0
             }
