@@ -139,11 +139,15 @@ public final class Bridge: Sendable {
         if let warning = FenceFileAccess.warning(settings: settings) { logger.warning(warning) }
         let states: [String: DeviceState]
         let pending: [StateStore.PendingMessage]
+        let pendingCount: Int
         let unacknowledged: Int
         do {
             states = try store.loadDevices()
             unacknowledged = try store.unacknowledgedAtStop()
-            pending = try store.pendingMessages()
+            // At most what the publisher keeps in memory (and one more, so it knows the
+            // rest waits in the outbox): a long outage may have left millions.
+            pendingCount = try store.pendingCount()
+            pending = try store.pendingMessages(limit: publisher.waitingLimit + 1)
         } catch {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
@@ -238,8 +242,9 @@ public final class Bridge: Sendable {
         if unacknowledged > 0 {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
         }
-        publisher.send(pending.map(\.message), outboxIDs: pending.map(\.id))
-        if !pending.isEmpty { logger.info("sending \(pending.count) messages decided before the last stop and never handed to the broker") }
+        publisher.queue(pending.map(\.message), outboxIDs: pending.map(\.id))
+        publisher.pump()
+        if pendingCount > 0 { logger.info("sending \(pendingCount) messages decided before the last stop and never handed to the broker") }
         // Reading the fence file and the state made much short-lived garbage: give it back.
         MemoryRelease.now()
         logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")

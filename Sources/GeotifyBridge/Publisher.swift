@@ -14,7 +14,7 @@ import Synchronization
 /// it; after a crash only rows past the mark are published again. So the only
 /// notifications a crash can lose are the few handed over but not yet acknowledged (the
 /// in-flight window), and none is repeated. Persisted messages must be sent in the
-/// order of their row ids (`StateStore.save(...:then:)` makes that so).
+/// order of their row ids (`StateStore.save(...:then:)` makes that so, with `queue`).
 ///
 /// Messages are handed over only while the broker has accepted the connection: before
 /// that libmosquitto refuses them or, while a connection is being set up, sends them
@@ -123,16 +123,26 @@ final class Publisher: Sendable {
         }
     }
 
-    /// Queues `messages` for publishing, in order; `outboxIDs` (one per message, or none)
-    /// are their rows in the persisted outbox.
-    func send(_ messages: [OutboxMessage], outboxIDs: [Int64] = []) {
+    /// Queues `messages` (not persisted) for publishing, in order, and hands over what
+    /// the window allows.
+    func send(_ messages: [OutboxMessage]) {
         guard !messages.isEmpty else { return }
         tracking.withLock { tracking in
-            for (index, message) in messages.enumerated() {
-                enqueue(Queued(message: message, outboxID: index < outboxIDs.count ? outboxIDs[index] : nil), &tracking)
-            }
+            for message in messages { enqueue(Queued(message: message), &tracking) }
         }
         pump()
+    }
+
+    /// Queues persisted messages (`outboxIDs`, one per message, are their rows in the
+    /// outbox), in order, without handing any over: it is called inside
+    /// `StateStore.save(...:then:)`, which holds the store's lock, and handing over may
+    /// read the outbox back (a spill). Call `pump()` once the save has returned.
+    func queue(_ messages: [OutboxMessage], outboxIDs: [Int64]) {
+        precondition(messages.count == outboxIDs.count, "one outbox row per persisted message")
+        guard !messages.isEmpty else { return }
+        tracking.withLock { tracking in
+            for (message, id) in zip(messages, outboxIDs) { enqueue(Queued(message: message, outboxID: id), &tracking) }
+        }
     }
 
     /// Queues `messages` (not persisted) as the waiting queue has room, waiting for it

@@ -61,7 +61,8 @@ public final class StateStore: Sendable {
     /// `outbox` and queues `deliveries` (queued at `now`) for their targets, in one
     /// transaction; returns the outbox row ids, in order. `then` runs with the new ids
     /// after the commit and before any other save can commit, so callers that queue the
-    /// messages there queue every save's messages in row order.
+    /// messages there queue every save's messages in row order. It runs with the store's
+    /// lock held: it must not use the store (that would stop the process).
     @discardableResult
     package func save(
         devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],
@@ -74,10 +75,17 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// The outbox messages never handed to the broker, oldest first.
-    public func pendingMessages() throws(StoreError) -> [PendingMessage] {
+    /// The outbox messages never handed to the broker, oldest first; at most `limit`
+    /// of them unless it is negative.
+    public func pendingMessages(limit: Int = -1) throws(StoreError) -> [PendingMessage] {
         let handed = watermark.read().handed
-        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed, limit: -1) }
+        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed, limit: limit) }
+    }
+
+    /// How many outbox messages were never handed to the broker.
+    package func pendingCount() throws(StoreError) -> Int {
+        let handed = watermark.read().handed
+        return try database.withLock { connection throws(StoreError) in try connection.countMessages(after: handed, through: .max) }
     }
 
     /// At most `limit` outbox messages with ids past `id`, oldest first; `then` runs with
