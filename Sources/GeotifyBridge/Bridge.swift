@@ -270,6 +270,7 @@ public final class Bridge: Sendable {
         current.deliveries?.stop()
         for lane in current.lanes { lane.saveFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
+        current.announcer.waitUntilAnnounced()
         if current.client.isConnected {
             let acknowledged = DispatchSemaphore(value: 0)
             publisher.send(OutboxMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)) {

@@ -1,3 +1,4 @@
+import Dispatch
 import GeotifyCore
 import GeotifyStore
 
@@ -10,7 +11,13 @@ import GeotifyStore
 /// When several instances share the devices, each speaks only for the devices it owns
 /// (`Topics.shard`): their entities carry its availability, and no retained topic gets
 /// two writers (shared fences' occupancy is added up by `ShardOccupancy`).
+///
+/// Announcements can be large (a Home Assistant config per entity of every device), so
+/// they are built and handed over on a queue of their own, in order, as the publisher
+/// has room (`Publisher.sendPatiently`): never on the network thread, which must go on
+/// reading the acknowledgements that make the room.
 final class FenceChangeAnnouncer: Sendable {
+    private let queue = DispatchQueue(label: "geotify.announcements")
     private let publisher: Publisher
     private let presence: PresenceMessages
     private let occupancy: Occupancy
@@ -38,11 +45,18 @@ final class FenceChangeAnnouncer: Sendable {
     /// `book` and its shared fences, and the occupancy of the announced shared fences
     /// (so an empty one says 0 rather than nothing).
     func announceAll(_ book: FenceBook) {
-        let shared = book.announcedSharedFences(limit: announceLimit)
-        if let discovery {
-            publisher.send(discovery.announcement(devices: owned(book.announcedFences(limit: announceLimit)), shared: shared))
+        queue.async { [self] in
+            let shared = book.announcedSharedFences(limit: announceLimit)
+            if let discovery {
+                publisher.sendPatiently(discovery.announcement(devices: owned(book.announcedFences(limit: announceLimit)), shared: shared))
+            }
+            if presence.topics.shard == nil { publisher.sendPatiently(occupancies(shared)) }
         }
-        if presence.topics.shard == nil { publisher.send(occupancies(shared)) }
+    }
+
+    /// Waits until every announcement asked for so far is handed to the publisher.
+    func waitUntilAnnounced() {
+        queue.sync {}
     }
 
     /// The retained occupancy counts of the shared fences in `shared` (owner → fences).
@@ -58,8 +72,8 @@ final class FenceChangeAnnouncer: Sendable {
 
     /// Publishes what changed from `change.old` to `change.new`.
     func announce(_ change: LiveFenceBook.Change) {
-        publisher.send(messages(for: change))
         updates.send(.fencesChanged)
+        queue.async { [self] in publisher.sendPatiently(messages(for: change)) }
     }
 
     /// The messages for a change of book, in the order they must go out.

@@ -222,7 +222,7 @@ final class LiveFenceBook: Sendable {
             if let scopes {
                 try store.saveRevisions(of: book, devices: scopes)
             } else {
-                try store.saveRevisions(of: book)
+                try store.saveRevisions(of: book, since: installed.withLock { $0.book })
             }
         } catch {
             counters.add(.errors(.stateWrite))

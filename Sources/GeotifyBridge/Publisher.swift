@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import GeotifyMQTT
 import GeotifyStore
 import Synchronization
@@ -96,6 +97,8 @@ final class Publisher: Sendable {
     private var readBack: Int { max(1, waitingLimit / 2) }
 
     private let tracking = Mutex(Tracking())
+    /// Broadcast when messages leave the waiting queue, for `sendPatiently`.
+    private let room = NSCondition()
     private let logger: Logger
     private let counters: Counters
     private let health: StateHealth
@@ -130,6 +133,32 @@ final class Publisher: Sendable {
             }
         }
         pump()
+    }
+
+    /// Queues `messages` (not persisted) as the waiting queue has room, waiting for it
+    /// (never on the network thread: it makes the room); what is left when the
+    /// connection drops is not queued, since what calls this announces again on the next
+    /// connection.
+    func sendPatiently(_ messages: [OutboxMessage]) {
+        var rest = messages[...]
+        while !rest.isEmpty {
+            let (taken, online) = tracking.withLock { tracking -> (Int, Bool) in
+                let room = waitingLimit - (tracking.waiting.count - tracking.head)
+                let count = min(max(room, 0), rest.count)
+                for message in rest.prefix(count) { tracking.waiting.append(Queued(message: message)) }
+                return (count, tracking.online)
+            }
+            rest = rest.dropFirst(taken)
+            pump()
+            guard !rest.isEmpty else { return }
+            guard online else {
+                counters.add(.errors(.publishQueueFull), rest.count)
+                return
+            }
+            room.lock()
+            _ = room.wait(until: Date().addingTimeInterval(0.1))
+            room.unlock()
+        }
     }
 
     /// Queues one message; `acknowledged` is called once the broker acknowledged it.
@@ -271,6 +300,11 @@ final class Publisher: Sendable {
             }
             tracking.marks.handed = newest
             return (batch, tracking.marks, tracking.watermark)
+        }
+        if !batch.isEmpty {
+            room.lock()
+            room.broadcast()
+            room.unlock()
         }
         if let marks, let watermark {
             do {

@@ -117,6 +117,19 @@ public final class StateStore: Sendable {
         try database.withLock { connection throws(StoreError) in try connection.saveRevisions(of: book) }
     }
 
+    /// Saves the fence revisions of `book` where they differ from those of `previous`
+    /// (whose revisions are saved already): a reload of a large file that changed a few
+    /// fences writes those, not every fence, so the lanes' commits, which share the
+    /// database, do not wait for it.
+    public func saveRevisions(of book: FenceBook, since previous: FenceBook) throws(StoreError) {
+        let now = book.knownRevisions
+        let before = previous.knownRevisions
+        let changed = Set(now.keys).union(before.keys).filter { now[$0] != before[$0] }
+        try database.withLock { connection throws(StoreError) in
+            try connection.saveRevisions(scopes: changed.sorted(), of: now, revision: book.revision)
+        }
+    }
+
     /// Replaces the persisted fence revisions of `devices` (and the book revision) with
     /// those of `book`: what a change to a few devices' fences needs, at their cost only.
     public func saveRevisions(of book: FenceBook, devices: [String]) throws(StoreError) {
@@ -273,6 +286,21 @@ private final class Connection {
             }
             try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)")
                 .run([.integer(Int64(book.revision))])
+        }
+    }
+
+    func saveRevisions(scopes: [String], of known: [String: [String: Int]], revision: Int) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            let delete = try database.prepare("DELETE FROM fence_revision WHERE device = ?")
+            let insert = try database.prepare("INSERT INTO fence_revision (device, fence, revision) VALUES (?, ?, ?)")
+            for scope in scopes {
+                try delete.run([.text(scope)])
+                for (fence, revision) in known[scope] ?? [:] {
+                    try insert.run([.text(scope), .text(fence), .integer(Int64(revision))])
+                }
+            }
+            try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)")
+                .run([.integer(Int64(revision))])
         }
     }
 

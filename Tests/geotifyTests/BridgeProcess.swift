@@ -48,6 +48,14 @@ final class BridgeProcess {
         return words
     }
 
+    /// Sends `signal` to the running process (SIGHUP: reload the fence file).
+    func signal(_ signal: Int32) {
+        child?.terminate(signal: signal)
+    }
+
+    /// The log so far.
+    var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
     /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
     func query(_ sql: String) throws -> [String] {
         try runCommand("sqlite3", [statePath, sql]).split(separator: "\n").map(String.init)
