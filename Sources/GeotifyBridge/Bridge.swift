@@ -16,9 +16,9 @@ import Synchronization
 /// It is the outermost imperative shell: the broker, the fence file, the state
 /// directory and the clock (a `Scheduler`, injected) are all at its edges. The decisions
 /// are made by each lane's `LaneCore`; the bridge only routes, keeps time and reports.
-public final class Bridge: Sendable {
-    public let settings: Settings
-    public let counters = Counters()
+package final class Bridge: Sendable {
+    package let settings: Settings
+    package let counters = Counters()
     private let logger: Logger
     private let scheduler: any Scheduler
     private let topics: Topics
@@ -68,7 +68,7 @@ public final class Bridge: Sendable {
 
     /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
     /// and timer source (the system's by default; a `ManualScheduler` in tests).
-    public convenience init(settings: Settings, logger: Logger) {
+    package convenience init(settings: Settings, logger: Logger) {
         self.init(settings: settings, logger: logger, scheduler: SystemScheduler())
     }
 
@@ -91,12 +91,12 @@ public final class Bridge: Sendable {
     }
 
     /// The fences in force (empty when not running).
-    public var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }
+    package var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }
 
     /// Loads the fences and the state, then connects (in the background; the broker may
     /// come later). Throws when the settings, the fence file or the state directory are
     /// unusable or the MQTT options are refused.
-    public func start() throws(StartupError) {
+    package func start() throws(StartupError) {
         try phase.withLock { _ throws(StartupError) in try startLocked() }
     }
 
@@ -259,7 +259,7 @@ public final class Bridge: Sendable {
     /// Stops gracefully: takes no more input, finishes what is queued and saves every
     /// state, publishes `offline` and waits (up to `timeout` seconds) for the broker to
     /// acknowledge it and what was published before it, then disconnects.
-    public func stop(timeout: Double = 5) {
+    package func stop(timeout: Double = 5) {
         phase.withLock { _ in stopLocked(timeout: timeout) }
     }
 
@@ -294,7 +294,7 @@ public final class Bridge: Sendable {
 
     /// Blocks until every message received so far has been evaluated (for tests and
     /// orderly shutdown).
-    public func waitUntilIdle() {
+    package func waitUntilIdle() {
         running.withLock { $0 }?.lanes.forEach { $0.waitUntilIdle() }
     }
 
@@ -330,7 +330,7 @@ public final class Bridge: Sendable {
     }
 
     /// Reads the fence file again now (SIGHUP), applying it if it changed and is valid.
-    public func reloadFences() {
+    package func reloadFences() {
         guard let current = running.withLock({ $0 }) else { return }
         if let change = current.fences.reloadIfChanged(readContents: true) { current.announcer.announce(change) }
     }

@@ -20,29 +20,29 @@ import GeotifyStore
 /// certificate (`certFile` with `keyFile`) and, for testing only, `insecure` (no
 /// certificate or host name checks). A `tls` object with an `mqtt://` URL is an error
 /// rather than silently ignored.
-public struct BrokerSecurity: Sendable, Equatable {
+package struct BrokerSecurity: Sendable, Equatable {
     /// The environment variable that, when set and not empty, holds the password.
-    public static let passwordVariable = "GEOTIFY_MQTT_PASSWORD"
+    package static let passwordVariable = "GEOTIFY_MQTT_PASSWORD"
 
     /// The user name sent in CONNECT, if any.
-    public var username: String?
+    package var username: String?
     /// The password as written in the settings file.
-    public var password: String?
+    package var password: String?
     /// A file whose contents are the password.
-    public var passwordFile: String?
+    package var passwordFile: String?
     /// The TLS settings given (paths resolved); nil means the defaults: the system's
     /// CAs, every check on.
-    public var tls: MQTTTLS?
+    package var tls: MQTTTLS?
     /// The MQTT version spoken: `"3.1.1"` (the default) or `"5"`.
-    public var protocolVersion = MQTTProtocolVersion.v311
+    package var protocolVersion = MQTTProtocolVersion.v311
 
     /// No credentials, default TLS, MQTT 3.1.1.
-    public init() {}
+    package init() {}
 
     /// Checks the combination of values (`Settings.keys` reads them one by one): a
     /// password written two ways, a client certificate without its key. `file` names
     /// where they came from in the error.
-    public func validate(file: String) throws(SettingsError) {
+    package func validate(file: String) throws(SettingsError) {
         if password != nil, passwordFile != nil {
             throw SettingsError("\(file): give either \"password\" or \"passwordFile\", not both")
         }
@@ -56,7 +56,7 @@ public struct BrokerSecurity: Sendable, Equatable {
     /// password in the settings file or in a file others can read, a password sent
     /// unencrypted to another host, certificate checks off); throws when the
     /// combination cannot work or the password file cannot be read.
-    public func configure(
+    package func configure(
         _ options: inout MQTTOptions, broker: BrokerAddress,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(SettingsError) -> [String] {

@@ -2,10 +2,10 @@ import Synchronization
 
 /// The bridge's running totals (`Counter`), shared by every thread. Per-message work
 /// gathers its increments in a `CounterDelta` and adds them here once per batch.
-public final class Counters: Sendable {
+package final class Counters: Sendable {
     private let values = Mutex<[Counter: Int]>([:])
 
-    public init() {}
+    package init() {}
 
     /// Adds `amount` to `counter`.
     package func add(_ counter: Counter, _ amount: Int = 1) {
@@ -26,7 +26,7 @@ public final class Counters: Sendable {
     }
 
     /// All counters at this moment, by name (`errors.invalid_json`).
-    public var snapshot: [String: Int] {
+    package var snapshot: [String: Int] {
         values.withLock { values in
             Dictionary(values.map { ($0.key.name, $0.value) }, uniquingKeysWith: +)
         }

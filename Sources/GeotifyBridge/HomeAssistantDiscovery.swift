@@ -38,22 +38,22 @@ import GeotifyStore
 /// (`homeassistant/components/mqtt/`: `schemas.py` for the common keys, `device` and
 /// `origin`; `device_tracker.py`, `sensor.py`, `binary_sensor.py`, `button.py`,
 /// `event.py`), each written out in full (no abbreviations).
-public struct HomeAssistantDiscovery: Sendable {
+package struct HomeAssistantDiscovery: Sendable {
     /// The discovery prefix Home Assistant listens on (`homeassistant` by default).
-    public let prefix: String
-    public let topics: Topics
+    package let prefix: String
+    package let topics: Topics
     /// The web interface's address, the devices' `configuration_url`; nil leaves it out.
-    public let configurationURL: String?
+    package let configurationURL: String?
     /// Where users of this Geotify get support, the origin's `support_url`; nil leaves
     /// it out.
-    public let supportURL: String?
+    package let supportURL: String?
     private let presence: PresenceMessages
 
     /// The event types of the event entity: the `event_type` a notification carries is
     /// its transition kind. Home Assistant ignores events whose type is not listed.
-    public static let eventTypes = ["enter", "exit", "dwell"]
+    package static let eventTypes = ["enter", "exit", "dwell"]
 
-    public init(prefix: String = "homeassistant", topics: Topics, configurationURL: String? = nil, supportURL: String? = nil) {
+    package init(prefix: String = "homeassistant", topics: Topics, configurationURL: String? = nil, supportURL: String? = nil) {
         self.prefix = prefix
         self.topics = topics
         self.configurationURL = configurationURL
@@ -64,22 +64,22 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Where Home Assistant announces itself: `online` there means it (re)started and
     /// has forgotten non-retained state, so the bridge re-announces its entities.
     /// (https://www.home-assistant.io/integrations/mqtt/#birth-and-last-will-messages)
-    public var birthTopic: String { "\(prefix)/status" }
+    package var birthTopic: String { "\(prefix)/status" }
 
     /// The node id of `device`: `objectID(of: "<topic prefix>/<device>")`, so bridges with
     /// different topic prefixes never share entities. `alice/phone` under `geotify`
     /// becomes `geotify_alice_phone_` followed by eight hex digits.
-    public func nodeID(of device: String) -> String {
+    package func nodeID(of device: String) -> String {
         HomeAssistantDiscovery.objectID(of: "\(topics.prefix)/\(device)")
     }
 
     /// The node id of the bridge itself: `objectID(of: "<topic prefix>")`, `geotify` by
     /// default. It cannot be a device's, whose text always holds a `/`, and so a hash.
-    public var bridgeNodeID: String { HomeAssistantDiscovery.objectID(of: topics.prefix) }
+    package var bridgeNodeID: String { HomeAssistantDiscovery.objectID(of: topics.prefix) }
 
     /// The node id of the shared set of `owner` (`shared` or a group's name):
     /// `objectID(of: "<topic prefix>/occupancy/<owner>")`.
-    public func sharedNodeID(of owner: String) -> String {
+    package func sharedNodeID(of owner: String) -> String {
         HomeAssistantDiscovery.objectID(of: "\(topics.prefix)/occupancy/\(owner)")
     }
 
@@ -89,7 +89,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// eight hex digits of a stable hash of `text` are appended, so two different texts
     /// cannot get the same id unless their hashes collide (`alice/phone` and
     /// `alice_phone` differ).
-    public static func objectID(of text: String) -> String {
+    package static func objectID(of text: String) -> String {
         let sanitised = String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
             isAllowed(scalar) ? scalar : "_"
         }))
@@ -101,20 +101,20 @@ public struct HomeAssistantDiscovery: Sendable {
     /// bridge's configs, then those of every device in `devices` (device → fences, as
     /// `FenceBook.announcedFences`), devices sorted by id, then those of every shared set
     /// in `shared` (owner → fences, as `FenceBook.announcedSharedFences`), owners sorted.
-    public func announcement(devices: [String: [Fence]], shared: [String: [Fence]]) -> [OutboxMessage] {
+    package func announcement(devices: [String: [Fence]], shared: [String: [Fence]]) -> [OutboxMessage] {
         bridgeConfigs() + configs(devices: devices) + shared.keys.sorted().flatMap { configs(owner: $0, fences: shared[$0] ?? []) }
     }
 
     /// The configs of every device in `devices` (device → fences), devices sorted by id:
     /// what to announce again for the devices whose fences changed.
-    public func configs(devices: [String: [Fence]]) -> [OutboxMessage] {
+    package func configs(devices: [String: [Fence]]) -> [OutboxMessage] {
         devices.keys.sorted().flatMap { configs(device: $0, fences: devices[$0] ?? []) }
     }
 
     /// The retained discovery configs of all entities of `device` with `fences` (its
     /// fences, in the order of the fence file): tracker, badge sensor, reset button,
     /// event, then one presence binary sensor per fence.
-    public func configs(device: String, fences: [Fence]) -> [OutboxMessage] {
+    package func configs(device: String, fences: [Fence]) -> [OutboxMessage] {
         let entities = Entities(discovery: self, node: nodeID(of: device), device: [
             "name": .string(device),
             "model": "Tracked device",
@@ -158,7 +158,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The bridge's device: its connectivity, from the retained `geotify/status` the
     /// bridge sets `online` when it connects and its will sets `offline`, and its
     /// statistics, from the retained report on `geotify/stats` (`StatsReport`).
-    public func bridgeConfigs() -> [OutboxMessage] {
+    package func bridgeConfigs() -> [OutboxMessage] {
         let entities = Entities(discovery: self, node: bridgeNodeID, device: [
             "name": .string(topics.prefix == Topics().prefix ? "Geotify" : "Geotify \(topics.prefix)"),
             "model": "Geotify geofence bridge",
@@ -203,7 +203,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The configs of the shared set of `owner` (`shared`, or a group's name) with
     /// `fences`, as a device of its own: per fence, a sensor with how many devices are
     /// inside and an occupancy binary sensor that is on while anyone is.
-    public func configs(owner: String, fences: [Fence]) -> [OutboxMessage] {
+    package func configs(owner: String, fences: [Fence]) -> [OutboxMessage] {
         let entities = Entities(discovery: self, node: sharedNodeID(of: owner), device: [
             "name": .string(owner == SharedFences.everyDevice ? "Shared fences" : "Shared fences of \(owner)"),
             "model": "Shared fences",
@@ -232,7 +232,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// every entity of a removed device, the presence sensor of each removed fence of a
     /// kept device, and both occupancy entities of each removed shared fence. Sorted by
     /// topic. (`PresenceMessages.removals` puts them before the device's retained topics.)
-    public func removals(
+    package func removals(
         previous: [String: [Fence]], current: [String: [Fence]],
         previousShared: [String: [Fence]] = [:], currentShared: [String: [Fence]] = [:]
     ) -> [OutboxMessage] {
@@ -260,7 +260,7 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// `<prefix>/<component>/<node_id>/<object_id>/config`.
-    public func configTopic(_ component: String, _ node: String, _ object: String) -> String {
+    package func configTopic(_ component: String, _ node: String, _ object: String) -> String {
         "\(prefix)/\(component)/\(node)/\(object)/config"
     }
 

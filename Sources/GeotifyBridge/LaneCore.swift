@@ -31,8 +31,9 @@ package struct LaneCore: Sendable {
     var previews: PreviewBook
     /// The devices whose retained topics are still to be republished after a start.
     private var republishing: [String] = []
-    /// The admission limits whose refusals were reported.
-    private var reportedLimits: Set<String> = []
+    /// What is reported only once and was: an admission limit a refusal reached, or
+    /// (`key <device>`) a device whose encrypted positions have no key.
+    private var reportedOnce: Set<String> = []
 
     /// A core for the devices of `states` (as loaded at start), with the fences of `book`.
     package init(configuration: LaneConfiguration, admission: DeviceAdmission, states: [String: DeviceState], book: FenceBook, now: Double) {
@@ -134,7 +135,7 @@ package struct LaneCore: Sendable {
     mutating func refuse(_ error: InputError, topic: String, device: String?, into effects: inout LaneEffects) {
         effects.counters.add(.errors(error.code))
         if error.code == .noDecryptionKey, let device {
-            guard reportedLimits.count < Self.reportedLimitsKept, reportedLimits.insert("key \(device)").inserted else { return }
+            guard reportedOnce.count < Self.reportedOnceKept, reportedOnce.insert("key \(device)").inserted else { return }
         }
         effects.log(.warning, at: configuration.logLevel, "refused the message on \(topic): \(error)")
         effects.direct.append(configuration.messages.error(error, topic: topic, device: device))
@@ -361,13 +362,13 @@ package struct LaneCore: Sendable {
     /// made-up devices does not become a flood of reports.
     private mutating func reportOnce(_ refusal: (error: InputError, limit: String), topic: String, device: String, into effects: inout LaneEffects) {
         effects.counters.add(.errors(refusal.error.code))
-        guard reportedLimits.count < Self.reportedLimitsKept, reportedLimits.insert(refusal.limit).inserted else { return }
+        guard reportedOnce.count < Self.reportedOnceKept, reportedOnce.insert(refusal.limit).inserted else { return }
         effects.log(.error, at: configuration.logLevel, "\(refusal.error.message); further refusals for this limit are only counted (errors.too_many_devices)")
         effects.direct.append(configuration.messages.error(refusal.error, topic: topic, device: device))
     }
 
-    /// The most limits whose refusal is remembered as reported.
-    private static let reportedLimitsKept = 1_024
+    /// The most refusals remembered as reported (past that, they are only counted).
+    private static let reportedOnceKept = 1_024
 
     /// Whether a device never seen before may have state: always when the fence file
     /// names it; otherwise when `DeviceAdmission` admits it, after evicting this lane's

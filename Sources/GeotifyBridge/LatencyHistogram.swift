@@ -7,23 +7,23 @@ import Foundation
 /// Bucket 0 holds durations up to 1 µs; bucket `i` those up to 1 µs × 2^(i/4); the last
 /// one everything longer (beyond about 190 s). A value type: each lane keeps its
 /// own and the statistics reporter merges them, so recording needs no lock.
-public struct LatencyHistogram: Sendable, Equatable {
+package struct LatencyHistogram: Sendable, Equatable {
     /// The number of buckets.
-    public static let bucketCount = 112
+    package static let bucketCount = 112
     /// The upper bound of bucket 0, in seconds.
     static let smallest = 1e-6
 
     /// How many durations fell in each bucket.
-    public private(set) var buckets: [Int]
+    package private(set) var buckets: [Int]
     /// How many durations were recorded.
-    public private(set) var count: Int
+    package private(set) var count: Int
     /// The longest duration recorded, in seconds (0 when none was).
-    public private(set) var maximum: Double
+    package private(set) var maximum: Double
     /// The sum of the durations recorded, in seconds.
-    public private(set) var sum: Double = 0
+    package private(set) var sum: Double = 0
 
     /// An empty histogram.
-    public init() {
+    package init() {
         buckets = Array(repeating: 0, count: LatencyHistogram.bucketCount)
         count = 0
         maximum = 0
@@ -31,7 +31,7 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     /// Records one duration in seconds. A negative one counts as 0; NaN and infinity,
     /// which no clock measures, are ignored.
-    public mutating func record(_ seconds: Double) {
+    package mutating func record(_ seconds: Double) {
         guard seconds.isFinite else { return }
         let value = max(0, seconds)
         buckets[LatencyHistogram.bucket(of: value)] += 1
@@ -41,7 +41,7 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// Adds everything `other` recorded.
-    public mutating func merge(_ other: LatencyHistogram) {
+    package mutating func merge(_ other: LatencyHistogram) {
         for index in buckets.indices { buckets[index] += other.buckets[index] }
         count += other.count
         sum += other.sum
@@ -51,7 +51,7 @@ public struct LatencyHistogram: Sendable, Equatable {
     /// The duration, in seconds, that a fraction `quantile` (0...1) of the recorded ones
     /// do not exceed: the upper bound of the bucket holding that rank, capped at the
     /// maximum. Nil when nothing was recorded.
-    public func percentile(_ quantile: Double) -> Double? {
+    package func percentile(_ quantile: Double) -> Double? {
         guard count > 0 else { return nil }
         let rank = max(1, Int((min(max(quantile, 0), 1) * Double(count)).rounded(.up)))
         var seen = 0
@@ -63,7 +63,7 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// The count, median, 90th and 99th percentiles and maximum; nil when empty.
-    public var summary: Summary? {
+    package var summary: Summary? {
         guard let p50 = percentile(0.5), let p90 = percentile(0.9), let p99 = percentile(0.99) else { return nil }
         return Summary(count: count, p50: p50, p90: p90, p99: p99, maximum: maximum)
     }
@@ -86,19 +86,19 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// A histogram reduced to the numbers a report shows, in seconds.
-    public struct Summary: Sendable, Equatable {
+    package struct Summary: Sendable, Equatable {
         /// How many durations were recorded.
-        public var count: Int
+        package var count: Int
         /// The median.
-        public var p50: Double
+        package var p50: Double
         /// The 90th percentile.
-        public var p90: Double
+        package var p90: Double
         /// The 99th percentile.
-        public var p99: Double
+        package var p99: Double
         /// The longest duration.
-        public var maximum: Double
+        package var maximum: Double
 
-        public init(count: Int, p50: Double, p90: Double, p99: Double, maximum: Double) {
+        package init(count: Int, p50: Double, p90: Double, p99: Double, maximum: Double) {
             self.count = count
             self.p50 = p50
             self.p90 = p90

@@ -30,9 +30,15 @@ public struct LocationDecoder: Sendable {
     /// Larger payloads are refused before parsing.
     public var maximumPayloadBytes: Int
     /// Opens OwnTracks encrypted payloads.
-    public var decryption: OwnTracksDecryption
+    package var decryption: OwnTracksDecryption
 
-    public init(maximumPayloadBytes: Int = 65_536, keys: OwnTracksKeys = OwnTracksKeys()) {
+    /// A decoder that opens no encrypted payload (the fuzz targets use this one).
+    public init(maximumPayloadBytes: Int = 65_536) {
+        self.init(maximumPayloadBytes: maximumPayloadBytes, keys: OwnTracksKeys())
+    }
+
+    /// A decoder that opens encrypted payloads with `keys`.
+    package init(maximumPayloadBytes: Int = 65_536, keys: OwnTracksKeys) {
         self.maximumPayloadBytes = maximumPayloadBytes
         decryption = OwnTracksDecryption(keys: keys)
     }

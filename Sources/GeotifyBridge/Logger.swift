@@ -8,18 +8,18 @@ import Synchronization
 /// threads never interleave. Every line is one line of text: control characters in
 /// what it quotes (a newline that would forge a line, a NUL or an escape sequence from a
 /// hostile payload) are written as `\u00XX`, so nothing binary reaches the log.
-public final class Logger: Sendable {
+package final class Logger: Sendable {
     /// How much to log; each level includes the ones above it.
-    public enum Level: Int, Sendable, Comparable, CaseIterable {
+    package enum Level: Int, Sendable, Comparable, CaseIterable {
         case debug, info, warning, error
 
         /// The level named `name` (`debug`, `info`, `warning`, `error`).
-        public init?(name: String) {
+        package init?(name: String) {
             guard let level = Level.allCases.first(where: { "\($0)" == name }) else { return nil }
             self = level
         }
 
-        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+        package static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
 
         /// The level of a line the HTTP server logs.
         package init(_ level: HTTPServer.LogLevel) {
@@ -32,22 +32,22 @@ public final class Logger: Sendable {
         }
     }
 
-    public let level: Level
+    package let level: Level
     private let sink: Mutex<@Sendable (String) -> Void>
 
     /// A logger that writes lines of `level` and above to `sink` (standard error by default).
-    public init(level: Level = .info, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
+    package init(level: Level = .info, sink: @escaping @Sendable (String) -> Void = Logger.standardError) {
         self.level = level
         self.sink = Mutex(sink)
     }
 
-    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
-    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
-    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
-    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+    package func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    package func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    package func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    package func error(_ message: @autoclosure () -> String) { log(.error, message()) }
 
     /// Writes one line at `level`, if that level is enabled.
-    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+    package func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= self.level else { return }
         let line = "\(Logger.timestamp()) \(String(describing: level).padding(toLength: 7, withPad: " ", startingAt: 0)) \(Logger.escaped(message()))"
         sink.withLock { $0(line) }
@@ -56,7 +56,7 @@ public final class Logger: Sendable {
     /// `text` with each control character (U+0000–U+001F, U+007F–U+009F) written as
     /// `\u00XX`; the text itself, without copying, when it has none (the common case
     /// costs one pass over its bytes).
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var utf8 = text.utf8.makeIterator()
         var previous: UInt8 = 0
         var clean = true
@@ -95,7 +95,7 @@ public final class Logger: Sendable {
     /// Writes a line to standard error. A failed write (a full disk under a redirected
     /// log) loses the line but never stops the bridge, unlike `FileHandle.write`, which
     /// traps on failure.
-    public static let standardError: @Sendable (String) -> Void = { line in
+    package static let standardError: @Sendable (String) -> Void = { line in
         let bytes = Array((line + "\n").utf8)
         bytes.withUnsafeBytes { raw in
             var offset = 0

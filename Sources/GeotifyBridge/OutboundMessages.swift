@@ -3,10 +3,10 @@ import GeotifyJSON
 import GeotifyStore
 
 /// Builds the messages the bridge publishes, so every payload format lives in one place.
-public struct OutboundMessages: Sendable {
-    public let topics: Topics
+package struct OutboundMessages: Sendable {
+    package let topics: Topics
 
-    public init(topics: Topics) {
+    package init(topics: Topics) {
         self.topics = topics
     }
 
@@ -14,7 +14,7 @@ public struct OutboundMessages: Sendable {
     /// `{"id","device","fence","event","event_type","note","badge","lat","lon","acc","tst"}`,
     /// with `acc` only when the fix had one. `event_type` repeats `event` for Home
     /// Assistant's MQTT event entity, which reads that key.
-    public func event(_ notification: Notification) -> OutboxMessage {
+    package func event(_ notification: Notification) -> OutboxMessage {
         let fix = notification.transition.fix
         var object = JSONObject()
         object["id"] = .string(notification.eventID)
@@ -33,17 +33,17 @@ public struct OutboundMessages: Sendable {
     }
 
     /// The badge of `device` as decimal text on `geotify/badge/<device>` (QoS 1, retained).
-    public func badge(_ count: Int, of device: String) -> OutboxMessage {
+    package func badge(_ count: Int, of device: String) -> OutboxMessage {
         OutboxMessage(topic: topics.badge(device), payload: Array(String(count).utf8), qos: 1, retain: true)
     }
 
     /// A reply to a command on `geotify/reply/<device>` (QoS 1, not retained).
-    public func reply(_ reply: JSONObject, to device: String) -> OutboxMessage {
+    package func reply(_ reply: JSONObject, to device: String) -> OutboxMessage {
         OutboxMessage(topic: topics.reply(device), payload: JSONWriter().bytes(.object(reply)), qos: 1, retain: false)
     }
 
     /// A refused input on `geotify/error`: `{"error": kind, "message", "topic", "device"}`.
-    public func error(_ error: InputError, topic: String?, device: String?) -> OutboxMessage {
+    package func error(_ error: InputError, topic: String?, device: String?) -> OutboxMessage {
         var object = JSONObject()
         object["error"] = .string(error.code.rawValue)
         object["message"] = .string(error.message)
@@ -53,7 +53,7 @@ public struct OutboundMessages: Sendable {
     }
 
     /// A failure of the bridge itself (disk, fence file) on `geotify/error`.
-    public func failure(_ code: ErrorCode, _ message: String) -> OutboxMessage {
+    package func failure(_ code: ErrorCode, _ message: String) -> OutboxMessage {
         let object: JSON = ["error": .string(code.rawValue), "message": .string(message)]
         return OutboxMessage(topic: topics.error, payload: JSONWriter().bytes(object), qos: 0, retain: false)
     }

@@ -8,10 +8,10 @@ import GeotifyJSON
 /// would otherwise have sent. (https://owntracks.org/booklet/features/encrypt/)
 ///
 /// A pure function of the payload and the keys: no I/O, no clock.
-public struct OwnTracksDecryption: Sendable {
-    public let keys: OwnTracksKeys
+package struct OwnTracksDecryption: Sendable {
+    package let keys: OwnTracksKeys
 
-    public init(keys: OwnTracksKeys) {
+    package init(keys: OwnTracksKeys) {
         self.keys = keys
     }
 
@@ -19,7 +19,7 @@ public struct OwnTracksDecryption: Sendable {
     /// would have sent without encryption. Refuses, with a specific code, an envelope
     /// without a `data` string, a device without a key, `data` that is not base64, and a
     /// MAC that does not match.
-    public func cleartext(of envelope: JSONObject, device: String) throws(InputError) -> [UInt8] {
+    package func cleartext(of envelope: JSONObject, device: String) throws(InputError) -> [UInt8] {
         guard case .string(let data)? = envelope["data"] else {
             throw InputError(.invalidEnvelope, "an encrypted OwnTracks message needs \"data\", a base64 string, not \(envelope["data"]?.kindDescription ?? "nothing")")
         }

@@ -27,21 +27,21 @@ import GeotifyStore
 ///   the Recorder make it (https://owntracks.org/booklet/features/encrypt/: "an up to 32
 ///   octet long passphrase (which the apps pad with binary zeroes)"). A longer secret is
 ///   cut to 32 bytes as the apps cut it, with a warning.
-public struct OwnTracksKeys: Sendable {
+package struct OwnTracksKeys: Sendable {
     /// The name of the secret every device without a line of its own uses.
-    public static let anyDevice = "*"
+    package static let anyDevice = "*"
 
     /// Things the person should know that do not stop the file from being used.
-    public private(set) var warnings: [String] = []
+    package private(set) var warnings: [String] = []
     private var keys: [String: [UInt8]] = [:]
 
     /// No keys: every encrypted payload is refused for want of one.
-    public init() {}
+    package init() {}
 
     /// Reads the file's contents; `file` names it in messages. Refuses a line without a
     /// space, with an empty name or secret, or naming a device a second time, with the
     /// line number.
-    public init(parsing bytes: [UInt8], file: String) throws(SettingsError) {
+    package init(parsing bytes: [UInt8], file: String) throws(SettingsError) {
         var line = 0
         for var text in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
             line += 1
@@ -67,7 +67,7 @@ public struct OwnTracksKeys: Sendable {
     }
 
     /// Reads the secret file at `path`, warning when other users may read it.
-    public init(contentsOf path: String) throws(SettingsError) {
+    package init(contentsOf path: String) throws(SettingsError) {
         let bytes: [UInt8]?
         do {
             bytes = try AtomicFile.read(path)
@@ -83,24 +83,24 @@ public struct OwnTracksKeys: Sendable {
     }
 
     /// Whether there is no key at all.
-    public var isEmpty: Bool { keys.isEmpty }
+    package var isEmpty: Bool { keys.isEmpty }
 
     /// The key `device` encrypts with: its own line, else its Recorder key's line, else
     /// `*`'s; nil when none applies.
-    public func key(for device: String) -> [UInt8]? {
+    package func key(for device: String) -> [UInt8]? {
         keys[device] ?? keys[OwnTracksKeys.recorderName(of: device)] ?? keys[OwnTracksKeys.anyDevice]
     }
 
     /// The key the apps make of `secret`: its UTF-8 bytes, cut or padded with zero bytes
     /// to 32.
-    public static func key(secret: String) -> [UInt8] {
+    package static func key(secret: String) -> [UInt8] {
         let bytes = Array(secret.utf8.prefix(SecretBox.keyBytes))
         return bytes + [UInt8](repeating: 0, count: SecretBox.keyBytes - bytes.count)
     }
 
     /// The OwnTracks Recorder's key name for `device` (`user/device`): levels joined by
     /// `-`, lower case, each space a `-` (`Alice/My Phone` is `alice-my-phone`).
-    public static func recorderName(of device: String) -> String {
+    package static func recorderName(of device: String) -> String {
         device.lowercased().replacingOccurrences(of: "/", with: "-").replacingOccurrences(of: " ", with: "-")
     }
 }

@@ -3,18 +3,18 @@
 /// locations to its base topic `owntracks/<user>/<device>`, transitions to
 /// `<base>/event`, and takes remote commands on `<base>/cmd`
 /// (https://owntracks.org/booklet/tech/json/, "Topics").
-public struct OwnTracksTopics: Sendable, Equatable {
+package struct OwnTracksTopics: Sendable, Equatable {
     /// The subscription filter OwnTracks positions arrive on.
-    public let filter: String
+    package let filter: String
 
-    public init(filter: String = "owntracks/+/+") {
+    package init(filter: String = "owntracks/+/+") {
         self.filter = filter
     }
 
     /// The topic a device publishes its locations to: the filter with its wildcards
     /// replaced by the device's levels (`alice/phone` → `owntracks/alice/phone`); nil
     /// when the device's levels do not fit the filter's wildcards.
-    public func base(of device: String) -> String? {
+    package func base(of device: String) -> String? {
         var remaining = device.split(separator: "/", omittingEmptySubsequences: false)[...]
         var levels: [Substring] = []
         for level in filter.split(separator: "/", omittingEmptySubsequences: false) {
@@ -34,12 +34,12 @@ public struct OwnTracksTopics: Sendable, Equatable {
     }
 
     /// Where the device's transitions go: `owntracks/<user>/<device>/event`.
-    public func event(of device: String) -> String? {
+    package func event(of device: String) -> String? {
         base(of: device).map { "\($0)/event" }
     }
 
     /// Where the device takes remote commands: `owntracks/<user>/<device>/cmd`.
-    public func command(of device: String) -> String? {
+    package func command(of device: String) -> String? {
         base(of: device).map { "\($0)/cmd" }
     }
 }

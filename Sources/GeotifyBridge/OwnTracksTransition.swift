@@ -28,19 +28,19 @@ import GeotifyStore
 /// - `tid`: the tracker id, by OwnTracks' own default the last two characters of the
 ///   topic, that is of the device identifier.
 /// - `t`: `c`, a circular region's trigger.
-public struct OwnTracksTransition: Sendable {
-    public let topics: OwnTracksTopics
+package struct OwnTracksTransition: Sendable {
+    package let topics: OwnTracksTopics
 
     /// The OwnTracks event of each transition kind that has one.
     private static let events: [TransitionKind: String] = [.enter: "enter", .exit: "leave"]
 
-    public init(topics: OwnTracksTopics) {
+    package init(topics: OwnTracksTopics) {
         self.topics = topics
     }
 
     /// The transition message of `notification`, or nil when its kind has no OwnTracks
     /// event (dwell) or its device does not fit the OwnTracks filter.
-    public func message(_ notification: Notification) -> OutboxMessage? {
+    package func message(_ notification: Notification) -> OutboxMessage? {
         guard let event = OwnTracksTransition.events[notification.kind],
               let topic = topics.event(of: notification.device)
         else { return nil }
@@ -63,7 +63,7 @@ public struct OwnTracksTransition: Sendable {
 
     /// The tracker id shown for `device`: its last two characters, as the OwnTracks apps
     /// default it from their topic (https://owntracks.org/booklet/tech/json/, `_type=location` notes).
-    public static func trackerID(of device: String) -> String {
+    package static func trackerID(of device: String) -> String {
         String(device.suffix(2))
     }
 }

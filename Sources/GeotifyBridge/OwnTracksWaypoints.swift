@@ -22,14 +22,14 @@ import GeotifyStore
 /// in older versions), all stable per fence, so pushing an edited fence updates its
 /// region instead of adding one. Fences that are not circles have no OwnTracks
 /// equivalent and are left out.
-public struct OwnTracksWaypoints: Sendable {
-    public let topics: OwnTracksTopics
+package struct OwnTracksWaypoints: Sendable {
+    package let topics: OwnTracksTopics
 
     /// The latitude and longitude of a waypoint that tells the iOS app to delete it: an
     /// invalid position removes the waypoint of that `desc`.
-    public static let deletedPosition = -1_000_000.0
+    package static let deletedPosition = -1_000_000.0
 
-    public init(topics: OwnTracksTopics) {
+    package init(topics: OwnTracksTopics) {
         self.topics = topics
     }
 
@@ -37,7 +37,7 @@ public struct OwnTracksWaypoints: Sendable {
     /// order), plus a deletion entry for each fence in `removed`, under the name and region
     /// id the app knows it by; nil when the device does not fit the OwnTracks filter or
     /// there is nothing to send.
-    public func command(for device: String, fences: [Fence], removed: [Fence] = []) -> OutboxMessage? {
+    package func command(for device: String, fences: [Fence], removed: [Fence] = []) -> OutboxMessage? {
         guard let topic = topics.command(of: device) else { return nil }
         var waypoints = fences.compactMap(FenceExport.ownTracksWaypoint)
         for fence in removed {

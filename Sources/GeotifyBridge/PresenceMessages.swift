@@ -17,34 +17,34 @@ import GeotifyStore
 /// change, not on every fix. They are pure functions of domain values, so the
 /// evaluation lane can build them next to the notifications and commit them in the
 /// same outbox transaction.
-public struct PresenceMessages: Sendable {
-    public let topics: Topics
+package struct PresenceMessages: Sendable {
+    package let topics: Topics
 
     /// The payload of a presence topic while the device is inside the fence.
-    public static let inside = "inside"
+    package static let inside = "inside"
     /// The payload of a presence topic while the device is outside the fence.
-    public static let outside = "outside"
+    package static let outside = "outside"
     /// The payload of the tracker topic while the device is in none of its fences: Home
     /// Assistant's `not_home` state.
-    public static let notHome = "not_home"
+    package static let notHome = "not_home"
     /// The payload of the tracker topic while the device is in a home fence
     /// (`Fence.isHome`): Home Assistant's `home` state.
-    public static let home = "home"
+    package static let home = "home"
 
-    public init(topics: Topics) {
+    package init(topics: Topics) {
         self.topics = topics
     }
 
     /// The state document of `device`: `geotify/state/<device>`.
-    public func stateTopic(_ device: String) -> String { "\(topics.prefix)/state/\(device)" }
+    package func stateTopic(_ device: String) -> String { "\(topics.prefix)/state/\(device)" }
     /// `inside` / `outside` of `device` for `fence`: `geotify/presence/<device>/<fence>`.
-    public func presenceTopic(_ device: String, fence: String) -> String { "\(topics.prefix)/presence/\(device)/\(fence)" }
+    package func presenceTopic(_ device: String, fence: String) -> String { "\(topics.prefix)/presence/\(device)/\(fence)" }
     /// The fence name or `not_home` of `device`: `geotify/tracker/<device>`.
-    public func trackerTopic(_ device: String) -> String { "\(topics.prefix)/tracker/\(device)" }
+    package func trackerTopic(_ device: String) -> String { "\(topics.prefix)/tracker/\(device)" }
     /// The number of devices inside the shared `fence` of `owner` (the group the fence
     /// belongs to): `geotify/occupancy/<owner>/<fence>`, or this instance's part of it
     /// when several share the devices (`Topics.occupancy`).
-    public func occupancyTopic(owner: String, fence: String) -> String { topics.occupancy(owner: owner, fence: fence) }
+    package func occupancyTopic(owner: String, fence: String) -> String { topics.occupancy(owner: owner, fence: fence) }
 
     /// The state document of `device` on `geotify/state/<device>`:
     ///
@@ -63,7 +63,7 @@ public struct PresenceMessages: Sendable {
     /// its `json_attributes_topic`. The fix keys are absent before the first fix;
     /// `acc` and `gps_accuracy` when the fix had no accuracy.
     /// (https://www.home-assistant.io/integrations/device_tracker.mqtt/)
-    public func state(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
+    package func state(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
         var object = JSONObject()
         object["device"] = .string(device)
         object["inside"] = .array(fences.filter { state.isInside($0.identifier) }.map { fence in
@@ -87,7 +87,7 @@ public struct PresenceMessages: Sendable {
     }
 
     /// `inside` or `outside` on `geotify/presence/<device>/<fence>`.
-    public func presence(of device: String, fence: String, inside: Bool) -> OutboxMessage {
+    package func presence(of device: String, fence: String, inside: Bool) -> OutboxMessage {
         retained(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
     }
 
@@ -95,13 +95,13 @@ public struct PresenceMessages: Sendable {
     /// order of the fence file, that the device is inside; nil when it is in none. The
     /// file's order is the priority, so a fence file lists specific fences (a room)
     /// before the fences around them (the building).
-    public static func trackedFence(_ state: DeviceState, fences: [Fence]) -> Fence? {
+    package static func trackedFence(_ state: DeviceState, fences: [Fence]) -> Fence? {
         fences.first { state.isInside($0.identifier) }
     }
 
     /// The tracker state of `trackedFence`, on `geotify/tracker/<device>`: the state
     /// topic of the discovered Home Assistant device tracker.
-    public func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
+    package func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
         retained(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
     }
 
@@ -110,14 +110,14 @@ public struct PresenceMessages: Sendable {
     /// which Home Assistant shows as Home; else the fence's `name`, which, equal to a
     /// zone's name, is the state Home Assistant gives a tracker in that zone; else the
     /// identifier; `not_home` when in no fence.
-    public static func trackerState(_ fence: Fence?) -> String {
+    package static func trackerState(_ fence: Fence?) -> String {
         guard let fence else { return notHome }
         return fence.isHome ? home : fence.name ?? fence.identifier
     }
 
     /// The number of devices inside the shared `fence` of `owner`, as decimal text on
     /// `geotify/occupancy/<owner>/<fence>`: Home Assistant's zone state is this count.
-    public func occupancy(owner: String, fence: String, count: Int) -> OutboxMessage {
+    package func occupancy(owner: String, fence: String, count: Int) -> OutboxMessage {
         retained(occupancyTopic(owner: owner, fence: fence), Array(String(count).utf8))
     }
 
@@ -129,7 +129,7 @@ public struct PresenceMessages: Sendable {
     /// each fence (file order) and badge; then the presence of each removed fence of a
     /// kept device. All are empty, retained, QoS 1. The occupancy counts of removed
     /// shared fences are the caller's to clear, after these.
-    public func removals(
+    package func removals(
         previous: [String: [Fence]], current: [String: [Fence]], discovery: HomeAssistantDiscovery? = nil,
         previousShared: [String: [Fence]] = [:], currentShared: [String: [Fence]] = [:]
     ) -> [OutboxMessage] {

@@ -13,84 +13,84 @@ import GeotifyStore
 ///
 /// Relative paths in a settings file are relative to the file's own directory, so the
 /// example configuration works from any working directory.
-public struct Settings: Sendable, Equatable {
-    public var broker = BrokerAddress(host: "127.0.0.1", port: 1883, tls: false)
+package struct Settings: Sendable, Equatable {
+    package var broker = BrokerAddress(host: "127.0.0.1", port: 1883, tls: false)
     /// The MQTT client id; fixed, so the broker keeps the session while the bridge is down.
-    public var clientID = "geotify"
-    public var fencesPath = "config/fences.json"
-    public var stateDirectory = "state"
+    package var clientID = "geotify"
+    package var fencesPath = "config/fences.json"
+    package var stateDirectory = "state"
     /// The subscription filter for OwnTracks positions.
-    public var ownTracksTopic = "owntracks/+/+"
+    package var ownTracksTopic = "owntracks/+/+"
     /// The subscription filter for plain JSON positions.
-    public var locationTopic = "geotify/location/#"
+    package var locationTopic = "geotify/location/#"
     /// The first level of every topic the bridge publishes and of its command topics.
-    public var topicPrefix = "geotify"
-    public var limits = FenceLimits()
-    public var maximumPayloadBytes = 65_536
+    package var topicPrefix = "geotify"
+    package var limits = FenceLimits()
+    package var maximumPayloadBytes = 65_536
     /// Topics with more levels are refused.
-    public var maximumTopicDepth = 16
+    package var maximumTopicDepth = 16
     /// The most devices the bridge keeps state for; positions of further devices are refused.
-    public var maximumDevices = 100_000
+    package var maximumDevices = 100_000
     /// Larger fence files are refused.
-    public var maximumFenceFileBytes = 256 << 20
+    package var maximumFenceFileBytes = 256 << 20
     /// Refuse positions of devices that have no fences, as errors.
-    public var strictDevices = false
-    public var logLevel = Logger.Level.info
+    package var strictDevices = false
+    package var logLevel = Logger.Level.info
     /// How many serial evaluation lanes devices are spread over.
-    public var lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
-    public var durability = StateStore.Durability.normal
+    package var lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    package var durability = StateStore.Durability.normal
     /// The MQTT keep-alive in seconds.
-    public var keepAlive = 30
+    package var keepAlive = 30
     /// Credentials, TLS files and the MQTT version for the broker (`BrokerSecurity`).
-    public var security = BrokerSecurity()
+    package var security = BrokerSecurity()
     /// The transition rules every fence follows unless it overrides them.
-    public var rules = TransitionRules()
+    package var rules = TransitionRules()
     /// Which fixes are evaluated at all (age, order, clock skew).
-    public var acceptance = FixAcceptance()
+    package var acceptance = FixAcceptance()
     /// Whether fences may be managed over MQTT (`geotify/cmd/<device>`).
-    public var commandsEnabled = true
+    package var commandsEnabled = true
     /// The devices commands may manage: ids, prefixes ending in `/#`, or `#` for all;
     /// nil means the devices in the fence file.
-    public var commandDevices: [String]?
+    package var commandDevices: [String]?
     /// Seconds a preview's token stays valid.
-    public var previewTimeout: Double = 300
+    package var previewTimeout: Double = 300
     /// Whether to publish Home Assistant MQTT discovery configs.
-    public var homeAssistantEnabled = true
+    package var homeAssistantEnabled = true
     /// The Home Assistant discovery prefix.
-    public var homeAssistantPrefix = "homeassistant"
+    package var homeAssistantPrefix = "homeassistant"
     /// The page Home Assistant links each device to (`configuration_url`), e.g. the web
     /// console's address.
-    public var homeAssistantConfigurationURL: String?
+    package var homeAssistantConfigurationURL: String?
     /// Where Home Assistant says help for Geotify is (`origin.support_url`).
-    public var homeAssistantSupportURL: String?
+    package var homeAssistantSupportURL: String?
     /// The OwnTracks secrets file (`user/device secret` lines) for encrypted payloads.
-    public var ownTracksKeysFile: String?
+    package var ownTracksKeysFile: String?
     /// Whether notifications of OwnTracks devices are also published as OwnTracks
     /// `transition` messages on `owntracks/<user>/<device>/event`.
-    public var ownTracksTransitions = true
+    package var ownTracksTransitions = true
     /// Whether a device's fences are pushed to its OwnTracks app as `setWaypoints` when
     /// they change.
-    public var ownTracksWaypoints = false
+    package var ownTracksWaypoints = false
     /// Seconds between `geotify/stats` reports; 0 turns them off.
-    public var statsInterval: Double = 10
+    package var statsInterval: Double = 10
     /// The most devices one owner (the first level of a device id, the OwnTracks user)
     /// may have state for without being in the fence file.
-    public var maximumDevicesPerOwner = 1_000
+    package var maximumDevicesPerOwner = 1_000
     /// Seconds after which a device without fences that sends nothing may be forgotten
     /// to make room for new ones when `maximumDevices` is reached.
-    public var deviceEvictionAge: Double = 3_600
+    package var deviceEvictionAge: Double = 3_600
     /// The most previews waiting for one device; past it the oldest goes.
-    public var maximumPreviewsPerDevice = 10
+    package var maximumPreviewsPerDevice = 10
     /// The most previews waiting in all; past it the oldest goes.
-    public var maximumPreviews = 1_000
+    package var maximumPreviews = 1_000
     /// Where MQTT v5 response topics must lie: this, the device, and optionally more
     /// levels; nil means `<topicPrefix>/reply/`.
-    public var responseTopicPrefix: String?
+    package var responseTopicPrefix: String?
     /// With Home Assistant on, the tracker's position follows fixes at most once per this
     /// many seconds of fix time...
-    public var trackerInterval: Double = 60
+    package var trackerInterval: Double = 60
     /// ...and only once the device moved at least this many metres.
-    public var trackerDistance: Double = 50
+    package var trackerDistance: Double = 50
     /// Where notifications are delivered besides MQTT: webhooks, push services, e-mail.
     package var notify = DeliverySettings()
     /// The web console (map, JSON API, OwnTracks HTTP mode, `/healthz`, `/metrics`); nil:
@@ -102,15 +102,15 @@ public struct Settings: Sendable, Equatable {
     /// Which devices this instance owns when several share them (`"2/3"`, or
     /// `"ordinal/3"` for a StatefulSet pod's ordinal); nil runs one instance for all.
     /// The `GEOTIFY_SHARD` environment variable overrides the file.
-    public var shard: ShardAssignment?
+    package var shard: ShardAssignment?
 
-    public init() {}
+    package init() {}
 
     /// Reads a settings file: every key is optional (`Settings.keys` lists them);
     /// unknown keys and wrong values are errors that name the file and the key.
     /// `environment` supplies `GEOTIFY_SHARD`, which overrides the file's `shard`, and the
     /// pod name (`POD_NAME`, else `HOSTNAME`) an `ordinal/<count>` shard is read from.
-    public static func load(
+    package static func load(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(SettingsError) -> Settings {
         let bytes: [UInt8]
@@ -157,7 +157,7 @@ public struct Settings: Sendable, Equatable {
     }
 
     /// Checks the combination of values; `file` names where they came from in the error.
-    public func validate(file: String = "settings") throws(SettingsError) {
+    package func validate(file: String = "settings") throws(SettingsError) {
         guard limits.minimumRadius <= limits.maximumRadius else {
             throw SettingsError("\(file): minimumRadius \(JSONWriter.text(of: limits.minimumRadius)) is larger than maximumRadius \(JSONWriter.text(of: limits.maximumRadius))")
         }

@@ -1,10 +1,10 @@
 /// A settings file or flag that cannot be used, with the file, key and reason.
-public struct SettingsError: Error, Sendable, CustomStringConvertible {
-    public var message: String
+package struct SettingsError: Error, Sendable, CustomStringConvertible {
+    package var message: String
 
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -22,21 +22,21 @@ import GeotifyStore
 /// - `latency_ms`: evaluation latency in milliseconds, to the microsecond: how many were
 ///   measured, the median, 90th and 99th percentiles and the maximum; only `count`
 ///   when none was.
-public struct StatsReport: Sendable, Equatable {
+package struct StatsReport: Sendable, Equatable {
     /// When the report was made, in seconds since 1970.
-    public var time: Double
+    package var time: Double
     /// Seconds since the bridge started, when known.
-    public var uptime: Double?
+    package var uptime: Double?
     /// How many devices the fence book has.
-    public var devices: Int
+    package var devices: Int
     /// How many fences the devices have in all.
-    public var fences: Int
+    package var fences: Int
     /// The counters by name, as `Counters.snapshot` has them.
-    public var counters: [String: Int]
+    package var counters: [String: Int]
     /// The evaluation latency, in seconds; nil when nothing was measured.
-    public var latency: LatencyHistogram.Summary?
+    package var latency: LatencyHistogram.Summary?
 
-    public init(
+    package init(
         time: Double, uptime: Double? = nil, devices: Int, fences: Int,
         counters: [String: Int], latency: LatencyHistogram.Summary? = nil
     ) {
@@ -49,17 +49,17 @@ public struct StatsReport: Sendable, Equatable {
     }
 
     /// Where the report is published: `geotify/stats`.
-    public static func topic(_ topics: Topics) -> String { topics.stats }
+    package static func topic(_ topics: Topics) -> String { topics.stats }
 
     /// The report as a retained QoS 0 message on `geotify/stats`: the next report
     /// replaces a lost one, so it is neither acknowledged nor kept in the outbox.
-    public func message(topics: Topics) -> OutboxMessage {
+    package func message(topics: Topics) -> OutboxMessage {
         OutboxMessage(topic: StatsReport.topic(topics), payload: JSONWriter().bytes(json), qos: 0, retain: true)
     }
 
     /// The counters grouped as the document nests them: first the plain ones (group nil),
     /// then each group; names sorted within each.
-    public var groupedCounters: [(group: String?, counters: [(key: String, value: Int)])] {
+    package var groupedCounters: [(group: String?, counters: [(key: String, value: Int)])] {
         var plain: [(key: String, value: Int)] = []
         var groups: [String: [(key: String, value: Int)]] = [:]
         for (name, value) in counters {
@@ -81,7 +81,7 @@ public struct StatsReport: Sendable, Equatable {
     }
 
     /// The report as the JSON document above.
-    public var json: JSON {
+    package var json: JSON {
         var object = JSONObject()
         object["tst"] = .number(time)
         if let uptime { object["uptime"] = .number(uptime) }
@@ -111,7 +111,7 @@ public struct StatsReport: Sendable, Equatable {
 
     /// Reads a report back from its payload; anything that is not such a document gets a
     /// specific error naming the member that is wrong.
-    public init(parsing payload: [UInt8]) throws(InputError) {
+    package init(parsing payload: [UInt8]) throws(InputError) {
         guard !payload.isEmpty else { throw InputError(.emptyPayload, "the statistics document is empty") }
         let json: JSON
         do {

@@ -7,8 +7,8 @@
 /// Matching runs for every message, so it works on the topic's bytes in one pass and
 /// allocates nothing but the device's own string, when the filter's wildcards are
 /// contiguous (as in every usual filter); other filters are matched level by level.
-public struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
-    public let filter: String
+package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
+    package let filter: String
     private let levels: [Substring]
     /// The levels as bytes to compare, nil for a wildcard; only when the wildcards are
     /// contiguous, so the device is one stretch of the topic.
@@ -23,7 +23,7 @@ public struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
 
     /// A filter; throws when `filter` is not a valid MQTT filter or has no wildcard
     /// to take a device identifier from.
-    public init(_ filter: String) throws(InputError) {
+    package init(_ filter: String) throws(InputError) {
         let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
         for (index, level) in levels.enumerated() {
             if level.contains("#") && (level != "#" || index != levels.count - 1) {
@@ -47,7 +47,7 @@ public struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
 
     /// The device identifier when `topic` matches the filter, nil otherwise; the same as
     /// `device(inLevels:)` on the split topic, in one pass over its bytes.
-    public func device(inTopic topic: String) -> String? {
+    package func device(inTopic topic: String) -> String? {
         guard let pattern else { return device(in: topic) }
         var topic = topic
         let range: Range<Int>? = topic.withUTF8 { bytes in
@@ -81,16 +81,16 @@ public struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
         return String(topic[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
     }
 
-    public var description: String { filter }
+    package var description: String { filter }
 
     /// The device identifier when `topic` matches the filter, nil otherwise.
-    public func device(in topic: String) -> String? {
+    package func device(in topic: String) -> String? {
         device(inLevels: topic.split(separator: "/", omittingEmptySubsequences: false))
     }
 
     /// The device identifier when a topic split into `parts` (its levels) matches the
     /// filter, nil otherwise: for trying several filters on one topic, split once.
-    public func device(inLevels parts: [Substring]) -> String? {
+    package func device(inLevels parts: [Substring]) -> String? {
         var captured: [Substring] = []
         for (index, level) in levels.enumerated() {
             if level == "#" {

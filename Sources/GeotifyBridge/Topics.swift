@@ -7,54 +7,54 @@ import GeotifyCore
 /// rather than to a device lives under `<prefix>/shard/<index>/`: its status (and will),
 /// its statistics, and its part of each shared fence's occupancy. Per-device topics stay
 /// where they are, since each device has one owner.
-public struct Topics: Sendable, Equatable {
-    public let prefix: String
+package struct Topics: Sendable, Equatable {
+    package let prefix: String
     /// This instance, when several share the devices; nil for one instance (or `0/1`).
-    public let shard: ShardAssignment?
+    package let shard: ShardAssignment?
 
-    public init(prefix: String = "geotify", shard: ShardAssignment? = nil) {
+    package init(prefix: String = "geotify", shard: ShardAssignment? = nil) {
         self.prefix = prefix
         self.shard = (shard?.count ?? 1) > 1 ? shard : nil
     }
 
     /// Notifications of `device`: `geotify/event/<device>`.
-    public func event(_ device: String) -> String { "\(prefix)/event/\(device)" }
+    package func event(_ device: String) -> String { "\(prefix)/event/\(device)" }
     /// The retained badge count of `device`: `geotify/badge/<device>`.
-    public func badge(_ device: String) -> String { "\(prefix)/badge/\(device)" }
+    package func badge(_ device: String) -> String { "\(prefix)/badge/\(device)" }
     /// The bridge's retained `online` / `offline`: `geotify/status`, or
     /// `geotify/shard/<index>/status` for one of several instances.
-    public var status: String { "\(instancePrefix)/status" }
+    package var status: String { "\(instancePrefix)/status" }
     /// The bridge's retained statistics: `geotify/stats`, or `geotify/shard/<index>/stats`.
-    public var stats: String { "\(instancePrefix)/stats" }
+    package var stats: String { "\(instancePrefix)/stats" }
     /// Refused input and other failures: `geotify/error`.
-    public var error: String { "\(prefix)/error" }
+    package var error: String { "\(prefix)/error" }
     /// Replies to commands for `device`: `geotify/reply/<device>`.
-    public func reply(_ device: String) -> String { "\(prefix)/reply/\(device)" }
+    package func reply(_ device: String) -> String { "\(prefix)/reply/\(device)" }
     /// Commands for devices: `geotify/cmd/<device>`.
-    public var commands: String { "\(prefix)/cmd/#" }
+    package var commands: String { "\(prefix)/cmd/#" }
 
     /// How many of this instance's devices are inside the shared `fence` of `owner`: the
     /// total `geotify/occupancy/<owner>/<fence>` for one instance, this instance's part
     /// `geotify/shard/<index>/occupancy/<owner>/<fence>` for one of several.
-    public func occupancy(owner: String, fence: String) -> String { "\(instancePrefix)/occupancy/\(owner)/\(fence)" }
+    package func occupancy(owner: String, fence: String) -> String { "\(instancePrefix)/occupancy/\(owner)/\(fence)" }
     /// Instance `index`'s part of the occupancy of the shared `fence` of `owner`:
     /// `geotify/shard/<index>/occupancy/<owner>/<fence>`.
-    public func occupancy(ofShard index: Int, owner: String, fence: String) -> String {
+    package func occupancy(ofShard index: Int, owner: String, fence: String) -> String {
         "\(prefix)/shard/\(index)/occupancy/\(owner)/\(fence)"
     }
     /// The number of devices of every instance inside the shared `fence` of `owner`:
     /// `geotify/occupancy/<owner>/<fence>`.
-    public func occupancyTotal(owner: String, fence: String) -> String { "\(prefix)/occupancy/\(owner)/\(fence)" }
+    package func occupancyTotal(owner: String, fence: String) -> String { "\(prefix)/occupancy/\(owner)/\(fence)" }
     /// The occupancy parts this instance reads back, nil for one instance: instance 0
     /// reads every instance's (to publish the totals), the others their own (to correct
     /// what a crash or a reshard left retained).
-    public var occupancyParts: String? {
+    package var occupancyParts: String? {
         guard let shard else { return nil }
         return "\(prefix)/shard/\(shard.index == 0 ? "+" : String(shard.index))/occupancy/#"
     }
 
     /// The instance, shared set and fence of an occupancy part topic; nil for any other.
-    public func occupancyPart(_ topic: String) -> (shard: Int, owner: String, fence: String)? {
+    package func occupancyPart(_ topic: String) -> (shard: Int, owner: String, fence: String)? {
         let head = "\(prefix)/shard/"
         guard topic.hasPrefix(head) else { return nil }
         let levels = topic.dropFirst(head.count).split(separator: "/", omittingEmptySubsequences: false)

@@ -6,21 +6,21 @@ import GeotifyJSON
 /// stores them: anything before the first `{` on a line, such as its timestamp
 /// columns, is skipped), plain JSON positions one a line, or GPX (`trkpt`, `rtept`
 /// and `wpt` with `time`, accuracy from `hdop`: see `GPXReader`).
-public struct Track: Sendable {
+package struct Track: Sendable {
     /// The fixes in file order.
-    public var fixes: [Fix]
+    package var fixes: [Fix]
     /// Lines that were not positions, with why (line number: reason); non-location
     /// OwnTracks messages are skipped silently.
-    public var problems: [String]
+    package var problems: [String]
 
     /// How GPX points get their accuracy, for help text.
-    public static let gpxAccuracyRule = """
+    package static let gpxAccuracyRule = """
         GPX has no accuracy in metres: a point's accuracy is its <hdop> × \(JSONWriter.text(of: GPXReader.metresPerHDOP)) m, and a
         point without <hdop> counts as accurate (as an OwnTracks fix without "acc").
         """
 
     /// Reads a track for `device` from `bytes`.
-    public init(parsing bytes: [UInt8], device: String, decoder: LocationDecoder = LocationDecoder()) throws(TrackError) {
+    package init(parsing bytes: [UInt8], device: String, decoder: LocationDecoder = LocationDecoder()) throws(TrackError) {
         let firstByte = bytes.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
         if firstByte == UInt8(ascii: "<") {
             self = try Track.gpx(bytes, device: device)

@@ -1,10 +1,10 @@
 /// Why a track file cannot be read at all.
-public struct TrackError: Error, Sendable, CustomStringConvertible {
-    public var message: String
+package struct TrackError: Error, Sendable, CustomStringConvertible {
+    package var message: String
 
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

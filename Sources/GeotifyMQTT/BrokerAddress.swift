@@ -2,23 +2,23 @@
 /// default) or `mqtts://host[:port]` (TLS, port 8883 by default). IPv6 addresses go in
 /// brackets (`mqtt://[::1]:1883`). The scheme is case-insensitive and one trailing `/`
 /// is allowed; anything else gets an error saying what is wrong.
-public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
+package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
     /// The host name or IP address (IPv6 without brackets).
-    public var host: String
+    package var host: String
     /// The TCP port, 1 to 65535.
-    public var port: Int
+    package var port: Int
     /// Whether the connection uses TLS (the URL said `mqtts`).
-    public var tls: Bool
+    package var tls: Bool
 
     /// Creates an address from its parts.
-    public init(host: String, port: Int, tls: Bool) {
+    package init(host: String, port: Int, tls: Bool) {
         self.host = host
         self.port = port
         self.tls = tls
     }
 
     /// Parses a broker URL; throws an `MQTTError` saying what is wrong with a bad one.
-    public init(parsing text: String) throws(MQTTError) {
+    package init(parsing text: String) throws(MQTTError) {
         let operation = "parse broker URL"
         let url = text.trimmingWhitespace()
         guard !url.isEmpty else {
@@ -102,7 +102,7 @@ public struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The address as a URL, `mqtt://host:port` or `mqtts://host:port`.
-    public var description: String {
+    package var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "\(tls ? "mqtts" : "mqtt")://\(shownHost):\(port)"
     }

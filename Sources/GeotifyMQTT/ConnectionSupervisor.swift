@@ -37,7 +37,8 @@ import Glibc
 /// burst's end is reported (`.caughtUp`), where the bridge hands the burst to its lanes.
 ///
 /// Thread safety (why `@unchecked Sendable` is sound): `handle` and `relay` are set once;
-/// `state` is behind its mutex; the handle is used as described above.
+/// `state` is behind its mutex; the handle is used as described above. That one network
+/// thread at a time runs, and that only it turns the loop, is asserted (`run`, `turn`).
 final class ConnectionSupervisor: @unchecked Sendable {
     /// What a network thread does first.
     enum Start: Sendable {
@@ -53,6 +54,8 @@ final class ConnectionSupervisor: @unchecked Sendable {
 
     private struct State {
         var stopping = false
+        /// The network thread running now: at most one at a time drives the connection.
+        var networkThread: pthread_t?
         var backoff: ReconnectBackoff
         var random = SystemRandomNumberGenerator()
     }
@@ -110,6 +113,11 @@ final class ConnectionSupervisor: @unchecked Sendable {
         threads.wait()
     }
 
+    /// Whether the calling thread is the network thread running now.
+    private var isNetworkThread: Bool {
+        state.withLock { state in state.networkThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
     private var isStopping: Bool {
         state.withLock { $0.stopping }
     }
@@ -145,6 +153,10 @@ final class ConnectionSupervisor: @unchecked Sendable {
 
     /// One network thread: one connection attempt, from connecting to its end.
     private func run(_ start: Start) {
+        state.withLock { state in
+            precondition(state.networkThread == nil, "two network threads would drive one connection")
+            state.networkThread = pthread_self()
+        }
         relay.beginAttempt()
         MQTTEventRelay.listenToLog(on: handle)
         var code = MOSQ_ERR_SUCCESS.rawValue
@@ -165,6 +177,8 @@ final class ConnectionSupervisor: @unchecked Sendable {
             (code, reason) = loop()
         }
         let connectedFor = relay.endAttempt(code: code, reason: reason)
+        // Before the next attempt can be scheduled, which starts another network thread.
+        state.withLock { $0.networkThread = nil }
         networkThreadEnded(afterConnectionOf: connectedFor)
     }
 
@@ -209,6 +223,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// queued, and lets libmosquitto keep the connection alive. Returns libmosquitto's
     /// code (not success: the connection ended).
     private func turn() -> Int32 {
+        assert(isNetworkThread, "only the network thread drives the connection")
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
         var descriptors = [

@@ -29,7 +29,7 @@ import Darwin
 ///   never held for long), because joining the network thread from itself would deadlock.
 /// - State the callbacks change (connected or not) lives in `MQTTEventRelay` behind its
 ///   own mutex, which is never held while `onEvent` runs.
-public final class MQTTClient: @unchecked Sendable {
+package final class MQTTClient: @unchecked Sendable {
     private let handle: OpaquePointer
     private let relay: Unmanaged<MQTTEventRelay>
     private let options: MQTTOptions
@@ -46,7 +46,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// short (copy, enqueue), and do not call `start()` from it; `stop()` there only
     /// asks for the stop. Nothing connects until `start()`. Reconnect delays are timed by
     /// `scheduler` (the system's clock unless a test moves one by hand).
-    public convenience init(options: MQTTOptions, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
+    package convenience init(options: MQTTOptions, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
         try self.init(options: options, scheduler: SystemScheduler(), onEvent: onEvent)
     }
 
@@ -78,7 +78,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// is shortened by a random share of up to half (`ReconnectBackoff`). Throws for
     /// options libmosquitto refuses (unreadable CA file, ...), a first connection failing
     /// in TLS set-up, or if the client is already started.
-    public func start() throws(MQTTError) {
+    package func start() throws(MQTTError) {
         let relay = relay.takeUnretainedValue()
         guard !relay.isCallingBack else {
             throw .invalid("start", "start() cannot be called from inside the event callback")
@@ -126,7 +126,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// (else `MOSQ_ERR_NO_CONN`, 4): subscribe on `.connected` (with a persistent
     /// session, `sessionPresent` says whether the broker still has the subscriptions).
     @discardableResult
-    public func subscribe(_ filter: String, qos: Int) throws(MQTTError) -> Int32 {
+    package func subscribe(_ filter: String, qos: Int) throws(MQTTError) -> Int32 {
         try MQTTTopic.checkFilter(filter, operation: "subscribe")
         guard (0...2).contains(qos) else {
             throw .invalid("subscribe", "QoS \(qos) is not 0, 1 or 2")
@@ -144,7 +144,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// `correlationData` and `responseTopic` are sent as MQTT v5 properties with `.v5`,
     /// and ignored on v3.1.1, which has no properties.
     @discardableResult
-    public func publish(
+    package func publish(
         topic: String,
         payload: [UInt8],
         qos: Int,
@@ -181,7 +181,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// at most when the broker does not answer). Does nothing if not started; safe from
     /// any thread. Called from inside `onEvent` it can only ask for all that: the thread
     /// then ends by itself and the next `stop()` or the client's release joins it.
-    public func stop() {
+    package func stop() {
         let relay = relay.takeUnretainedValue()
         guard !relay.isCallingBack else {
             supervisor.withLock { $0 }?.requestStop()
@@ -199,7 +199,7 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     /// Whether the broker has accepted the connection and it has not ended since.
-    public var isConnected: Bool {
+    package var isConnected: Bool {
         relay.takeUnretainedValue().isConnected
     }
 

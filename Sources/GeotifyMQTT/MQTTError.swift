@@ -7,29 +7,29 @@ import Darwin
 
 /// A failed MQTT operation: which operation, libmosquitto's error code (a `mosq_err_t`,
 /// or `MOSQ_ERR_INVAL` for input this module rejects itself) and a readable message.
-public struct MQTTError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct MQTTError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What was being done, such as "publish" or "parse broker URL".
-    public var operation: String
+    package var operation: String
     /// The libmosquitto error code (`mosq_err_t`).
-    public var code: Int32
+    package var code: Int32
     /// A human-readable explanation.
-    public var message: String
+    package var message: String
 
     /// Creates an error from its parts.
-    public init(operation: String, code: Int32, message: String) {
+    package init(operation: String, code: Int32, message: String) {
         self.operation = operation
         self.code = code
         self.message = message
     }
 
     /// "operation: message (code n)", for logs and command-line output.
-    public var description: String {
+    package var description: String {
         "\(operation): \(message) (code \(code))"
     }
 
     /// Whether the operation failed for want of a connection (`MOSQ_ERR_NO_CONN`): a
     /// publish or subscribe while disconnected, worth trying again after `.connected`.
-    public var isNotConnected: Bool {
+    package var isNotConnected: Bool {
         code == MOSQ_ERR_NO_CONN.rawValue
     }
 

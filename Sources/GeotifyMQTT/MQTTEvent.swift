@@ -6,7 +6,7 @@
 /// the same error with the same reason) is not reported again, until a connection has
 /// been accepted in between. So a broker that stays down, or credentials it keeps
 /// refusing, give one event, however long it lasts.
-public enum MQTTEvent: Sendable {
+package enum MQTTEvent: Sendable {
     /// The broker accepted the connection. `sessionPresent` says it still held this
     /// client's session (subscriptions and queued messages) from an earlier connection;
     /// when false, subscribe again.
@@ -43,11 +43,11 @@ public enum MQTTEvent: Sendable {
 
     /// The `.disconnected` code of a session taken over by another client with the same
     /// client id: MQTT v5's reason code "Session taken over".
-    public static let sessionTakenOver = Int(SessionTakeover.reasonCode)
+    package static let sessionTakenOver = Int(SessionTakeover.reasonCode)
 
     /// Whether this reports this client's session taken over by another client with the
     /// same client id (a `.disconnected` with code `sessionTakenOver`).
-    public var isSessionTakenOver: Bool {
+    package var isSessionTakenOver: Bool {
         if case .disconnected(let code, _) = self { return code == MQTTEvent.sessionTakenOver }
         return false
     }

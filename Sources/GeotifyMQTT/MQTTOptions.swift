@@ -1,45 +1,45 @@
 /// Everything an `MQTTClient` needs to know to connect: where, as whom, how (protocol
 /// version, TLS, keep-alive), what to leave behind (the will) and how to retry.
-public struct MQTTOptions: Sendable, Equatable {
+package struct MQTTOptions: Sendable, Equatable {
     /// The broker's host name or IP address.
-    public var host: String = "127.0.0.1"
+    package var host: String = "127.0.0.1"
     /// The broker's TCP port.
-    public var port: Int = 1883
+    package var port: Int = 1883
     /// The client identifier. Required (non-empty) when `cleanSession` is false, since
     /// the broker finds the stored session by it; with a clean session an empty id lets
     /// libmosquitto make a random one.
-    public var clientID: String
+    package var clientID: String
     /// True: the broker forgets subscriptions and queued messages when the connection
     /// ends. False (the default): it keeps them for the next connection with this id.
-    public var cleanSession: Bool = false
+    package var cleanSession: Bool = false
     /// The keep-alive interval in seconds: 5 to 65 535 (libmosquitto's lower bound).
-    public var keepAlive: Int = 30
+    package var keepAlive: Int = 30
     /// The MQTT protocol version to speak.
-    public var protocolVersion: MQTTProtocolVersion = .v311
+    package var protocolVersion: MQTTProtocolVersion = .v311
     /// The user name sent in CONNECT, if any.
-    public var username: String?
+    package var username: String?
     /// The password sent in CONNECT, if any; needs a `username`.
-    public var password: String?
+    package var password: String?
     /// TLS settings; nil for a plain TCP connection.
-    public var tls: MQTTTLS?
+    package var tls: MQTTTLS?
     /// The message the broker publishes if this client's connection dies uncleanly.
-    public var will: MQTTWill?
+    package var will: MQTTWill?
     /// The first delay's ceiling, in seconds, before reconnecting after a lost connection
     /// or a failed attempt (at least 1).
-    public var reconnectDelayMin: Int = 1
+    package var reconnectDelayMin: Int = 1
     /// The largest delay, in seconds, between connection attempts: the ceiling doubles
     /// from `reconnectDelayMin` up to this with each failed attempt, and each delay is
     /// shortened by a random share of up to half, so clients cut off together do not
     /// come back together. A connection that lasts this long starts again from the
     /// minimum. See `ReconnectBackoff`.
-    public var reconnectDelayMax: Int = 30
+    package var reconnectDelayMax: Int = 30
     /// The most QoS 1 and 2 messages this client has in flight (sent, not yet
     /// acknowledged) at once; libmosquitto queues the rest. 1...65535; libmosquitto's
     /// default is 20.
-    public var maximumInFlight: Int = 20
+    package var maximumInFlight: Int = 20
 
     /// Creates options for a client; set the other fields as needed.
-    public init(clientID: String, host: String = "127.0.0.1", port: Int = 1883) {
+    package init(clientID: String, host: String = "127.0.0.1", port: Int = 1883) {
         self.clientID = clientID
         self.host = host
         self.port = port

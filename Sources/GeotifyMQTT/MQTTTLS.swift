@@ -2,21 +2,21 @@
 ///
 /// With neither `caFile` nor `caPath` the operating system's trusted certificates are
 /// used. A client certificate takes `certFile` and `keyFile` together.
-public struct MQTTTLS: Sendable, Equatable {
+package struct MQTTTLS: Sendable, Equatable {
     /// A PEM file of CA certificates that may sign the broker's certificate.
-    public var caFile: String?
+    package var caFile: String?
     /// A directory of hashed PEM CA certificates (as made by `openssl rehash`).
-    public var caPath: String?
+    package var caPath: String?
     /// The PEM certificate this client presents, if the broker asks for one.
-    public var certFile: String?
+    package var certFile: String?
     /// The unencrypted PEM private key of `certFile`.
-    public var keyFile: String?
+    package var keyFile: String?
     /// Skips every check of the broker's certificate and host name. For testing only:
     /// it makes the encryption worthless against an active attacker.
-    public var insecure: Bool
+    package var insecure: Bool
 
     /// Creates TLS settings; every field defaults to "not set" and verification on.
-    public init(
+    package init(
         caFile: String? = nil,
         caPath: String? = nil,
         certFile: String? = nil,

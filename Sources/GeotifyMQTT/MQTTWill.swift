@@ -1,17 +1,17 @@
 /// The "last will" a broker publishes for a client whose connection ends without a clean
 /// DISCONNECT (crash, network loss, keep-alive timeout), so others learn it went away.
-public struct MQTTWill: Sendable, Equatable {
+package struct MQTTWill: Sendable, Equatable {
     /// The topic the will is published to; no wildcards.
-    public var topic: String
+    package var topic: String
     /// The will's payload, any bytes.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
     /// The QoS the broker publishes the will with: 0, 1 or 2.
-    public var qos: Int
+    package var qos: Int
     /// Whether the broker keeps the will as the topic's retained message.
-    public var retain: Bool
+    package var retain: Bool
 
     /// Creates a will message.
-    public init(topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = true) {
+    package init(topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = true) {
         self.topic = topic
         self.payload = payload
         self.qos = qos

@@ -64,12 +64,15 @@ final class BridgeHarness {
     /// Starts a new bridge (after a stop, with the same state directory).
     func startBridge() throws {
         let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append), scheduler: clock)
+        let online = { self.observer.messages.filter { $0.topic == "geotify/status" && $0.text == "online" }.count }
+        // Counted before the start: `online` may arrive before `start()` returns.
+        let before = online()
         try bridge.start()
         self.bridge = bridge
-        let online = { self.observer.messages.filter { $0.topic == "geotify/status" && $0.text == "online" }.count }
-        let before = online()
         guard waitUntil(timeout: 10, { online() > before }) else {
-            throw TestSupportError("the bridge did not come online")
+            let seen = observer.events.suffix(20).map { "\($0)".prefix(120) }.joined(separator: "\n")
+            throw TestSupportError("the bridge did not come online; its log:\n" + logLines.all.suffix(30).joined(separator: "\n")
+                + "\nthe observer's last events:\n" + seen)
         }
     }
 

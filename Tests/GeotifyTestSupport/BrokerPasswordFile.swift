@@ -3,12 +3,12 @@ import Foundation
 /// A mosquitto password file (`password_file`) made with `mosquitto_passwd -b`, for tests
 /// of username/password authentication. mosquitto reads it when it starts, so a test
 /// changes a password and then restarts the broker, as an operator would.
-public struct BrokerPasswordFile: Sendable {
+package struct BrokerPasswordFile: Sendable {
     /// Where the file is.
-    public let path: String
+    package let path: String
 
     /// Writes a file at `path` holding `users` (user name → password).
-    public init(path: String, users: [String: String]) throws {
+    package init(path: String, users: [String: String]) throws {
         self.path = path
         try Data().write(to: URL(fileURLWithPath: path))
         for (user, password) in users.sorted(by: { $0.key < $1.key }) {
@@ -17,13 +17,13 @@ public struct BrokerPasswordFile: Sendable {
     }
 
     /// Adds `user` with `password`, or changes the password of an existing one.
-    public func set(_ user: String, password: String) throws {
+    package func set(_ user: String, password: String) throws {
         try runCommand("mosquitto_passwd", ["-b", path, user, password])
     }
 
     /// The mosquitto options that require a user name and password from this file, for
     /// `TestBroker(extraConfig:)`.
-    public var brokerConfig: String {
+    package var brokerConfig: String {
         "allow_anonymous false\npassword_file \(path)\n"
     }
 }

@@ -12,9 +12,9 @@ import Glibc
 /// the threads tests run on block SIGTERM, SIGINT and SIGHUP: a child started there
 /// ignores `terminate()`. This type does not have that problem, and reaps its child with
 /// `waitpid`, so no zombie outlives it (it SIGKILLs a child still running at release).
-public final class ChildProcess: @unchecked Sendable {
+package final class ChildProcess: @unchecked Sendable {
     /// The child's process id.
-    public let pid: pid_t
+    package let pid: pid_t
     private let status = Mutex<Int32?>(nil)
 
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`, its
@@ -23,7 +23,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// discarded when nil). `environment` replaces the test process's environment when
     /// given. With `newProcessGroup` the child leads a process group of its own, which
     /// `signalGroup` reaches as a terminal's Ctrl-C reaches its foreground jobs.
-    public init(
+    package init(
         executable: String,
         arguments: [String] = [],
         environment: [String: String]? = nil,
@@ -89,12 +89,12 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Whether the child has not exited yet (reaping it if it has).
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         reap() == nil
     }
 
     /// Sends `signal` (SIGTERM by default) to the child if it still runs.
-    public func terminate(signal: Int32 = SIGTERM) {
+    package func terminate(signal: Int32 = SIGTERM) {
         if isRunning {
             kill(pid, signal)
         }
@@ -102,26 +102,26 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends `signal` to every process of the child's process group (started with
     /// `newProcessGroup`) while the child runs.
-    public func signalGroup(_ signal: Int32) {
+    package func signalGroup(_ signal: Int32) {
         if isRunning {
             kill(-pid, signal)
         }
     }
 
     /// Waits up to `timeout` seconds for the child to exit; says whether it did.
-    public func waitForExit(timeout: Double = 10) -> Bool {
+    package func waitForExit(timeout: Double = 10) -> Bool {
         waitUntil(timeout: timeout) { !isRunning }
     }
 
     /// The exit code, once the child has exited normally; nil while it runs or if a
     /// signal ended it.
-    public var exitCode: Int32? {
+    package var exitCode: Int32? {
         guard let status = reap(), status & 0x7F == 0 else { return nil }
         return (status >> 8) & 0xFF
     }
 
     /// The signal that ended the child, if one did.
-    public var terminationSignal: Int32? {
+    package var terminationSignal: Int32? {
         guard let status = reap(), status & 0x7F != 0, status & 0x7F != 0x7F else { return nil }
         return status & 0x7F
     }

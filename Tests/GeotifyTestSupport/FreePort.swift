@@ -6,7 +6,7 @@ import Glibc
 /// Finds a TCP port on 127.0.0.1 that is free right now: binds port 0, reads back the
 /// port the kernel chose, and closes the socket. Something else may take it before the
 /// caller binds it, so callers retry with a new port when binding fails.
-public func freePort() throws -> Int {
+package func freePort() throws -> Int {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else {
         throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))")
@@ -34,7 +34,7 @@ public func freePort() throws -> Int {
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port` (connects and closes).
-public func acceptsConnections(port: Int) -> Bool {
+package func acceptsConnections(port: Int) -> Bool {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }

@@ -2,7 +2,7 @@ import GeotifyMQTT
 
 extension MQTTMessage {
     /// The payload decoded as UTF-8 (invalid bytes become U+FFFD), for readable asserts.
-    public var text: String {
+    package var text: String {
         String(decoding: payload, as: UTF8.self)
     }
 }

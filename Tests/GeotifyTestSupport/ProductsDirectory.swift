@@ -4,7 +4,7 @@ import Foundation
 /// bundle), so CLI tests can run `productsDirectory.appendingPathComponent("geotify")`.
 /// Found from the running `.xctest` bundle: on Linux it is an executable file inside the
 /// products directory, on macOS a bundle directory there.
-public var productsDirectory: URL {
+package var productsDirectory: URL {
     for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
         return bundle.bundleURL.deletingLastPathComponent()
     }

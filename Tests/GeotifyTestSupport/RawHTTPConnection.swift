@@ -7,23 +7,23 @@ import Glibc
 /// server's answer as it comes, for tests of HTTP servers with requests no polite client
 /// sends (slow headers, lies about lengths, a thousand at once). Reads wait at most
 /// `timeout` seconds each (a receive timeout on the socket), so a test never hangs.
-public final class RawHTTPConnection {
+package final class RawHTTPConnection {
     /// A response as read off the wire.
-    public struct Response: Sendable {
-        public var status: Int
+    package struct Response: Sendable {
+        package var status: Int
         /// Header fields by lower-cased name.
-        public var headers: [String: String]
-        public var body: [UInt8]
+        package var headers: [String: String]
+        package var body: [UInt8]
 
         /// The body as text.
-        public var text: String { String(decoding: body, as: UTF8.self) }
+        package var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     private let descriptor: Int32
     private var buffer: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`.
-    public init(port: Int, timeout: Double = 10) throws {
+    package init(port: Int, timeout: Double = 10) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
         var wait = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
@@ -49,12 +49,12 @@ public final class RawHTTPConnection {
     }
 
     /// Writes `text` (as UTF-8) completely.
-    public func send(_ text: String) throws {
+    package func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
     /// Writes `bytes` completely.
-    public func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -75,7 +75,7 @@ public final class RawHTTPConnection {
     /// Reads one response: the status line, header fields and a body of `Content-Length`
     /// bytes, or chunked, or (with neither) up to the end of the stream; none for the
     /// answer to a HEAD request (`head`).
-    public func readResponse(head: Bool = false) throws -> Response {
+    package func readResponse(head: Bool = false) throws -> Response {
         let (status, headers) = try readHead()
         var body: [UInt8] = []
         if head {
@@ -112,7 +112,7 @@ public final class RawHTTPConnection {
 
     /// Reads the header of a response whose body streams (Server-Sent Events), leaving
     /// the body to `read(until:)`.
-    public func readStreamHeader() throws -> Response {
+    package func readStreamHeader() throws -> Response {
         let (status, headers) = try readHead()
         return Response(status: status, headers: headers, body: [])
     }
@@ -140,7 +140,7 @@ public final class RawHTTPConnection {
 
     /// Reads until the text read so far (raw, chunk framing included) contains `marker`;
     /// returns it all, or nil when the stream ends or times out first.
-    public func read(until marker: String) -> String? {
+    package func read(until marker: String) -> String? {
         while true {
             let text = String(decoding: buffer, as: UTF8.self)
             if text.contains(marker) {
@@ -153,7 +153,7 @@ public final class RawHTTPConnection {
 
     /// Whether the server closed the connection (reads until the end or the timeout;
     /// true only at the end).
-    public func isClosedByServer() -> Bool {
+    package func isClosedByServer() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

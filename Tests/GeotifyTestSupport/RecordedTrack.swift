@@ -6,23 +6,23 @@ import Foundation
 ///
 /// Each fix's scatter follows its reported accuracy (an accuracy of `acc` metres with
 /// about 2σ of scatter), as phone fixes do.
-public struct RecordedTrack: Sendable {
+package struct RecordedTrack: Sendable {
     /// One position report.
-    public struct Point: Sendable {
-        public var latitude: Double
-        public var longitude: Double
-        public var accuracy: Double
-        public var timestamp: Double
+    package struct Point: Sendable {
+        package var latitude: Double
+        package var longitude: Double
+        package var accuracy: Double
+        package var timestamp: Double
     }
 
     /// The fence the track is recorded around: centre and radius.
-    public static let center = (latitude: 52.52, longitude: 13.405)
-    public static let radius = 100.0
+    package static let center = (latitude: 52.52, longitude: 13.405)
+    package static let radius = 100.0
 
-    public let points: [Point]
+    package let points: [Point]
 
     /// The track, starting at `start` (unix seconds), one fix every 30 s.
-    public init(start: Double = 1_700_000_000, seed: UInt64 = 7) {
+    package init(start: Double = 1_700_000_000, seed: UInt64 = 7) {
         var random = SplitMix64(seed: seed)
         var points: [Point] = []
         var time = start
@@ -52,7 +52,7 @@ public struct RecordedTrack: Sendable {
     }
 
     /// The track as OwnTracks location messages, one JSON object a line.
-    public var ownTracksLines: String {
+    package var ownTracksLines: String {
         points.map { point in
             #"{"_type":"location","lat":\#(point.latitude),"lon":\#(point.longitude),"acc":\#(Int(point.accuracy.rounded())),"tst":\#(Int(point.timestamp)),"tid":"ap"}"#
         }.joined(separator: "\n") + "\n"
@@ -61,14 +61,14 @@ public struct RecordedTrack: Sendable {
 
 /// A small deterministic generator (SplitMix64) for reproducible random test data, so
 /// a failing sample reproduces on every run.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -77,12 +77,12 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform in [0, 1).
-    public mutating func unit() -> Double {
+    package mutating func unit() -> Double {
         Double(next() >> 11) / Double(1 << 53)
     }
 
     /// Standard normal (Box–Muller).
-    public mutating func gaussian() -> Double {
+    package mutating func gaussian() -> Double {
         let u = max(unit(), 1e-12)
         return (-2 * log(u)).squareRoot() * cos(2 * .pi * unit())
     }

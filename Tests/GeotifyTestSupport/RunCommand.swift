@@ -4,7 +4,7 @@ import Foundation
 /// error; throws with that output when it fails. For the tools tests drive: openssl,
 /// mosquitto_passwd, sqlite3, prlimit.
 @discardableResult
-public func runCommand(_ command: String, _ arguments: [String]) throws -> String {
+package func runCommand(_ command: String, _ arguments: [String]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [command] + arguments

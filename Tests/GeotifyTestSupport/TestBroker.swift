@@ -11,13 +11,13 @@ import Glibc
 ///
 /// Thread safety: `port`, `directory` and the file URLs never change; the process is
 /// behind a mutex, so `stop()`, `restart()` and `deinit` may race without harm.
-public final class TestBroker: @unchecked Sendable {
+package final class TestBroker: @unchecked Sendable {
     /// The TCP port the broker listens on, on 127.0.0.1.
-    public let port: Int
+    package let port: Int
     /// The broker's own temporary directory (config, log, persistence database).
-    public let directory: URL
+    package let directory: URL
     /// The broker's URL, as `BrokerAddress(parsing:)` and the CLI take it.
-    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    package var url: String { "mqtt://127.0.0.1:\(port)" }
 
     private let configFile: URL
     private let logFile: URL
@@ -30,7 +30,7 @@ public final class TestBroker: @unchecked Sendable {
     /// waiting up to 10 s until it accepts TCP connections. Without `port` a free one is
     /// chosen, and another is tried if something takes it first. Throws with the
     /// broker's log if it does not come up.
-    public init(persistence: Bool = false, extraConfig: String = "", port: Int? = nil) throws {
+    package init(persistence: Bool = false, extraConfig: String = "", port: Int? = nil) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("geotify-broker-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -66,7 +66,7 @@ public final class TestBroker: @unchecked Sendable {
 
     /// Stops the broker: SIGTERM (so a persistent broker saves its database), then
     /// waits up to 10 s for it to exit, then SIGKILL. Does nothing if it is not running.
-    public func stop() {
+    package func stop() {
         process.withLock { process in
             guard let running = process else { return }
             process = nil
@@ -80,7 +80,7 @@ public final class TestBroker: @unchecked Sendable {
 
     /// Stops the broker and starts it again on the same port with the same config, so a
     /// persistent broker comes back with its sessions and queued messages.
-    public func restart() throws {
+    package func restart() throws {
         stop()
         let started = try Self.launch(config: configFile, output: outputFile, port: port, logFile: logFile)
         process.withLock { $0 = started }
@@ -89,11 +89,11 @@ public final class TestBroker: @unchecked Sendable {
     /// Everything the broker logged so far (its log file, then its standard output and
     /// error, where mosquitto reports problems found before it opens the log).
     /// How many connections the broker refused for want of valid credentials, by its log.
-    public var refusedLogins: Int {
+    package var refusedLogins: Int {
         log.components(separatedBy: "disconnected, not authorised").count - 1
     }
 
-    public var log: String {
+    package var log: String {
         Self.read(logFile) + Self.read(outputFile)
     }
 

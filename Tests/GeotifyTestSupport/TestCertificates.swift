@@ -2,16 +2,16 @@ import Foundation
 
 /// A throwaway certificate authority and a broker certificate it signed for 127.0.0.1
 /// (made with the `openssl` command), for tests of TLS connections (mqtts://).
-public struct TestCertificates: Sendable {
+package struct TestCertificates: Sendable {
     /// The CA certificate (PEM) clients trust.
-    public let caFile: String
+    package let caFile: String
     /// The broker's certificate (PEM), valid for IP 127.0.0.1 and host localhost.
-    public let certFile: String
+    package let certFile: String
     /// The broker's private key (PEM).
-    public let keyFile: String
+    package let keyFile: String
 
     /// Makes the CA and broker certificate in `directory` (created if needed).
-    public init(in directory: URL) throws {
+    package init(in directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = { (name: String) in directory.appendingPathComponent(name).path }
         caFile = path("ca.crt")
@@ -36,7 +36,7 @@ public struct TestCertificates: Sendable {
 
     /// The mosquitto listener options that turn the test broker's listener into TLS, for
     /// `TestBroker(extraConfig:)`.
-    public var brokerConfig: String {
+    package var brokerConfig: String {
         "cafile \(caFile)\ncertfile \(certFile)\nkeyfile \(keyFile)\n"
     }
 

@@ -7,12 +7,12 @@ import GeotifyMQTT
 ///
 /// Thread safety: its state is the `EventRecorder` (behind a mutex) and the
 /// `MQTTClient`, which is safe to use from any thread.
-public final class TestClient: @unchecked Sendable {
+package final class TestClient: @unchecked Sendable {
     private let recorder = EventRecorder()
     private let client: MQTTClient
 
     /// Connects to the broker on 127.0.0.1:`port` and waits up to 10 s for `.connected`.
-    public init(
+    package init(
         port: Int,
         clientID: String = "test-\(UUID().uuidString.prefix(12))",
         protocolVersion: MQTTProtocolVersion = .v311
@@ -35,7 +35,7 @@ public final class TestClient: @unchecked Sendable {
 
     /// Subscribes to `filter` and waits up to 10 s for the SUBACK; throws if it does not
     /// come or the broker refuses the filter.
-    public func subscribe(_ filter: String, qos: Int = 1) throws {
+    package func subscribe(_ filter: String, qos: Int = 1) throws {
         let messageID = try client.subscribe(filter, qos: qos)
         guard let granted = recorder.waitForSubscribed(messageID) else {
             throw TestSupportError("no SUBACK for \(filter)")
@@ -47,13 +47,13 @@ public final class TestClient: @unchecked Sendable {
 
     /// Publishes `payload` as UTF-8; for QoS 1 and 2 waits up to 10 s for the broker's
     /// acknowledgement.
-    public func publish(_ topic: String, _ payload: String, qos: Int = 1, retain: Bool = false) throws {
+    package func publish(_ topic: String, _ payload: String, qos: Int = 1, retain: Bool = false) throws {
         try publish(topic, bytes: Array(payload.utf8), qos: qos, retain: retain)
     }
 
     /// Publishes raw bytes, with MQTT v5 properties when the client speaks v5; for QoS 1
     /// and 2 waits up to 10 s for the broker's acknowledgement.
-    public func publish(
+    package func publish(
         _ topic: String,
         bytes: [UInt8],
         qos: Int = 1,
@@ -77,7 +77,7 @@ public final class TestClient: @unchecked Sendable {
     /// Publishes every `(topic, payload)` of `messages` at QoS 1 without waiting for each
     /// acknowledgement in turn (libmosquitto keeps them in flight), then waits up to
     /// `timeout` seconds for all of them: for traffic of many messages.
-    public func publishAll(_ messages: [(topic: String, payload: String)], timeout: Double = 30) throws {
+    package func publishAll(_ messages: [(topic: String, payload: String)], timeout: Double = 30) throws {
         var pending: Set<Int32> = []
         for (topic, payload) in messages {
             pending.insert(try client.publish(topic: topic, payload: Array(payload.utf8), qos: 1, retain: false))
@@ -91,14 +91,17 @@ public final class TestClient: @unchecked Sendable {
         guard acknowledged else { throw TestSupportError("\(pending.count) of \(messages.count) publishes were not acknowledged") }
     }
 
+    /// Every event the client has recorded (connections and messages), oldest first.
+    package var events: [MQTTEvent] { recorder.all }
+
     /// Every message received so far, oldest first.
-    public var messages: [MQTTMessage] {
+    package var messages: [MQTTMessage] {
         recorder.messages
     }
 
     /// Waits until `count` messages on `topic` (equal to it, or matching it as a filter
     /// with + and #) have arrived or `timeout` seconds passed; returns those that came.
-    public func waitForMessages(on topic: String, count: Int, timeout: Double = 10) -> [MQTTMessage] {
+    package func waitForMessages(on topic: String, count: Int, timeout: Double = 10) -> [MQTTMessage] {
         var matching: [MQTTMessage] = []
         waitUntil(timeout: timeout) {
             matching = messages.filter { $0.topic == topic || Self.topic($0.topic, matches: topic) }
@@ -109,13 +112,13 @@ public final class TestClient: @unchecked Sendable {
 
     /// Waits up to `timeout` seconds for the first message on `topic` (as in
     /// `waitForMessages`); nil if none came.
-    public func waitForMessage(on topic: String, timeout: Double = 10) -> MQTTMessage? {
+    package func waitForMessage(on topic: String, timeout: Double = 10) -> MQTTMessage? {
         waitForMessages(on: topic, count: 1, timeout: timeout).first
     }
 
     /// Waits up to `timeout` seconds for a message on `topic` that satisfies `condition`;
     /// the first such one, nil if none came.
-    public func waitForMessage(on topic: String, timeout: Double = 10, where condition: (MQTTMessage) -> Bool) -> MQTTMessage? {
+    package func waitForMessage(on topic: String, timeout: Double = 10, where condition: (MQTTMessage) -> Bool) -> MQTTMessage? {
         var found: MQTTMessage?
         waitUntil(timeout: timeout) {
             found = messages.first { ($0.topic == topic || Self.topic($0.topic, matches: topic)) && condition($0) }
@@ -125,12 +128,12 @@ public final class TestClient: @unchecked Sendable {
     }
 
     /// Forgets the messages received so far.
-    public func clear() {
+    package func clear() {
         recorder.clear()
     }
 
     /// Disconnects cleanly and stops the client's network thread.
-    public func disconnect() {
+    package func disconnect() {
         client.stop()
     }
 

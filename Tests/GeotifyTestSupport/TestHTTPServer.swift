@@ -8,39 +8,39 @@ import Glibc
 /// (method, path, headers, body) and answers what the test's `respond` returns, one
 /// thread per connection, so a responder that takes its time holds up only its own
 /// request. Bodies need a Content-Length; every answer closes the connection.
-public final class TestHTTPServer: Sendable {
+package final class TestHTTPServer: Sendable {
     /// A request as received.
-    public struct Request: Sendable {
-        public var method: String
-        public var path: String
+    package struct Request: Sendable {
+        package var method: String
+        package var path: String
         /// Header names in lower case.
-        public var headers: [String: String]
-        public var body: [UInt8]
+        package var headers: [String: String]
+        package var body: [UInt8]
 
         /// The body as UTF-8 text.
-        public var text: String { String(decoding: body, as: UTF8.self) }
+        package var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     /// What to answer.
-    public struct Response: Sendable {
-        public var status: Int
-        public var headers: [String: String]
-        public var body: String
+    package struct Response: Sendable {
+        package var status: Int
+        package var headers: [String: String]
+        package var body: String
 
-        public init(status: Int = 200, headers: [String: String] = [:], body: String = "") {
+        package init(status: Int = 200, headers: [String: String] = [:], body: String = "") {
             self.status = status
             self.headers = headers
             self.body = body
         }
     }
 
-    public let port: Int
+    package let port: Int
     private let listener: Int32
     private let received = Mutex<[Request]>([])
     private let respond: @Sendable (Request) -> Response
 
     /// Starts a server answering with `respond` (200 with an empty JSON object by default).
-    public init(respond: @escaping @Sendable (Request) -> Response = { _ in Response(body: "{}") }) throws {
+    package init(respond: @escaping @Sendable (Request) -> Response = { _ in Response(body: "{}") }) throws {
         self.respond = respond
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
@@ -64,13 +64,13 @@ public final class TestHTTPServer: Sendable {
     }
 
     /// `http://127.0.0.1:<port>`.
-    public var url: String { "http://127.0.0.1:\(port)" }
+    package var url: String { "http://127.0.0.1:\(port)" }
 
     /// The requests received so far, in order of arrival.
-    public var requests: [Request] { received.withLock { $0 } }
+    package var requests: [Request] { received.withLock { $0 } }
 
     /// Stops accepting connections (and lets the server go: its accept loop holds it).
-    public func stop() {
+    package func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
     }
 

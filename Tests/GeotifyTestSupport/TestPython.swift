@@ -2,12 +2,12 @@ import Foundation
 
 /// The tests' Python: `.build/python/bin/python3` of this checkout, the virtual
 /// environment `scripts/install-dependencies` fills from Tests/requirements.txt.
-public var testPython: String {
+package var testPython: String {
     packageRoot.appendingPathComponent(".build/python/bin/python3").path
 }
 
 /// A script of the test support (Tests/GeotifyTestSupport/Scripts/`name`).
-public func testSupportScript(_ name: String) -> String {
+package func testSupportScript(_ name: String) -> String {
     packageRoot.appendingPathComponent("Tests/GeotifyTestSupport/Scripts/\(name)").path
 }
 

@@ -3,32 +3,32 @@ import Foundation
 /// An SMTP server on 127.0.0.1 for tests of e-mail delivery: aiosmtpd (from PyPI, in the
 /// tests' Python) running Scripts/smtp_sink.py, which stores every message it accepts.
 /// Optionally TLS (STARTTLS required, or TLS from the first byte) and a required login.
-public final class TestSMTPServer {
+package final class TestSMTPServer {
     /// How the server protects the connection.
-    public enum Security: String {
+    package enum Security: String {
         case none
         case startTLS = "starttls"
         case implicitTLS = "implicit"
     }
 
     /// A message the server accepted.
-    public struct Message: Sendable {
-        public var from: String
-        public var to: [String]
+    package struct Message: Sendable {
+        package var from: String
+        package var to: [String]
         /// Whether the session was encrypted when the message came.
-        public var tls: Bool
+        package var tls: Bool
         /// The user name the client logged in with, if it did.
-        public var login: String?
+        package var login: String?
         /// The message as sent (RFC 5322, CRLF line ends).
-        public var data: [UInt8]
+        package var data: [UInt8]
     }
 
-    public let port: Int
+    package let port: Int
     private let directory: URL
     private let process: ChildProcess
 
     /// Starts a server; `certificates` are required for TLS, `login` is `user:password`.
-    public init(security: Security = .none, certificates: TestCertificates? = nil, login: String? = nil) throws {
+    package init(security: Security = .none, certificates: TestCertificates? = nil, login: String? = nil) throws {
         let directory = try makeTemporaryDirectory("smtp")
         self.directory = directory
         var arguments = [testSupportScript("smtp_sink.py"), "--directory", directory.path, "--tls", security.rawValue]
@@ -59,7 +59,7 @@ public final class TestSMTPServer {
     }
 
     /// The messages accepted so far, in order.
-    public var messages: [Message] {
+    package var messages: [Message] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
             .filter { $0.hasSuffix(".json") }.sorted()
         return names.compactMap { name in
@@ -74,7 +74,7 @@ public final class TestSMTPServer {
     }
 
     /// What the server wrote to its log, for failure messages.
-    public var log: String {
+    package var log: String {
         (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
     }
 }
