@@ -11,85 +11,101 @@ import Testing
 @Suite("Publisher through mosquitto")
 struct PublisherTests {
     @Test func aBacklogBeyondTheLimitWaitsInTheOutboxAndGoesOutInOrder() throws {
-        let broker = try TestBroker()
-        let directory = try makeTemporaryDirectory("publisher")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try StateStore(directory: directory.path)
-        let counters = Counters()
-        let logger = Logger(level: .error, sink: { _ in })
-        let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 10)
-        let client = try MQTTClient(options: MQTTOptions(clientID: "spill-\(UUID().uuidString.prefix(8))", port: broker.port)) { event in
-            switch event {
-            case .connected: publisher.connected()
-            case .published(let id): publisher.acknowledged(id)
-            case .caughtUp: publisher.pump()
-            case .disconnected: publisher.disconnected()
-            default: break
-            }
-        }
-        publisher.attach(client, store: store)
-        let observer = try TestClient(port: broker.port)
-        try observer.subscribe("spill/#")
-
+        let spill = try SpillFixture()
+        defer { spill.close() }
         // While the broker is not yet connected, 100 messages are decided: 10 wait in
         // memory, the rest only in the outbox.
-        let messages = (0..<100).map { OutboxMessage(topic: "spill/\($0)", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = SpillFixture.messages(0..<100)
         for chunk in stride(from: 0, to: messages.count, by: 25) {
-            let batch = Array(messages[chunk..<chunk + 25])
-            try store.save(devices: [], outbox: batch, then: { ids in publisher.queue(batch, outboxIDs: ids) })
-            publisher.pump()
+            try spill.save(Array(messages[chunk..<chunk + 25]))
         }
-        #expect(publisher.unacknowledged == 10, "only the limit waits in memory")
-        try client.start()
-        let received = observer.waitForMessages(on: "spill/#", count: 100)
+        #expect(spill.publisher.unacknowledged == 10, "only the limit waits in memory")
+        try spill.client.start()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 100)
         #expect(received.map(\.text) == (0..<100).map(String.init), "every message once, in order")
-        #expect(waitUntil { publisher.unacknowledged == 0 })
-        client.stop()
+        #expect(waitUntil { spill.publisher.unacknowledged == 0 })
     }
 
     /// What the lanes do: save on the network thread, at the end of each burst, while the
     /// publisher is reading a spill back from the outbox. Handing over inside the save
     /// would read the outbox under the store's own lock (once, the process stopped there).
     @Test func savesWhileASpillIsReadBackKeepTheOrder() throws {
-        let broker = try TestBroker()
-        let directory = try makeTemporaryDirectory("publisher")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try StateStore(directory: directory.path)
+        let backlog = 300, later = 50
+        let decided = Atomic<Int>(backlog)
+        let spill = try SpillFixture { spill in
+            // One more message decided per burst, as a lane would.
+            let next = decided.add(1, ordering: .relaxed).oldValue
+            if next < backlog + later { try? spill.save(SpillFixture.messages(next..<next + 1)) }
+        }
+        defer { spill.close() }
+        // 300 decided while offline: more than the window (100) and the limit (10), so
+        // the outbox is still being read back when the later ones are decided.
+        try spill.save(SpillFixture.messages(0..<backlog))
+        try spill.client.start()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: backlog + later)
+        #expect(received.map(\.text) == (0..<backlog + later).map(String.init), "every message once, in row order")
+    }
+}
+
+/// A publisher that keeps at most 10 messages in memory, its store, its client (not
+/// started) to a fresh mosquitto, and an observer of `spill/#`.
+private final class SpillFixture: Sendable {
+    let broker: TestBroker
+    let directory: URL
+    let store: StateStore
+    let publisher: Publisher
+    let client: MQTTClient
+    let observer: TestClient
+    /// This fixture, for the client's callback; emptied by `close()`.
+    private let current: Current
+
+    /// `atBurstEnd` runs on the network thread at the end of each burst, before the
+    /// publisher is pumped there (as the bridge's lanes run).
+    init(atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }) throws {
+        broker = try TestBroker()
+        directory = try makeTemporaryDirectory("publisher")
+        store = try StateStore(directory: directory.path)
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
         let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 10)
-        let backlog = 300, later = 50
-        let decided = Atomic<Int>(backlog)
-        let client = try MQTTClient(options: MQTTOptions(clientID: "spill-\(UUID().uuidString.prefix(8))", port: broker.port)) { event in
+        self.publisher = publisher
+        let current = Current()
+        self.current = current
+        client = try MQTTClient(options: MQTTOptions(clientID: "spill-\(UUID().uuidString.prefix(8))", port: broker.port)) { event in
             switch event {
             case .connected: publisher.connected()
             case .published(let id): publisher.acknowledged(id)
             case .caughtUp:
-                // One more message decided per burst, as a lane would.
-                let next = decided.add(1, ordering: .relaxed).oldValue
-                if next < backlog + later {
-                    let message = [OutboxMessage(topic: "spill/\(next)", payload: Array("\(next)".utf8), qos: 1, retain: false)]
-                    try? store.save(devices: [], outbox: message, then: { ids in publisher.queue(message, outboxIDs: ids) })
-                }
+                if let spill = current.fixture.withLock({ $0 }) { atBurstEnd(spill) }
                 publisher.pump()
             case .disconnected: publisher.disconnected()
             default: break
             }
         }
         publisher.attach(client, store: store)
-        let observer = try TestClient(port: broker.port)
+        observer = try TestClient(port: broker.port)
         try observer.subscribe("spill/#")
+        current.fixture.withLock { $0 = self }
+    }
 
-        // 300 decided while offline: more than the window (100) and the limit (10), so
-        // the outbox is still being read back when the later ones are decided.
-        let messages = (0..<backlog).map { OutboxMessage(topic: "spill/\($0)", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+    /// Saves `messages` to the outbox and queues them, as a lane does.
+    func save(_ messages: [OutboxMessage]) throws {
         try store.save(devices: [], outbox: messages, then: { ids in publisher.queue(messages, outboxIDs: ids) })
         publisher.pump()
-        try client.start()
-        let received = observer.waitForMessages(on: "spill/#", count: backlog + later)
-        #expect(received.map(\.text) == (0..<backlog + later).map(String.init), "every message once, in row order")
+    }
+
+    static func messages(_ numbers: Range<Int>) -> [OutboxMessage] {
+        numbers.map { OutboxMessage(topic: "spill/\($0)", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+    }
+
+    func close() {
         client.stop()
+        current.fixture.withLock { $0 = nil }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private final class Current: Sendable {
+        let fixture = Mutex<SpillFixture?>(nil)
     }
 }
