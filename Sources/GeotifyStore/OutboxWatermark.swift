@@ -4,8 +4,8 @@ import Foundation
 /// next to the state database (`outbox.handed`): the highest outbox row id handed to the
 /// MQTT client, and the highest row id up to which every message was acknowledged.
 ///
-/// It is written before each hand-over (one `pwrite` of 16 bytes, no SQLite
-/// transaction), so after a crash no message handed over is published again. It lives
+/// It is written before each hand-over (one `pwrite` of 24 bytes: the two marks and a
+/// check word; no SQLite transaction), so after a crash no message handed over is published again. It lives
 /// outside the database on purpose: if the database's write-ahead log is lost, the
 /// database falls back to an older state whose outbox still holds messages sent long
 /// ago; this file still says they were sent, so they are not sent again.
