@@ -155,6 +155,21 @@ final class Lane: @unchecked Sendable {
     /// answer them, then carries out the rest.
     private func process(_ batch: [Inbound]) {
         dispatchPrecondition(condition: .onQueue(queue))
+        let parts = LaneCore.parts(of: batch)
+        for part in parts {
+            handle(part: parts.count == 1 ? batch : Array(batch[part]))
+        }
+        let committed = environment.scheduler.now
+        for inbound in batch {
+            let duration = max(0, committed - inbound.arrival)
+            latency.record(duration)
+            totalLatency.record(duration)
+        }
+    }
+
+    /// `process` for one part of a batch (`LaneCore.parts(of:)`): the core's decisions,
+    /// the fence writes, then the rest.
+    private func handle(part batch: [Inbound]) {
         var effects = LaneEffects()
         core.handle(batch, book: environment.fences.book, into: &effects)
         if !effects.fenceWrites.isEmpty {
@@ -165,12 +180,6 @@ final class Lane: @unchecked Sendable {
             core.finish(writes, results: results, book: environment.fences.book, into: &effects)
         }
         carryOut(effects)
-        let committed = environment.scheduler.now
-        for inbound in batch {
-            let duration = max(0, committed - inbound.arrival)
-            latency.record(duration)
-            totalLatency.record(duration)
-        }
     }
 
     /// Carries out what the core decided: counters and log lines, occupancy, then the

@@ -220,38 +220,23 @@ public struct FenceFile: Sendable {
     }
 
     /// The file's text for `book`: pretty-printed, keys sorted, devices and fences in
-    /// order; groups and shared fences when there are any.
+    /// order; groups and shared fences when there are any (`FenceFileText`).
     public static func contents(of book: FenceBook) -> [UInt8] {
-        var devices = JSONObject()
-        for device in book.devices.keys.sorted() {
-            devices[device] = .array(book.fences(of: device).map(FenceCodec.encode))
-        }
-        var root: JSONObject = JSONObject([JSONObject.Member(key: "devices", value: .object(devices))])
-        if !book.groups.isEmpty {
-            var groups = JSONObject()
-            for group in book.groups.keys.sorted() { groups[group] = .array(book.groups[group]!.map(JSON.string)) }
-            root["groups"] = .object(groups)
-        }
-        if !book.shared.isEmpty {
-            var shared: [JSON] = []
-            let groups = book.shared.keys.filter { $0 != SharedFences.everyDevice }.sorted()
-            let owners = (book.shared[SharedFences.everyDevice] == nil ? [] : [SharedFences.everyDevice]) + groups
-            for owner in owners {
-                for fence in book.shared[owner]!.fences {
-                    var object = FenceCodec.encode(fence).objectValue ?? JSONObject()
-                    if owner != SharedFences.everyDevice { object["group"] = .string(owner) }
-                    shared.append(.object(object))
-                }
-            }
-            root["shared"] = .array(shared)
-        }
-        return JSONWriter(pretty: true, sortedKeys: true).bytes(.object(root))
+        var text = FenceFileText()
+        return text.contents(of: book)
     }
 
     /// Writes `book` atomically, provided the file still holds `expected` (the bytes it
     /// was loaded from); otherwise refuses with a "changed since it was read" error.
     public func write(_ book: FenceBook, expecting expected: [UInt8]) throws(StoreError) -> [UInt8] {
-        let bytes = FenceFile.contents(of: book)
+        var text = FenceFileText()
+        return try write(book, expecting: expected, text: &text)
+    }
+
+    /// `write(_:expecting:)` with the text made by `text`, which remembers each device's
+    /// text for the next write.
+    public func write(_ book: FenceBook, expecting expected: [UInt8], text: inout FenceFileText) throws(StoreError) -> [UInt8] {
+        let bytes = text.contents(of: book)
         try AtomicFile.withLock(on: path) { () throws(StoreError) in
             let current = try AtomicFile.read(path) ?? []
             guard current == expected else {
