@@ -33,6 +33,28 @@ struct FenceCommandTests {
         (reply["error"] as? [String: Any])?["code"] as? String
     }
 
+    /// Commands that arrive together are one batch whose fence writes are made at its
+    /// end; a command must still see what the commands before it for that device did.
+    @Test func commandsSentBackToBackEachSeeTheFencesAsTheCommandsBeforeThemLeftThem() throws {
+        let harness = try BridgeHarness()
+        for index in 0..<8 {
+            let fence = #"{"identifier":"f\#(index)","latitude":52.5,"longitude":13.41,"radius":100,"eventType":"onEntry"}"#
+            for body in [
+                #"{"id":"a\#(index)","action":"add","fence":\#(fence)}"#,
+                #"{"id":"g\#(index)","action":"get","fence":"f\#(index)"}"#,
+                #"{"id":"p\#(index)","action":"preview","change":{"action":"edit","fence":"f\#(index)","changes":{"radius":150}}}"#,
+            ] {
+                try harness.observer.publish("geotify/cmd/alice/phone", body, qos: 0)
+            }
+        }
+        let replies = harness.observer.waitForMessages(on: "geotify/reply/alice/phone", count: 24).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]
+        }
+        #expect(replies.count == 24)
+        let refused = replies.filter { $0["ok"] as? Bool != true }.map { "\($0["id"] ?? "?"): \(error($0) ?? "?")" }
+        #expect(refused.isEmpty, "every get and preview found the fence added just before it: \(refused)")
+    }
+
     @Test func addListPreviewCommitIsWrittenToTheFileAndSurvivesARestart() throws {
         let harness = try BridgeHarness()
         try harness.ownTracks("alice/phone", 52.5, 13.41, tst: 0)
