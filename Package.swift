@@ -100,8 +100,11 @@ let package = Package(
             ],
             exclude: ["Python"]
         ),
-        .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport"]),
+        .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
         .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
-        .testTarget(name: "geotifyTests", dependencies: ["geotify", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport"]),
+        .testTarget(
+            name: "geotifyTests",
+            dependencies: ["geotify", "GeotifyBridge", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport", "GeotifyTime"]
+        ),
     ]
 )

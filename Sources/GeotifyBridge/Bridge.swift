@@ -28,6 +28,8 @@ public final class Bridge: Sendable {
     private let occupancy = Occupancy()
     /// What the lanes report for the web console.
     private let updates = LiveUpdates()
+    /// The occupancy parts of several instances that share the devices.
+    private let shardOccupancy: ShardOccupancy
     private let health: StateHealth
     private let publisher: Publisher
     private let running = Mutex<Running?>(nil)
@@ -80,7 +82,7 @@ public final class Bridge: Sendable {
         self.settings = settings
         self.logger = logger
         self.scheduler = scheduler
-        topics = Topics(prefix: settings.topicPrefix)
+        topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = settings.homeAssistantEnabled
@@ -90,6 +92,7 @@ public final class Bridge: Sendable {
             : nil
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)
+        shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
     }
 
     /// The fences in force (empty when not running).
@@ -135,17 +138,21 @@ public final class Bridge: Sendable {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
         let fences = LiveFenceBook(
-            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes),
+            file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes, shard: settings.shard),
             store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })
         try fences.load()
         if let warning = FenceFileAccess.warning(settings: settings) { logger.warning(warning) }
         let states: [String: DeviceState]
         let pending: [StateStore.PendingMessage]
+        let pendingCount: Int
         let unacknowledged: Int
         do {
             states = try store.loadDevices()
             unacknowledged = try store.unacknowledgedAtStop()
-            pending = try store.pendingMessages()
+            // At most what the publisher keeps in memory (and one more, so it knows the
+            // rest waits in the outbox): a long outage may have left millions.
+            pendingCount = try store.pendingCount()
+            pending = try store.pendingMessages(limit: publisher.waitingLimit + 1)
         } catch {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
@@ -192,9 +199,10 @@ public final class Bridge: Sendable {
                 environment: environment)
         }
 
-        var options = MQTTOptions(clientID: settings.clientID, host: settings.broker.host, port: settings.broker.port)
+        var options = MQTTOptions(clientID: settings.shard?.clientID(settings.clientID) ?? settings.clientID, host: settings.broker.host, port: settings.broker.port)
         options.cleanSession = false
         options.keepAlive = settings.keepAlive
+        options.maximumInFlight = Publisher.windowSize
         options.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)
         do {
             for warning in try settings.security.configure(&options, broker: settings.broker) { logger.warning(warning) }
@@ -240,8 +248,9 @@ public final class Bridge: Sendable {
         if unacknowledged > 0 {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
         }
-        publisher.send(pending.map(\.message), outboxIDs: pending.map(\.id))
-        if !pending.isEmpty { logger.info("sending \(pending.count) messages decided before the last stop and never handed to the broker") }
+        publisher.queue(pending.map(\.message), outboxIDs: pending.map(\.id))
+        publisher.pump()
+        if pendingCount > 0 { logger.info("sending \(pendingCount) messages decided before the last stop and never handed to the broker") }
         // Reading the fence file and the state made much short-lived garbage: give it back.
         MemoryRelease.now()
         logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")
@@ -272,6 +281,7 @@ public final class Bridge: Sendable {
         current.deliveries?.stop()
         for lane in current.lanes { lane.saveFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
+        current.announcer.waitUntilAnnounced()
         let acknowledged = DispatchSemaphore(value: 0)
         let announced = statusClosed.withLock { closed -> Bool in
             closed = true
@@ -369,8 +379,11 @@ public final class Bridge: Sendable {
         if round % Bridge.saveFixesEvery == 0 {
             for lane in current.lanes { lane.saveFixes() }
             try? current.store.pruneAcknowledged()
+            MemoryRelease.now()
         }
-        if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval {
+        // Half a tick of slack: ticks come every `tickInterval`, and adding it up in
+        // floating point must not push a report to the tick after.
+        if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval - Bridge.tickInterval / 2 {
             publisher.send(statistics(current).message(topics: topics))
             housekeepingState.withLock { $0.lastReport = now }
         }
@@ -406,6 +419,8 @@ public final class Bridge: Sendable {
             route(message, current)
         case .caughtUp:
             submitRouted(current)
+            let dropped = otherShards.exchange(0, ordering: .relaxed)
+            if dropped > 0 { counters.add(.messagesOtherShards, dropped) }
             publisher.pump()
         case .published(let messageID):
             publisher.acknowledged(messageID)
@@ -417,6 +432,7 @@ public final class Bridge: Sendable {
                     try current.client.subscribe(filter, qos: 1)
                 }
                 if let discovery { try current.client.subscribe(discovery.birthTopic, qos: 1) }
+                if let parts = topics.occupancyParts { try current.client.subscribe(parts, qos: 1) }
             } catch {
                 logger.error("could not subscribe: \(error)")
             }
@@ -450,6 +466,8 @@ public final class Bridge: Sendable {
     /// The messages routed since the last burst ended, by lane; only the network thread
     /// touches it.
     private let routed = Mutex<[[Inbound]]>([])
+    /// Other shards' messages dropped since the last burst ended, counted at its end.
+    private let otherShards = Atomic<Int>(0)
 
     /// Routes one message to its lane's next batch, or refuses it for its topic.
     private func route(_ message: MQTTMessage, _ current: Running) {
@@ -465,6 +483,10 @@ public final class Bridge: Sendable {
                     current.lanes[index].handle(batch)
                 }
             }
+        case .otherShard:
+            otherShards.add(1, ordering: .relaxed)
+        case .occupancy(let part):
+            publisher.send(shardOccupancy.receive(part))
         case .unrouted:
             counters.add(.messagesReceived)
             counters.add(.messagesUnrouted)

@@ -81,7 +81,9 @@ final class BridgeConsole: ConsoleBackend {
             }
         case .refused(let error):
             reply(.failure(ConsoleRefusal(error.code, error.message)))
-        case .unrouted:
+        case .otherShard:
+            reply(.failure(ConsoleRefusal(.notAllowed, "\(user)/\(device) belongs to another instance of the bridge: post its positions there")))
+        case .unrouted, .occupancy:
             reply(.failure(ConsoleRefusal(.invalidTopic, "\(topic) is not a topic the bridge reads positions from")))
         }
     }

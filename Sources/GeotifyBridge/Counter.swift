@@ -9,6 +9,9 @@ package enum Counter: Hashable, Sendable {
     case messagesIgnored
     /// Messages on a topic no filter routes.
     case messagesUnrouted
+    /// Positions and commands of devices another instance owns, dropped unread (not in
+    /// `messagesReceived`, which counts what this instance handles).
+    case messagesOtherShards
     /// Fixes evaluated against the device's fences.
     case fixesEvaluated
     /// Fixes kept as the last position but too inaccurate to decide anything.
@@ -40,6 +43,7 @@ package enum Counter: Hashable, Sendable {
         case .messagesReceived: "messages_received"
         case .messagesIgnored: "messages_ignored"
         case .messagesUnrouted: "messages_unrouted"
+        case .messagesOtherShards: "messages_other_shards"
         case .fixesEvaluated: "fixes_evaluated"
         case .fixesInaccurate: "fixes_inaccurate"
         case .fixesDropped(let reason): "fixes_dropped.\(reason.rawValue)"

@@ -1,3 +1,4 @@
+import Dispatch
 import GeotifyCore
 import GeotifyStore
 
@@ -6,7 +7,17 @@ import GeotifyStore
 /// devices and fences lose their Home Assistant entities first and then every retained
 /// topic (state, tracker, presence, badge, occupancy), new ones are announced, and
 /// changed fences are pushed to OwnTracks apps when asked to; the web console redraws.
+///
+/// When several instances share the devices, each speaks only for the devices it owns
+/// (`Topics.shard`): their entities carry its availability, and no retained topic gets
+/// two writers (shared fences' occupancy is added up by `ShardOccupancy`).
+///
+/// Announcements can be large (a Home Assistant config per entity of every device), so
+/// they are built and handed over on a queue of their own, in order, as the publisher
+/// has room (`Publisher.sendPatiently`): never on the network thread, which must go on
+/// reading the acknowledgements that make the room.
 final class FenceChangeAnnouncer: Sendable {
+    private let queue = DispatchQueue(label: "geotify.announcements")
     private let publisher: Publisher
     private let presence: PresenceMessages
     private let occupancy: Occupancy
@@ -34,26 +45,35 @@ final class FenceChangeAnnouncer: Sendable {
     /// `book` and its shared fences, and the occupancy of the announced shared fences
     /// (so an empty one says 0 rather than nothing).
     func announceAll(_ book: FenceBook) {
-        let shared = book.announcedSharedFences(limit: announceLimit)
-        if let discovery {
-            publisher.send(discovery.announcement(devices: book.announcedFences(limit: announceLimit), shared: shared))
+        queue.async { [self] in
+            let shared = book.announcedSharedFences(limit: announceLimit)
+            if let discovery {
+                publisher.sendPatiently(discovery.announcement(devices: owned(book.announcedFences(limit: announceLimit)), shared: shared))
+            }
+            if presence.topics.shard == nil { publisher.sendPatiently(occupancies(shared)) }
         }
-        publisher.send(occupancies(shared))
+    }
+
+    /// Waits until every announcement asked for so far is handed to the publisher.
+    func waitUntilAnnounced() {
+        queue.sync {}
     }
 
     /// The retained occupancy counts of the shared fences in `shared` (owner → fences).
     private func occupancies(_ shared: [String: [Fence]]) -> [OutboxMessage] {
         shared.keys.sorted().flatMap { owner in
             (shared[owner] ?? []).map { fence in
-                presence.occupancy(owner: owner, fence: fence.identifier, count: occupancy.count(owner: owner, fence: fence.identifier))
+                presence.occupancy(
+                    owner: owner, fence: fence.identifier,
+                    count: occupancy.count(Occupancy.Key(owner: owner, fence: fence.identifier)))
             }
         }
     }
 
     /// Publishes what changed from `change.old` to `change.new`.
     func announce(_ change: LiveFenceBook.Change) {
-        publisher.send(messages(for: change))
         updates.send(.fencesChanged)
+        queue.async { [self] in publisher.sendPatiently(messages(for: change)) }
     }
 
     /// The messages for a change of book, in the order they must go out.
@@ -62,8 +82,8 @@ final class FenceChangeAnnouncer: Sendable {
         // changes one device's own fences; looking at every other device (their Home
         // Assistant object ids above all) on each write cost more than the write.
         let scope = Self.devicesWithOwnChanges(change)
-        var before = change.old.announcedFences(limit: announceLimit, among: scope)
-        var after = change.new.announcedFences(limit: announceLimit, among: scope)
+        var before = owned(change.old.announcedFences(limit: announceLimit, among: scope))
+        var after = owned(change.new.announcedFences(limit: announceLimit, among: scope))
         for (device, fences) in after where before[device] == fences {
             before[device] = nil
             after[device] = nil
@@ -86,9 +106,9 @@ final class FenceChangeAnnouncer: Sendable {
         }.filter { owner, fences in
             fences.contains { fence in sharedBefore[owner]?.contains { $0.identifier == fence.identifier } != true }
         }
-        outbox += occupancies(added)
+        if presence.topics.shard == nil { outbox += occupancies(added) }
         if let waypoints {
-            for (device, fences) in change.new.devices.sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
+            for (device, fences) in owned(change.new.devices).sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
                 let removed = change.old.fences(of: device).filter { old in !fences.contains { $0.identifier == old.identifier } }
                 if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
             }
@@ -105,5 +125,11 @@ final class FenceChangeAnnouncer: Sendable {
         for (device, fences) in change.new.devices where change.old.devices[device] != fences { changed.insert(device) }
         for device in change.old.devices.keys where change.new.devices[device] == nil { changed.insert(device) }
         return changed
+    }
+
+    /// The devices of `devices` this instance owns (all of them without shards).
+    private func owned(_ devices: [String: [Fence]]) -> [String: [Fence]] {
+        guard let shard = presence.topics.shard else { return devices }
+        return devices.filter { shard.owns($0.key) }
     }
 }

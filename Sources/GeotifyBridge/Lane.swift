@@ -207,7 +207,8 @@ final class Lane: @unchecked Sendable {
                 try environment.store.save(
                     devices: saves.map { ($0.key, $0.value) }, forgetting: Array(forgotten), outbox: outbox,
                     deliveries: deliveries, now: environment.scheduler.now,
-                    then: { ids in self.environment.publisher.send(outbox, outboxIDs: ids) })
+                    then: { ids in self.environment.publisher.queue(outbox, outboxIDs: ids) })
+                environment.publisher.pump()
                 unsaved.removeAll()
                 unsavedForgotten.removeAll()
                 unsavedDeliveries.removeAll()

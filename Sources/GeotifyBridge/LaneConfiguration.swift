@@ -44,7 +44,7 @@ package struct LaneConfiguration: Sendable {
     package var makeToken: @Sendable () -> String
 
     package init(settings: Settings) {
-        let topics = Topics(prefix: settings.topicPrefix)
+        let topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         evaluator = Evaluator(rules: settings.rules, acceptance: settings.acceptance)
         decoder = LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes)
         messages = OutboundMessages(topics: topics)

@@ -19,6 +19,12 @@ import Synchronization
 /// are not what the command saw), the result written once, atomically, and put in force.
 /// Reading, parsing and writing happen outside the lock that guards the book in force,
 /// so lanes reading `book` never wait for them; writers and reloads take turns.
+///
+/// The file may be a fence directory (`FenceFile.Layout.directory`): with several
+/// instances sharing the devices, each reads the shared fences and its own devices'
+/// files and writes only its own devices' files. A single fence file shared by several
+/// instances is read-only to them (`read_only`), since none may write what the others
+/// read.
 final class LiveFenceBook: Sendable {
     /// The book in force and what it was made from.
     private struct Installed {
@@ -108,7 +114,7 @@ final class LiveFenceBook: Sendable {
             guard readContents || current != known || unusable != nil else { return nil }
             let contents: [UInt8]
             do throws(StoreError) {
-                guard let read = try AtomicFile.read(file.path) else {
+                guard let read = try file.read() else {
                     markUnusable("the fence file \(file.path) is missing", signature: current)
                     return nil
                 }
@@ -135,9 +141,12 @@ final class LiveFenceBook: Sendable {
             if let unusable {
                 return refuseAll(FenceChangeError(.invalidFile, "\(unusable); no change is written until it is back"))
             }
+            if let shard = file.shard, file.layout == .file {
+                return refuseAll(FenceChangeError(.readOnly, "the fence file \(file.path) is read-only to each of the \(shard.count) instances that share the devices; change it by hand or with geotify fences, or use a fence directory (docs/scaling.md)"))
+            }
             let contents: [UInt8]
             do throws(StoreError) {
-                guard let read = try AtomicFile.read(file.path) else {
+                guard let read = try file.read() else {
                     markUnusable("the fence file \(file.path) is missing", signature: [])
                     return refuseAll(FenceChangeError(.invalidFile, "the fence file \(file.path) is missing; no change is written until it is back"))
                 }
@@ -172,7 +181,7 @@ final class LiveFenceBook: Sendable {
             let book = base.replacing(devices: changed)
             let written: [UInt8]
             do throws(StoreError) {
-                written = try file.write(book, expecting: contents, text: &turn.text)
+                written = try file.write(book, expecting: contents, devices: Array(changed.keys), text: &turn.text)
             } catch {
                 let failure = error.reason.contains("changed since it was read")
                     ? FenceChangeError(.stale, "the fence file \(file.path) changed while it was being written (edited by someone else); nothing was written, try again")
@@ -220,7 +229,7 @@ final class LiveFenceBook: Sendable {
             if let scopes {
                 try store.saveRevisions(of: book, devices: scopes)
             } else {
-                try store.saveRevisions(of: book)
+                try store.saveRevisions(of: book, since: installed.withLock { $0.book })
             }
         } catch {
             counters.add(.errors(.stateWrite))
@@ -271,10 +280,9 @@ final class LiveFenceBook: Sendable {
                 + problems.map(\.description).joined(separator: "; ")))
     }
 
-    /// The file's size, modification time and inode, or empty when it cannot be read.
+    /// The file's size, modification time and inode, or empty when it cannot be read
+    /// (for a fence directory, those of its parts: `FenceFile.signature`).
     private func signature() -> [Int] {
-        var info = stat()
-        guard stat(file.path, &info) == 0 else { return [] }
-        return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_ino)]
+        file.signature()
     }
 }

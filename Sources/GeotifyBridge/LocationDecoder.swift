@@ -39,7 +39,7 @@ public struct LocationDecoder: Sendable {
 
     /// The fix in `payload` from `device`, nil when the message is valid but not a
     /// position (an OwnTracks `_type` other than `location`). `arrival` (seconds since
-    /// 1970) is the fix's time when the message carries none.
+    /// 1970), rounded down to a whole second, is the fix's time when the message carries none.
     public func decode(_ payload: [UInt8], device: String, format: Format, arrival: Double) throws(InputError) -> Fix? {
         try decode(payload, device: device, format: format, arrival: arrival, decrypted: false)
     }
@@ -95,7 +95,9 @@ public struct LocationDecoder: Sendable {
             device: device,
             coordinate: Coordinate(latitude: latitude, longitude: longitude),
             accuracy: accuracy,
-            timestamp: timestamp ?? arrival)
+            // Without its own time a fix is timed by its arrival, in whole seconds as
+            // OwnTracks' `tst`, so the notification's `tst` and event id are whole too.
+            timestamp: timestamp ?? arrival.rounded(.down))
     }
 
     /// The members a location is read from; the parser skips every other one.

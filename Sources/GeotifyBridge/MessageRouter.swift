@@ -6,11 +6,18 @@ import GeotifyMQTT
 /// nowhere (a topic no filter matches), or refused (too deep, no usable device).
 ///
 /// A device always lands on the same lane (a stable hash of its id), so its messages
-/// are handled in order.
+/// are handled in order. When several instances share the devices (`shard`), the
+/// positions and commands of devices another instance owns are dropped here, from the
+/// topic alone, before anything is decoded or validated: every instance receives every
+/// message, and this is all a message of another shard costs.
 package struct MessageRouter: Sendable {
     /// What became of a message.
     package enum Outcome: Sendable {
         case lane(Int, Inbound)
+        /// A position or command of a device another instance owns.
+        case otherShard
+        /// An instance's part of a shared fence's occupancy (see `ShardOccupancy`).
+        case occupancy(OccupancyPart)
         case unrouted
         case refused(InputError)
     }
@@ -23,6 +30,11 @@ package struct MessageRouter: Sendable {
     private let commands: TopicFilter
     private let maximumTopicDepth: Int
     private let laneCount: Int
+    private let shard: ShardAssignment?
+    private let topics: Topics
+    /// The filters in matching order, as `DeviceSuffix`es, when every one has that shape:
+    /// what finds another shard's message without splitting its topic.
+    private let suffixes: [DeviceSuffix]?
 
     /// A router for the filters and limits of `settings`; throws when a filter is not
     /// usable (checked here, so a bad setting stops the start with its reason).
@@ -32,10 +44,18 @@ package struct MessageRouter: Sendable {
         commands = try TopicFilter(topics.commands)
         maximumTopicDepth = settings.maximumTopicDepth
         laneCount = max(1, settings.lanes)
+        shard = topics.shard
+        self.topics = topics
+        let shapes = [settings.ownTracksTopic, settings.locationTopic, topics.commands].map(DeviceSuffix.init)
+        suffixes = shapes.contains { $0 == nil } ? nil : shapes.compactMap { $0 }
     }
 
     /// Routes `message`, which arrived at `arrival` (seconds since 1970).
     package func route(_ message: MQTTMessage, arrival: Double) -> Outcome {
+        if let shard, let suffixes, let hash = suffixes.lazy.compactMap({ $0.deviceHash(message.topic) }).first,
+           ShardAssignment.shard(ofHash: hash, among: shard.count) != shard.index {
+            return .otherShard
+        }
         var depth = 1
         for byte in message.topic.utf8 where byte == UInt8(ascii: "/") { depth += 1 }
         guard depth <= maximumTopicDepth else {
@@ -49,9 +69,12 @@ package struct MessageRouter: Sendable {
             (route, device) = (.location(.plain), found)
         } else if let found = commands.device(inTopic: message.topic) {
             (route, device) = (.command, found)
+        } else if let part = OccupancyPart(message, topics: topics) {
+            return .occupancy(part)
         } else {
             return .unrouted
         }
+        if let shard, !shard.owns(device) { return .otherShard }
         if let problem = Identifier.problem(device: device) {
             return .refused(InputError(.invalidTopic, "no usable device in the topic: \(problem)"))
         }
@@ -63,5 +86,50 @@ package struct MessageRouter: Sendable {
     /// The lane of `device`: a stable hash, so a device always lands on the same one.
     package static func lane(of device: String, among count: Int) -> Int {
         Int(StableHash.fnv1a(device) % UInt64(count))
+    }
+
+    /// A filter whose wildcards all come last (`owntracks/+/+`, `geotify/location/#`): the
+    /// device of a matching topic is the topic after the filter's literal head, so its
+    /// stable hash can be taken from the topic's bytes as they are, with no allocation.
+    private struct DeviceSuffix: Sendable {
+        /// The literal levels with their slashes (`owntracks/`).
+        let head: [UInt8]
+        /// How many `+` levels follow.
+        let singles: Int
+        /// Whether a `#` ends the filter.
+        let rest: Bool
+
+        init?(_ filter: String) {
+            let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
+            guard let first = levels.firstIndex(where: { $0 == "+" || $0 == "#" }),
+                  levels[first...].dropLast(levels.last == "#" ? 1 : 0).allSatisfy({ $0 == "+" }) else { return nil }
+            head = Array(levels[..<first].map { "\($0)/" }.joined().utf8)
+            rest = levels.last == "#"
+            singles = levels.count - first - (rest ? 1 : 0)
+        }
+
+        /// FNV-1a of the device in `topic` (`StableHash.fnv1a`), nil when the topic does
+        /// not match or has an empty level (left to the full route, which refuses it).
+        func deviceHash(_ topic: String) -> UInt64? {
+            var bytes = topic.utf8.makeIterator()
+            for byte in head {
+                guard bytes.next() == byte else { return nil }
+            }
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            var levels = 1
+            var empty = true
+            while let byte = bytes.next() {
+                if byte == UInt8(ascii: "/") {
+                    guard !empty else { return nil }
+                    levels += 1
+                    empty = true
+                } else {
+                    empty = false
+                }
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
+            guard !empty, rest ? levels > singles : levels == singles else { return nil }
+            return hash
+        }
     }
 }

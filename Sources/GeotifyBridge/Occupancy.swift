@@ -39,9 +39,9 @@ final class Occupancy: Sendable {
         }
     }
 
-    /// How many devices are inside the shared fence `fence` of `owner`.
-    func count(owner: String, fence: String) -> Int {
-        inside.withLock { $0[Key(owner: owner, fence: fence)]?.count ?? 0 }
+    /// How many devices are inside the shared fence `key`.
+    func count(_ key: Key) -> Int {
+        inside.withLock { $0[key]?.count ?? 0 }
     }
 
     /// Forgets the fences not in `book` any more; returns them, sorted.

@@ -42,8 +42,9 @@ public struct PresenceMessages: Sendable {
     /// The fence name or `not_home` of `device`: `geotify/tracker/<device>`.
     public func trackerTopic(_ device: String) -> String { "\(topics.prefix)/tracker/\(device)" }
     /// The number of devices inside the shared `fence` of `owner` (the group the fence
-    /// belongs to): `geotify/occupancy/<owner>/<fence>`.
-    public func occupancyTopic(owner: String, fence: String) -> String { "\(topics.prefix)/occupancy/\(owner)/\(fence)" }
+    /// belongs to): `geotify/occupancy/<owner>/<fence>`, or this instance's part of it
+    /// when several share the devices (`Topics.occupancy`).
+    public func occupancyTopic(owner: String, fence: String) -> String { topics.occupancy(owner: owner, fence: fence) }
 
     /// The state document of `device` on `geotify/state/<device>`:
     ///

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import GeotifyMQTT
 import GeotifyStore
 import Synchronization
@@ -13,7 +14,7 @@ import Synchronization
 /// it; after a crash only rows past the mark are published again. So the only
 /// notifications a crash can lose are the few handed over but not yet acknowledged (the
 /// in-flight window), and none is repeated. Persisted messages must be sent in the
-/// order of their row ids (`StateStore.save(...:then:)` makes that so).
+/// order of their row ids (`StateStore.save(...:then:)` makes that so, with `queue`).
 ///
 /// Messages are handed over only while the broker has accepted the connection: before
 /// that libmosquitto refuses them or, while a connection is being set up, sends them
@@ -81,19 +82,29 @@ final class Publisher: Sendable {
         var spilled = false
     }
 
-    /// The most QoS 1 messages in flight at once: libmosquitto's default limit.
-    static let windowSize = 20
-    /// The most messages waiting in memory.
-    static let waitingLimit = 100_000
+    /// The most QoS 1 messages in flight at once (libmosquitto is told the same, so it
+    /// queues none out of sight): enough that a burst of transitions (a device's first
+    /// fix announces its presence in every fence) leaves in a few round trips; these
+    /// are what a crash can lose of the notifications.
+    static let windowSize = 100
+    /// The most messages waiting in memory by default: a few megabytes. A burst of
+    /// transitions larger than that (a broker busy with a flood) waits in the outbox.
+    static let defaultWaitingLimit = 8_192
+
+    /// The most messages waiting in memory; persisted ones past it wait in the outbox.
+    let waitingLimit: Int
     /// How many persisted messages are read back at a time after a spill.
-    static let readBack = 10_000
+    private var readBack: Int { max(1, waitingLimit / 2) }
 
     private let tracking = Mutex(Tracking())
+    /// Broadcast when messages leave the waiting queue, for `sendPatiently`.
+    private let room = NSCondition()
     private let logger: Logger
     private let counters: Counters
     private let health: StateHealth
 
-    init(logger: Logger, counters: Counters, health: StateHealth) {
+    init(logger: Logger, counters: Counters, health: StateHealth, waitingLimit: Int = Publisher.defaultWaitingLimit) {
+        self.waitingLimit = max(1, waitingLimit)
         self.logger = logger
         self.counters = counters
         self.health = health
@@ -112,16 +123,52 @@ final class Publisher: Sendable {
         }
     }
 
-    /// Queues `messages` for publishing, in order; `outboxIDs` (one per message, or none)
-    /// are their rows in the persisted outbox.
-    func send(_ messages: [OutboxMessage], outboxIDs: [Int64] = []) {
+    /// Queues `messages` (not persisted) for publishing, in order, and hands over what
+    /// the window allows.
+    func send(_ messages: [OutboxMessage]) {
         guard !messages.isEmpty else { return }
         tracking.withLock { tracking in
-            for (index, message) in messages.enumerated() {
-                enqueue(Queued(message: message, outboxID: index < outboxIDs.count ? outboxIDs[index] : nil), &tracking)
-            }
+            for message in messages { enqueue(Queued(message: message), &tracking) }
         }
         pump()
+    }
+
+    /// Queues persisted messages (`outboxIDs`, one per message, are their rows in the
+    /// outbox), in order, without handing any over: it is called inside
+    /// `StateStore.save(...:then:)`, which holds the store's lock, and handing over may
+    /// read the outbox back (a spill). Call `pump()` once the save has returned.
+    func queue(_ messages: [OutboxMessage], outboxIDs: [Int64]) {
+        precondition(messages.count == outboxIDs.count, "one outbox row per persisted message")
+        guard !messages.isEmpty else { return }
+        tracking.withLock { tracking in
+            for (message, id) in zip(messages, outboxIDs) { enqueue(Queued(message: message, outboxID: id), &tracking) }
+        }
+    }
+
+    /// Queues `messages` (not persisted) as the waiting queue has room, waiting for it
+    /// (never on the network thread: it makes the room); what is left when the
+    /// connection drops is not queued, since what calls this announces again on the next
+    /// connection.
+    func sendPatiently(_ messages: [OutboxMessage]) {
+        var rest = messages[...]
+        while !rest.isEmpty {
+            let (taken, online) = tracking.withLock { tracking -> (Int, Bool) in
+                let room = waitingLimit - (tracking.waiting.count - tracking.head)
+                let count = min(max(room, 0), rest.count)
+                for message in rest.prefix(count) { tracking.waiting.append(Queued(message: message)) }
+                return (count, tracking.online)
+            }
+            rest = rest.dropFirst(taken)
+            pump()
+            guard !rest.isEmpty else { return }
+            guard online else {
+                counters.add(.errors(.publishQueueFull), rest.count)
+                return
+            }
+            room.lock()
+            _ = room.wait(until: Date().addingTimeInterval(0.1))
+            room.unlock()
+        }
     }
 
     /// Queues one message; `acknowledged` is called once the broker acknowledged it.
@@ -133,7 +180,7 @@ final class Publisher: Sendable {
     /// Adds one message to the waiting queue, or, when it is full, leaves a persisted one
     /// in the outbox (read back later) and drops any other.
     private func enqueue(_ queued: Queued, _ tracking: inout Tracking) {
-        let full = tracking.waiting.count - tracking.head >= Publisher.waitingLimit
+        let full = tracking.waiting.count - tracking.head >= waitingLimit
         if let id = queued.outboxID {
             if tracking.spilled || full {
                 tracking.spilled = true
@@ -190,18 +237,19 @@ final class Publisher: Sendable {
     /// once it has room; the spill ends when the outbox has no more.
     private func readBackIfRoom() {
         let (store, after) = tracking.withLock { tracking -> (StateStore?, Int64) in
-            guard tracking.spilled, tracking.waiting.count - tracking.head < Publisher.waitingLimit / 2 else { return (nil, 0) }
+            guard tracking.spilled, tracking.waiting.count - tracking.head < waitingLimit / 2 else { return (nil, 0) }
             return (tracking.store, tracking.queuedThrough)
         }
         guard let store else { return }
         do {
-            try store.pendingMessages(after: after, limit: Publisher.readBack) { pending in
+            let chunk = readBack
+            try store.pendingMessages(after: after, limit: chunk) { pending in
                 tracking.withLock { tracking in
                     for message in pending {
                         tracking.waiting.append(Queued(message: message.message, outboxID: message.id))
                         tracking.queuedThrough = message.id
                     }
-                    if pending.count < Publisher.readBack { tracking.spilled = false }
+                    if pending.count < chunk { tracking.spilled = false }
                 }
             }
         } catch {
@@ -249,7 +297,10 @@ final class Publisher: Sendable {
                 batch.append(next)
                 tracking.head += 1
             }
-            if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
+            if tracking.head == tracking.waiting.count {
+                tracking.waiting.removeAll(keepingCapacity: tracking.waiting.count <= 1_024)
+                tracking.head = 0
+            } else if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
                 tracking.waiting.removeFirst(tracking.head)
                 tracking.head = 0
             }
@@ -259,6 +310,11 @@ final class Publisher: Sendable {
             }
             tracking.marks.handed = newest
             return (batch, tracking.marks, tracking.watermark)
+        }
+        if !batch.isEmpty {
+            room.lock()
+            room.broadcast()
+            room.unlock()
         }
         if let marks, let watermark {
             do {

@@ -140,6 +140,22 @@ extension Settings {
                       help: "The OwnTracks secrets file (one \"user/device secret\" a line) for encrypted payloads."),
         .number("statsInterval", \.statsInterval, atLeast: 0, unit: "s", help: "Seconds between <topicPrefix>/stats reports; 0 turns them off."),
         SettingsKey(
+            name: "shard", kind: .text, unit: nil,
+            help: "Which devices this instance owns when several share them: \"2/3\" (instance 2 of 3, from 0), or \"ordinal/3\" for a Kubernetes StatefulSet pod's ordinal (from POD_NAME or HOSTNAME); the GEOTIFY_SHARD environment variable overrides it (docs/scaling.md).",
+            flag: nil, defaultText: "one instance for all devices",
+            read: { value, settings, source throws(SettingsError) in
+                guard let text = value.stringValue else {
+                    throw source.error(FenceIssue(.wrongType, "\"shard\" must be a string like \"2/3\", not \(value.kindDescription)"))
+                }
+                do throws(ShardAssignment.Invalid) {
+                    settings.shard = try ShardAssignment(
+                        parsing: text, podName: source.environment["POD_NAME"] ?? source.environment["HOSTNAME"])
+                } catch {
+                    throw source.error(key: "shard", error.message)
+                }
+            },
+            value: { settings in settings.shard.map { .string($0.description) } }),
+        SettingsKey(
             name: "notify", kind: .section("{\"targets\": [...]}, see docs/notifications.md"), unit: nil,
             help: "Where notifications are delivered besides MQTT (webhook, ntfy, gotify, pushover, telegram, email), each target with its filter; every secret is read when the settings load.",
             flag: nil, defaultText: "no targets",

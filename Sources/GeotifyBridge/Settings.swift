@@ -99,12 +99,20 @@ public struct Settings: Sendable, Equatable {
     /// Set the state files aside at start and begin with empty state (`run --reset-state`,
     /// never from a settings file).
     package var resetState = false
+    /// Which devices this instance owns when several share them (`"2/3"`, or
+    /// `"ordinal/3"` for a StatefulSet pod's ordinal); nil runs one instance for all.
+    /// The `GEOTIFY_SHARD` environment variable overrides the file.
+    public var shard: ShardAssignment?
 
     public init() {}
 
     /// Reads a settings file: every key is optional (`Settings.keys` lists them);
     /// unknown keys and wrong values are errors that name the file and the key.
-    public static func load(path: String) throws(SettingsError) -> Settings {
+    /// `environment` supplies `GEOTIFY_SHARD`, which overrides the file's `shard`, and the
+    /// pod name (`POD_NAME`, else `HOSTNAME`) an `ordinal/<count>` shard is read from.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(SettingsError) -> Settings {
         let bytes: [UInt8]
         do {
             guard let read = try AtomicFile.read(path) else {
@@ -126,7 +134,15 @@ public struct Settings: Sendable, Equatable {
             throw SettingsError("\(path): the settings must be a JSON object, not \(json.kindDescription)")
         }
         var settings = Settings()
-        try SettingsReader(keys: keys, source: SettingsSource(origin: .file(path))).read(object, into: &settings)
+        let source = SettingsSource(origin: .file(path), environment: environment)
+        try SettingsReader(keys: keys, source: source).read(object, into: &settings)
+        if let text = environment["GEOTIFY_SHARD"] {
+            do throws(ShardAssignment.Invalid) {
+                settings.shard = try ShardAssignment(parsing: text, podName: environment["POD_NAME"] ?? environment["HOSTNAME"])
+            } catch {
+                throw SettingsError("GEOTIFY_SHARD: \(error.message)")
+            }
+        }
         try settings.validate(file: path)
         return settings
     }

@@ -13,6 +13,8 @@ struct SettingsSource: Sendable {
     }
 
     let origin: Origin
+    /// The process environment, for settings that may come from it (the shard's pod name).
+    var environment: [String: String] = [:]
 
     /// The directory relative paths are resolved against; empty for the working directory.
     var base: String {

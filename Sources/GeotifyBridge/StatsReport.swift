@@ -49,7 +49,7 @@ public struct StatsReport: Sendable, Equatable {
     }
 
     /// Where the report is published: `geotify/stats`.
-    public static func topic(_ topics: Topics) -> String { "\(topics.prefix)/stats" }
+    public static func topic(_ topics: Topics) -> String { topics.stats }
 
     /// The report as a retained QoS 0 message on `geotify/stats`: the next report
     /// replaces a lost one, so it is neither acknowledged nor kept in the outbox.

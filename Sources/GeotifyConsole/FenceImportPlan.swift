@@ -73,7 +73,7 @@ package struct FenceImportPlan: Sendable, Equatable {
             }
             book = FenceBook(devices: book.devices, groups: book.groups, shared: sets, revision: book.revision)
         }
-        let loaded = file.parse(FenceFile.contents(of: book))
+        let loaded = file.parse(file.contents(of: book))
         guard let checked = loaded.book else {
             throw FenceChangeError.invalid(.invalidValue, "the import does not fit the fence file: ", loaded.errors)
         }

@@ -49,6 +49,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// The fence file does not validate (or is missing), so it cannot be changed safely.
     case invalidFile = "invalid_file"
     case invalidImport = "invalid_import"
+    /// The fences cannot be changed by this bridge: several shards read one fence file,
+    /// which none of them may write (a fence directory gives each device a file of its own).
+    case readOnly = "read_only"
     /// What a change was based on changed since it was read; nothing was written.
     case stale
     /// A file could not be read or written.

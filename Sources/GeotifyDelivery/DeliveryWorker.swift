@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyStore
 import GeotifyTime
+import Synchronization
 
 /// Delivers what the queue holds: plans on a serial queue of its own (`DeliveryPlanner`),
 /// performs each attempt on a thread of its own, records every outcome in the state
@@ -29,6 +30,8 @@ package final class DeliveryWorker: @unchecked Sendable {
     private let pollInterval: Double
     private let random: @Sendable () -> Double
     private let report: @Sendable (DeliveryReport) -> Void
+    /// Whether a wake's plan is waiting for the worker's queue.
+    private let wakeWaiting = Atomic(false)
     /// The worker's own queue: every property below is touched only on it.
     private let worker = DispatchQueue(label: "geotify.delivery")
 
@@ -69,9 +72,15 @@ package final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
-    /// Plans at once: call after committing new deliveries.
+    /// Plans at once: call after committing new deliveries. Wakes that come while one is
+    /// waiting for the worker's queue join it (its plan reads the queue after their
+    /// commits), so a stream of commits never piles up plans, nor delays `stop()`.
     package func wake() {
-        worker.async { [self] in plan() }
+        guard !wakeWaiting.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        worker.async { [self] in
+            wakeWaiting.store(false, ordering: .releasing)
+            plan()
+        }
     }
 
     /// Stops starting attempts. Attempts under way finish (within their timeout) and

@@ -128,7 +128,9 @@ package final class HTTPServer: Sendable {
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: options.maximumConnections + options.headroom, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, options.idleTimeout), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: 2 * options.maximumHeaderBytes, ptr_value: nil),
-            MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: min(4096, options.maximumConnections + options.headroom), ptr_value: nil),
+            // A crowd connecting at once must wait in the kernel's queue, not overflow it
+            // (the system caps it at net.core.somaxconn).
+            MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
             MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
             MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
             MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(logger, to: Int.self), ptr_value: context),

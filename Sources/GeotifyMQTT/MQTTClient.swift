@@ -261,6 +261,16 @@ public final class MQTTClient: @unchecked Sendable {
         try MQTTError.check(
             "set the protocol version", mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version)
         )
+        // Without it, TCP holds a small packet (a notification) while the one before it
+        // (the acknowledgement of a position) is unacknowledged: tens of milliseconds
+        // added to every notification.
+        try MQTTError.check("turn off Nagle's algorithm", mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
+        let inFlight = Int32(min(max(options.maximumInFlight, 1), 65_535))
+        try MQTTError.check(
+            "set the messages in flight",
+            options.protocolVersion == .v5
+                ? mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, inFlight)
+                : mosquitto_max_inflight_messages_set(handle, UInt32(inFlight)))
         if options.username != nil {
             try MQTTError.check(
                 "set the username and password", mosquitto_username_pw_set(handle, options.username, options.password)

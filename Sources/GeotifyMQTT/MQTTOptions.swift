@@ -33,6 +33,10 @@ public struct MQTTOptions: Sendable, Equatable {
     /// come back together. A connection that lasts this long starts again from the
     /// minimum. See `ReconnectBackoff`.
     public var reconnectDelayMax: Int = 30
+    /// The most QoS 1 and 2 messages this client has in flight (sent, not yet
+    /// acknowledged) at once; libmosquitto queues the rest. 1...65535; libmosquitto's
+    /// default is 20.
+    public var maximumInFlight: Int = 20
 
     /// Creates options for a client; set the other fields as needed.
     public init(clientID: String, host: String = "127.0.0.1", port: Int = 1883) {

@@ -48,9 +48,22 @@ final class DeliveryLog {
         insert = try database.prepare("""
             INSERT OR IGNORE INTO delivery (target, device, event_id, payload, queued, due) VALUES (?, ?, ?, ?, ?, ?)
             """)
+        // The head of each (target, device) by hopping along the `delivery_order` index
+        // from one pair to the next (a loose index scan): one seek a pair, however many
+        // deliveries wait behind the heads. `MIN(id) ... GROUP BY` read every queued row
+        // on every plan, which a dead target's day of backlog made a busy core.
         selectHeads = try database.prepare("""
-            SELECT \(DeliveryLog.columns) FROM delivery
-            WHERE id IN (SELECT MIN(id) FROM delivery GROUP BY target, device) ORDER BY due, id
+            WITH RECURSIVE head(id) AS (
+                SELECT (SELECT id FROM delivery ORDER BY target, device, id LIMIT 1)
+                UNION ALL
+                SELECT COALESCE(
+                    (SELECT next.id FROM delivery AS next WHERE next.target = last.target AND next.device > last.device
+                     ORDER BY next.device, next.id LIMIT 1),
+                    (SELECT next.id FROM delivery AS next WHERE next.target > last.target
+                     ORDER BY next.target, next.device, next.id LIMIT 1))
+                FROM head JOIN delivery AS last ON last.id = head.id
+            )
+            SELECT \(DeliveryLog.columns) FROM delivery WHERE id IN (SELECT id FROM head) ORDER BY due, id
             """)
         selectRow = try database.prepare("SELECT \(DeliveryLog.columns) FROM delivery WHERE id = ?")
         delete = try database.prepare("DELETE FROM delivery WHERE id = ?")

@@ -79,9 +79,7 @@ extension FenceFile {
                     let book = try read.map(loaded) ?? (book: FenceBook(), warnings: [])
                     try check(read ?? [], book.book)
                     let applied = try applying(change, to: book)
-                    let bytes = FenceFile.contents(of: applied.book)
-                    try write(bytes)
-                    return (applied, bytes)
+                    return (applied, try write(applied.book, replacing: read ?? [], device: change.device))
                 }
             }
         }
@@ -91,10 +89,14 @@ extension FenceFile {
         }
     }
 
-    /// Writes `bytes` atomically; a failure (a full disk) is refused as `io`.
-    private func write(_ bytes: [UInt8]) throws(FenceChangeError) {
+    /// Writes `book` atomically, over the file's `current` bytes (a fence directory:
+    /// only the changed device's file); a failure (a full disk) is refused as `io`.
+    private func write(_ book: FenceBook, replacing current: [UInt8], device: String) throws(FenceChangeError) -> [UInt8] {
         do {
+            if layout == .directory { return try write(book, expecting: current, devices: [device]) }
+            let bytes = FenceFile.contents(of: book)
             try AtomicFile.write(bytes, to: path)
+            return bytes
         } catch {
             throw FenceChangeError(.io, error.description)
         }
@@ -109,7 +111,7 @@ extension FenceFile {
     /// The file's bytes, nil when there is no such file; an unreadable one is refused.
     private func readContents() throws(FenceChangeError) -> [UInt8]? {
         do {
-            return try AtomicFile.read(path)
+            return try read()
         } catch {
             throw FenceChangeError(.invalidFile, "the fence file \(path) cannot be read (\(error.reason)), so it cannot be changed; nothing was written")
         }

@@ -13,10 +13,11 @@ extension FenceFile {
         case unreadable(String)
     }
 
-    /// Reads the file (through a symbolic link, like every read and write of it).
-    public func read() -> Reading {
+    /// Reads the file (through a symbolic link, like every read and write of it), or a
+    /// fence directory's snapshot.
+    public func inspect() -> Reading {
         do {
-            guard let contents = try AtomicFile.read(path) else { return .missing }
+            guard let contents = try read() else { return .missing }
             return .contents(contents, FenceFileFingerprint(of: contents))
         } catch {
             return .unreadable(error.reason)

@@ -1,3 +1,4 @@
+import Foundation
 import GeotifyCore
 import GeotifyJSON
 
@@ -13,7 +14,9 @@ import GeotifyJSON
 ///               { "identifier": "office", ... } ] }
 /// ```
 /// `groups` and `shared` are optional: shared fences apply to every device, or with
-/// `group` to that group's devices.
+/// `group` to that group's devices. A `path` that is a directory (or ends in `/`) holds
+/// the same fences as one file per device plus one for the groups and shared fences
+/// (`FenceDirectory`): what several instances sharing the devices write to.
 /// Loading reports every problem with the file, line, device and fence it concerns;
 /// a file with any error yields no book, so the last good one stays in force. Writes
 /// are atomic, pretty-printed with sorted keys, and refused when the file changed
@@ -30,22 +33,62 @@ public struct FenceFile: Sendable {
         public var contents: [UInt8]
     }
 
+    /// How the fences are stored.
+    public enum Layout: Sendable, Equatable {
+        /// One file with every device.
+        case file
+        /// A directory with a file per device (`FenceDirectory`).
+        case directory
+    }
+
     public let path: String
     public let limits: FenceLimits
-    /// Larger files are refused before parsing.
+    /// Larger files (for a directory: all its files together) are refused before parsing.
     public let maximumBytes: Int
+    public let layout: Layout
+    /// For a directory: only the files of this instance's devices are read and written.
+    public let shard: ShardAssignment?
 
-    public init(path: String, limits: FenceLimits = FenceLimits(), maximumBytes: Int = 256 << 20) {
+    /// The fences at `path`: a fence directory when the path ends in `/` or is a
+    /// directory that holds one (`shared.json` or `devices/`), a file otherwise (so a
+    /// directory in place of a fence file is reported as unreadable, not taken for an
+    /// empty fence directory).
+    public init(path: String, limits: FenceLimits = FenceLimits(), maximumBytes: Int = 256 << 20, shard: ShardAssignment? = nil) {
         self.path = path
         self.limits = limits
         self.maximumBytes = maximumBytes
+        let base = path.hasSuffix("/") ? path : path + "/"
+        let manager = FileManager.default
+        let holdsFences = manager.fileExists(atPath: base + FenceDirectory.sharedName)
+            || manager.fileExists(atPath: base + FenceDirectory.devicesName)
+        layout = path.hasSuffix("/") || holdsFences ? .directory : .file
+        self.shard = (shard?.count ?? 1) > 1 ? shard : nil
+    }
+
+    /// The contents: the file's bytes, or a snapshot of the directory's files; nil when
+    /// there is no such file or directory.
+    public func read() throws(StoreError) -> [UInt8]? {
+        switch layout {
+        case .file: try AtomicFile.read(path)
+        case .directory: try directory.read()
+        }
+    }
+
+    /// What changes when the fences are written or replaced: the file's size, time and
+    /// inode, or those of the directory's parts (`FenceDirectory.signature`); empty when
+    /// the file cannot be read.
+    public func signature() -> [Int] {
+        guard layout == .file else { return directory.signature() }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_ino)]
     }
 
     /// Reads and validates the file.
     public func load() -> Loaded {
         do {
-            guard let bytes = try AtomicFile.read(path) else {
-                return Loaded(book: nil, errors: [FenceProblem(file: path, reason: "no such file")], warnings: [], contents: [])
+            guard let bytes = try read() else {
+                return Loaded(book: nil, errors: [FenceProblem(file: path, reason: "no such \(layout == .file ? "file" : "directory")")], warnings: [], contents: [])
             }
             return parse(bytes)
         } catch {
@@ -53,61 +96,131 @@ public struct FenceFile: Sendable {
         }
     }
 
-    /// Validates `bytes` as the contents of this file.
+    /// Validates `bytes` as the contents of this file (or directory snapshot).
     public func parse(_ bytes: [UInt8]) -> Loaded {
         var loaded = Loaded(book: nil, errors: [], warnings: [], contents: bytes)
         guard bytes.count <= maximumBytes else {
-            loaded.errors.append(FenceProblem(file: path, reason: "the file is \(bytes.count) bytes; at most \(maximumBytes) are accepted (maximumFenceFileBytes)"))
+            loaded.errors.append(FenceProblem(file: path, reason: "the \(layout == .file ? "file is" : "fence files are") \(bytes.count) bytes; at most \(maximumBytes) are accepted (maximumFenceFileBytes)"))
             return loaded
         }
+        guard layout == .directory else {
+            guard let document = decodeDocument(bytes, file: path, keys: ["devices", "groups", "shared"], into: &loaded) else { return loaded }
+            return assemble(document, into: &loaded)
+        }
+        guard let parts = FenceDirectory.parts(of: bytes) else {
+            loaded.errors.append(FenceProblem(file: path, reason: "the directory's contents are not a snapshot of its files"))
+            return loaded
+        }
+        var merged = Document(devices: [:], groups: [:], shared: [:])
+        var origin: [String: String] = [:]
+        for part in parts {
+            let file = directory.path(of: part.name)
+            if part.name == FenceDirectory.sharedName {
+                guard let document = decodeDocument(part.bytes, file: file, keys: ["groups", "shared"], into: &loaded) else { continue }
+                merged.groups = document.groups
+                merged.shared = document.shared
+                continue
+            }
+            guard part.name.hasSuffix(".json") else {
+                loaded.errors.append(FenceProblem(file: file, reason: "not a device file: the files in \(FenceDirectory.devicesName)/ are <device>.json"))
+                continue
+            }
+            guard let document = decodeDocument(part.bytes, file: file, keys: ["devices"], into: &loaded) else { continue }
+            let named = FenceDirectory.device(named: String(part.name.dropFirst(FenceDirectory.devicesName.count + 1)))
+            guard document.devices.count == 1, let (device, fences) = document.devices.first, named == nil || named == device else {
+                let expected = named.map { "the device \"\($0)\" its name stands for" } ?? "one device"
+                loaded.errors.append(FenceProblem(file: file, reason: "a device file must hold exactly \(expected) in \"devices\""))
+                continue
+            }
+            if let shard, !shard.owns(device) { continue }
+            if let first = origin[device] {
+                loaded.errors.append(FenceProblem(file: file, device: device, reason: "the device also has the file \(first)"))
+                continue
+            }
+            origin[device] = file
+            merged.devices[device] = fences
+        }
+        return assemble(merged, into: &loaded)
+    }
+
+    /// The fences of one JSON document: devices, groups and shared sets.
+    private struct Document {
+        var devices: [String: [Fence]]
+        var groups: [String: [String]]
+        var shared: [String: SharedFences]
+    }
+
+    /// Decodes one document of `file`, which may hold the top-level `keys` (and must
+    /// hold `devices` when that is one of them), reporting every problem; nil when it is
+    /// not a JSON object of that form.
+    private func decodeDocument(_ bytes: [UInt8], file: String, keys: [String], into loaded: inout Loaded) -> Document? {
         let document: JSON
         do {
             document = try JSONParser().parse(bytes)
         } catch {
-            loaded.errors.append(FenceProblem(file: path, line: error.line, reason: "not valid JSON: \(error.reason) (column \(error.column))"))
-            return loaded
+            loaded.errors.append(FenceProblem(file: file, line: error.line, reason: "not valid JSON: \(error.reason) (column \(error.column))"))
+            return nil
         }
+        let requiresDevices = keys.contains("devices")
         guard case .object(let root) = document else {
-            loaded.errors.append(FenceProblem(file: path, line: 1, reason: "the file must hold a JSON object with \"devices\", not \(document.kindDescription)"))
-            return loaded
+            let expected = requiresDevices ? "a JSON object with \"devices\"" : "a JSON object"
+            loaded.errors.append(FenceProblem(file: file, line: 1, reason: "the file must hold \(expected), not \(document.kindDescription)"))
+            return nil
         }
-        for key in root.keys where !["devices", "groups", "shared"].contains(key) {
-            loaded.errors.append(FenceProblem(file: path, line: root.line, reason: "unknown top-level key \"\(key)\" (expected \"devices\", \"groups\" or \"shared\")"))
+        for key in root.keys where !keys.contains(key) {
+            let expected = keys.map { "\"\($0)\"" }
+            let list = expected.count == 1 ? expected[0] : expected.dropLast().joined(separator: ", ") + " or " + expected.last!
+            loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "unknown top-level key \"\(key)\" (expected \(list))"))
         }
-        guard let devicesValue = root["devices"] else {
-            loaded.errors.append(FenceProblem(file: path, line: root.line, reason: "missing \"devices\" (an object of device identifier → array of fences)"))
-            return loaded
+        var devices: [String: [Fence]] = [:]
+        if requiresDevices {
+            guard let devicesValue = root["devices"] else {
+                loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "missing \"devices\" (an object of device identifier → array of fences)"))
+                return nil
+            }
+            guard case .object(let devicesObject) = devicesValue else {
+                loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "\"devices\" must be an object, not \(devicesValue.kindDescription)"))
+                return nil
+            }
+            devices = decodeDevices(devicesObject, file: file, into: &loaded)
         }
-        guard case .object(let devicesObject) = devicesValue else {
-            loaded.errors.append(FenceProblem(file: path, line: root.line, reason: "\"devices\" must be an object, not \(devicesValue.kindDescription)"))
-            return loaded
-        }
-        for duplicate in devicesObject.duplicateKeys {
-            loaded.errors.append(FenceProblem(file: path, line: devicesObject.line, device: duplicate, reason: "the device appears more than once"))
-        }
+        let groups = keys.contains("groups") ? decodeGroups(root["groups"], file: file, line: root.line, into: &loaded) : [:]
+        let shared = keys.contains("shared") ? decodeShared(root["shared"], groups: groups, file: file, line: root.line, into: &loaded) : [:]
+        return Document(devices: devices, groups: groups, shared: shared)
+    }
 
+    /// `"devices": {"alice/phone": [fence, ...]}`.
+    private func decodeDevices(_ devicesObject: JSONObject, file: String, into loaded: inout Loaded) -> [String: [Fence]] {
+        for duplicate in devicesObject.duplicateKeys {
+            loaded.errors.append(FenceProblem(file: file, line: devicesObject.line, device: duplicate, reason: "the device appears more than once"))
+        }
         var devices: [String: [Fence]] = [:]
         for member in devicesObject.members {
             let device = member.key
             if let problem = Identifier.problem(device: device) {
-                loaded.errors.append(FenceProblem(file: path, line: devicesObject.line, reason: problem))
+                loaded.errors.append(FenceProblem(file: file, line: devicesObject.line, reason: problem))
                 continue
             }
             guard case .array(let elements) = member.value else {
                 loaded.errors.append(FenceProblem(
-                    file: path, line: member.value.objectValue?.line ?? devicesObject.line, device: device,
+                    file: file, line: member.value.objectValue?.line ?? devicesObject.line, device: device,
                     reason: "the fences of a device must be an array, not \(member.value.kindDescription)"))
                 continue
             }
             if elements.count > limits.maximumFencesPerDevice {
                 loaded.errors.append(FenceProblem(
-                    file: path, line: devicesObject.line, device: device,
+                    file: file, line: devicesObject.line, device: device,
                     reason: "\(elements.count) fences, but a device may have at most \(limits.maximumFencesPerDevice)"))
             }
-            devices[device] = decodeList(elements, device: device, scope: "device", into: &loaded).map(\.fence)
+            devices[device] = decodeList(elements, device: device, scope: "device", file: file, into: &loaded).map(\.fence)
         }
-        let groups = decodeGroups(root["groups"], line: root.line, into: &loaded)
-        let shared = decodeShared(root["shared"], groups: groups, line: root.line, into: &loaded)
+        return devices
+    }
+
+    /// The book of `document` once the identifiers of each device's own fences are
+    /// checked against the shared fences that apply to it; none when anything is wrong.
+    private func assemble(_ document: Document, into loaded: inout Loaded) -> Loaded {
+        let (devices, groups, shared) = (document.devices, document.groups, document.shared)
         for (device, fences) in devices {
             let applying = shared.filter { $0.key == SharedFences.everyDevice || groups[$0.key]?.contains(device) == true }
             for fence in fences {
@@ -122,10 +235,15 @@ public struct FenceFile: Sendable {
         return loaded
     }
 
+    /// The directory layout's reader and writer.
+    private var directory: FenceDirectory {
+        FenceDirectory(root: path, shard: shard)
+    }
+
     /// Decodes a list of fences, reporting every problem; identifiers must be unique
     /// within the list. `scope` names what the list belongs to in messages.
     private func decodeList(
-        _ elements: [JSON], device: String?, scope: String, into loaded: inout Loaded
+        _ elements: [JSON], device: String?, scope: String, file: String, into loaded: inout Loaded
     ) -> [(fence: Fence, group: String?)] {
         var fences: [(Fence, String?)] = []
         var seen: Set<String> = []
@@ -136,7 +254,7 @@ public struct FenceFile: Sendable {
                 group = value.stringValue
                 if group == nil {
                     loaded.errors.append(FenceProblem(
-                        file: path, line: object.line, fence: object["identifier"]?.stringValue ?? "#\(position + 1)",
+                        file: file, line: object.line, fence: object["identifier"]?.stringValue ?? "#\(position + 1)",
                         reason: "\"group\" must be the name of a group, not \(value.kindDescription)"))
                 }
                 object["group"] = nil
@@ -146,15 +264,15 @@ public struct FenceFile: Sendable {
             let line = element.objectValue?.line
             let name = decoded.identifier ?? "#\(position + 1)"
             for reason in decoded.errors {
-                loaded.errors.append(FenceProblem(file: path, line: line, device: device, fence: name, reason: reason))
+                loaded.errors.append(FenceProblem(file: file, line: line, device: device, fence: name, reason: reason))
             }
             for reason in decoded.warnings {
-                loaded.warnings.append(FenceProblem(file: path, line: line, device: device, fence: name, reason: reason))
+                loaded.warnings.append(FenceProblem(file: file, line: line, device: device, fence: name, reason: reason))
             }
             let key = "\(group ?? "")\u{1F}\(decoded.identifier ?? "")"
             if decoded.identifier != nil, !seen.insert(key).inserted {
                 loaded.errors.append(FenceProblem(
-                    file: path, line: line, device: device, fence: name,
+                    file: file, line: line, device: device, fence: name,
                     reason: "the identifier is used by another fence of this \(scope); identifiers must be unique per \(scope)"))
                 continue
             }
@@ -165,29 +283,29 @@ public struct FenceFile: Sendable {
 
     /// `"groups": {"family": ["alice/phone", "bob/phone"]}`: named sets of devices that
     /// shared fences can apply to.
-    private func decodeGroups(_ value: JSON?, line: Int, into loaded: inout Loaded) -> [String: [String]] {
+    private func decodeGroups(_ value: JSON?, file: String, line: Int, into loaded: inout Loaded) -> [String: [String]] {
         guard let value else { return [:] }
         guard case .object(let object) = value else {
-            loaded.errors.append(FenceProblem(file: path, line: line, reason: "\"groups\" must be an object of group name → array of devices, not \(value.kindDescription)"))
+            loaded.errors.append(FenceProblem(file: file, line: line, reason: "\"groups\" must be an object of group name → array of devices, not \(value.kindDescription)"))
             return [:]
         }
         var groups: [String: [String]] = [:]
         for member in object.members {
             if let problem = Identifier.problem(fence: member.key) {
-                loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "group \"\(member.key)\": \(problem.replacingOccurrences(of: "fence identifier", with: "group name"))"))
+                loaded.errors.append(FenceProblem(file: file, line: object.line, reason: "group \"\(member.key)\": \(problem.replacingOccurrences(of: "fence identifier", with: "group name"))"))
                 continue
             }
             if member.key == SharedFences.everyDevice {
-                loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "\"\(SharedFences.everyDevice)\" cannot be a group name: it names the fences shared with every device"))
+                loaded.errors.append(FenceProblem(file: file, line: object.line, reason: "\"\(SharedFences.everyDevice)\" cannot be a group name: it names the fences shared with every device"))
                 continue
             }
             guard let list = member.value.arrayValue, let names = Optional(list.compactMap(\.stringValue)), names.count == list.count else {
-                loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "group \"\(member.key)\" must be an array of device identifiers"))
+                loaded.errors.append(FenceProblem(file: file, line: object.line, reason: "group \"\(member.key)\" must be an array of device identifiers"))
                 continue
             }
             for device in names {
                 if let problem = Identifier.problem(device: device) {
-                    loaded.errors.append(FenceProblem(file: path, line: object.line, reason: "group \"\(member.key)\": \(problem)"))
+                    loaded.errors.append(FenceProblem(file: file, line: object.line, reason: "group \"\(member.key)\": \(problem)"))
                 }
             }
             groups[member.key] = names
@@ -199,18 +317,18 @@ public struct FenceFile: Sendable {
     /// the devices of that group. Not limited by `maximumFencesPerDevice`: shared sets
     /// are indexed and may be very large.
     private func decodeShared(
-        _ value: JSON?, groups: [String: [String]], line: Int, into loaded: inout Loaded
+        _ value: JSON?, groups: [String: [String]], file: String, line: Int, into loaded: inout Loaded
     ) -> [String: SharedFences] {
         guard let value else { return [:] }
         guard case .array(let elements) = value else {
-            loaded.errors.append(FenceProblem(file: path, line: line, reason: "\"shared\" must be an array of fences, not \(value.kindDescription)"))
+            loaded.errors.append(FenceProblem(file: file, line: line, reason: "\"shared\" must be an array of fences, not \(value.kindDescription)"))
             return [:]
         }
         var byOwner: [String: [Fence]] = [:]
-        for (fence, group) in decodeList(elements, device: nil, scope: "shared set", into: &loaded) {
+        for (fence, group) in decodeList(elements, device: nil, scope: "shared set", file: file, into: &loaded) {
             if let group, groups[group] == nil {
                 loaded.errors.append(FenceProblem(
-                    file: path, fence: fence.identifier,
+                    file: file, fence: fence.identifier,
                     reason: "the group \"\(group)\" is not defined in \"groups\""))
                 continue
             }
@@ -226,16 +344,76 @@ public struct FenceFile: Sendable {
         return text.contents(of: book)
     }
 
-    /// Writes `book` atomically, provided the file still holds `expected` (the bytes it
-    /// was loaded from); otherwise refuses with a "changed since it was read" error.
-    public func write(_ book: FenceBook, expecting expected: [UInt8]) throws(StoreError) -> [UInt8] {
-        var text = FenceFileText()
-        return try write(book, expecting: expected, text: &text)
+    /// What `book` is in this layout: the file's text, or the directory's snapshot.
+    public func contents(of book: FenceBook) -> [UInt8] {
+        guard layout == .directory else { return FenceFile.contents(of: book) }
+        var parts = book.devices.map { device, fences in
+            FenceDirectory.Part(name: FenceDirectory.fileName(of: device), bytes: FenceFile.contents(of: FenceBook(devices: [device: fences])))
+        }
+        if !book.groups.isEmpty || !book.shared.isEmpty {
+            parts.append(FenceDirectory.Part(name: FenceDirectory.sharedName, bytes: FenceFile.sharedContents(of: book)))
+        }
+        return FenceDirectory.snapshot(parts)
     }
 
-    /// `write(_:expecting:)` with the text made by `text`, which remembers each device's
-    /// text for the next write.
-    public func write(_ book: FenceBook, expecting expected: [UInt8], text: inout FenceFileText) throws(StoreError) -> [UInt8] {
+    /// The shared file of a directory for `book`: its groups and shared fences.
+    static func sharedContents(of book: FenceBook) -> [UInt8] {
+        var root = JSONObject()
+        addShared(of: book, to: &root)
+        return JSONWriter(pretty: true, sortedKeys: true).bytes(.object(root))
+    }
+
+    /// Adds the groups and shared fences of `book` to a document, when there are any.
+    static func addShared(of book: FenceBook, to root: inout JSONObject) {
+        if !book.groups.isEmpty {
+            var groups = JSONObject()
+            for group in book.groups.keys.sorted() { groups[group] = .array(book.groups[group]!.map(JSON.string)) }
+            root["groups"] = .object(groups)
+        }
+        if !book.shared.isEmpty {
+            var shared: [JSON] = []
+            let groups = book.shared.keys.filter { $0 != SharedFences.everyDevice }.sorted()
+            let owners = (book.shared[SharedFences.everyDevice] == nil ? [] : [SharedFences.everyDevice]) + groups
+            for owner in owners {
+                for fence in book.shared[owner]!.fences {
+                    var object = FenceCodec.encode(fence).objectValue ?? JSONObject()
+                    if owner != SharedFences.everyDevice { object["group"] = .string(owner) }
+                    shared.append(.object(object))
+                }
+            }
+            root["shared"] = .array(shared)
+        }
+    }
+
+    /// Writes `book` atomically, provided the file still holds `expected` (the bytes it
+    /// was loaded from); otherwise refuses with a "changed since it was read" error.
+    ///
+    /// In a directory only the files of `devices` are written (or removed, for a device
+    /// the book no longer has), each refused if it changed since `expected`; with nil,
+    /// every device file and the shared file that differ from `book`.
+    public func write(_ book: FenceBook, expecting expected: [UInt8], devices: [String]? = nil) throws(StoreError) -> [UInt8] {
+        var text = FenceFileText()
+        return try write(book, expecting: expected, devices: devices, text: &text)
+    }
+
+    /// `write(_:expecting:devices:)` with a file's text made by `text`, which remembers
+    /// each device's text for the next write.
+    public func write(
+        _ book: FenceBook, expecting expected: [UInt8], devices: [String]?, text: inout FenceFileText
+    ) throws(StoreError) -> [UInt8] {
+        guard layout == .file else {
+            var changes: [String: [UInt8]?] = [:]
+            for device in devices ?? Array(book.devices.keys) {
+                changes[FenceDirectory.fileName(of: device)] = book.devices[device].map { FenceFile.contents(of: FenceBook(devices: [device: $0])) }
+            }
+            if devices == nil {
+                for part in FenceDirectory.parts(of: expected) ?? [] where part.name != FenceDirectory.sharedName && changes[part.name] == nil {
+                    changes[part.name] = .some(nil)
+                }
+                changes[FenceDirectory.sharedName] = book.groups.isEmpty && book.shared.isEmpty ? .some(nil) : FenceFile.sharedContents(of: book)
+            }
+            return try directory.write(changes, expecting: expected)
+        }
         let bytes = text.contents(of: book)
         try AtomicFile.withLock(on: path) { () throws(StoreError) in
             let current = try AtomicFile.read(path) ?? []

@@ -53,25 +53,13 @@ public struct FenceFileText: Sendable {
             out.append(contentsOf: "\n  }".utf8)
         }
         devices = kept
-        if !book.groups.isEmpty {
-            var groups = JSONObject()
-            for group in book.groups.keys.sorted() { groups[group] = .array((book.groups[group] ?? []).map(JSON.string)) }
-            out.append(contentsOf: ",\n  \"groups\": ".utf8)
-            writer.append(.object(groups), to: &out, indent: 1)
-        }
-        if !book.shared.isEmpty {
-            var shared: [JSON] = []
-            let groups = book.shared.keys.filter { $0 != SharedFences.everyDevice }.sorted()
-            let owners = (book.shared[SharedFences.everyDevice] == nil ? [] : [SharedFences.everyDevice]) + groups
-            for owner in owners {
-                for fence in book.shared[owner]?.fences ?? [] {
-                    var object = FenceCodec.encode(fence).objectValue ?? JSONObject()
-                    if owner != SharedFences.everyDevice { object["group"] = .string(owner) }
-                    shared.append(.object(object))
-                }
-            }
-            out.append(contentsOf: ",\n  \"shared\": ".utf8)
-            writer.append(.array(shared), to: &out, indent: 1)
+        var rest = JSONObject()
+        FenceFile.addShared(of: book, to: &rest)
+        for member in rest.members.sorted(by: { $0.key < $1.key }) {
+            out.append(contentsOf: ",\n  ".utf8)
+            JSONWriter.appendString(member.key, to: &out)
+            out.append(contentsOf: ": ".utf8)
+            writer.append(member.value, to: &out, indent: 1)
         }
         out.append(contentsOf: "\n}\n".utf8)
         return out

@@ -61,7 +61,8 @@ public final class StateStore: Sendable {
     /// `outbox` and queues `deliveries` (queued at `now`) for their targets, in one
     /// transaction; returns the outbox row ids, in order. `then` runs with the new ids
     /// after the commit and before any other save can commit, so callers that queue the
-    /// messages there queue every save's messages in row order.
+    /// messages there queue every save's messages in row order. It runs with the store's
+    /// lock held: it must not use the store (that would stop the process).
     @discardableResult
     package func save(
         devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],
@@ -74,10 +75,17 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// The outbox messages never handed to the broker, oldest first.
-    public func pendingMessages() throws(StoreError) -> [PendingMessage] {
+    /// The outbox messages never handed to the broker, oldest first; at most `limit`
+    /// of them unless it is negative.
+    public func pendingMessages(limit: Int = -1) throws(StoreError) -> [PendingMessage] {
         let handed = watermark.read().handed
-        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed, limit: -1) }
+        return try database.withLock { connection throws(StoreError) in try connection.pendingMessages(after: handed, limit: limit) }
+    }
+
+    /// How many outbox messages were never handed to the broker.
+    package func pendingCount() throws(StoreError) -> Int {
+        let handed = watermark.read().handed
+        return try database.withLock { connection throws(StoreError) in try connection.countMessages(after: handed, through: .max) }
     }
 
     /// At most `limit` outbox messages with ids past `id`, oldest first; `then` runs with
@@ -115,6 +123,19 @@ public final class StateStore: Sendable {
     /// Replaces the persisted fence revisions with those of `book`.
     public func saveRevisions(of book: FenceBook) throws(StoreError) {
         try database.withLock { connection throws(StoreError) in try connection.saveRevisions(of: book) }
+    }
+
+    /// Saves the fence revisions of `book` where they differ from those of `previous`
+    /// (whose revisions are saved already): a reload of a large file that changed a few
+    /// fences writes those, not every fence, so the lanes' commits, which share the
+    /// database, do not wait for it.
+    public func saveRevisions(of book: FenceBook, since previous: FenceBook) throws(StoreError) {
+        let now = book.knownRevisions
+        let before = previous.knownRevisions
+        let changed = Set(now.keys).union(before.keys).filter { now[$0] != before[$0] }
+        try database.withLock { connection throws(StoreError) in
+            try connection.saveRevisions(scopes: changed.sorted(), of: now, revision: book.revision)
+        }
     }
 
     /// Replaces the persisted fence revisions of `devices` (and the book revision) with
@@ -273,6 +294,21 @@ private final class Connection {
             }
             try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)")
                 .run([.integer(Int64(book.revision))])
+        }
+    }
+
+    func saveRevisions(scopes: [String], of known: [String: [String: Int]], revision: Int) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            let delete = try database.prepare("DELETE FROM fence_revision WHERE device = ?")
+            let insert = try database.prepare("INSERT INTO fence_revision (device, fence, revision) VALUES (?, ?, ?)")
+            for scope in scopes {
+                try delete.run([.text(scope)])
+                for (fence, revision) in known[scope] ?? [:] {
+                    try insert.run([.text(scope), .text(fence), .integer(Int64(revision))])
+                }
+            }
+            try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('revision', ?)")
+                .run([.integer(Int64(revision))])
         }
     }
 

@@ -12,8 +12,9 @@ enum StatusCommand {
         usage: geotify status [options]
 
         Reads the bridge's retained statistics (<prefix>/stats) and status
-        (<prefix>/status) from the broker and prints them as a table. Exits 0 when
-        statistics arrived, 1 when the broker cannot be reached (at once, with the
+        (<prefix>/status), or with a shard those of that instance
+        (<prefix>/shard/<index>/...), from the broker and prints them as a table. Exits 0
+        when statistics arrived, 1 when the broker cannot be reached (at once, with the
         reason: nothing listening, unknown host, TLS, login refused) or no statistics
         arrive in time.
 
@@ -38,7 +39,7 @@ enum StatusCommand {
             }
             timeout = value
         }
-        let topics = Topics(prefix: settings.topicPrefix)
+        let topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         let observed: Observed
         switch observe(settings: settings, topics: topics, timeout: timeout) {
         case .success(let value):

@@ -11,6 +11,7 @@ let commands: [GeotifyCommand] = [
     GeotifyCommand(name: "status", summary: "show the running bridge's statistics, read from the broker", help: StatusCommand.help, run: StatusCommand.run),
     GeotifyCommand(name: "simulate", summary: "replay a recorded track offline and print the notifications", help: SimulateCommand.help, run: SimulateCommand.run),
     GeotifyCommand(name: "notify", summary: "test delivery targets, show deliveries, retry dead letters", help: NotifyCommand.help, run: NotifyCommand.run),
+    GeotifyCommand(name: "state", summary: "reshard device state when the number of instances changes", help: StateCommand.help, run: StateCommand.run),
     GeotifyCommand(name: "version", summary: "print the version (also: geotify --version)", help: "usage: geotify version\n\nPrints the version: \(Version.line)", run: { _ in
         print(Version.line)
         return 0

@@ -1,6 +1,7 @@
 import Foundation
-import GeotifyBridge
+@testable import GeotifyBridge
 import GeotifyTestSupport
+import GeotifyTime
 import Synchronization
 
 /// A bridge under test: its own broker, fence file and state directory, and a test
@@ -24,10 +25,15 @@ final class BridgeHarness {
                 "note": "Van 7 is back", "eventType": "onEntry" } ] } }
         """
 
+    /// The clock the bridge keeps time by: the system's, or one the test moves.
+    let clock: any Scheduler
+
     init(
         fences: String = BridgeHarness.fences, strictDevices: Bool = false, start: Bool = true,
-        configure: @escaping (inout Settings) -> Void = { _ in }
+        clock: any Scheduler = SystemScheduler(), configure: @escaping (inout Settings) -> Void = { _ in }
     ) throws {
+        self.clock = clock
+        base = Int(clock.now) - 3_600
         broker = try TestBroker()
         directory = try makeTemporaryDirectory("bridge")
         observer = try TestClient(port: broker.port)
@@ -57,10 +63,12 @@ final class BridgeHarness {
 
     /// Starts a new bridge (after a stop, with the same state directory).
     func startBridge() throws {
-        let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append))
+        let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append), scheduler: clock)
         try bridge.start()
         self.bridge = bridge
-        guard observer.waitForMessage(on: "geotify/status", timeout: 10)?.text == "online" else {
+        let online = { self.observer.messages.filter { $0.topic == "geotify/status" && $0.text == "online" }.count }
+        let before = online()
+        guard waitUntil(timeout: 10, { online() > before }) else {
             throw TestSupportError("the bridge did not come online")
         }
     }
@@ -72,7 +80,7 @@ final class BridgeHarness {
 
     /// A recent time the tests count their fix times from (fixes older than a day are
     /// dropped by the bridge).
-    let base = Int(Date().timeIntervalSince1970) - 3_600
+    let base: Int
 
     /// Publishes an OwnTracks location for `device` (`user/device`) taken `tst` seconds
     /// after `base`.

@@ -30,6 +30,12 @@ struct LocationDecoderTests {
         #expect(fix.timestamp == 1_000)
     }
 
+    @Test func theArrivalTimeIsTakenInWholeSecondsSoEventIdsAreWhole() throws {
+        let fix = try #require(try decoder.decode(
+            Array(#"{"lat":1,"lon":2}"#.utf8), device: "alice/phone", format: .plain, arrival: 1_796_052_749.3634605))
+        #expect(fix.timestamp == 1_796_052_749)
+    }
+
     @Test(arguments: ["lwt", "transition", "waypoint", "waypoints", "card", "cmd", "beacon", "status"])
     func otherOwnTracksTypesAreIgnored(type: String) throws {
         #expect(try decode(#"{"_type":"\#(type)","tst":1,"lat":1,"lon":2}"#) == nil)

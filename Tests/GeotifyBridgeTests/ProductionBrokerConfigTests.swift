@@ -5,7 +5,7 @@ import Testing
 
 /// `config/mosquitto.conf` and `config/mosquitto.acl` as shipped: mosquitto starts with
 /// them (their paths moved into a temporary directory), and the ACL lets each client do
-/// what the README says and no more: trackers publish only their own positions, only
+/// what docs/production.md says and no more: trackers publish only their own positions, only
 /// named clients publish commands, nobody gets in without a password.
 @Suite("Production broker configuration", .serialized, .timeLimit(.minutes(1)))
 struct ProductionBrokerConfigTests {

@@ -67,9 +67,10 @@ import Testing
         #expect(try served.send("GET /leaflet/%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").status == 404)
         #expect(try served.send("GET /leaflet/ HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").status == 404)
 
+        #expect(waitUntil { served.harness.console.connectionCount == 0 }, "the connections above are closed")
         let slow = try RawHTTPConnection(port: served.port)
         try slow.send("GET /api/state HTTP/1.1\r\nHost: t\r\n")
-        #expect(waitUntil { served.harness.console.connectionCount == 1 })
+        #expect(waitUntil { served.harness.console.connectionCount == 1 }, "the slow one is open")
         served.harness.scheduler.advance(by: 11)
         #expect(try slow.readResponse().status == 408)
 

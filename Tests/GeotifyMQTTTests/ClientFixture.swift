@@ -1,22 +1,24 @@
 import Foundation
 import GeotifyMQTT
 import GeotifyTestSupport
+import GeotifyTime
 
 /// An `MQTTClient` under test together with the recorder of its events.
 struct ClientFixture {
     let client: MQTTClient
     let events: EventRecorder
 
-    /// Makes a client for 127.0.0.1:`port` with a unique id and short reconnect delays,
-    /// lets `configure` adjust the options, and starts it (without waiting to connect).
-    init(port: Int, _ configure: (inout MQTTOptions) -> Void = { _ in }) throws {
+    /// Makes a client for 127.0.0.1:`port` with a unique id and short reconnect delays
+    /// (timed by `clock`: the system's unless a test moves a `ManualScheduler`), lets
+    /// `configure` adjust the options, and starts it (without waiting to connect).
+    init(port: Int, clock: any Scheduler = SystemScheduler(), _ configure: (inout MQTTOptions) -> Void = { _ in }) throws {
         var options = MQTTOptions(clientID: "geotify-\(UUID().uuidString.prefix(12))", port: port)
         options.cleanSession = true
         options.reconnectDelayMin = 1
         options.reconnectDelayMax = 2
         configure(&options)
         events = EventRecorder()
-        client = try MQTTClient(options: options, onEvent: events.record)
+        client = try MQTTClient(options: options, scheduler: clock, onEvent: events.record)
         try client.start()
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyMQTT
 import GeotifyTestSupport
+import GeotifyTime
 import Testing
 
 @Suite("MQTTClient connection", .timeLimit(.minutes(1)))
@@ -56,12 +57,14 @@ struct MQTTClientConnectionTests {
     @Test("start() with no broker listening is not an error; it connects once one appears")
     func startBeforeBroker() throws {
         let port = try freePort()
-        let fixture = try ClientFixture(port: port)
+        let clock = ManualScheduler()
+        let fixture = try ClientFixture(port: port, clock: clock)
         #expect(!fixture.client.isConnected)
-        // Let at least one attempt fail before the broker exists.
-        Thread.sleep(forTimeInterval: 1.5)
+        // The first attempt fails before the broker exists; the next waits for its backoff.
+        #expect(waitUntil { clock.pendingCount == 1 })
         #expect(!fixture.client.isConnected)
         let broker = try TestBroker(port: port)
+        clock.advance(by: 3)
         #expect(fixture.events.waitForConnected(timeout: 15) != nil)
         #expect(fixture.client.isConnected)
         fixture.client.stop()
@@ -70,11 +73,12 @@ struct MQTTClientConnectionTests {
 
     @Test("stop() returns while the client is still trying to reach a missing broker")
     func stopWhileRetrying() throws {
-        let fixture = try ClientFixture(port: try freePort()) {
+        let clock = ManualScheduler()
+        let fixture = try ClientFixture(port: try freePort(), clock: clock) {
             $0.reconnectDelayMin = 5
             $0.reconnectDelayMax = 30
         }
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(waitUntil { clock.pendingCount == 1 }, "the first attempt failed and the next waits")
         let stopped = DispatchSemaphore(value: 0)
         let client = fixture.client
         Thread.detachNewThread {

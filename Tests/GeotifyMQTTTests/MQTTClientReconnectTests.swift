@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyMQTT
 import GeotifyTestSupport
+import GeotifyTime
 import Testing
 
 /// Reconnection against a real broker: every failure is retried with backoff, including
@@ -45,7 +46,8 @@ struct MQTTClientReconnectTests {
         let broker = try TestBroker(persistence: true)
         let id = "geotify-down-\(UUID().uuidString.prefix(8))"
         let topic = uniqueTopic("down")
-        let fixture = try ClientFixture(port: broker.port) {
+        let clock = ManualScheduler()
+        let fixture = try ClientFixture(port: broker.port, clock: clock) {
             $0.clientID = id
             $0.cleanSession = false
         }
@@ -56,14 +58,21 @@ struct MQTTClientReconnectTests {
 
         broker.stop()
         // The lost connection, then "connection refused" while nothing listens: two
-        // changes, however many attempts fail meanwhile.
+        // changes, however many attempts fail meanwhile. Each attempt waits for its
+        // backoff on the test's clock: move it past the delay, and wait for the attempt
+        // to end (the next one is then scheduled).
+        func nextAttempt() {
+            #expect(waitUntil { clock.pendingCount == 1 }, "a reconnect is scheduled")
+            clock.advance(by: 3)
+        }
+        nextAttempt()
         let refused = fixture.events.waitFor(after: mark) { event -> String? in
             if case .disconnected(_, let reason) = event, reason.lowercased().contains("refused") { return reason }
             return nil
         }
         #expect(refused != nil, "\(fixture.events.all)")
-        // Long enough for further attempts (delays of at most 1, then 2 seconds).
-        Thread.sleep(forTimeInterval: 3.5)
+        for _ in 0..<3 { nextAttempt() }
+        #expect(waitUntil { clock.pendingCount == 1 }, "three more attempts failed alike")
         let disconnects = fixture.events.all.dropFirst(mark).filter { event in
             if case .disconnected = event { return true }
             return false
@@ -73,6 +82,7 @@ struct MQTTClientReconnectTests {
         try broker.restart()
         let publisher = try TestClient(port: broker.port)
         try publisher.publish(topic, "while you were away", qos: 1)
+        clock.advance(by: 3)
         #expect(fixture.events.waitForConnected(after: mark, timeout: 15) == true, "session resumed")
         let delivered = fixture.events.waitFor(after: mark) { event -> String? in
             if case .message(let message) = event, message.topic == topic { return message.text }
@@ -85,7 +95,8 @@ struct MQTTClientReconnectTests {
     @Test("stop() during the backoff after a lost connection returns and nothing reconnects afterwards")
     func stopDuringBackoff() throws {
         let broker = try TestBroker()
-        let fixture = try ClientFixture(port: broker.port) {
+        let clock = ManualScheduler()
+        let fixture = try ClientFixture(port: broker.port, clock: clock) {
             $0.reconnectDelayMin = 5
             $0.reconnectDelayMax = 10
         }
@@ -96,12 +107,15 @@ struct MQTTClientReconnectTests {
             if case .disconnected = event { return true }
             return nil
         } == true)
+        #expect(waitUntil { clock.pendingCount == 1 }, "the reconnect waits for its backoff")
         fixture.client.stop()
         let stopped = fixture.events.count
         let logged = broker.log.count
         try broker.restart()
-        // The backoff (at least 2.5 s) has passed: no attempt was made after the stop.
-        Thread.sleep(forTimeInterval: 6)
+        // The backoff passes (on the test's clock, at once): the attempt it was waiting
+        // for must not be made after the stop.
+        clock.advance(by: 60)
+        #expect(clock.pendingCount == 0)
         #expect(fixture.events.count == stopped, "\(fixture.events.all)")
         #expect(!broker.log.dropFirst(logged).contains("New client connected"), "\(broker.log)")
     }

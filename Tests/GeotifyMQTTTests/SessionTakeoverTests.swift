@@ -1,6 +1,7 @@
 import Foundation
 @testable import GeotifyMQTT
 import GeotifyTestSupport
+import GeotifyTime
 import Testing
 
 /// A session taken over is told from other lost connections: at once when an MQTT v5
@@ -58,19 +59,29 @@ struct SessionTakeoverTests {
         let broker = try TestBroker()
         defer { broker.stop() }
         let id = "geotify-twin-\(UUID().uuidString.prefix(8))"
+        // Both twins reconnect on the test's clock: moving it on whenever one waits for
+        // its backoff makes them fight at once instead of over tens of seconds.
+        let clock = ManualScheduler()
         let twins = try (0..<2).map { _ in
-            try ClientFixture(port: broker.port) {
+            try ClientFixture(port: broker.port, clock: clock) {
                 $0.clientID = id
                 $0.cleanSession = false
                 $0.reconnectDelayMax = 4
             }
         }
         defer { for twin in twins { twin.client.stop() } }
-        for twin in twins {
-            let reason = twin.events.waitFor(timeout: 90) { event -> String? in
+        func takenOver(_ twin: ClientFixture) -> String? {
+            twin.events.all.lazy.compactMap { event -> String? in
                 guard case .disconnected(MQTTEvent.sessionTakenOver, let reason) = event else { return nil }
                 return reason
-            }
+            }.first
+        }
+        #expect(waitUntil(timeout: 60) {
+            if clock.pendingCount > 0 { clock.advance(by: 5) }
+            return twins.allSatisfy { takenOver($0) != nil }
+        }, "\(twins.map(\.events.all))")
+        for twin in twins {
+            let reason = takenOver(twin)
             #expect(reason?.hasPrefix("session taken over, most likely: the broker closed the connection right after accepting it, 3 times in a row") == true, "\(twin.events.all)")
             #expect(reason?.hasSuffix("client id \"\(id)\"") == true)
         }

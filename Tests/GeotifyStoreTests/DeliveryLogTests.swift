@@ -38,6 +38,45 @@ struct DeliveryLogTests {
         #expect(try queue.heads().map { "\($0.entry.target):\($0.entry.eventID)" } == ["hook:a2", "hook:b1", "ntfy:a1"])
     }
 
+    @Test func theHeadsAreTheOldestOfEachTargetAndDeviceHoweverTheyInterleave() throws {
+        let queue = try DeliveryQueue(path: directory.file("state.sqlite"))
+        let targets = ["hook", "hook-2", "ntfy"]
+        // Names that sort next to each other, as prefixes, by case and beyond ASCII.
+        let devices = ["", "a", "a/b", "a b", "aa", "B", "b", "é/1", "z/9"]
+        /// What the queue holds, as the test expects it: id, target, device, due.
+        var model: [(id: Int64, target: String, device: String, due: Double)] = []
+        var state: UInt64 = 42
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        for index in 0..<600 {
+            let target = targets[next(targets.count)]
+            let device = devices[next(devices.count)]
+            try queue.enqueue([entry(target, device, "e\(index)")], at: Double(index))
+            model.append((Int64(index + 1), target, device, Double(index)))
+        }
+        for round in 0..<40 {
+            let expected = Dictionary(grouping: model) { "\($0.target)|\($0.device)" }.values
+                .compactMap { rows in rows.min { $0.id < $1.id } }
+                .sorted { ($0.due, $0.id) < ($1.due, $1.id) }
+            let heads = try queue.heads()
+            #expect(heads.map(\.id) == expected.map(\.id), "round \(round)")
+            #expect(heads.map(\.due) == expected.map(\.due))
+            guard heads.count >= 4 else { break }
+            for head in heads.prefix(3) {
+                try queue.markDelivered(head.id)
+                model.removeAll { $0.id == head.id }
+            }
+            let retried = heads[3 + next(heads.count - 3)]
+            try queue.scheduleRetry(retried.id, at: Double(1000 + next(600)), error: "HTTP 503", now: 0)
+            if let row = model.firstIndex(where: { $0.id == retried.id }) {
+                model[row].due = try #require(try queue.heads().first { $0.id == retried.id }).due
+            }
+        }
+        #expect(try queue.heads().count == targets.count * devices.count)
+    }
+
     @Test func theSameEventForTheSameTargetIsQueuedOnce() throws {
         let queue = try DeliveryQueue(path: directory.file("state.sqlite"))
         try queue.enqueue([entry("hook", "alice", "a1")], at: 10)

@@ -50,7 +50,7 @@ struct FenceFileIntegrityTests {
             #expect(refusal?.message == "the fence file \(file.path) does not exist (deleted or moved?), so it cannot be changed; nothing was written: put it back")
         }
         #expect(try entries() == [])
-        #expect(file.read() == .missing)
+        #expect(file.inspect() == .missing)
     }
 
     @Test func onlyAnExplicitRequestCreatesAMissingFile() throws {
@@ -69,7 +69,7 @@ struct FenceFileIntegrityTests {
         }
         #expect(error?.code == .invalidFile)
         #expect(error?.message.hasPrefix("the fence file \(path) cannot be read (") == true)
-        if case .unreadable = file.read() {} else { Issue.record("read() did not report the file as unreadable: \(file.read())") }
+        if case .unreadable = file.inspect() {} else { Issue.record("inspect() did not report the file as unreadable: \(file.inspect())") }
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
     }
@@ -114,7 +114,7 @@ struct FenceFileIntegrityTests {
     @Test func anEditKeepingSizeAndModificationTimeChangesTheFingerprint() throws {
         let path = directory.write(Self.text, to: "fences.json")
         let file = FenceFile(path: path)
-        guard case .contents(let before, let fingerprint) = file.read() else {
+        guard case .contents(let before, let fingerprint) = file.inspect() else {
             Issue.record("the file was not read")
             return
         }
@@ -128,7 +128,7 @@ struct FenceFileIntegrityTests {
         var after = stat()
         #expect(stat(path, &after) == 0)
         #expect(after.st_size == info.st_size && after.st_mtim.tv_sec == info.st_mtim.tv_sec && after.st_mtim.tv_nsec == info.st_mtim.tv_nsec)
-        guard case .contents(_, let changed) = file.read() else {
+        guard case .contents(_, let changed) = file.inspect() else {
             Issue.record("the file was not read")
             return
         }

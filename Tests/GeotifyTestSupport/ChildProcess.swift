@@ -18,14 +18,18 @@ public final class ChildProcess: @unchecked Sendable {
     private let status = Mutex<Int32?>(nil)
 
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`, its
-    /// standard input from /dev/null and its standard output and error appended to
-    /// `outputFile` (or discarded when nil). `environment` replaces the test process's
-    /// environment when given.
+    /// standard input from `standardInput` (a descriptor, such as a pipe's read end) or
+    /// /dev/null, and its standard output and error appended to `outputFile` (or
+    /// discarded when nil). `environment` replaces the test process's environment when
+    /// given. With `newProcessGroup` the child leads a process group of its own, which
+    /// `signalGroup` reaches as a terminal's Ctrl-C reaches its foreground jobs.
     public init(
         executable: String,
         arguments: [String] = [],
         environment: [String: String]? = nil,
-        outputFile: URL? = nil
+        outputFile: URL? = nil,
+        standardInput: Int32? = nil,
+        newProcessGroup: Bool = false
     ) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -39,12 +43,21 @@ public final class ChildProcess: @unchecked Sendable {
             sigaddset(&defaults, signal)
         }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if newProcessGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let standardInput {
+            posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_addopen(
             &actions, 1, outputFile?.path ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644
         )
@@ -84,6 +97,14 @@ public final class ChildProcess: @unchecked Sendable {
     public func terminate(signal: Int32 = SIGTERM) {
         if isRunning {
             kill(pid, signal)
+        }
+    }
+
+    /// Sends `signal` to every process of the child's process group (started with
+    /// `newProcessGroup`) while the child runs.
+    public func signalGroup(_ signal: Int32) {
+        if isRunning {
+            kill(-pid, signal)
         }
     }
 

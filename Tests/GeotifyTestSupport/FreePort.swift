@@ -34,7 +34,7 @@ public func freePort() throws -> Int {
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port` (connects and closes).
-func acceptsConnections(port: Int) -> Bool {
+public func acceptsConnections(port: Int) -> Bool {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }

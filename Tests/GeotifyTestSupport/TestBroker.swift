@@ -101,6 +101,7 @@ public final class TestBroker: @unchecked Sendable {
         port: Int, directory: URL, logFile: URL, persistence: Bool, extra: String
     ) -> String {
         var lines = [
+            "set_tcp_nodelay true",
             "listener \(port) 127.0.0.1",
             "allow_anonymous true",
             "log_dest file \(logFile.path)",

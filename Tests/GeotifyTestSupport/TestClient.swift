@@ -74,6 +74,23 @@ public final class TestClient: @unchecked Sendable {
         }
     }
 
+    /// Publishes every `(topic, payload)` of `messages` at QoS 1 without waiting for each
+    /// acknowledgement in turn (libmosquitto keeps them in flight), then waits up to
+    /// `timeout` seconds for all of them: for traffic of many messages.
+    public func publishAll(_ messages: [(topic: String, payload: String)], timeout: Double = 30) throws {
+        var pending: Set<Int32> = []
+        for (topic, payload) in messages {
+            pending.insert(try client.publish(topic: topic, payload: Array(payload.utf8), qos: 1, retain: false))
+        }
+        let acknowledged = waitUntil(timeout: timeout) {
+            for event in recorder.all {
+                if case .published(let id) = event { pending.remove(id) }
+            }
+            return pending.isEmpty
+        }
+        guard acknowledged else { throw TestSupportError("\(pending.count) of \(messages.count) publishes were not acknowledged") }
+    }
+
     /// Every message received so far, oldest first.
     public var messages: [MQTTMessage] {
         recorder.messages

@@ -9,17 +9,20 @@ final class BridgeProcess {
     let settingsURL: URL
     private(set) var child: ChildProcess?
 
-    /// Writes the settings (broker on `port`, client id and topic prefix `name`, the
-    /// fence file `fences`) into `directory`.
-    init(name: String, port: Int, fences: URL, directory: URL) throws {
+    /// Writes the settings (broker on `port`, client id `name`, topic prefix `prefix`
+    /// (`name` by default), the fence file or directory `fences`, and the members `extra`,
+    /// such as `"notify": {...}`) into `directory`.
+    init(name: String, port: Int, fences: URL, directory: URL, prefix: String? = nil, extra: String? = nil) throws {
         self.name = name
         self.directory = directory
         settingsURL = directory.appendingPathComponent("\(name).json")
         try """
-            {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(name)",
-             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"}
+            {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
+             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"\(extra.map { ",\n \($0)" } ?? "")}
             """.write(to: settingsURL, atomically: true, encoding: .utf8)
     }
+
+    var stateDirectory: String { directory.appendingPathComponent("state-\(name)").path }
 
     var statePath: String { directory.appendingPathComponent("state-\(name)/state.sqlite").path }
     var logURL: URL { directory.appendingPathComponent("\(name).log") }
@@ -44,6 +47,14 @@ final class BridgeProcess {
         let words = data.withUnsafeBytes { raw in (raw.loadUnaligned(fromByteOffset: 0, as: Int64.self), raw.loadUnaligned(fromByteOffset: 8, as: Int64.self)) }
         return words
     }
+
+    /// Sends `signal` to the running process (SIGHUP: reload the fence file).
+    func signal(_ signal: Int32) {
+        child?.terminate(signal: signal)
+    }
+
+    /// The log so far.
+    var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
     /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
     func query(_ sql: String) throws -> [String] {

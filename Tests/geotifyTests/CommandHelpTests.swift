@@ -50,7 +50,7 @@ struct CommandHelpTests {
         let result = try runGeotify(["help", "simulat"], in: directory)
         #expect(result.status == 2)
         #expect(result.output == "")
-        #expect(result.error.hasPrefix(#"geotify: no help for "simulat" (did you mean "simulate"? commands: run, check, fences, status, simulate, notify, version; topics: settings)"#))
+        #expect(result.error.hasPrefix(#"geotify: no help for "simulat" (did you mean "simulate"? commands: run, check, fences, status, simulate, notify, state, version; topics: settings)"#))
         let nonsense = try runGeotify(["help", "nonsense"], in: directory)
         #expect(nonsense.status == 2)
         #expect(!nonsense.error.contains("did you mean"))
@@ -81,7 +81,7 @@ struct CommandHelpTests {
     /// docs/cli.md is written from these texts (scripts/cli-reference); it must hold
     /// each of them as the binary prints it.
     @Test(arguments: [["--help"], ["--version"], ["run", "--help"], ["check", "--help"], ["fences", "--help"],
-                      ["simulate", "--help"], ["status", "--help"], ["notify", "--help"], ["help", "settings"]])
+                      ["simulate", "--help"], ["status", "--help"], ["notify", "--help"], ["state", "--help"], ["help", "settings"]])
     func theCLIReferenceHoldsEveryHelpText(words: [String]) throws {
         let reference = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/cli.md")
         let document = try String(contentsOf: reference, encoding: .utf8)

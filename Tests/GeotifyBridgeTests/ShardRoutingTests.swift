@@ -1,0 +1,110 @@
+import Foundation
+import GeotifyCore
+import GeotifyMQTT
+import GeotifyStore
+import Testing
+@testable import GeotifyBridge
+
+/// One instance of several: which messages it takes, the topics it speaks on, and how
+/// the occupancy parts of all instances become one total.
+@Suite("Shard routing")
+struct ShardRoutingTests {
+    let devices = (0..<300).map { "u\($0)/p" }
+
+    func router(_ shard: ShardAssignment?) throws -> MessageRouter {
+        var settings = Settings()
+        settings.shard = shard
+        return try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: shard))
+    }
+
+    func message(_ topic: String, _ payload: String = "", retain: Bool = false) -> MQTTMessage {
+        MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: 1, retain: retain)
+    }
+
+    @Test func eachPositionAndCommandReachesExactlyOneInstance() throws {
+        let routers = try (0..<3).map { try router(ShardAssignment(index: $0, count: 3)) }
+        for device in devices {
+            for topic in ["owntracks/\(device)", "geotify/location/\(device)", "geotify/cmd/\(device)"] {
+                let taken = routers.indices.filter { index in
+                    if case .lane = routers[index].route(message(topic), arrival: 0) { return true }
+                    return false
+                }
+                #expect(taken == [ShardAssignment.shard(of: device, among: 3)], "\(topic)")
+            }
+        }
+    }
+
+    @Test func filtersWithALiteralAfterAWildcardRouteTheSame() throws {
+        var settings = Settings()
+        settings.ownTracksTopic = "trackers/+/pos"
+        settings.shard = try ShardAssignment(index: 1, count: 3)
+        let router = try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: settings.shard))
+        for device in devices.map({ $0.replacingOccurrences(of: "/", with: "-") }) {
+            let taken: Bool
+            if case .lane = router.route(message("trackers/\(device)/pos"), arrival: 0) { taken = true } else { taken = false }
+            #expect(taken == (ShardAssignment.shard(of: device, among: 3) == 1))
+        }
+    }
+
+    @Test func otherShardsMessagesAreDroppedBeforeAnythingIsRead() throws {
+        let router = try router(ShardAssignment(index: 0, count: 3))
+        let foreign = try #require(devices.first { ShardAssignment.shard(of: $0, among: 3) != 0 })
+        guard case .otherShard = router.route(message("owntracks/\(foreign)", "not even JSON"), arrival: 0) else {
+            Issue.record("a position of another shard's device is dropped unread")
+            return
+        }
+        guard case .lane = try self.router(nil).route(message("owntracks/\(foreign)"), arrival: 0) else {
+            Issue.record("one instance takes every device")
+            return
+        }
+    }
+
+    @Test func anInstanceSpeaksForItselfOnTopicsOfItsOwn() throws {
+        let shard = try ShardAssignment(index: 2, count: 3)
+        let topics = Topics(prefix: "geotify", shard: shard)
+        #expect(topics.status == "geotify/shard/2/status")
+        #expect(topics.stats == "geotify/shard/2/stats")
+        #expect(topics.occupancy(owner: "shared", fence: "plaza") == "geotify/shard/2/occupancy/shared/plaza")
+        #expect(topics.occupancyTotal(owner: "shared", fence: "plaza") == "geotify/occupancy/shared/plaza")
+        #expect(topics.event("u1/p") == "geotify/event/u1/p")
+        #expect(topics.occupancyParts == "geotify/shard/2/occupancy/#")
+        #expect(Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 3)).occupancyParts == "geotify/shard/+/occupancy/#")
+        let single = Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 1))
+        #expect(single.status == "geotify/status" && single.occupancyParts == nil, "0/1 is one instance")
+        let discovery = HomeAssistantDiscovery(topics: topics).configs(device: "u1/p", fences: [])
+        #expect(discovery.allSatisfy { String(decoding: $0.payload, as: UTF8.self).contains(#""topic":"geotify/shard/2/status""#) },
+                "the entities of its devices are available while it is")
+    }
+
+    @Test func instanceZeroPublishesTheSumOfTheParts() throws {
+        let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 3))
+        let occupancy = ShardOccupancy(topics: topics, occupancy: Occupancy())
+        func total(after part: OccupancyPart) -> [String] {
+            occupancy.receive(part).filter { $0.topic == "geotify/occupancy/shared/plaza" }.map { String(decoding: $0.payload, as: UTF8.self) }
+        }
+        #expect(total(after: OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 4, retained: false)) == ["4"])
+        #expect(total(after: OccupancyPart(shard: 2, owner: "shared", fence: "plaza", count: 3, retained: false)) == ["7"])
+        #expect(total(after: OccupancyPart(shard: 2, owner: "shared", fence: "plaza", count: 3, retained: false)) == [], "no change, nothing published")
+        #expect(total(after: OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: nil, retained: false)) == ["3"])
+        #expect(total(after: OccupancyPart(shard: 2, owner: "shared", fence: "plaza", count: nil, retained: false)) == [""], "no parts: the total is cleared")
+        let stale = occupancy.receive(OccupancyPart(shard: 5, owner: "shared", fence: "plaza", count: 9, retained: true))
+        #expect(stale.map(\.topic) == ["geotify/shard/5/occupancy/shared/plaza"] && stale[0].payload.isEmpty,
+                "the part of an instance that no longer exists is cleared, not added")
+    }
+
+    @Test func anInstanceCorrectsItsOwnRetainedPart() throws {
+        let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 1, count: 3))
+        let counts = Occupancy()
+        _ = counts.update(OccupancyChange(owner: "shared", fence: "plaza", device: "u1/p", inside: true))
+        let occupancy = ShardOccupancy(topics: topics, occupancy: counts)
+        let corrected = occupancy.receive(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 5, retained: true))
+        #expect(corrected.map { String(decoding: $0.payload, as: UTF8.self) } == ["1"])
+        let cleared = occupancy.receive(OccupancyPart(shard: 1, owner: "shared", fence: "gone", count: 2, retained: true))
+        #expect(cleared.map(\.topic) == ["geotify/shard/1/occupancy/shared/gone"] && cleared[0].payload.isEmpty)
+        #expect(occupancy.receive(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 5, retained: false)).isEmpty,
+                "only what the broker kept is corrected, not its own live echo")
+        #expect(OccupancyPart(message("geotify/shard/1/occupancy/shared/plaza", "x1"), topics: topics) == nil)
+        #expect(OccupancyPart(message("geotify/shard/1/occupancy/shared/plaza", "12", retain: true), topics: topics)
+                == OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 12, retained: true))
+    }
+}

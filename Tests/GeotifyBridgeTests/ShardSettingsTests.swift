@@ -1,0 +1,43 @@
+import Foundation
+import GeotifyBridge
+import GeotifyCore
+import Testing
+
+/// The `shard` setting, from the settings file, `GEOTIFY_SHARD`, or a StatefulSet pod's
+/// ordinal.
+@Suite("Shard settings")
+struct ShardSettingsTests {
+    func load(_ text: String, environment: [String: String] = [:]) throws(SettingsError) -> Settings {
+        let directory = NSTemporaryDirectory() + "geotify-shard-settings-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/geotify.json"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        return try Settings.load(path: path, environment: environment)
+    }
+
+    @Test func theFileTheEnvironmentAndThePodName() throws {
+        #expect(try load("{}").shard == nil)
+        #expect(try load(#"{"shard": "1/3"}"#).shard == ShardAssignment(index: 1, count: 3))
+        #expect(try load(#"{"shard": "1/3"}"#, environment: ["GEOTIFY_SHARD": "2/4"]).shard == ShardAssignment(index: 2, count: 4),
+                "the environment overrides the file")
+        #expect(try load("{}", environment: ["GEOTIFY_SHARD": "ordinal/3", "POD_NAME": "geotify-2", "HOSTNAME": "other-0"]).shard
+                == ShardAssignment(index: 2, count: 3))
+        #expect(try load(#"{"shard": "ordinal/3"}"#, environment: ["HOSTNAME": "geotify-1"]).shard == ShardAssignment(index: 1, count: 3))
+    }
+
+    @Test func aBadShardNamesWhereItCameFrom() {
+        #expect(throws: SettingsError.self) { try load(#"{"shard": "3/3"}"#) }
+        do {
+            _ = try load("{}", environment: ["GEOTIFY_SHARD": "ordinal/3", "HOSTNAME": "laptop"])
+            Issue.record("refused")
+        } catch {
+            #expect(error.message.contains("GEOTIFY_SHARD: \"ordinal/3\" takes the index from the pod name, but \"laptop\""), "\(error.message)")
+        }
+        do {
+            _ = try load(#"{"shard": 3}"#)
+            Issue.record("refused")
+        } catch {
+            #expect(error.message.contains("\"shard\""), "\(error.message)")
+        }
+    }
+}

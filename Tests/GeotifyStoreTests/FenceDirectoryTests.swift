@@ -1,0 +1,100 @@
+import Foundation
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+import Testing
+
+/// The fence directory: a file per device and one for the shared fences, read and
+/// written as one book, each instance of several reading and writing only its own
+/// devices' files.
+@Suite("Fence directory")
+struct FenceDirectoryTests {
+    let directory = TemporaryDirectory()
+
+    func fence(_ identifier: String, _ latitude: Double) -> String {
+        #"{"identifier": "\#(identifier)", "latitude": \#(latitude), "longitude": 8, "radius": 100, "eventType": "onEntry"}"#
+    }
+
+    /// A directory with `devices` (each with a home fence) and a shared plaza.
+    func makeDirectory(_ devices: [String]) -> String {
+        let root = directory.file("fences")
+        try? FileManager.default.createDirectory(atPath: root + "/devices", withIntermediateDirectories: true)
+        _ = directory.write(#"{"shared": [\#(fence("plaza", 40))]}"#, to: "fences/shared.json")
+        for (index, device) in devices.enumerated() {
+            _ = directory.write(#"{"devices": {"\#(device)": [\#(fence("home", 50 + Double(index)))]}}"#, to: "fences/devices/\(device.replacingOccurrences(of: "/", with: "%2F")).json")
+        }
+        return root
+    }
+
+    @Test func aDirectoryLoadsAsOneBook() throws {
+        let root = makeDirectory(["alice/phone", "bob/phone"])
+        let file = FenceFile(path: root)
+        #expect(file.layout == .directory)
+        let book = try #require(file.load().book)
+        #expect(Set(book.devices.keys) == ["alice/phone", "bob/phone"])
+        #expect(book.deviceFences(of: "alice/phone").fence("plaza") != nil)
+        #expect(book.fenceCount == 3)
+    }
+
+    @Test func aShardReadsOnlyItsOwnDevicesFiles() throws {
+        let devices = (0..<30).map { "u\($0)/p" }
+        let root = makeDirectory(devices)
+        for index in 0..<3 {
+            let shard = try ShardAssignment(index: index, count: 3)
+            let book = try #require(FenceFile(path: root, shard: shard).load().book)
+            #expect(Set(book.devices.keys) == Set(devices.filter(shard.owns)))
+            #expect(book.shared.count == 1)
+        }
+    }
+
+    @Test func aChangeWritesOnlyTheDevicesFile() throws {
+        let root = makeDirectory(["alice/phone", "bob/phone"])
+        let file = FenceFile(path: root)
+        let bob = root + "/devices/bob%2Fphone.json"
+        let before = try Data(contentsOf: URL(fileURLWithPath: bob))
+        let change = FenceChange.add(device: "alice/phone", fence: try #require(try? JSONParser().parse(Array(fence("work", 60).utf8))))
+        _ = try file.apply(change, expecting: nil)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: bob)) == before, "another device's file is left alone")
+        let book = try #require(file.load().book)
+        #expect(book.fences(of: "alice/phone").map(\.identifier) == ["home", "work"])
+        let added = FenceChange.add(device: "carol/phone", fence: try #require(try? JSONParser().parse(Array(fence("home", 70).utf8))))
+        _ = try file.apply(added, expecting: nil)
+        #expect(FileManager.default.fileExists(atPath: root + "/devices/carol%2Fphone.json"), "a new device gets a file of its own")
+    }
+
+    @Test func aFileEditedSinceItWasReadIsNotOverwritten() throws {
+        let root = makeDirectory(["alice/phone"])
+        let file = FenceFile(path: root)
+        let loaded = file.load()
+        let book = try #require(loaded.book)
+        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("edited", 1))]}}"#, to: "fences/devices/alice%2Fphone.json")
+        #expect(throws: StoreError.self) {
+            _ = try file.write(book.replacing(devices: ["alice/phone": []]), expecting: loaded.contents, devices: ["alice/phone"])
+        }
+        #expect(try #require(file.load().book).fences(of: "alice/phone").map(\.identifier) == ["edited"])
+    }
+
+    @Test func problemsNameTheFileTheyAreIn() {
+        let root = makeDirectory(["alice/phone"])
+        _ = directory.write(#"{"devices": {"bob/phone": []}}"#, to: "fences/devices/alice%2Fphone.json")
+        _ = directory.write(#"{"devices": {}}"#, to: "fences/shared.json")
+        _ = directory.write("notes", to: "fences/devices/README")
+        let loaded = FenceFile(path: root).load()
+        #expect(loaded.book == nil)
+        let text = loaded.errors.map(\.description).joined(separator: "\n")
+        #expect(text.contains("devices/alice%2Fphone.json: a device file must hold exactly the device \"alice/phone\" its name stands for"), "\(text)")
+        #expect(text.contains("shared.json:1: unknown top-level key \"devices\" (expected \"groups\" or \"shared\")"), "\(text)")
+        #expect(text.contains("devices/README: not a device file"), "\(text)")
+    }
+
+    @Test func namesOfUnusualIdentifiersStayUsable() throws {
+        let root = directory.file("odd") + "/"
+        let file = FenceFile(path: root)
+        #expect(file.layout == .directory)
+        let long = String(repeating: "é", count: 90) + "/x"
+        let book = FenceBook().replacing(devices: [".hidden/ü": [], long: []])
+        let written = try file.write(book, expecting: file.contents(of: FenceBook()))
+        #expect(try file.read() == written)
+        #expect(Set(try #require(file.load().book).devices.keys) == [".hidden/ü", long])
+    }
+}

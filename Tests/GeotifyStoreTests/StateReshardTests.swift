@@ -1,0 +1,36 @@
+import GeotifyCore
+import GeotifyStore
+import Testing
+
+/// A moved device's fence revisions in its new store's numbering: what it had seen stays
+/// seen, what it had not stays new to it.
+@Suite("State reshard")
+struct StateReshardTests {
+    typealias Revisions = StateReshard.Revisions
+
+    @Test func seenSharedFencesStaySeenAndUnseenOnesNew() {
+        // The source added plaza at 1 and park at 4; the target numbered them 2 and 3.
+        let source = Revisions(known: ["#shared": ["plaza": 1, "park": 4], "u1/p": ["home": 2, "work": 5]], current: 5)
+        let target = Revisions(known: ["#shared": ["plaza": 2, "park": 3]], current: 3)
+        let state = DeviceState(badge: 2, revision: 4)
+        let moved = StateReshard.translate(state, device: "u1/p", from: source, to: target)
+        #expect(moved.state.revision == 3, "plaza and park seen in the source: seen in the target")
+        #expect(moved.state.badge == 2)
+        #expect(moved.own == ["home": 3, "work": 4], "home seen, work (added after its revision) new")
+        #expect(moved.current == 4)
+    }
+
+    @Test func aDifferentOrderMakesASeenFenceNewRatherThanAnUnseenOneSeen() {
+        let source = Revisions(known: ["#shared": ["plaza": 1, "park": 3]], current: 3)
+        let target = Revisions(known: ["#shared": ["plaza": 5, "park": 2]], current: 5)
+        let moved = StateReshard.translate(DeviceState(revision: 2), device: "u1/p", from: source, to: target)
+        #expect(moved.state.revision == 1, "below park, which it never saw")
+    }
+
+    @Test func aDeviceBeforeItsFirstFixStaysSo() {
+        let source = Revisions(known: ["u1/p": ["home": 1]], current: 1)
+        let moved = StateReshard.translate(DeviceState(), device: "u1/p", from: source, to: Revisions(known: [:], current: 7))
+        #expect(moved.state.revision == nil)
+        #expect(moved.own == ["home": 8])
+    }
+}

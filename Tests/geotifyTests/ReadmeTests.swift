@@ -1,0 +1,193 @@
+import Foundation
+import GeotifyTestSupport
+import Testing
+
+/// The README cannot drift: a newcomer's walk-through replays every command example it
+/// has, in order, in terminals of their own, on a fresh copy of the repository, against
+/// the real scripts, a real mosquitto and a real bridge, and compares what each terminal
+/// shows with what the README shows (`ReadmeExamples` has the convention, `ExpectedLines`
+/// the placeholders). The parts are tested on their own first.
+@Suite("The README's examples")
+struct ReadmeTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    // MARK: The convention
+
+    @Test func commandsAreTypedInTheirTerminalAndTheLinesAfterThemAreWhatItShows() throws {
+        let examples = try ReadmeExamples(markdown: """
+            Start:
+
+            ```console
+            $ ./scripts/run-bridge
+            ...
+            started
+            ```
+
+            <!-- in terminal 2 -->
+            ```console
+            $ mosquitto_pub -t a -m '{"x": 1}' \\
+                -q 1
+            $ true
+            ```
+
+            ```json
+            {"not": "a command"}
+            ```
+
+            ```console
+            ^C
+            stopped
+            ```
+            """)
+        #expect(examples.steps == [
+            .command(terminal: 1, "./scripts/run-bridge"),
+            .output(terminal: 1, ["...", "started"]),
+            .command(terminal: 2, "mosquitto_pub -t a -m '{\"x\": 1}' \\\n    -q 1"),
+            .command(terminal: 2, "true"),
+            .interrupt(terminal: 1),
+            .output(terminal: 1, ["stopped"]),
+        ])
+        #expect(examples.skipped.isEmpty)
+    }
+
+    @Test func anExampleNotRunSaysWhy() throws {
+        let examples = try ReadmeExamples(markdown: """
+            <!-- not run: needs a Docker engine -->
+            ```console
+            $ docker compose up -d
+            ```
+            """)
+        #expect(examples.steps.isEmpty)
+        #expect(examples.skipped == [.init(line: 2, command: "docker compose up -d", reason: "needs a Docker engine")])
+        #expect(throws: ReadmeExamples.Problem(line: 1, message: "<!-- not run --> needs a reason: <!-- not run: REASON -->")) {
+            try ReadmeExamples(markdown: "<!-- not run -->\n```console\n$ docker compose up\n```\n")
+        }
+    }
+
+    @Test(arguments: ["sh", "bash", "shell"])
+    func aShellBlockIsRefusedSoNoCommandGoesUnchecked(language: String) {
+        #expect(throws: ReadmeExamples.Problem.self) {
+            try ReadmeExamples(markdown: "Text\n\n```\(language)\nrm -rf local\n```\n")
+        }
+    }
+
+    @Test func aDirectiveMustPrecedeAConsoleBlock() {
+        #expect(throws: ReadmeExamples.Problem(line: 1, message: "<!-- in terminal 2 --> must be right before a ```console block")) {
+            try ReadmeExamples(markdown: "<!-- in terminal 2 -->\n\n```console\n$ true\n```\n")
+        }
+    }
+
+    @Test func placeholdersStandForWhatDiffersFromRunToRun() {
+        let expected = ExpectedLines([
+            "<time> info    started: 3 fences for 2 devices, <n> lanes",
+            #"geotify/event/alice/phone {"id":"alice/phone/home/enter/<tst>","tst":<tst>}"#,
+        ])
+        #expect(expected.compare([
+            "2026-11-30T15:32:24.583Z info    started: 3 fences for 2 devices, 2 lanes",
+            #"geotify/event/alice/phone {"id":"alice/phone/home/enter/1796052749","tst":1796052749}"#,
+            "more",
+        ]) == .matched(count: 2))
+        #expect(expected.compare(["2026-11-30T15:32:24.583Z info    started: 3 fences for 2 devices, 2 lanes"]) == .incomplete)
+        #expect(expected.compare(["2026-11-30 info    started: 3 fences for 2 devices, 2 lanes"]) == .differs(index: 0))
+        #expect(ExpectedLines(["a (b) [c] .*"]).compare(["a (b) [c] .*"]) == .matched(count: 1))
+        #expect(ExpectedLines(["a (b) [c] .*"]).compare(["a (b) [c] xx"]) == .differs(index: 0))
+    }
+
+    @Test func threeDotsStandForAnyNumberOfLines() {
+        let expected = ExpectedLines(["...", "installed /usr/local/bin/geotify: geotify <n>.<n>.<n>"])
+        #expect(expected.compare(["installed /usr/local/bin/geotify: geotify 0.1.0"]) == .matched(count: 1))
+        #expect(expected.compare(["Building for production...", "[3/4] Compiling", "installed /usr/local/bin/geotify: geotify 0.1.0"]) == .matched(count: 3))
+        #expect(expected.compare(["Building for production..."]) == .incomplete)
+    }
+
+    // MARK: The walk-through
+
+    @Test func aNewcomerWalksThroughEveryExampleOfTheReadme() throws {
+        let scratch = try makeTemporaryDirectory("readme")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let clone = scratch.appendingPathComponent("geotify")
+        try Self.cloneWorkingTree(to: clone)
+
+        // The examples run against a broker on a free port instead of 1883 (the machine may
+        // run one there, and tests talk to their own servers): the clone's example settings
+        // and the mosquitto clients' default options name it, and what the terminals show
+        // is read with 127.0.0.1:1883 in its place. scripts/install installs into the
+        // scratch directory instead of /usr/local, and with the binary the test build made
+        // instead of a release build (minutes).
+        let port = try freePort()
+        let settings = clone.appendingPathComponent("config/geotify.json")
+        let example = try String(contentsOf: settings, encoding: .utf8)
+        #expect(example.contains(#""broker": "mqtt://127.0.0.1:1883""#))
+        try example.replacingOccurrences(of: "mqtt://127.0.0.1:1883", with: "mqtt://127.0.0.1:\(port)")
+            .write(to: settings, atomically: true, encoding: .utf8)
+        try Self.git(clone, ["init", "-q"])
+        try Self.git(clone, ["add", "-A"])
+        try Self.git(clone, ["-c", "user.name=newcomer", "-c", "user.email=newcomer@localhost", "commit", "-q", "-m", "clone"])
+        let clientOptions = scratch.appendingPathComponent("xdg")
+        try FileManager.default.createDirectory(at: clientOptions, withIntermediateDirectories: true)
+        for client in ["mosquitto_pub", "mosquitto_sub", "mosquitto_rr"] {
+            try "-p \(port)\n".write(to: clientOptions.appendingPathComponent(client), atomically: true, encoding: .utf8)
+        }
+        let prefix = scratch.appendingPathComponent("usr/local")
+        // Only the system's directories and the install prefix: a geotify installed on the
+        // machine cannot stand in for the one the README installs.
+        let environment = [
+            "PATH": "\(prefix.path)/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME": ProcessInfo.processInfo.environment["HOME"] ?? scratch.path,
+            "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": clientOptions.path,
+            "PREFIX": prefix.path,
+            "GEOTIFY_PREBUILT": geotifyExecutable.path,
+        ]
+        let substitutions = [("127.0.0.1:\(port)", "127.0.0.1:1883"), (prefix.path, "/usr/local")]
+
+        let readme = try String(contentsOf: clone.appendingPathComponent("README.md"), encoding: .utf8)
+        let examples = try ReadmeExamples(markdown: readme)
+        #expect(examples.steps.count > 10)
+        var terminals: [Int: ShellTerminal] = [:]
+        func terminal(_ number: Int) throws -> ShellTerminal {
+            if let open = terminals[number] { return open }
+            let opened = try ShellTerminal(number: number, directory: clone, scratch: scratch, environment: environment)
+            terminals[number] = opened
+            return opened
+        }
+        defer { terminals.removeAll() }
+        for step in examples.steps {
+            switch step {
+            case .command(let number, let command):
+                try terminal(number).type(command, timeout: 120)
+            case .interrupt(let number):
+                try terminal(number).interrupt()
+            case .output(let number, let lines):
+                try terminal(number).expect(ExpectedLines(lines), substitutions: substitutions, timeout: 60)
+            }
+        }
+        for number in terminals.keys.sorted() {
+            let rest = try terminals[number]!.finish(timeout: 30)
+            #expect(rest.isEmpty, "terminal \(number) showed more than the README says:\n\(rest.joined(separator: "\n"))")
+        }
+        #expect(try Self.git(clone, ["status", "--porcelain"]) == "", "the examples changed tracked files")
+        #expect(!acceptsConnections(port: port), "the broker scripts/run-bridge started still runs")
+    }
+
+    /// Copies the working tree's files that git would commit (tracked or new, not
+    /// ignored, as they are now) to `destination`: what a clone of the change holds.
+    static func cloneWorkingTree(to destination: URL) throws {
+        let files = try git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+            .split(separator: "\0").map(String.init)
+        let manager = FileManager.default
+        for file in files {
+            let source = root.appendingPathComponent(file)
+            // A tracked file deleted in the working tree is not part of the change.
+            guard manager.fileExists(atPath: source.path) else { continue }
+            let target = destination.appendingPathComponent(file)
+            try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try manager.copyItem(at: source, to: target)
+        }
+    }
+
+    @discardableResult
+    static func git(_ directory: URL, _ arguments: [String]) throws -> String {
+        try runCommand("git", ["-C", directory.path] + arguments)
+    }
+}
