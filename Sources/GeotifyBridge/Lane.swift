@@ -19,9 +19,11 @@ import Synchronization
 /// state changes and the messages they cause are committed in one transaction, then
 /// published: under load many small commits become few.
 ///
-/// libmosquitto acknowledges a QoS 1 message to the broker before handing it over, so the
-/// messages of the batch at work are lost if the process is killed before the commit:
-/// at most one burst (`MessageRouter.batchLimit`).
+/// A QoS 1 message is acknowledged to the broker only after its batch is committed:
+/// libmosquitto queues the PUBACK when it reads the message, and the network loop writes
+/// it after the burst's end, when `handle` has returned. So a SIGKILL loses no position
+/// the broker handed over (it sends the unacknowledged ones again); see
+/// docs/reliability.md.
 ///
 /// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency` and the `unsaved*`
 /// properties are only read and written on `queue` (asserted with

@@ -198,9 +198,10 @@ final class ConnectionSupervisor: @unchecked Sendable {
     }
 
     /// The most packets read in one burst before the burst's end is reported. Small
-    /// enough that what a burst causes to be published leaves in the same turn and that
-    /// few messages are acknowledged to the broker but not yet committed (QoS 1 input:
-    /// libmosquitto acknowledges on receipt); large enough that a poll is rare.
+    /// enough that what a burst causes to be published leaves in the same turn; large
+    /// enough that a poll is rare. (The acknowledgements of a burst's QoS 1 messages,
+    /// queued by libmosquitto as it reads them, are written after the burst's end, once
+    /// the owner has handled it: threaded libmosquitto writes only in `mosquitto_loop_write`.)
     private static let burstLimit = 64
 
     /// One turn of the loop: waits (up to `loopTimeout`) for the socket or a wake-up,
