@@ -96,7 +96,11 @@ final class FenceChangeAnnouncer: Sendable {
             outbox.append(OutboxMessage(topic: presence.occupancyTopic(owner: key.owner, fence: key.fence), payload: [], qos: 1, retain: true))
         }
         if let discovery {
-            outbox += discovery.configs(devices: after.filter { before[$0.key] != $0.value })
+            // Only the configs that differ: each is a retained message of about a kilobyte,
+            // and most changes (a new radius, a moved centre) leave every entity as it was.
+            var previous: [String: [UInt8]] = [:]
+            for config in discovery.configs(devices: before) { previous[config.topic] = config.payload }
+            outbox += discovery.configs(devices: after).filter { previous[$0.topic] != $0.payload }
             for owner in sharedAfter.keys.sorted() where sharedBefore[owner] != sharedAfter[owner] {
                 outbox += discovery.configs(owner: owner, fences: sharedAfter[owner] ?? [])
             }

@@ -153,8 +153,8 @@ final class Lane: @unchecked Sendable {
         queue.sync {}
     }
 
-    /// Runs the core on `batch`, writes the fence changes it asked for and lets the core
-    /// answer them, then carries out the rest.
+    /// Runs the core on `batch` part by part (`LaneCore.parts(of:)`), then records the
+    /// batch's latencies.
     private func process(_ batch: [Inbound]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let parts = LaneCore.parts(of: batch)
@@ -169,8 +169,8 @@ final class Lane: @unchecked Sendable {
         }
     }
 
-    /// `process` for one part of a batch (`LaneCore.parts(of:)`): the core's decisions,
-    /// the fence writes, then the rest.
+    /// Runs the core on one part of a batch, writes the fence changes it asked for and
+    /// lets the core answer them, then carries out the rest.
     private func handle(part batch: [Inbound]) {
         var effects = LaneEffects()
         core.handle(batch, book: environment.fences.book, into: &effects)
