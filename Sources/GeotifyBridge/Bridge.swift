@@ -35,6 +35,11 @@ package final class Bridge: Sendable {
     private let running = Mutex<Running?>(nil)
     /// Serialises `start` and `stop`.
     private let phase = Mutex(())
+    /// Whether a stop has decided the last status (`offline`, or nothing while not
+    /// connected). `online` is queued only while it is false, and the stop's `offline`
+    /// is queued in the same critical section that sets it, so a connection accepted
+    /// while the bridge stops can never publish `online` after (or instead of) it.
+    private let statusClosed = Mutex(false)
 
     /// What exists only while the bridge runs.
     private struct Running: Sendable {
@@ -211,6 +216,7 @@ package final class Bridge: Sendable {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
         publisher.attach(client, store: store)
+        statusClosed.withLock { $0 = false }
 
         let started = scheduler.uptime
         housekeepingState.withLock { $0 = Housekeeping(round: 0, lastReport: started, lastWaitingNote: started) }
@@ -276,14 +282,19 @@ package final class Bridge: Sendable {
         for lane in current.lanes { lane.saveFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
         current.announcer.waitUntilAnnounced()
-        if current.client.isConnected {
-            let acknowledged = DispatchSemaphore(value: 0)
+        let acknowledged = DispatchSemaphore(value: 0)
+        let announced = statusClosed.withLock { closed -> Bool in
+            closed = true
+            guard current.client.isConnected else { return false }
             publisher.send(OutboxMessage(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)) {
                 acknowledged.signal()
             }
-            if acknowledged.wait(timeout: .now() + max(0, timeout)) == .timedOut {
-                logger.warning("the broker did not acknowledge \"offline\" within \(timeout) s; its will says it when it notices the disconnect")
-            }
+            return true
+        }
+        if announced && acknowledged.wait(timeout: .now() + max(0, timeout)) == .timedOut {
+            // A clean DISCONNECT would make the broker discard the will and keep `online`.
+            logger.warning("the broker did not acknowledge \"offline\" within \(timeout) s; leaving without a DISCONNECT, so that it publishes the will (\"offline\")")
+            current.client.dropConnectionUncleanly()
         }
         current.client.stop()
         publisher.saveMarks()
@@ -426,7 +437,9 @@ package final class Bridge: Sendable {
                 logger.error("could not subscribe: \(error)")
             }
             publisher.connected()
-            publisher.send(OutboxMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true))
+            statusClosed.withLock { closed in
+                if !closed { publisher.send(OutboxMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true)) }
+            }
             current.announcer.announceAll(current.fences.book)
         case .connectionRefused(let code, let reason):
             publisher.disconnected()

@@ -5,9 +5,11 @@ extension FenceBook {
     /// entities, presence topics): its own, and those of the shared sets that apply to
     /// it when a set is small enough for one entity a fence (at most `limit`). A set of
     /// thousands of points of interest is evaluated but not announced fence by fence.
-    func announcedFences(limit: Int) -> [String: [Fence]] {
+    /// With `scope`, only the devices in it.
+    func announcedFences(limit: Int, among scope: Set<String>? = nil) -> [String: [Fence]] {
         var devices = Set(self.devices.keys)
         for members in groups.values { devices.formUnion(members) }
+        if let scope { devices.formIntersection(scope) }
         var announced: [String: [Fence]] = [:]
         for device in devices {
             let fences = deviceFences(of: device)

@@ -78,8 +78,16 @@ final class FenceChangeAnnouncer: Sendable {
 
     /// The messages for a change of book, in the order they must go out.
     func messages(for change: LiveFenceBook.Change) -> [OutboxMessage] {
-        let before = owned(change.old.announcedFences(limit: announceLimit))
-        let after = owned(change.new.announcedFences(limit: announceLimit))
+        // Only the devices whose announced fences differ have anything to say. A command
+        // changes one device's own fences; looking at every other device (their Home
+        // Assistant object ids above all) on each write cost more than the write.
+        let scope = Self.devicesWithOwnChanges(change)
+        var before = owned(change.old.announcedFences(limit: announceLimit, among: scope))
+        var after = owned(change.new.announcedFences(limit: announceLimit, among: scope))
+        for (device, fences) in after where before[device] == fences {
+            before[device] = nil
+            after[device] = nil
+        }
         let sharedBefore = change.old.announcedSharedFences(limit: announceLimit)
         let sharedAfter = change.new.announcedSharedFences(limit: announceLimit)
         var outbox = presence.removals(
@@ -88,7 +96,11 @@ final class FenceChangeAnnouncer: Sendable {
             outbox.append(OutboxMessage(topic: presence.occupancyTopic(owner: key.owner, fence: key.fence), payload: [], qos: 1, retain: true))
         }
         if let discovery {
-            outbox += discovery.configs(devices: after.filter { before[$0.key] != $0.value })
+            // Only the configs that differ: each is a retained message of about a kilobyte,
+            // and most changes (a new radius, a moved centre) leave every entity as it was.
+            var previous: [String: [UInt8]] = [:]
+            for config in discovery.configs(devices: before) { previous[config.topic] = config.payload }
+            outbox += discovery.configs(devices: after).filter { previous[$0.topic] != $0.payload }
             for owner in sharedAfter.keys.sorted() where sharedBefore[owner] != sharedAfter[owner] {
                 outbox += discovery.configs(owner: owner, fences: sharedAfter[owner] ?? [])
             }
@@ -106,6 +118,17 @@ final class FenceChangeAnnouncer: Sendable {
             }
         }
         return outbox
+    }
+
+    /// The devices whose own fences differ between the two books, when that is all that
+    /// differs (groups and shared sets the same), so only they can be announced
+    /// differently; nil when groups or shared sets changed too.
+    private static func devicesWithOwnChanges(_ change: LiveFenceBook.Change) -> Set<String>? {
+        guard change.old.groups == change.new.groups, change.old.shared == change.new.shared else { return nil }
+        var changed: Set<String> = []
+        for (device, fences) in change.new.devices where change.old.devices[device] != fences { changed.insert(device) }
+        for device in change.old.devices.keys where change.new.devices[device] == nil { changed.insert(device) }
+        return changed
     }
 
     /// The devices of `devices` this instance owns (all of them without shards).

@@ -19,9 +19,11 @@ import Synchronization
 /// state changes and the messages they cause are committed in one transaction, then
 /// published: under load many small commits become few.
 ///
-/// libmosquitto acknowledges a QoS 1 message to the broker before handing it over, so the
-/// messages of the batch at work are lost if the process is killed before the commit:
-/// at most one burst (`MessageRouter.batchLimit`).
+/// A QoS 1 message is acknowledged to the broker only after its batch is committed:
+/// libmosquitto queues the PUBACK when it reads the message, and the network loop writes
+/// it after the burst's end, when `handle` has returned. So a SIGKILL loses no position
+/// the broker handed over (it sends the unacknowledged ones again); see
+/// docs/reliability.md.
 ///
 /// Thread safety (why `@unchecked Sendable` is sound): `core`, `latency` and the `unsaved*`
 /// properties are only read and written on `queue` (asserted with
@@ -151,10 +153,25 @@ final class Lane: @unchecked Sendable {
         queue.sync {}
     }
 
-    /// Runs the core on `batch`, writes the fence changes it asked for and lets the core
-    /// answer them, then carries out the rest.
+    /// Runs the core on `batch` part by part (`LaneCore.parts(of:)`), then records the
+    /// batch's latencies.
     private func process(_ batch: [Inbound]) {
         dispatchPrecondition(condition: .onQueue(queue))
+        let parts = LaneCore.parts(of: batch)
+        for part in parts {
+            handle(part: parts.count == 1 ? batch : Array(batch[part]))
+        }
+        let committed = environment.scheduler.now
+        for inbound in batch {
+            let duration = max(0, committed - inbound.arrival)
+            latency.record(duration)
+            totalLatency.record(duration)
+        }
+    }
+
+    /// Runs the core on one part of a batch, writes the fence changes it asked for and
+    /// lets the core answer them, then carries out the rest.
+    private func handle(part batch: [Inbound]) {
         var effects = LaneEffects()
         core.handle(batch, book: environment.fences.book, into: &effects)
         if !effects.fenceWrites.isEmpty {
@@ -165,12 +182,6 @@ final class Lane: @unchecked Sendable {
             core.finish(writes, results: results, book: environment.fences.book, into: &effects)
         }
         carryOut(effects)
-        let committed = environment.scheduler.now
-        for inbound in batch {
-            let duration = max(0, committed - inbound.arrival)
-            latency.record(duration)
-            totalLatency.record(duration)
-        }
     }
 
     /// Carries out what the core decided: counters and log lines, occupancy, then the

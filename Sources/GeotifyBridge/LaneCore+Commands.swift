@@ -111,6 +111,29 @@ extension LaneCore {
         return result
     }
 
+    /// Where the shell cuts a batch: before each command of a device that already has a
+    /// command in the part so far. Fence writes are made at the end of each part, so a
+    /// command sees the fences as every earlier command left them (a preview right after
+    /// an add in one burst finds the added fence, a commit's basis is checked against the
+    /// edit before it); commands for different devices stay together and share one write
+    /// of the file. A batch of positions, or of commands all for different devices, is
+    /// one part.
+    package static func parts(of batch: [Inbound]) -> [Range<Int>] {
+        var parts: [Range<Int>] = []
+        var start = batch.startIndex
+        var commanded: Set<String> = []
+        for (index, inbound) in zip(batch.indices, batch) {
+            guard case .command = inbound.route else { continue }
+            if !commanded.insert(inbound.device).inserted {
+                parts.append(start..<index)
+                start = index
+                commanded = [inbound.device]
+            }
+        }
+        parts.append(start..<batch.endIndex)
+        return parts
+    }
+
     /// Answers the fence writes handed to the shell, in order, with the outcome of each
     /// (`results` has one per write); `book` is the fence book after them.
     package mutating func finish(

@@ -46,10 +46,17 @@ final class LiveFenceBook: Sendable {
 
     let file: FenceFile
     private let installed = Mutex(Installed())
+    /// What the writers and reloads keep between turns.
+    private struct Turn {
+        /// The last refused contents, so a bad file is reported once, not every poll.
+        var refused: [UInt8]?
+        /// Each device's text as last written, so a write encodes only changed devices.
+        var text = FenceFileText()
+    }
+
     /// Held while reading, validating and writing the file, so reloads and writes take
-    /// turns; never held by readers of `book`. Also remembers the last refused contents,
-    /// so a bad file is reported once, not every poll.
-    private let turn = Mutex<[UInt8]?>(nil)
+    /// turns; never held by readers of `book`.
+    private let turn = Mutex(Turn())
     private let store: StateStore
     private let logger: Logger
     private let counters: Counters
@@ -101,7 +108,7 @@ final class LiveFenceBook: Sendable {
     /// by its size, time and inode, or, with `readContents` (now and then, and on
     /// SIGHUP), by its contents. Reports a file that went missing or unreadable once.
     func reloadIfChanged(readContents: Bool = false) -> Change? {
-        turn.withLock { refused -> Change? in
+        turn.withLock { turn -> Change? in
             let current = signature()
             let (known, unusable) = installed.withLock { ($0.signature, $0.unusable) }
             guard readContents || current != known || unusable != nil else { return nil }
@@ -117,7 +124,7 @@ final class LiveFenceBook: Sendable {
                 return nil
             }
             markUsable()
-            return install(contents, signature: current, reason: "the file changed", refused: &refused)
+            return install(contents, signature: current, reason: "the file changed", refused: &turn.refused)
         }
     }
 
@@ -126,7 +133,7 @@ final class LiveFenceBook: Sendable {
     /// does not apply (its device's fences are not those it was decided on, it does not
     /// validate); returns one outcome a write, and the change of book when any applied.
     func write(_ writes: [FenceWrite], limits: FenceLimits) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
-        turn.withLock { refused in
+        turn.withLock { turn in
             let (inForce, inForceContents, unusable) = installed.withLock { ($0.book, $0.contents, $0.unusable) }
             func refuseAll(_ error: FenceChangeError) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
                 (Array(repeating: .failure(error), count: writes.count), nil)
@@ -174,7 +181,7 @@ final class LiveFenceBook: Sendable {
             let book = base.replacing(devices: changed)
             let written: [UInt8]
             do throws(StoreError) {
-                written = try file.write(book, expecting: contents, devices: Array(changed.keys))
+                written = try file.write(book, expecting: contents, devices: Array(changed.keys), text: &turn.text)
             } catch {
                 let failure = error.reason.contains("changed since it was read")
                     ? FenceChangeError(.stale, "the fence file \(file.path) changed while it was being written (edited by someone else); nothing was written, try again")
@@ -182,7 +189,7 @@ final class LiveFenceBook: Sendable {
                 return (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
             }
             let change = put(book, contents: written, signature: signature(), reason: "changed by a command", scopes: Array(changed.keys))
-            refused = nil
+            turn.refused = nil
             return (results, change)
         }
     }

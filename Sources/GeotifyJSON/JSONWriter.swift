@@ -27,6 +27,13 @@ public struct JSONWriter: Sendable {
         String(decoding: bytes(value), as: UTF8.self)
     }
 
+    /// Appends `value` to `out` as it is written `indent` levels deep inside a larger
+    /// value (pretty output indents its lines after the first by that much more), so a
+    /// caller can assemble a document from parts, some of them written before.
+    public func append(_ value: JSON, to out: inout [UInt8], indent: Int) {
+        write(value, into: &out, indent: indent)
+    }
+
     private func write(_ value: JSON, into out: inout [UInt8], indent: Int) {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)

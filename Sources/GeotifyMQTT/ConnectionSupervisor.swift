@@ -212,9 +212,10 @@ final class ConnectionSupervisor: @unchecked Sendable {
     }
 
     /// The most packets read in one burst before the burst's end is reported. Small
-    /// enough that what a burst causes to be published leaves in the same turn and that
-    /// few messages are acknowledged to the broker but not yet committed (QoS 1 input:
-    /// libmosquitto acknowledges on receipt); large enough that a poll is rare.
+    /// enough that what a burst causes to be published leaves in the same turn; large
+    /// enough that a poll is rare. (The acknowledgements of a burst's QoS 1 messages,
+    /// queued by libmosquitto as it reads them, are written after the burst's end, once
+    /// the owner has handled it: threaded libmosquitto writes only in `mosquitto_loop_write`.)
     private static let burstLimit = 64
 
     /// One turn of the loop: waits (up to `loopTimeout`) for the socket or a wake-up,
@@ -240,7 +241,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 let code = mosquitto_loop_read(handle, 1)
                 if code != MOSQ_ERR_SUCCESS.rawValue { return code }
                 packets += 1
-            } while errno != EAGAIN && errno != EWOULDBLOCK && packets < Self.burstLimit && mosquitto_socket(handle) >= 0
+            } while packets < Self.burstLimit && Self.hasMoreToRead(socket: mosquitto_socket(handle))
         }
         relay.caughtUp()
         if mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
@@ -248,6 +249,21 @@ final class ConnectionSupervisor: @unchecked Sendable {
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
         }
         return mosquitto_loop_misc(handle)
+    }
+
+    /// Whether another packet may be read without waiting, just after
+    /// `mosquitto_loop_read` returned success: it reads from the socket until the socket
+    /// would block (`EAGAIN`), so any other `errno` means there is more. `EAGAIN` alone
+    /// does not mean the socket is drained: for each QoS 1 message read, libmosquitto
+    /// queues the PUBACK and, in threaded mode, writes a byte to its own wake-up pipe,
+    /// which this loop never reads; once that pipe is full the write fails with `EAGAIN`
+    /// too. Taken at its word, that ended every burst of QoS 1 messages after its first
+    /// packet. So `EAGAIN` is checked against the socket itself (a poll that does not wait).
+    private static func hasMoreToRead(socket: Int32) -> Bool {
+        guard socket >= 0 else { return false }
+        guard errno == EAGAIN || errno == EWOULDBLOCK else { return true }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
     }
 
     /// The watchdog: every network thread ends here, whatever ended it. Unless stopping,

@@ -205,8 +205,10 @@ package final class MQTTClient: @unchecked Sendable {
 
     /// Ends the TCP connection under libmosquitto without a DISCONNECT packet, as a
     /// crash or a network failure would, so the broker publishes the will. The network
-    /// thread then sees the connection lost and reconnects. Only tests need this.
-    func dropConnectionUncleanly() {
+    /// thread then sees the connection lost and reconnects, unless `stop()` follows: a
+    /// stop that could not say goodbye itself (the bridge's `offline` unacknowledged)
+    /// leaves it to the will this way.
+    package func dropConnectionUncleanly() {
         let descriptor = mosquitto_socket(handle)
         if descriptor >= 0 {
             shutdown(descriptor, Int32(SHUT_RDWR))

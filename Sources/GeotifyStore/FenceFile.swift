@@ -338,15 +338,10 @@ public struct FenceFile: Sendable {
     }
 
     /// The file's text for `book`: pretty-printed, keys sorted, devices and fences in
-    /// order; groups and shared fences when there are any.
+    /// order; groups and shared fences when there are any (`FenceFileText`).
     public static func contents(of book: FenceBook) -> [UInt8] {
-        var devices = JSONObject()
-        for device in book.devices.keys.sorted() {
-            devices[device] = .array(book.fences(of: device).map(FenceCodec.encode))
-        }
-        var root: JSONObject = JSONObject([JSONObject.Member(key: "devices", value: .object(devices))])
-        addShared(of: book, to: &root)
-        return JSONWriter(pretty: true, sortedKeys: true).bytes(.object(root))
+        var text = FenceFileText()
+        return text.contents(of: book)
     }
 
     /// What `book` is in this layout: the file's text, or the directory's snapshot.
@@ -369,7 +364,7 @@ public struct FenceFile: Sendable {
     }
 
     /// Adds the groups and shared fences of `book` to a document, when there are any.
-    private static func addShared(of book: FenceBook, to root: inout JSONObject) {
+    static func addShared(of book: FenceBook, to root: inout JSONObject) {
         if !book.groups.isEmpty {
             var groups = JSONObject()
             for group in book.groups.keys.sorted() { groups[group] = .array(book.groups[group]!.map(JSON.string)) }
@@ -397,6 +392,15 @@ public struct FenceFile: Sendable {
     /// the book no longer has), each refused if it changed since `expected`; with nil,
     /// every device file and the shared file that differ from `book`.
     public func write(_ book: FenceBook, expecting expected: [UInt8], devices: [String]? = nil) throws(StoreError) -> [UInt8] {
+        var text = FenceFileText()
+        return try write(book, expecting: expected, devices: devices, text: &text)
+    }
+
+    /// `write(_:expecting:devices:)` with a file's text made by `text`, which remembers
+    /// each device's text for the next write.
+    public func write(
+        _ book: FenceBook, expecting expected: [UInt8], devices: [String]?, text: inout FenceFileText
+    ) throws(StoreError) -> [UInt8] {
         guard layout == .file else {
             var changes: [String: [UInt8]?] = [:]
             for device in devices ?? Array(book.devices.keys) {
@@ -410,7 +414,7 @@ public struct FenceFile: Sendable {
             }
             return try directory.write(changes, expecting: expected)
         }
-        let bytes = FenceFile.contents(of: book)
+        let bytes = text.contents(of: book)
         try AtomicFile.withLock(on: path) { () throws(StoreError) in
             let current = try AtomicFile.read(path) ?? []
             guard current == expected else {

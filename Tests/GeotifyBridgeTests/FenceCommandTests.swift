@@ -33,6 +33,52 @@ struct FenceCommandTests {
         (reply["error"] as? [String: Any])?["code"] as? String
     }
 
+    /// Commands that arrive together are one batch whose fence writes are made at its
+    /// end; a command must still see what the commands before it for that device did.
+    @Test func commandsSentBackToBackEachSeeTheFencesAsTheCommandsBeforeThemLeftThem() throws {
+        let harness = try BridgeHarness()
+        for index in 0..<8 {
+            let fence = #"{"identifier":"f\#(index)","latitude":52.5,"longitude":13.41,"radius":100,"eventType":"onEntry"}"#
+            for body in [
+                #"{"id":"a\#(index)","action":"add","fence":\#(fence)}"#,
+                #"{"id":"g\#(index)","action":"get","fence":"f\#(index)"}"#,
+                #"{"id":"p\#(index)","action":"preview","change":{"action":"edit","fence":"f\#(index)","changes":{"radius":150}}}"#,
+            ] {
+                try harness.observer.publish("geotify/cmd/alice/phone", body, qos: 0)
+            }
+        }
+        let replies = harness.observer.waitForMessages(on: "geotify/reply/alice/phone", count: 24).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]
+        }
+        #expect(replies.count == 24)
+        let refused = replies.filter { $0["ok"] as? Bool != true }.map { "\($0["id"] ?? "?"): \(error($0) ?? "?")" }
+        #expect(refused.isEmpty, "every get and preview found the fence added just before it: \(refused)")
+    }
+
+    /// A command's change republishes only the Home Assistant configs that differ: an edit
+    /// of a radius none, a new fence its presence sensor's, and a removed one the empty
+    /// config that deletes its entity.
+    @Test func aChangeRepublishesOnlyTheHomeAssistantConfigsThatDiffer() throws {
+        let harness = try BridgeHarness()
+        let discovery = try TestClient(port: harness.broker.port)
+        try discovery.subscribe("homeassistant/#")
+        #expect(discovery.waitForMessage(on: "homeassistant/binary_sensor/+/presence_office/config") != nil, "the retained configs came")
+        discovery.clear()
+
+        _ = try send(harness, #"{"action":"edit","fence":"home","changes":{"radius":120}}"#)
+        let added = try send(harness, #"{"action":"add","fence":{"identifier":"gym","latitude":52.5,"longitude":13.41,"radius":50,"eventType":"onEntry"}}"#)
+        #expect(added["ok"] as? Bool == true)
+        _ = try send(harness, #"{"action":"delete","fence":"office","confirm":true}"#)
+        // Announcements go out in order: once the last change's config is there, so is
+        // everything the changes before it published.
+        _ = try send(harness, #"{"action":"add","fence":{"identifier":"last","latitude":52.5,"longitude":13.41,"radius":50,"eventType":"onEntry"}}"#)
+        #expect(discovery.waitForMessage(on: "homeassistant/binary_sensor/+/presence_last/config") != nil)
+        let configs = discovery.messages.filter { $0.topic.hasPrefix("homeassistant/") }
+        #expect(configs.map { $0.topic.split(separator: "/").suffix(2).joined(separator: "/") }
+            == ["presence_gym/config", "presence_office/config", "presence_last/config"])
+        #expect(configs.dropFirst().first?.payload == [], "the deleted fence's entity is removed")
+    }
+
     @Test func addListPreviewCommitIsWrittenToTheFileAndSurvivesARestart() throws {
         let harness = try BridgeHarness()
         try harness.ownTracks("alice/phone", 52.5, 13.41, tst: 0)

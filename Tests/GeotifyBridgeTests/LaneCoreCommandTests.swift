@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GeotifyBridge
+import GeotifyMQTT
 import GeotifyCore
 import GeotifyStore
 
@@ -151,5 +152,31 @@ struct LaneCoreCommandTests {
         let malformed = lane.command("alice/phone", #"{"action":"fly"}"#)
         #expect(code(malformed.reply("alice/phone")) == "unknown_action")
         #expect(malformed.direct.contains { $0.topic == "geotify/error" })
+    }
+}
+
+/// Where a lane cuts a batch so that each command sees the fences as the commands before
+/// it left them (their writes are made at the end of each part).
+@Suite("Lane batch parts")
+struct LaneBatchPartsTests {
+    func inbound(_ device: String, command: Bool) -> Inbound {
+        Inbound(
+            route: command ? .command : .location(.plain), device: device,
+            message: MQTTMessage(topic: command ? "geotify/cmd/\(device)" : "geotify/location/\(device)", payload: []),
+            arrival: 0)
+    }
+
+    @Test func aBatchIsCutBeforeADevicesSecondCommand() {
+        let batch = [
+            inbound("a", command: true), inbound("b", command: true), inbound("a", command: false),
+            inbound("a", command: true), inbound("c", command: true), inbound("b", command: true), inbound("a", command: true),
+        ]
+        #expect(LaneCore.parts(of: batch) == [0..<3, 3..<6, 6..<7])
+    }
+
+    @Test func positionsAndCommandsForDifferentDevicesAreOnePart() {
+        let batch = [inbound("a", command: false), inbound("a", command: false), inbound("a", command: true), inbound("b", command: true)]
+        #expect(LaneCore.parts(of: batch) == [0..<4])
+        #expect(LaneCore.parts(of: []) == [0..<0])
     }
 }

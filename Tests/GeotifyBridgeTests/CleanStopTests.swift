@@ -1,0 +1,120 @@
+import Foundation
+import GeotifyBridge
+import GeotifyTestSupport
+import Testing
+
+/// A clean stop leaves `offline` retained on the status topic, whenever it comes: while
+/// the bridge is idle, in the middle of a burst of positions, right after the broker
+/// accepted its connection, or before it connected at all. Home Assistant marks the
+/// bridge's entities unavailable from that retained message; a stop that left `online`
+/// retained would show a dead bridge as alive.
+///
+/// The bridge runs in this process (`Bridge.start()` and `stop()`), which is what
+/// `geotify run` does on SIGTERM; in process, a stop can be aimed at an event (the
+/// broker logging the connection, the n-th notification of a burst) instead of a guess
+/// of how long a process takes to get there, and 50 stops fit in seconds.
+/// `scripts/attack` stops real `geotify run` processes with SIGTERM as well.
+@Suite("Clean stop", .serialized)
+struct CleanStopTests {
+    /// When a round stops the bridge.
+    enum Moment: String, CaseIterable {
+        /// At a random moment in the first 1.5 ms after `start()` returned, while the
+        /// connection is being set up (on this machine it is accepted within about 1 ms):
+        /// the stop may come before, while or after the bridge handles the broker's
+        /// acceptance. The random delay picks the moment; nothing waits for it to pass.
+        case whileConnecting
+        /// As soon as the bridge logs that the broker accepted its connection, while it
+        /// goes on to subscribe and publish `online` on its network thread.
+        case justAfterConnecting
+        /// After `online` was published and nothing else is going on.
+        case idle
+        /// After a random number of the notifications a burst of positions causes.
+        case midBurst
+    }
+
+    static let weighted: [Moment] = [.whileConnecting, .whileConnecting, .justAfterConnecting, .justAfterConnecting, .idle, .midBurst]
+
+    static let devices = (0..<6).map { "user\($0)/phone" }
+
+    static let fences: String = {
+        let entries = devices.enumerated().map { index, device in
+            #""\#(device)": [{"identifier": "zone", "latitude": \#(50 + Double(index) / 10), "longitude": 8, "radius": 200, "eventType": "onEntryAndExit"}]"#
+        }
+        return #"{"devices": {\#(entries.joined(separator: ", "))}}"#
+    }()
+
+    @Test func fiftyStopsAtRandomMomentsEachLeaveOfflineRetained() throws {
+        let broker = try TestBroker()
+        let directory = try makeTemporaryDirectory("clean-stop")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fencesURL = directory.appendingPathComponent("fences.json")
+        try Self.fences.write(to: fencesURL, atomically: true, encoding: .utf8)
+        var settings = Settings()
+        settings.broker.port = broker.port
+        settings.fencesPath = fencesURL.path
+        settings.stateDirectory = directory.appendingPathComponent("state").path
+        settings.clientID = "geotify-stop"
+        settings.lanes = 2
+        let sender = try TestClient(port: broker.port)
+        let observer = try TestClient(port: broker.port)
+        try observer.subscribe("geotify/event/#")
+        let statuses = try TestClient(port: broker.port)
+        try statuses.subscribe("geotify/status")
+        let logLines = LogLines()
+        let base = Int(Date().timeIntervalSince1970) - 3_600
+        var step = 0
+        var moments: [Moment] = []
+        var wrong: [String] = []
+
+        for round in 0..<50 {
+            // The first round establishes a retained status; the others pick at random, the
+            // moments around the connection (where a stop races the bridge's own `online`)
+            // twice as often as the others.
+            let moment = round == 0 ? Moment.idle : Self.weighted.randomElement() ?? .idle
+            moments.append(moment)
+            let online = statuses.messages.filter { $0.text == "online" }.count
+            let connected = DispatchSemaphore(value: 0)
+            let bridge = Bridge(settings: settings, logger: Logger(level: .info) { line in
+                if line.contains("connected to") { connected.signal() }
+                if !line.contains(" info ") { logLines.append(line) }
+            })
+            try bridge.start()
+            switch moment {
+            case .whileConnecting:
+                let moment = ContinuousClock.now + .microseconds(Int.random(in: 0...1_500))
+                while ContinuousClock.now < moment {}
+            case .justAfterConnecting:
+                #expect(connected.wait(timeout: .now() + 10) == .success)
+            case .idle:
+                #expect(waitUntil { statuses.messages.filter { $0.text == "online" }.count > online })
+            case .midBurst:
+                #expect(waitUntil { statuses.messages.filter { $0.text == "online" }.count > online })
+                observer.clear()
+                for _ in 0..<40 {
+                    step += 1
+                    for (index, device) in Self.devices.enumerated() {
+                        let latitude = 50 + Double(index) / 10 - (step % 2 == 0 ? 0.045 : 0)
+                        try sender.publish("owntracks/\(device)", #"{"_type":"location","lat":\#(latitude),"lon":8,"acc":5,"tst":\#(base + step)}"#, qos: 0)
+                    }
+                }
+                let notifications = Int.random(in: 1...100)
+                #expect(waitUntil { observer.messages.count >= notifications })
+            }
+            bridge.stop()
+            let status = retainedStatus(port: broker.port)
+            if status != "offline" { wrong.append("round \(round) (\(moment.rawValue)): \(status ?? "nothing")") }
+        }
+        #expect(wrong.isEmpty, "stops that did not leave offline retained: \(wrong)")
+        #expect(Set(moments).count == Moment.allCases.count, "every kind of moment was tried: \(moments.map(\.rawValue))")
+        #expect(!logLines.all.contains { $0.contains("did not acknowledge") }, "every offline was acknowledged: \(logLines.all)")
+    }
+
+    /// The status retained at the broker now, as a new subscriber receives it; nil when
+    /// none is retained.
+    private func retainedStatus(port: Int) -> String? {
+        guard let client = try? TestClient(port: port) else { return nil }
+        defer { client.disconnect() }
+        guard (try? client.subscribe("geotify/status")) != nil else { return nil }
+        return client.waitForMessage(on: "geotify/status", timeout: 2)?.text
+    }
+}
