@@ -101,7 +101,10 @@ let package = Package(
             exclude: ["Python"]
         ),
         .testTarget(name: "GeotifyMQTTTests", dependencies: ["GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
-        .testTarget(name: "GeotifyBridgeTests", dependencies: ["GeotifyBridge", "GeotifyMQTT", "GeotifyTestSupport"]),
+        .testTarget(
+            name: "GeotifyBridgeTests",
+            dependencies: ["GeotifyBridge", "GeotifyConsole", "GeotifyHTTP", "GeotifyJSON", "GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]
+        ),
         .testTarget(
             name: "geotifyTests",
             dependencies: ["geotify", "GeotifyBridge", "GeotifyDelivery", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport", "GeotifyTime"]

@@ -52,8 +52,9 @@ package final class Bridge: Sendable {
         let housekeeping: ScheduledWork
         /// Delivers notifications to targets; nil when none is configured.
         let deliveries: DeliveryWorker?
-        /// The web console; nil without an `http` section in the settings.
-        var console: Console?
+        /// The web console and the address it is bound to; nil without an `http` section
+        /// in the settings.
+        var console: (server: Console, address: ListenAddress)?
         /// When it started, on the monotonic clock.
         let started: Double
         var stopping = false
@@ -94,6 +95,13 @@ package final class Bridge: Sendable {
         publisher = Publisher(logger: logger, counters: counters, health: health)
         shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
     }
+
+    /// Where the web console listens (with the port the system chose when `http.listen`
+    /// asks for port 0); nil when it does not run.
+    package var consoleAddress: ListenAddress? { running.withLock { $0?.console?.address } }
+
+    /// The web console's open HTTP connections (0 when it does not run).
+    package var consoleConnections: Int { running.withLock { $0?.console?.server }?.connectionCount ?? 0 }
 
     /// The fences in force (empty when not running).
     package var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }
@@ -238,8 +246,8 @@ package final class Bridge: Sendable {
                     settings: http, backend: backend, scheduler: scheduler,
                     log: { [logger] level, message in logger.log(Logger.Level(level), message) },
                     count: { [counters] name in counters.add(.http(name)) })
-                _ = try console.start()
-                running.withLock { $0?.console = console }
+                let address = try console.start()
+                running.withLock { $0?.console = (console, address) }
             } catch {
                 stopLocked(timeout: 0)
                 throw StartupError(["cannot start the web console: \(error)"])
@@ -275,7 +283,7 @@ package final class Bridge: Sendable {
             running?.stopping = true
             return running
         }) else { return }
-        current.console?.stop()
+        current.console?.server.stop()
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
         current.deliveries?.stop()

@@ -1,0 +1,64 @@
+import Foundation
+@testable import GeotifyBridge
+import GeotifyJSON
+import GeotifyMQTT
+import GeotifyTestSupport
+import Testing
+
+/// OwnTracks HTTP mode on the real bridge: a position posted to `/pub` with the
+/// tracker's credential goes through the same decoding, lane and outputs as the same
+/// position published on `owntracks/<user>/<device>`.
+@Suite("OwnTracks HTTP mode of the real bridge", .serialized)
+struct ConsoleOwnTracksHTTPTests {
+    /// Sends a `list` command for `device` over MQTT and waits for its reply: everything
+    /// the device's lane published before it has then arrived.
+    func settle(_ console: ConsoleBridge, _ device: String) throws {
+        let marker = UUID().uuidString
+        try console.harness.observer.publish("geotify/cmd/\(device)", #"{"action":"list","id":"\#(marker)"}"#)
+        #expect(console.harness.observer.waitForMessage(on: "geotify/reply/\(device)", where: { $0.text.contains(marker) }) != nil)
+    }
+
+    /// `message` as it would read for `alice/mqtt`: the device's name (in topics, ids and
+    /// Home Assistant's object ids) is all that may differ between the twins.
+    static func asTwin(_ message: MQTTMessage) -> String {
+        let text = "\(message.topic) retain=\(message.retain) qos=\(message.qos) \(message.text)"
+        return text.replacingOccurrences(of: "alice/http", with: "alice/mqtt").replacingOccurrences(of: "alice_http", with: "alice_mqtt")
+    }
+
+    /// What the bridge published of `messages` (not the test's `settle` command and its
+    /// reply), each as it would read for the twin.
+    static func outputs(_ messages: [MQTTMessage]) -> [String] {
+        messages.filter { !$0.topic.hasPrefix("geotify/cmd/") && !$0.topic.hasPrefix("geotify/reply/") }.map(asTwin)
+    }
+
+    @Test func aPositionPostedToPubNotifiesAsTheSamePositionOverMQTT() throws {
+        let console = try ConsoleBridge()
+        let path = [(52.50, 13.405), (52.52, 13.405), (52.5163, 13.3777), (52.50, 13.405)]
+        for (step, (latitude, longitude)) in path.enumerated() {
+            try console.harness.observer.publish("owntracks/alice/mqtt", console.location(latitude, longitude, tst: step + 1))
+            let response = try console.post("http", latitude, longitude, tst: step + 1)
+            #expect(response.status == 200)
+            #expect(response.text == "[]", "answered as the Recorder answers")
+        }
+        let overMQTT = console.harness.events("alice/mqtt", count: 3)
+        let overHTTP = console.harness.events("alice/http", count: 3)
+        #expect(overMQTT.map { $0["event"] as? String } == ["enter", "exit", "exit"])
+        #expect(overMQTT.map { $0["fence"] as? String } == ["home", "home", "office"])
+        try #require(overHTTP.count == 3)
+        for (mqtt, http) in zip(overMQTT, overHTTP) {
+            #expect(http["device"] as? String == "alice/http")
+            #expect((http["id"] as? String)?.replacingOccurrences(of: "alice/http", with: "alice/mqtt") == mqtt["id"] as? String)
+            var same = http
+            same["device"] = mqtt["device"]
+            same["id"] = mqtt["id"]
+            #expect(NSDictionary(dictionary: same).isEqual(to: mqtt), "only device and id differ")
+        }
+        try settle(console, "alice/mqtt")
+        try settle(console, "alice/http")
+        let mqttSide = Self.outputs(console.published(for: "alice/mqtt"))
+        let httpSide = Self.outputs(console.published(for: "alice/http"))
+        #expect(!mqttSide.isEmpty)
+        #expect(httpSide == mqttSide, "every output (events, badge, state, tracker) is the twin's")
+        #expect(try console.counter("fixes_evaluated") == 8)
+    }
+}
