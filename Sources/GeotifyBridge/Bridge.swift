@@ -240,7 +240,8 @@ package final class Bridge: Sendable {
         if let http = settings.http {
             let backend = BridgeConsole(
                 lanes: lanes, router: router, fences: fences, announcer: announcer, client: client, settings: settings,
-                health: health, counters: counters, updates: updates, scheduler: scheduler, started: started)
+                health: health, counters: counters, updates: updates, scheduler: scheduler, started: started,
+                refuse: { [weak self] error, topic in self?.refuse(error, topic: topic) })
             do {
                 let console = try Console(
                     settings: http, backend: backend, scheduler: scheduler,
@@ -500,11 +501,17 @@ package final class Bridge: Sendable {
             counters.add(.messagesUnrouted)
         case .refused(let error):
             counters.add(.messagesReceived)
-            let topic = String(message.topic.prefix(200))
-            counters.add(.errors(error.code))
-            logger.warning("refused the message on \(topic): \(error)")
-            publisher.send(messages.error(error, topic: topic, device: nil))
+            refuse(error, topic: message.topic)
         }
+    }
+
+    /// Counts, logs and reports on `geotify/error` a message refused for its topic alone
+    /// (from the broker, or posted to the web console).
+    private func refuse(_ error: InputError, topic: String) {
+        let topic = String(topic.prefix(200))
+        counters.add(.errors(error.code))
+        logger.warning("refused the message on \(topic): \(error)")
+        publisher.send(messages.error(error, topic: topic, device: nil))
     }
 
     /// Hands each lane the messages routed to it since the last burst ended.

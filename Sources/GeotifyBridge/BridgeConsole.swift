@@ -24,11 +24,14 @@ final class BridgeConsole: ConsoleBackend {
     private let ownTracksTopic: OwnTracksTopics
     /// When the bridge started, on the monotonic clock.
     private let started: Double
+    /// Counts and reports a message refused for its topic, as the bridge does one from
+    /// the broker.
+    private let refuse: @Sendable (InputError, String) -> Void
 
     init(
         lanes: [Lane], router: MessageRouter, fences: LiveFenceBook, announcer: FenceChangeAnnouncer, client: MQTTClient,
         settings: Settings, health: StateHealth, counters: Counters, updates: LiveUpdates, scheduler: any Scheduler,
-        started: Double
+        started: Double, refuse: @escaping @Sendable (InputError, String) -> Void
     ) {
         self.lanes = lanes
         self.router = router
@@ -43,6 +46,7 @@ final class BridgeConsole: ConsoleBackend {
         topics = Topics(prefix: settings.topicPrefix)
         ownTracksTopic = OwnTracksTopics(filter: settings.ownTracksTopic)
         self.started = started
+        self.refuse = refuse
     }
 
     func devices() -> [DeviceSnapshot] {
@@ -55,13 +59,18 @@ final class BridgeConsole: ConsoleBackend {
 
     func run(command payload: [UInt8], device: String, reply: @escaping @Sendable (JSON) -> Void) {
         let message = MQTTMessage(topic: "\(topics.prefix)/cmd/\(device)", payload: payload)
-        guard case .lane(let index, let inbound) = router.route(message, arrival: scheduler.now) else {
+        switch router.route(message, arrival: scheduler.now) {
+        case .lane(let index, let inbound):
+            counters.add(.messagesReceived)
+            lanes[index].handle(inbound) { outcome in
+                if case .reply(let document) = outcome { reply(.object(document)) }
+            }
+        case .refused(let error):
+            counters.add(.messagesReceived)
+            refuse(error, message.topic)
+            reply(["ok": false, "error": ["code": .string(error.code.rawValue), "message": .string(error.message)]])
+        case .otherShard, .unrouted, .occupancy:
             reply(["ok": false, "error": ["code": "invalid_device", "message": .string("no usable device \"\(device)\"")]])
-            return
-        }
-        counters.add(.messagesReceived)
-        lanes[index].handle(inbound) { outcome in
-            if case .reply(let document) = outcome { reply(.object(document)) }
         }
     }
 
@@ -80,6 +89,8 @@ final class BridgeConsole: ConsoleBackend {
                 }
             }
         case .refused(let error):
+            counters.add(.messagesReceived)
+            refuse(error, topic)
             reply(.failure(ConsoleRefusal(error.code, error.message)))
         case .otherShard:
             reply(.failure(ConsoleRefusal(.notAllowed, "\(user)/\(device) belongs to another instance of the bridge: post its positions there")))

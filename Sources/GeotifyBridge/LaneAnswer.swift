@@ -7,9 +7,11 @@ package struct LaneAnswer: Sendable {
     package enum Outcome: Sendable {
         /// A command's reply document, as it would be published on `geotify/reply/<device>`.
         case reply(JSONObject)
-        /// A position was taken (evaluated, or valid but not a position).
+        /// A position was taken (evaluated, dropped by the fix rules, or valid but not a
+        /// position).
         case accepted
-        /// A position was refused, with its code.
+        /// A position was refused (undecodable, an unknown device under `strictDevices`,
+        /// a new device beyond the limits), with the code the bridge counts.
         case refused(InputError)
     }
 

@@ -82,12 +82,11 @@ package struct LaneCore: Sendable {
                         if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
                         continue
                     }
-                    if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
                     if configuration.strictDevices && !book.knows(fix.device) {
                         throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
                     }
                     if batch.count > 1 && !seen.insert(fix.device).inserted { repeated.insert(fix.device) }
-                    items.append(.fix(fix, format: format, arrival: inbound.arrival, topic: inbound.message.topic))
+                    items.append(.fix(fix, format: format, arrival: inbound.arrival, topic: inbound.message.topic, requester: inbound.requester))
                 } catch {
                     items.append(.refused(inbound, error))
                 }
@@ -96,20 +95,21 @@ package struct LaneCore: Sendable {
         var slots: [String: [Int]] = [:]
         if !repeated.isEmpty {
             for (position, item) in items.enumerated() {
-                if case .fix(let fix, _, _, _) = item, repeated.contains(fix.device) { slots[fix.device, default: []].append(position) }
+                if case .fix(let fix, _, _, _, _) = item, repeated.contains(fix.device) { slots[fix.device, default: []].append(position) }
             }
         }
         for positions in slots.values {
             let fixes = positions.map { items[$0] }.sorted { lhs, rhs in
-                guard case .fix(let left, _, _, _) = lhs, case .fix(let right, _, _, _) = rhs else { return false }
+                guard case .fix(let left, _, _, _, _) = lhs, case .fix(let right, _, _, _, _) = rhs else { return false }
                 return left.timestamp < right.timestamp
             }
             for (position, item) in zip(positions, fixes) { items[position] = item }
         }
         for item in items {
             switch item {
-            case .fix(let fix, let format, let arrival, let topic):
-                evaluate(fix, format: format, arrival: arrival, topic: topic, book: book, into: &effects)
+            case .fix(let fix, let format, let arrival, let topic, let requester):
+                let refusal = evaluate(fix, format: format, arrival: arrival, topic: topic, book: book, into: &effects)
+                if let requester { effects.answers.append(LaneAnswer(requester: requester, outcome: refusal.map { .refused($0) } ?? .accepted)) }
             case .command(let inbound):
                 command(inbound, book: book, into: &effects)
             case .refused(let inbound, let error):
@@ -123,7 +123,8 @@ package struct LaneCore: Sendable {
 
     /// A batch message after decoding.
     private enum Item {
-        case fix(Fix, format: LocationDecoder.Format, arrival: Double, topic: String)
+        /// `requester`: who in the process waits to hear whether the fix was taken.
+        case fix(Fix, format: LocationDecoder.Format, arrival: Double, topic: String, requester: Int?)
         case command(Inbound)
         case refused(Inbound, InputError)
         case ignored
@@ -143,22 +144,24 @@ package struct LaneCore: Sendable {
 
     // MARK: Evaluation
 
+    /// Evaluates `fix` for its device; returns the refusal when the device may not have
+    /// state (`admit`), nil when the fix was taken (evaluated, or dropped by the rules).
     private mutating func evaluate(
         _ fix: Fix, format: LocationDecoder.Format, arrival: Double, topic: String, book: FenceBook,
         into effects: inout LaneEffects
-    ) {
+    ) -> InputError? {
         let device = fix.device
         var found = devices.index(forKey: device)
         let isNew = found == nil
         if isNew {
             if let refusal = admit(device, book: book, now: arrival, into: &effects) {
                 reportOnce(refusal, topic: topic, device: device, into: &effects)
-                return
+                return refusal.error
             }
             devices[device] = DeviceRecord(state: DeviceState(), lastSeen: arrival)
             found = devices.index(forKey: device)
         }
-        guard let index = found else { return }
+        guard let index = found else { return nil }
         let fences = book.deviceFences(of: device)
         let evaluator = configuration.evaluator
         let revision = book.revision
@@ -177,7 +180,7 @@ package struct LaneCore: Sendable {
                 devices[device] = nil
                 if !book.knows(device) { admission.release(device) }
             }
-            return
+            return nil
         case .inaccurate:
             effects.counters.add(.fixesInaccurate)
         case .evaluated, .advanced:
@@ -190,6 +193,7 @@ package struct LaneCore: Sendable {
         }
         if configuration.observing { effects.observed.append(device) }
         record(evaluation, device: device, at: index, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+        return nil
     }
 
     /// Runs `body` on the record at `index` in place: reading a field through it copies

@@ -192,6 +192,10 @@ struct ConsoleAPIBridgeTests {
         #expect(badStatus == 400)
         #expect(bad["error"]?["code"] == "invalid_json")
         #expect(console.harness.observer.waitForMessage(on: "geotify/error") != nil, "reported on geotify/error as the MQTT command is")
+        let (longStatus, long) = try console.command(#"{"action":"list"}"#, device: "alice/" + String(repeating: "d", count: 300))
+        #expect(longStatus == 400)
+        #expect(long["error"]?["code"] == "invalid_topic")
+        #expect(try console.counter("errors.invalid_topic") == 1, "counted as the command on that topic over MQTT is")
     }
 
     @Test func aResetBadgeFromThePageIsPublished() throws {

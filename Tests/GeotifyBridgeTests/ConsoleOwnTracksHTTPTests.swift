@@ -61,4 +61,40 @@ struct ConsoleOwnTracksHTTPTests {
         #expect(httpSide == mqttSide, "every output (events, badge, state, tracker) is the twin's")
         #expect(try console.counter("fixes_evaluated") == 8)
     }
+
+    @Test func aPositionTheBridgeRefusesIsRefusedToTheAppWithTheMQTTCode() throws {
+        let console = try ConsoleBridge { settings in
+            settings.strictDevices = true
+        }
+        let stranger = try console.post("stranger", 52.52, 13.405, tst: 1)
+        #expect(stranger.status == 404)
+        #expect(ConsoleBridge.json(stranger)["error"]?["code"] == "unknown_device", "strictDevices: alice/stranger has no fences")
+        try console.harness.observer.publish("owntracks/alice/other", console.location(52.52, 13.405, tst: 1))
+        #expect(waitUntil { (try? console.counter("errors.unknown_device")) == 2 }, "counted as the same fix over MQTT is")
+        #expect(try console.counter("fixes_evaluated") == 0)
+        #expect(try console.post("http", 52.52, 13.405, tst: 1).status == 200, "a device with fences is taken")
+    }
+
+    @Test func aNewDeviceBeyondTheLimitIsRefusedToTheApp() throws {
+        let console = try ConsoleBridge { settings in
+            settings.maximumDevicesPerOwner = 1
+        }
+        #expect(try console.post("first", 52.0, 13.0, tst: 1).status == 200)
+        let second = try console.post("second", 52.0, 13.0, tst: 1)
+        #expect(second.status == 400)
+        #expect(ConsoleBridge.json(second)["error"]?["code"] == "too_many_devices")
+        #expect(try console.counter("errors.too_many_devices") == 1)
+        #expect(try console.post("http", 52.0, 13.0, tst: 1).status == 200, "a device the fence file names is always admitted")
+        #expect(try console.counter("fixes_evaluated") == 2)
+    }
+
+    @Test func aSenderTheTopicCannotCarryIsCountedAndReportedAsOverMQTT() throws {
+        let console = try ConsoleBridge()
+        let long = String(repeating: "d", count: 300)
+        let refused = try console.post(long, 52.0, 13.0, tst: 1)
+        #expect(refused.status == 400)
+        #expect(ConsoleBridge.json(refused)["error"]?["code"] == "invalid_topic")
+        #expect(try console.counter("errors.invalid_topic") == 1)
+        #expect(console.harness.observer.waitForMessage(on: "geotify/error", where: { $0.text.contains("invalid_topic") }) != nil)
+    }
 }
