@@ -13,14 +13,6 @@ import Testing
 struct ConsoleAPIBridgeTests {
     static let gym = #"{"identifier":"gym","latitude":52.53,"longitude":13.38,"radius":0,"note":"Leg day","eventType":"onEntryAndExit"}"#
 
-    /// Sends a `list` command for `device` over MQTT and waits for its reply: everything
-    /// the device's lane published before it has then arrived.
-    func settle(_ console: ConsoleBridge, _ device: String = "alice/mqtt") throws {
-        let marker = UUID().uuidString
-        try console.harness.observer.publish("geotify/cmd/\(device)", #"{"action":"list","id":"\#(marker)"}"#)
-        #expect(console.harness.observer.waitForMessage(on: "geotify/reply/\(device)", where: { $0.text.contains(marker) }) != nil)
-    }
-
     @Test func theFenceListAndGeoJSONAreTheBooksInForce() throws {
         let console = try ConsoleBridge()
         let fences = ConsoleBridge.json(try console.call("GET", "/api/fences", as: "viewer"))
@@ -68,7 +60,7 @@ struct ConsoleAPIBridgeTests {
         // Home Assistant hears of the new fence.
         #expect(console.harness.observer.waitForMessage(on: "homeassistant/#", where: { $0.topic.hasSuffix("/presence_gym/config") && !$0.payload.isEmpty }) != nil)
         // A console command is answered over HTTP only, never on the reply topic.
-        try settle(console)
+        try console.settle()
         #expect(!console.harness.observer.messages.contains { $0.topic == "geotify/reply/alice/mqtt" && ($0.text.contains(#""id":"p""#) || $0.text.contains(#""id":"c""#)) })
 
         let (againStatus, again) = try console.command(#"{"action":"commit","token":"\#(token)"}"#)
@@ -174,7 +166,7 @@ struct ConsoleAPIBridgeTests {
         #expect(other.status == 403, "a tracker posts only for its own devices")
         #expect(try console.call("GET", "/metrics", as: "prometheus").status == 200)
 
-        try settle(console, "van/7")
+        try console.settle("van/7")
         #expect(console.fenceFile == before)
         #expect(try console.counter("commands_executed") == 2, "only the viewer's list and settle's ran on a lane")
         #expect(try console.counter("fixes_evaluated") == 0, "no refused post was evaluated")

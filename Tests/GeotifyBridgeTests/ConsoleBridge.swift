@@ -108,6 +108,16 @@ final class ConsoleBridge {
         #"{"_type":"location","lat":\#(latitude),"lon":\#(longitude),"tst":\#(harness.base + tst),"acc":10,"tid":"ap","batt":90}"#
     }
 
+    /// Sends a `list` command for `device` over MQTT and waits for its reply: everything
+    /// the device's lane published before it has then arrived.
+    func settle(_ device: String = "alice/mqtt") throws {
+        let marker = UUID().uuidString
+        try harness.observer.publish("geotify/cmd/\(device)", #"{"action":"list","id":"\#(marker)"}"#)
+        guard harness.observer.waitForMessage(on: "geotify/reply/\(device)", where: { $0.text.contains(marker) }) != nil else {
+            throw TestSupportError("no reply to the command \(marker) for \(device)")
+        }
+    }
+
     /// Posts a location for `alice/<device>` to `/pub` with the tracker credential.
     func post(_ device: String, _ latitude: Double, _ longitude: Double, tst: Int) throws -> RawHTTPConnection.Response {
         try call("POST", "/pub", body: location(latitude, longitude, tst: tst), as: "alice", headers: ["X-Limit-U": "alice", "X-Limit-D": device])

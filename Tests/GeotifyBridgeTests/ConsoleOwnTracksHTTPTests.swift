@@ -10,19 +10,11 @@ import Testing
 /// position published on `owntracks/<user>/<device>`.
 @Suite("OwnTracks HTTP mode of the real bridge", .serialized)
 struct ConsoleOwnTracksHTTPTests {
-    /// Sends a `list` command for `device` over MQTT and waits for its reply: everything
-    /// the device's lane published before it has then arrived.
-    func settle(_ console: ConsoleBridge, _ device: String) throws {
-        let marker = UUID().uuidString
-        try console.harness.observer.publish("geotify/cmd/\(device)", #"{"action":"list","id":"\#(marker)"}"#)
-        #expect(console.harness.observer.waitForMessage(on: "geotify/reply/\(device)", where: { $0.text.contains(marker) }) != nil)
-    }
-
-    /// `message` as it would read for `alice/mqtt`: the device's name (in topics, ids and
-    /// Home Assistant's object ids) is all that may differ between the twins.
+    /// `message` as it would read for `alice/mqtt`: the device's name (in topics, `device`
+    /// and `id`) is all that may differ between the twins.
     static func asTwin(_ message: MQTTMessage) -> String {
         let text = "\(message.topic) retain=\(message.retain) qos=\(message.qos) \(message.text)"
-        return text.replacingOccurrences(of: "alice/http", with: "alice/mqtt").replacingOccurrences(of: "alice_http", with: "alice_mqtt")
+        return text.replacingOccurrences(of: "alice/http", with: "alice/mqtt")
     }
 
     /// What the bridge published of `messages` (not the test's `settle` command and its
@@ -53,8 +45,8 @@ struct ConsoleOwnTracksHTTPTests {
             same["id"] = mqtt["id"]
             #expect(NSDictionary(dictionary: same).isEqual(to: mqtt), "only device and id differ")
         }
-        try settle(console, "alice/mqtt")
-        try settle(console, "alice/http")
+        try console.settle("alice/mqtt")
+        try console.settle("alice/http")
         let mqttSide = Self.outputs(console.published(for: "alice/mqtt"))
         let httpSide = Self.outputs(console.published(for: "alice/http"))
         #expect(!mqttSide.isEmpty)
