@@ -18,23 +18,22 @@ final class ConsoleBridge {
     /// credential of alice's devices (it posts to `/pub` as `alice/<device>`).
     static let roles: JSON = ["admin": ["manage"], "viewer": ["read"], "alice": ["tracker"], "prometheus": ["metrics"]]
 
+    /// The fences of each twin.
+    static let twinFences = """
+        [ { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+            "note": "Welcome home", "eventType": "onEntryAndExit" },
+          { "identifier": "office", "latitude": 52.5163, "longitude": 13.3777, "radius": 150,
+            "note": "Left the office", "eventType": "onExit" } ]
+        """
+
     /// Twins: `alice/mqtt` and `alice/http` have the same fences, so the same fixes give
     /// them the same notifications; `van/7` is a third device positions go to meanwhile.
     static let fences = """
         { "devices": {
-            "alice/mqtt": [
-              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
-                "note": "Welcome home", "eventType": "onEntryAndExit" },
-              { "identifier": "office", "latitude": 52.5163, "longitude": 13.3777, "radius": 150,
-                "note": "Left the office", "eventType": "onExit" } ],
-            "alice/http": [
-              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
-                "note": "Welcome home", "eventType": "onEntryAndExit" },
-              { "identifier": "office", "latitude": 52.5163, "longitude": 13.3777, "radius": 150,
-                "note": "Left the office", "eventType": "onExit" } ],
-            "van/7": [
-              { "identifier": "depot", "latitude": 48.1374, "longitude": 11.5755, "radius": 250,
-                "note": "Van 7 is back", "eventType": "onEntryAndExit" } ] } }
+            "alice/mqtt": \(twinFences),
+            "alice/http": \(twinFences),
+            "van/7": [ { "identifier": "depot", "latitude": 48.1374, "longitude": 11.5755, "radius": 250,
+                         "note": "Van 7 is back", "eventType": "onEntryAndExit" } ] } }
         """
 
     let clock: ManualScheduler
@@ -67,6 +66,7 @@ final class ConsoleBridge {
         try? FileManager.default.removeItem(at: usersDirectory)
     }
 
+    /// The running bridge.
     var bridge: Bridge {
         get throws {
             guard let bridge = harness.bridge else { throw TestSupportError("the bridge is not running") }
