@@ -114,7 +114,9 @@ package struct PresenceMessages: Sendable {
     /// matches Home Assistant's own zones: `home` for a home fence (`Fence.isHome`),
     /// which Home Assistant shows as Home; else the fence's `name`, which, equal to a
     /// zone's name, is the state Home Assistant gives a tracker in that zone; else the
-    /// identifier; `not_home` when in no fence.
+    /// identifier; `not_home` when in no fence. (Home Assistant's tracker takes `home`
+    /// and `not_home` from it, and its own zone for a fence:
+    /// `HomeAssistantDiscovery.trackerTemplate`.)
     package static func trackerState(_ fence: Fence?) -> String {
         guard let fence else { return notHome }
         return fence.isHome ? home : fence.name ?? fence.identifier

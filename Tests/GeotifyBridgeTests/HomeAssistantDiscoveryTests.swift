@@ -209,7 +209,7 @@ struct HomeAssistantDiscoveryTests {
         #expect(messages.allSatisfy { $0.topic.hasPrefix("ha/") })
         #expect(custom.nodeID(of: "van/7") != discovery.nodeID(of: "van/7"))
         let tracker = try config(#require(messages.first))
-        #expect(tracker["state_topic"] == "geo/tracker/van/7")
+        #expect(tracker["state_topic"] == "geo/state/van/7")
         #expect(tracker["availability"]?.arrayValue?.first?["topic"] == "geo/status")
     }
 
