@@ -135,6 +135,7 @@ class Run:
         self.args = args
         self.broker_port = free_port()
         self.ha_port = free_port()
+        self.console_port = free_port()
         self.conf = os.path.join(WORK, "conf")
         os.environ["HA_CONF"] = self.conf
         os.environ["HA_PORT"] = str(self.ha_port)
@@ -314,6 +315,17 @@ class Run:
                 if tracker == self.TRACKERS[0] and column in self.ONE_CHANGE and len(changes) != 1:
                     self.failures.append(f"{column}: {tracker} changed {len(changes)} times, not once: {changes}")
 
+    def check_links(self):
+        """Every Geotify device in Home Assistant's registry links to the web console
+        (`configuration_url`, from `http.listen` with no `homeassistant.configurationUrl`)."""
+        expected = f"http://127.0.0.1:{self.console_port}/"
+        result = asyncio.run(self.ha.ws(self.ha.token(), [{"type": "config/device_registry/list"}]))
+        devices = [d for d in result[0].get("result", []) if d.get("manufacturer") == "Geotify"]
+        links = sorted({d.get("configuration_url") or "none" for d in devices})
+        print(f"- {len(devices)} Geotify devices in Home Assistant, configuration_url: {', '.join(links)}", file=sys.stderr)
+        if not devices or links != [expected]:
+            self.failures.append(f"the devices' configuration_url is {links}, not {expected}")
+
     def table(self):
         lines = ["| entity | " + " | ".join(self.columns) + " |", "|---" * (len(self.columns) + 1) + "|"]
         for entity_id in sorted(self.rows):
@@ -340,7 +352,8 @@ class Run:
             json.dump(FENCES, f, indent=2)
         with open(os.path.join(WORK, "geotify.json"), "w") as f:
             json.dump({"broker": f"mqtt://127.0.0.1:{self.broker_port}", "clientId": "geotify-ha-check", "fences": "fences.json",
-                       "stateDir": "state", "statsInterval": 2, "logLevel": "debug"}, f, indent=2)
+                       "stateDir": "state", "statsInterval": 2, "logLevel": "debug",
+                       "http": {"listen": f"127.0.0.1:{self.console_port}"}}, f, indent=2)
         try:
             self.start_broker()
             self.start_ha()
@@ -351,6 +364,7 @@ class Run:
             self.changes = StateChanges(self.ha, self.TRACKERS)
             self.steps()
             self.count_changes()
+            self.check_links()
         finally:
             self.stop_all()
         table = self.table()
