@@ -265,7 +265,7 @@ public enum FenceChange: Sendable, Equatable {
         guard repeated.isEmpty else {
             throw FenceChangeError(
                 .duplicateIdentifier,
-                "the fences for \(list.subject) use \(repeated.map { "\"\($0)\"" }.joined(separator: ", ")) more than once; identifiers must be unique per device")
+                "the fences for \(list.subject) use \(repeated.map { "\"\($0)\"" }.joined(separator: ", ")) more than once; identifiers must be unique per \(list.unit)")
         }
     }
 }

@@ -83,7 +83,7 @@ enum FencesCommand {
         CommandOption(name: "event", placeholder: "TYPE", help: "which transitions notify (see TYPE below)"),
         CommandOption(name: "note", placeholder: "TEXT", help: "the notification's text"),
     ]
-    static let device = CommandOption(name: "device", placeholder: "DEVICE", help: "list: only this device's fences")
+    static let device = CommandOption(name: "device", placeholder: "DEVICE", help: "list: only this device's fences and the shared fences that apply to it")
     static let json = CommandOption(name: "json", placeholder: nil, help: "list, show: print JSON (shapes below)")
     static let replace = CommandOption(name: "replace", placeholder: nil, help: "import: replace the device's whole list")
     static let ownTracks = CommandOption(
@@ -206,8 +206,8 @@ enum FencesCommand {
 
     /// `show`: one fence's fields, or the fence's JSON.
     private static func show(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, owner, names, file, chosen) = try parse(words, .show, positionals: ["DEVICE", "ID"])
-        guard let owner, let book = load(file, chosen) else { return 1 }
+        let (arguments, owner, names, file, chosen) = try parseOwned(words, .show, positionals: ["ID"])
+        guard let book = load(file, chosen) else { return 1 }
         let fence: Fence
         do throws(FenceChangeError) {
             let fences = try owner.fences(in: book)
@@ -271,12 +271,11 @@ enum FencesCommand {
 
     /// `add`: a new fence from the options.
     private static func add(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, owner, _, file, _) = try parse(words, .add, positionals: ["DEVICE"])
+        let (arguments, owner, _, file, _) = try parseOwned(words, .add, positionals: [])
         let missing = ["id", "lat", "lon", "radius", "event"].filter { arguments.value($0) == nil }
         guard missing.isEmpty else {
             throw UsageError("fences add needs \(missing.map { "--\($0)" }.joined(separator: ", "))", command: "fences")
         }
-        guard let owner else { return 1 }
         let fence = JSON.object(try fields(arguments))
         do {
             let applied = try apply(owner, .add(device: name(of: owner), fence: fence), to: file)
@@ -289,12 +288,11 @@ enum FencesCommand {
 
     /// `edit`: the given fields of one fence, printing what changed.
     private static func edit(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, owner, names, file, _) = try parse(words, .edit, positionals: ["DEVICE", "ID"])
+        let (arguments, owner, names, file, _) = try parseOwned(words, .edit, positionals: ["ID"])
         var fields = try fields(arguments)
         guard !fields.members.isEmpty else {
             throw UsageError("nothing to change: give at least one of \(fieldOptions.map(\.name).sorted().map { "--\($0)" }.joined(separator: ", "))", command: "fences")
         }
-        guard let owner else { return 1 }
         // A circle's fields replace a polygon: the merge patch's null removes it.
         if ["latitude", "longitude", "radius"].contains(where: { fields[$0] != nil }) { fields["polygon"] = .null }
         do {
@@ -315,8 +313,7 @@ enum FencesCommand {
 
     /// `rm`: removes one fence.
     private static func remove(_ words: [String]) throws(UsageError) -> Int32 {
-        let (_, owner, names, file, _) = try parse(words, .rm, positionals: ["DEVICE", "ID"])
-        guard let owner else { return 1 }
+        let (_, owner, names, file, _) = try parseOwned(words, .rm, positionals: ["ID"])
         do {
             _ = try apply(owner, .delete(device: name(of: owner), identifier: names[0]), to: file)
             print("removed fence \"\(names[0])\" from \(owner)")
@@ -328,8 +325,7 @@ enum FencesCommand {
 
     /// `import`: the fences of a file, appended or replacing the list.
     private static func importFences(_ words: [String]) throws(UsageError) -> Int32 {
-        let (arguments, owner, names, file, _) = try parse(words, .import, positionals: ["DEVICE", "FILE"])
-        guard let owner else { return 1 }
+        let (arguments, owner, names, file, _) = try parseOwned(words, .import, positionals: ["FILE"])
         let path = names[0]
         let replace = arguments.isSet("replace")
         let read: [UInt8]?
@@ -394,6 +390,16 @@ enum FencesCommand {
         let chosen = try SettingsOptions.settings(arguments, flags: ["fences"], command: "fences")
         let settings = chosen.settings
         return (arguments, owner, names, FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes), chosen)
+    }
+
+    /// `parse` for a subcommand on one list, `DEVICE` (or `--shared`, `--group NAME`)
+    /// followed by `positionals`.
+    private static func parseOwned(
+        _ words: [String], _ subcommand: Subcommand, positionals: [String]
+    ) throws(UsageError) -> (Arguments, FenceOwner, [String], FenceFile, SettingsOptions) {
+        let (arguments, owner, names, file, chosen) = try parse(words, subcommand, positionals: ["DEVICE"] + positionals)
+        guard let owner else { throw UsageError("missing DEVICE; usage: geotify fences \(subcommand.synopsis)", command: "fences") }
+        return (arguments, owner, names, file, chosen)
     }
 
     /// The fence file's book, printing its warnings; nil, after printing every error,

@@ -7,7 +7,7 @@ import Testing
 /// executable: the tables, the whole file through `list --json` and `export` and back,
 /// changes to shared sets, the names a device cannot take, and OwnTracks waypoints.
 @Suite("geotify fences: shared fences, groups, OwnTracks export")
-struct SharedFencesCommandTests {
+struct SharedFencesCommandTests: FencesCommandFixture {
     let directory: URL
 
     init() throws {
@@ -28,18 +28,6 @@ struct SharedFencesCommandTests {
            {"identifier": "office", "latitude": 52.5163, "longitude": 13.3777, "radius": 150, "note": "At the office", "eventType": "onEntryAndExit"},
            {"identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150, "note": "At school", "eventType": "onEntry", "group": "family"}]}
         """
-
-    func write(_ text: String, to name: String) throws {
-        try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
-    }
-
-    func read(_ name: String = "fences.json") throws -> String {
-        try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
-    }
-
-    func fences(_ arguments: String..., file: String = "fences.json") throws -> (status: Int32, output: String, error: String) {
-        try runGeotify(["fences"] + arguments + ["--fences", file], in: directory)
-    }
 
     // MARK: list
 
