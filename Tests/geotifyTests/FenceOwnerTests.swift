@@ -14,13 +14,11 @@ struct FenceOwnerTests {
     }
 
     func usageError(_ words: [String], _ positionals: [String]) -> String? {
-        do {
-            _ = try parse(words, positionals)
+        do throws(UsageError) {
+            _ = try FenceOwner.parse(Arguments(words, command: "fences", options: Self.options), positionals: positionals, usage: "rm DEVICE ID")
             return nil
-        } catch let error as UsageError {
-            return error.message
         } catch {
-            return "\(error)"
+            return error.message
         }
     }
 
