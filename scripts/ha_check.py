@@ -3,6 +3,7 @@ the steps an OwnTracks and Home Assistant user goes through, with a table of eve
 Geotify entity's state after each. Run with Home Assistant's own Python (its venv has
 paho-mqtt and aiohttp); see scripts/ha-check."""
 import argparse
+import asyncio
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,6 +66,51 @@ def automations():
     return "".join(blocks)
 
 
+class StateChanges:
+    """Every `state_changed` event Home Assistant fires for `entities`, from a websocket
+    subscription in a thread of its own, so a step's changes can be counted: Home
+    Assistant fires one for every write of a changed state or attribute, which is what
+    its history and automations see."""
+
+    def __init__(self, ha, entities):
+        self.ha = ha
+        self.entities = set(entities)
+        self.events = []  # (monotonic time, entity_id, old state, new state)
+        self.lock = threading.Lock()
+        self.subscribed = threading.Event()
+        threading.Thread(target=asyncio.run, args=(self.watch(),), daemon=True).start()
+        if not self.subscribed.wait(30):
+            raise SystemExit("could not subscribe to Home Assistant's state_changed events")
+
+    async def watch(self):
+        import aiohttp
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(self.ha.BASE.replace("http", "ws") + "/api/websocket") as connection:
+                await connection.receive_json()
+                await connection.send_json({"type": "auth", "access_token": self.ha.token()})
+                if (await connection.receive_json())["type"] != "auth_ok":
+                    return
+                await connection.send_json({"id": 1, "type": "subscribe_events", "event_type": "state_changed"})
+                async for message in connection:
+                    if message.type != aiohttp.WSMsgType.TEXT:
+                        break
+                    data = json.loads(message.data)
+                    if data.get("type") == "result" and data.get("id") == 1:
+                        self.subscribed.set()
+                    if data.get("type") != "event":
+                        continue
+                    event = data["event"]["data"]
+                    if event["entity_id"] in self.entities:
+                        old, new = event.get("old_state") or {}, event.get("new_state") or {}
+                        with self.lock:
+                            self.events.append((time.monotonic(), event["entity_id"], old.get("state"), new.get("state")))
+
+    def between(self, entity_id, start, end):
+        """The changes of `entity_id` from `start` to `end` (monotonic times)."""
+        with self.lock:
+            return [(old, new) for at, entity, old, new in self.events if entity == entity_id and start <= at < end]
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -88,6 +135,7 @@ class Run:
         self.args = args
         self.broker_port = free_port()
         self.ha_port = free_port()
+        self.console_port = free_port()
         self.conf = os.path.join(WORK, "conf")
         os.environ["HA_CONF"] = self.conf
         os.environ["HA_PORT"] = str(self.ha_port)
@@ -99,6 +147,9 @@ class Run:
         self.columns = []
         self.rows = {}
         self.failures = []
+        self.changes = None
+        self.step_started = time.monotonic()
+        self.step_starts = []
 
     # processes
 
@@ -117,12 +168,19 @@ class Run:
         except OSError:
             return False
 
+    def step(self):
+        """Marks the start of a step: the tracker changes counted for the step's column are
+        those from here to the next step's start."""
+        self.step_started = time.monotonic()
+
     def start_bridge(self):
+        self.step()
         log = open(os.path.join(WORK, "geotify.log"), "a")
         self.processes["geotify"] = subprocess.Popen(
             [self.args.geotify, "run", "--config", os.path.join(WORK, "geotify.json")], stdout=log, stderr=log)
 
     def stop_bridge(self):
+        self.step()
         process = self.processes.pop("geotify")
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
@@ -205,6 +263,7 @@ class Run:
         client.disconnect()
 
     def fix(self, device, position):
+        self.step()
         self.clock += 30
         self.publish(f"owntracks/{device}", json.dumps(
             {"_type": "location", "lat": position[0], "lon": position[1], "acc": 10, "tst": self.clock, "tid": device[-2:]}))
@@ -225,6 +284,7 @@ class Run:
         for entity_id, state in states.items():
             self.rows.setdefault(entity_id, {})[column] = self.cell(entity_id, state)
         self.rows.setdefault("(notifications \"Alice is home\")", {})[column] = str(self.notifications())
+        self.step_starts.append((column, self.step_started))
         print(f"- {column}", file=sys.stderr)
 
     @staticmethod
@@ -236,6 +296,35 @@ class Run:
         if entity_id.startswith("event.") and attributes.get("event_type"):
             text = f"{attributes['event_type']} {attributes.get('fence', '')} at {text[11:19]}"
         return text
+
+    TRACKERS = ("device_tracker.alice_phone", "device_tracker.bob_phone")
+    # The steps in which one fix of Alice's moves her tracker: each must change it once.
+    ONE_CHANGE = ("first fix outside", "move, no transition", "enter home", "exit home", "enter home again", "enter Supermarket")
+
+    def count_changes(self):
+        """Adds a row per tracker with its state_changed events in each step (from the
+        step's start to the next step's; none counted after Home Assistant's restart,
+        which ends the subscription), and fails a step of ONE_CHANGE that made another
+        number of changes."""
+        ends = [start for _, start in self.step_starts[1:]] + [float("inf")]
+        for (column, start), end in zip(self.step_starts, ends):
+            for tracker in self.TRACKERS:
+                changes = self.changes.between(tracker, start, end)
+                cell = "-" if column == "HA restarted" else str(len(changes))
+                self.rows.setdefault(f"(state changes of {tracker})", {})[column] = cell
+                if tracker == self.TRACKERS[0] and column in self.ONE_CHANGE and len(changes) != 1:
+                    self.failures.append(f"{column}: {tracker} changed {len(changes)} times, not once: {changes}")
+
+    def check_links(self):
+        """Every Geotify device in Home Assistant's registry links to the web console
+        (`configuration_url`, from `http.listen` with no `homeassistant.configurationUrl`)."""
+        expected = f"http://127.0.0.1:{self.console_port}/"
+        result = asyncio.run(self.ha.ws(self.ha.token(), [{"type": "config/device_registry/list"}]))
+        devices = [d for d in result[0].get("result", []) if d.get("manufacturer") == "Geotify"]
+        links = sorted({d.get("configuration_url") or "none" for d in devices})
+        print(f"- {len(devices)} Geotify devices in Home Assistant, configuration_url: {', '.join(links)}", file=sys.stderr)
+        if not devices or links != [expected]:
+            self.failures.append(f"the devices' configuration_url is {links}, not {expected}")
 
     def table(self):
         lines = ["| entity | " + " | ".join(self.columns) + " |", "|---" * (len(self.columns) + 1) + "|"]
@@ -263,7 +352,8 @@ class Run:
             json.dump(FENCES, f, indent=2)
         with open(os.path.join(WORK, "geotify.json"), "w") as f:
             json.dump({"broker": f"mqtt://127.0.0.1:{self.broker_port}", "clientId": "geotify-ha-check", "fences": "fences.json",
-                       "stateDir": "state", "statsInterval": 2, "logLevel": "debug"}, f, indent=2)
+                       "stateDir": "state", "statsInterval": 2, "logLevel": "debug",
+                       "http": {"listen": f"127.0.0.1:{self.console_port}"}}, f, indent=2)
         try:
             self.start_broker()
             self.start_ha()
@@ -271,7 +361,10 @@ class Run:
             subprocess.run([sys.executable, os.path.join(self.args.tools, "ha.py"), "mqtt-entry", "127.0.0.1", str(self.broker_port)],
                            check=True, stdout=sys.stderr)
             self.zone("Supermarket", SUPERMARKET[0], SUPERMARKET[1], 100)
+            self.changes = StateChanges(self.ha, self.TRACKERS)
             self.steps()
+            self.count_changes()
+            self.check_links()
         finally:
             self.stop_all()
         table = self.table()
@@ -308,6 +401,7 @@ class Run:
         self.record("enter home again", {"device_tracker.alice_phone": "home", "sensor.alice_phone_badge": "3"})
         self.fix("alice/phone", SUPERMARKET)
         self.record("enter Supermarket", {"device_tracker.alice_phone": "Supermarket", "binary_sensor.alice_phone_supermarket": "on"})
+        self.step()
         self.ha.req("POST", "/api/events/ios.became_active", {}, token=self.ha.token())
         self.record("app opened (reset)", {"sensor.alice_phone_badge": "0"})
         self.stop_bridge()
@@ -316,6 +410,7 @@ class Run:
         self.record("bridge started", {"binary_sensor.geotify_connectivity": "on", "device_tracker.alice_phone": "Supermarket"})
         if self.notifications() != 2:
             self.failures.append(f"expected 2 notifications that Alice is home (two entries, none on the bridge's restart), got {self.notifications()}")
+        self.step()
         self.stop_ha()
         self.start_ha()
         self.record("HA restarted", {"binary_sensor.geotify_connectivity": "on", "device_tracker.alice_phone": "Supermarket",

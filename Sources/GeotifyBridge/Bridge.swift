@@ -89,7 +89,7 @@ package final class Bridge: Sendable {
         discovery = settings.homeAssistantEnabled
             ? HomeAssistantDiscovery(
                 prefix: settings.homeAssistantPrefix, topics: topics,
-                configurationURL: settings.homeAssistantConfigurationURL, supportURL: settings.homeAssistantSupportURL)
+                configurationURL: settings.homeAssistantDeviceURL, supportURL: settings.homeAssistantSupportURL)
             : nil
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(logger: logger, counters: counters, health: health)

@@ -16,7 +16,7 @@ import GeotifyStore
 ///
 /// | device | component | object id | name | reads / writes |
 /// |---|---|---|---|---|
-/// | Geotify device | `device_tracker` | `tracker` | (the device's) | state `geotify/tracker/<device>`, attributes `geotify/state/<device>` |
+/// | Geotify device | `device_tracker` | `tracker` | (the device's) | state and attributes `geotify/state/<device>` (`trackerTemplate`) |
 /// | | `binary_sensor` | `presence_<fence>` | the fence's display name | `geotify/presence/<device>/<fence>`: `inside` on, `outside` off |
 /// | | `sensor` | `badge` | Badge | `geotify/badge/<device>` |
 /// | | `button` | `reset_badge` | Reset badge (config) | publishes `{"action":"resetBadge"}` to `geotify/cmd/<device>` |
@@ -52,6 +52,26 @@ package struct HomeAssistantDiscovery: Sendable {
     /// The event types of the event entity: the `event_type` a notification carries is
     /// its transition kind. Home Assistant ignores events whose type is not listed.
     package static let eventTypes = ["enter", "exit", "dwell"]
+
+    /// The template that reads the device tracker's state from the state document, the
+    /// topic its attributes come from too: Home Assistant then changes the tracker once
+    /// per message, state and position together (its MQTT client writes an entity's
+    /// state once after all of a message's callbacks: `EntityTopicState` in
+    /// `components/mqtt/models.py`), where two topics made two changes per transition.
+    ///
+    /// The document's `tracker` gives `home` and `not_home`; in a named fence it gives
+    /// `trackerReset`, which clears the tracker's location name, so Home Assistant takes
+    /// the state from the position and its zones (the zone of the fence's name when the
+    /// fence and the zone are the same place). The name itself cannot be passed: Home
+    /// Assistant 2025.4's MQTT tracker keeps the raw payload, not the template's output,
+    /// as the location name of any other value (`device_tracker.py`,
+    /// `_tracker_message_received`), which here would be the whole document.
+    package static let trackerTemplate =
+        "{{ value_json.tracker if value_json.tracker in ['\(PresenceMessages.home)', '\(PresenceMessages.notHome)'] else '\(trackerReset)' }}"
+
+    /// The tracker's `payload_reset` (Home Assistant's default, written out): the location
+    /// name is cleared and the state follows the position.
+    package static let trackerReset = "None"
 
     package init(prefix: String = "homeassistant", topics: Topics, configurationURL: String? = nil, supportURL: String? = nil) {
         self.prefix = prefix
@@ -122,11 +142,13 @@ package struct HomeAssistantDiscovery: Sendable {
         ])
         var messages = [
             entities.config("device_tracker", "tracker", name: nil, [
-                "state_topic": .string(presence.trackerTopic(device)),
+                "state_topic": .string(presence.stateTopic(device)),
+                "value_template": .string(HomeAssistantDiscovery.trackerTemplate),
                 "json_attributes_topic": .string(presence.stateTopic(device)),
                 "source_type": "gps",
                 "payload_home": .string(PresenceMessages.home),
                 "payload_not_home": .string(PresenceMessages.notHome),
+                "payload_reset": .string(HomeAssistantDiscovery.trackerReset),
             ]),
             entities.config("sensor", "badge", name: "Badge", [
                 "state_topic": .string(topics.badge(device)),

@@ -196,6 +196,7 @@ extension LaneCore {
         let basis = book.fences(of: device)
         let outcome: FenceChange.Outcome
         do {
+            try change.checkReservedName(in: book)
             outcome = try change.apply(toFencesOf: book.devices[device], limits: configuration.limits)
         } catch {
             throw InputError(error)

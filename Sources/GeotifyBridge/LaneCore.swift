@@ -300,9 +300,10 @@ package struct LaneCore: Sendable {
         publishState(of: device, at: index, fences: fences, into: &effects)
     }
 
-    /// The retained state document and tracker of the device at `index`, in that order
-    /// (the state document carries the location too, so a subscriber that reads only it
-    /// sees one change).
+    /// The retained state document and tracker of the device at `index`, in that order.
+    /// The state document carries the tracker state with the position, so a subscriber
+    /// that reads only it (Home Assistant's tracker) sees one change per transition; the
+    /// tracker topic is for subscribers that want the location alone.
     private mutating func publishState(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
         let state = withRecord(at: index) { record in
             record.published = record.state.lastFix

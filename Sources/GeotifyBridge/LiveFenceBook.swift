@@ -160,23 +160,7 @@ final class LiveFenceBook: Sendable {
                 guard let book = parsed.book else { return refuseAll(.invalidFile(file.path, parsed.errors)) }
                 base = book.revised(from: inForce)
             }
-            var changed: [String: [Fence]] = [:]
-            var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
-            for write in writes {
-                let device = write.change.device
-                let current = changed[device] ?? base.devices[device]
-                if let basis = write.basis, !LaneCore.same(current ?? [], basis) {
-                    results.append(.failure(FenceChangeError(.stale, "the fences of \"\(device)\" changed since the preview (edited by someone else); nothing was changed: preview again")))
-                    continue
-                }
-                do throws(FenceChangeError) {
-                    let outcome = try write.change.apply(toFencesOf: current, limits: limits)
-                    changed[device] = outcome.fences
-                    results.append(.success(outcome))
-                } catch {
-                    results.append(.failure(error))
-                }
-            }
+            let (results, changed) = Self.apply(writes, to: base, limits: limits)
             guard !changed.isEmpty else { return (results, nil) }
             let book = base.replacing(devices: changed)
             let written: [UInt8]
@@ -192,6 +176,32 @@ final class LiveFenceBook: Sendable {
             turn.refused = nil
             return (results, change)
         }
+    }
+
+    /// The pure part of a turn of fence writes: each write applied in order to `base` as
+    /// the writes before it left it; a write whose preview saw other fences than the
+    /// device has now is `stale`, and none may create a device named like the shared
+    /// fences or a group. Returns each write's outcome and the devices' new fences.
+    static func apply(_ writes: [FenceWrite], to base: FenceBook, limits: FenceLimits) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], changed: [String: [Fence]]) {
+        var changed: [String: [Fence]] = [:]
+        var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
+        for write in writes {
+            let device = write.change.device
+            let current = changed[device] ?? base.devices[device]
+            if let basis = write.basis, !LaneCore.same(current ?? [], basis) {
+                results.append(.failure(FenceChangeError(.stale, "the fences of \"\(device)\" changed since the preview (edited by someone else); nothing was changed: preview again")))
+                continue
+            }
+            do throws(FenceChangeError) {
+                try write.change.checkReservedName(in: base)
+                let outcome = try write.change.apply(toFencesOf: current, limits: limits)
+                changed[device] = outcome.fences
+                results.append(.success(outcome))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return (results, changed)
     }
 
     /// Validates `contents` and, if they are good and differ from what is in force, puts

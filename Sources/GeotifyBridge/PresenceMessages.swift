@@ -10,7 +10,7 @@ import GeotifyStore
 /// |---|---|
 /// | `geotify/state/<device>` | the device's state document, below |
 /// | `geotify/presence/<device>/<fence>` | `inside` or `outside` |
-/// | `geotify/tracker/<device>` | where the device is (`trackerState`): `home`, a fence's name, or `not_home` |
+/// | `geotify/tracker/<device>` | where the device is (`trackerState`): `home`, a fence's name, or `not_home`; also the state document's `tracker` |
 /// | `geotify/occupancy/<owner>/<fence>` | how many devices are inside a shared fence, as decimal text |
 ///
 /// All are QoS 1 and retained, and meant to be published on every transition and badge
@@ -49,11 +49,14 @@ package struct PresenceMessages: Sendable {
     /// The state document of `device` on `geotify/state/<device>`:
     ///
     /// ```json
-    /// {"device":"alice/phone","inside":[{"fence":"home","name":"Home","note":"Welcome home"}],"badge":1,
-    ///  "lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,
+    /// {"device":"alice/phone","tracker":"home","inside":[{"fence":"home","name":"Home","note":"Welcome home"}],
+    ///  "badge":1,"lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,
     ///  "latitude":52.52,"longitude":13.405,"gps_accuracy":12}
     /// ```
     ///
+    /// `tracker` is what `geotify/tracker/<device>` says (`trackerState`), so that one
+    /// message carries the location and the position together: Home Assistant's tracker
+    /// reads both from this document and changes once per transition, not twice.
     /// `inside` lists the fences of `fences` (the device's fences, in the order of the
     /// fence file) that `state` says the device is inside, each with its `name` when it
     /// has one. The last fix appears twice:
@@ -66,6 +69,7 @@ package struct PresenceMessages: Sendable {
     package func state(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
         var object = JSONObject()
         object["device"] = .string(device)
+        object["tracker"] = .string(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)))
         object["inside"] = .array(fences.filter { state.isInside($0.identifier) }.map { fence in
             var entry = JSONObject()
             entry["fence"] = .string(fence.identifier)
@@ -99,8 +103,9 @@ package struct PresenceMessages: Sendable {
         fences.first { state.isInside($0.identifier) }
     }
 
-    /// The tracker state of `trackedFence`, on `geotify/tracker/<device>`: the state
-    /// topic of the discovered Home Assistant device tracker.
+    /// The tracker state of `trackedFence`, on `geotify/tracker/<device>`, for subscribers
+    /// that want the location alone (the state document's `tracker` says the same; Home
+    /// Assistant reads that one).
     package func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
         retained(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
     }
@@ -109,7 +114,9 @@ package struct PresenceMessages: Sendable {
     /// matches Home Assistant's own zones: `home` for a home fence (`Fence.isHome`),
     /// which Home Assistant shows as Home; else the fence's `name`, which, equal to a
     /// zone's name, is the state Home Assistant gives a tracker in that zone; else the
-    /// identifier; `not_home` when in no fence.
+    /// identifier; `not_home` when in no fence. (Home Assistant's tracker takes `home`
+    /// and `not_home` from it, and its own zone for a fence:
+    /// `HomeAssistantDiscovery.trackerTemplate`.)
     package static func trackerState(_ fence: Fence?) -> String {
         guard let fence else { return notHome }
         return fence.isHome ? home : fence.name ?? fence.identifier

@@ -129,7 +129,7 @@ extension Settings {
         .bool("homeassistant.enabled", \.homeAssistantEnabled, help: "Whether to publish Home Assistant discovery configs."),
         .text("homeassistant.prefix", \.homeAssistantPrefix, help: "Home Assistant's discovery prefix."),
         .optionalText("homeassistant.configurationUrl", \.homeAssistantConfigurationURL,
-                      help: "The page Home Assistant links each device to (configuration_url), e.g. the web console's address."),
+                      help: "The page Home Assistant links each device to (configuration_url); by default the web console's address when http.listen names one (not 0.0.0.0 or ::)."),
         .optionalText("homeassistant.supportUrl", \.homeAssistantSupportURL, help: "Where Home Assistant says help for Geotify is (origin.support_url)."),
         .number("trackerInterval", \.trackerInterval, atLeast: 0, unit: "s",
                 help: "With Home Assistant on, the tracker's position follows fixes at most once per this many seconds of fix time..."),

@@ -58,9 +58,13 @@ package struct Settings: Sendable, Equatable {
     package var homeAssistantEnabled = true
     /// The Home Assistant discovery prefix.
     package var homeAssistantPrefix = "homeassistant"
-    /// The page Home Assistant links each device to (`configuration_url`), e.g. the web
-    /// console's address.
+    /// The page Home Assistant links each device to (`configuration_url`); nil leaves
+    /// it to `homeAssistantDeviceURL`.
     package var homeAssistantConfigurationURL: String?
+    /// The devices' `configuration_url`: `homeAssistantConfigurationURL` when set, else
+    /// the web console's address when it listens on a specific one
+    /// (`ConsoleSettings.linkAddress`), else none.
+    package var homeAssistantDeviceURL: String? { homeAssistantConfigurationURL ?? http?.linkAddress }
     /// Where Home Assistant says help for Geotify is (`origin.support_url`).
     package var homeAssistantSupportURL: String?
     /// The OwnTracks secrets file (`user/device secret` lines) for encrypted payloads.

@@ -124,6 +124,16 @@ package struct ConsoleSettings: Sendable, Equatable {
         }
     }
 
+    /// The console's address for links from elsewhere (Home Assistant's
+    /// `configuration_url`): `http://<listen address><base path>/`. Nil when the server
+    /// listens on every interface, which names no host to link to, or on a port the
+    /// system chooses.
+    package var linkAddress: String? {
+        let listen = server.listen
+        guard listen.port != 0, !listen.isWildcard else { return nil }
+        return "http://\(listen)\(basePath.prefix)/"
+    }
+
     /// The origins map tiles come from, for the Content Security Policy.
     package var tileOrigins: [String] {
         SecurityHeaders.origin(ofTemplate: tiles).map { [$0] } ?? []

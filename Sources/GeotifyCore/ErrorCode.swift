@@ -46,6 +46,12 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case fenceLimit = "fence_limit"
     /// A device identifier that cannot be used (a wildcard, an empty topic level).
     case invalidDevice = "invalid_device"
+    /// A device that a change would create under a name the fence file gives to shared
+    /// fences: `shared` (every device's) or a group's name. Made by accident, such a
+    /// device would hold fences meant to be shared.
+    case reservedDevice = "reserved_device"
+    /// A shared fence change for a group the fence file does not define in `groups`.
+    case unknownGroup = "unknown_group"
     /// The fence file does not validate (or is missing), so it cannot be changed safely.
     case invalidFile = "invalid_file"
     case invalidImport = "invalid_import"

@@ -51,6 +51,16 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         host.hasPrefix("127.") || host == "::1"
     }
 
+    /// Whether this is the address of every interface (`0.0.0.0`, `::`), which names
+    /// no host another machine could reach the server at.
+    package var isWildcard: Bool {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return v4.s_addr == 0 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        return withUnsafeBytes(of: &v6) { $0.allSatisfy { $0 == 0 } }
+    }
+
     package var description: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }

@@ -71,7 +71,10 @@ public enum FenceChange: Sendable, Equatable {
     /// fence decodes, identifiers are unique per device, no device has more than
     /// `maximumFencesPerDevice` fences. New fences keep `addedRevision` 0; the bridge
     /// assigns revisions when it loads the changed file (`FenceBook.revised(from:)`).
+    /// A change that would create a device named `shared` or as a group is refused
+    /// (`reservedDevice`).
     public func apply(to book: FenceBook, limits: FenceLimits) throws(FenceChangeError) -> Applied {
+        try checkReservedName(in: book)
         let outcome = try apply(toFencesOf: book.devices[device], limits: limits)
         var devices = book.devices
         devices[device] = outcome.fences
@@ -82,66 +85,127 @@ public enum FenceChange: Sendable, Equatable {
     /// does not name the device), validated as `apply(to:limits:)` validates; the rest
     /// of the book is not touched, so a change costs the same however large the book.
     public func apply(toFencesOf existing: [Fence]?, limits: FenceLimits) throws(FenceChangeError) -> Outcome {
+        try apply(toFencesOf: existing, limits: limits, list: .device(device))
+    }
+
+    /// Refuses a change that would create a device named as a shared set of `book`
+    /// (`shared`, or a group's name): fences meant to be shared would become one
+    /// device's. A device the file already lists under such a name may still be changed.
+    public func checkReservedName(in book: FenceBook) throws(FenceChangeError) {
         switch self {
-        case .add(let device, let json):
-            try Self.check(device: device)
+        case .add, .append, .replaceAll: break
+        case .edit, .delete: return
+        }
+        guard book.devices[device] == nil else { return }
+        if device == SharedFences.everyDevice {
+            throw FenceChangeError(
+                .reservedDevice,
+                "\"\(device)\" is not a device: it names the fences shared with every device, so no device of that name is created")
+        }
+        if book.groups[device] != nil {
+            throw FenceChangeError(
+                .reservedDevice,
+                "\"\(device)\" is not a device: it is a group of the fence file, so no device of that name is created")
+        }
+    }
+
+    /// Whose list a change is applied to, as its messages name it.
+    enum List {
+        /// A device's own fences: at most `maximumFencesPerDevice`.
+        case device(String)
+        /// A shared set (`SharedFences.everyDevice` or a group's name): not limited.
+        case shared(String)
+
+        /// The list as a message's subject: `device "alice/phone"`, `the shared set`.
+        var subject: String {
+            switch self {
+            case .device(let device): "device \"\(device)\""
+            case .shared(let owner): SharedFenceChange.subject(of: owner)
+            }
+        }
+
+        /// What identifiers are unique in: "device", "shared set".
+        var unit: String {
+            switch self {
+            case .device: "device"
+            case .shared: "shared set"
+            }
+        }
+
+        /// The device a problem names; nil for a shared set (as loading the file names it).
+        var device: String? {
+            switch self {
+            case .device(let device): device
+            case .shared: nil
+            }
+        }
+    }
+
+    /// What this change makes of `existing`, the fences of `list` (nil: a device the file
+    /// does not name); the change's own device is not used.
+    func apply(toFencesOf existing: [Fence]?, limits: FenceLimits, list: List) throws(FenceChangeError) -> Outcome {
+        let subject = list.subject
+        let unit = list.unit
+        switch self {
+        case .add(_, let json):
+            try Self.check(list)
             let existing = existing ?? []
-            let (fences, warnings) = try Self.decode([json], device: device, numbered: false, limits: limits)
+            let (fences, warnings) = try Self.decode([json], device: list.device, numbered: false, limits: limits)
             let fence = fences[0]
             if existing.contains(where: { $0.identifier == fence.identifier }) {
                 throw FenceChangeError(
                     .duplicateIdentifier,
-                    "device \"\(device)\" already has a fence \"\(fence.identifier)\"; identifiers must be unique per device")
+                    "\(subject) already has a fence \"\(fence.identifier)\"; identifiers must be unique per \(unit)")
             }
-            try Self.check(count: existing.count + 1, device: device, limits: limits)
+            try Self.check(count: existing.count + 1, list: list, limits: limits)
             return Outcome(fences: existing + [fence], fence: fence, previous: nil, warnings: warnings)
 
-        case .edit(let device, let identifier, let fields):
-            let (existing, index) = try Self.locate(identifier, device: device, in: existing)
+        case .edit(_, let identifier, let fields):
+            let (existing, index) = try Self.locate(identifier, list: list, in: existing)
             let previous = existing[index]
             var object = FenceCodec.encode(previous).objectValue ?? JSONObject()
             object.members.removeAll { member in fields.keys.contains(member.key) }
             object.members += fields.members.filter { $0.value != .null }
-            let (fences, warnings) = try Self.decode([.object(object)], device: device, numbered: false, limits: limits)
+            let (fences, warnings) = try Self.decode([.object(object)], device: list.device, numbered: false, limits: limits)
             var fence = fences[0]
             if fence.identifier == identifier {
                 fence = fence.with(addedRevision: previous.addedRevision)
             } else if existing.contains(where: { $0.identifier == fence.identifier }) {
                 throw FenceChangeError(
                     .duplicateIdentifier,
-                    "cannot rename \"\(identifier)\" to \"\(fence.identifier)\": device \"\(device)\" already has a fence \"\(fence.identifier)\"; identifiers must be unique per device")
+                    "cannot rename \"\(identifier)\" to \"\(fence.identifier)\": \(subject) already has a fence \"\(fence.identifier)\"; identifiers must be unique per \(unit)")
             }
             var edited = existing
             edited[index] = fence
             return Outcome(fences: edited, fence: fence, previous: previous, warnings: warnings)
 
-        case .delete(let device, let identifier):
-            let (existing, index) = try Self.locate(identifier, device: device, in: existing)
+        case .delete(_, let identifier):
+            let (existing, index) = try Self.locate(identifier, list: list, in: existing)
             var remaining = existing
             let previous = remaining.remove(at: index)
             return Outcome(fences: remaining, fence: nil, previous: previous, warnings: [])
 
-        case .append(let device, let jsons):
-            try Self.check(device: device)
+        case .append(_, let jsons):
+            try Self.check(list)
             let existing = existing ?? []
-            let (fences, warnings) = try Self.decode(jsons, device: device, numbered: true, limits: limits)
-            try Self.checkUnique(fences, device: device)
+            let (fences, warnings) = try Self.decode(jsons, device: list.device, numbered: true, limits: limits)
+            try Self.checkUnique(fences, list: list)
             let existingIdentifiers = Set(existing.map(\.identifier))
             let clashes = fences.map(\.identifier).filter(existingIdentifiers.contains)
             if !clashes.isEmpty {
                 let named = clashes.map { "\"\($0)\"" }.joined(separator: ", ")
                 throw FenceChangeError(
                     .duplicateIdentifier,
-                    "device \"\(device)\" already has \(clashes.count == 1 ? "a fence" : "fences") \(named); identifiers must be unique per device")
+                    "\(subject) already has \(clashes.count == 1 ? "a fence" : "fences") \(named); identifiers must be unique per \(unit)")
             }
-            try Self.check(count: existing.count + fences.count, device: device, limits: limits)
+            try Self.check(count: existing.count + fences.count, list: list, limits: limits)
             return Outcome(fences: existing + fences, fence: nil, previous: nil, warnings: warnings)
 
-        case .replaceAll(let device, let jsons):
-            try Self.check(device: device)
-            let (fences, warnings) = try Self.decode(jsons, device: device, numbered: true, limits: limits)
-            try Self.checkUnique(fences, device: device)
-            try Self.check(count: fences.count, device: device, limits: limits)
+        case .replaceAll(_, let jsons):
+            try Self.check(list)
+            let (fences, warnings) = try Self.decode(jsons, device: list.device, numbered: true, limits: limits)
+            try Self.checkUnique(fences, list: list)
+            try Self.check(count: fences.count, list: list, limits: limits)
             return Outcome(fences: fences, fence: nil, previous: nil, warnings: warnings)
         }
     }
@@ -150,7 +214,7 @@ public enum FenceChange: Sendable, Equatable {
     /// with the code of the first (a missing field, a wrong type, a value out of range,
     /// ...). Fences of a list are named by identifier, or by position ("#2") without one.
     private static func decode(
-        _ jsons: [JSON], device: String, numbered: Bool, limits: FenceLimits
+        _ jsons: [JSON], device: String?, numbered: Bool, limits: FenceLimits
     ) throws(FenceChangeError) -> (fences: [Fence], warnings: [FenceProblem]) {
         var fences: [Fence] = []
         var errors: [FenceProblem] = []
@@ -168,31 +232,31 @@ public enum FenceChange: Sendable, Equatable {
         return (fences, warnings)
     }
 
-    /// The fences of `device` and the position of `identifier` among them.
-    private static func locate(_ identifier: String, device: String, in existing: [Fence]?) throws(FenceChangeError) -> ([Fence], Int) {
-        guard let existing else { throw FenceChangeError.unknownDevice(device) }
+    /// The fences of `list` and the position of `identifier` among them.
+    private static func locate(_ identifier: String, list: List, in existing: [Fence]?) throws(FenceChangeError) -> ([Fence], Int) {
+        guard let existing else { throw FenceChangeError.unknownDevice(list.device ?? "") }
         guard let index = existing.firstIndex(where: { $0.identifier == identifier }) else {
-            throw FenceChangeError.unknownFence(identifier, device: device, existing: existing)
+            throw FenceChangeError.unknownFence(identifier, in: list.subject, existing: existing)
         }
         return (existing, index)
     }
 
     /// Refuses a device identifier that cannot be a topic level path.
-    private static func check(device: String) throws(FenceChangeError) {
+    private static func check(_ list: List) throws(FenceChangeError) {
+        guard let device = list.device else { return }
         if let problem = Identifier.problem(device: device) { throw FenceChangeError(.invalidDevice, problem) }
     }
 
-    /// Refuses a list longer than `maximumFencesPerDevice`.
-    private static func check(count: Int, device: String, limits: FenceLimits) throws(FenceChangeError) {
-        guard count <= limits.maximumFencesPerDevice else {
-            throw FenceChangeError(
-                .fenceLimit,
-                "device \"\(device)\" would have \(count) fences, but a device may have at most \(limits.maximumFencesPerDevice) (maximumFencesPerDevice)")
-        }
+    /// Refuses a device's list longer than `maximumFencesPerDevice`.
+    private static func check(count: Int, list: List, limits: FenceLimits) throws(FenceChangeError) {
+        guard let device = list.device, count > limits.maximumFencesPerDevice else { return }
+        throw FenceChangeError(
+            .fenceLimit,
+            "device \"\(device)\" would have \(count) fences, but a device may have at most \(limits.maximumFencesPerDevice) (maximumFencesPerDevice)")
     }
 
     /// Refuses a list that uses an identifier more than once, naming each repeated one.
-    private static func checkUnique(_ fences: [Fence], device: String) throws(FenceChangeError) {
+    private static func checkUnique(_ fences: [Fence], list: List) throws(FenceChangeError) {
         var seen: Set<String> = []
         var repeated: [String] = []
         for fence in fences where !seen.insert(fence.identifier).inserted && !repeated.contains(fence.identifier) {
@@ -201,7 +265,7 @@ public enum FenceChange: Sendable, Equatable {
         guard repeated.isEmpty else {
             throw FenceChangeError(
                 .duplicateIdentifier,
-                "the fences for device \"\(device)\" use \(repeated.map { "\"\($0)\"" }.joined(separator: ", ")) more than once; identifiers must be unique per device")
+                "the fences for \(list.subject) use \(repeated.map { "\"\($0)\"" }.joined(separator: ", ")) more than once; identifiers must be unique per \(list.unit)")
         }
     }
 }

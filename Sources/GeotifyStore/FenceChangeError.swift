@@ -29,10 +29,24 @@ public struct FenceChangeError: Error, Sendable, Equatable, CustomStringConverti
 
     /// The error for a fence identifier that `device` does not have, naming the ones it has.
     public static func unknownFence(_ identifier: String, device: String, existing: [Fence]) -> FenceChangeError {
+        unknownFence(identifier, in: "device \"\(device)\"", existing: existing)
+    }
+
+    /// The error for a fence identifier that `subject` (`device "d"`, `the shared set`)
+    /// does not have, naming the ones it has.
+    public static func unknownFence(_ identifier: String, in subject: String, existing: [Fence]) -> FenceChangeError {
         let known = existing.isEmpty
             ? "it has no fences"
             : "its fences: \(existing.map { "\"\($0.identifier)\"" }.joined(separator: ", "))"
-        return FenceChangeError(.unknownFence, "device \"\(device)\" has no fence \"\(identifier)\" (\(known))")
+        return FenceChangeError(.unknownFence, "\(subject) has no fence \"\(identifier)\" (\(known))")
+    }
+
+    /// The error for a group the fence file does not define, naming the ones it does.
+    public static func unknownGroup(_ group: String, existing: [String]) -> FenceChangeError {
+        let known = existing.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+        return FenceChangeError(
+            .unknownGroup,
+            "there is no group \"\(group)\" in the fence file (\(known.isEmpty ? "it has no groups" : "its groups: \(known)")); define it under \"groups\" first")
     }
 
     /// The error for a fence file that does not validate, with every problem.

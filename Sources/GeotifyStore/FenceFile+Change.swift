@@ -65,11 +65,38 @@ extension FenceFile {
         }
     }
 
+    /// Applies `change` to a shared set of the file as it is now and writes it
+    /// atomically, returning what was applied and the bytes written. A missing file is
+    /// refused (`invalid_file`) unless `creatingMissingFile`; in a fence directory only
+    /// the shared file is written.
+    public func apply(
+        _ change: SharedFenceChange, creatingMissingFile: Bool = false
+    ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
+        try update(creatingMissingFile: creatingMissingFile, device: nil) { (book, _) throws(FenceChangeError) in
+            var applied = try change.apply(to: book.book, limits: limits)
+            applied.warnings = book.warnings + applied.warnings
+            return applied
+        }
+    }
+
     /// Holding the file's lock: reads and validates the file, lets `check` refuse on
     /// what it holds (its bytes and book), applies `change`, writes the result.
     private func update(
         _ change: FenceChange, creatingMissingFile: Bool,
         check: ([UInt8], FenceBook) throws(FenceChangeError) -> Void
+    ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
+        try update(creatingMissingFile: creatingMissingFile, device: change.device) { (book, read) throws(FenceChangeError) in
+            try check(read, book.book)
+            return try applying(change, to: book)
+        }
+    }
+
+    /// Holding the file's lock: reads and validates the file, lets `change` make the
+    /// new book from it (and the bytes read), writes the result: in a fence directory
+    /// only `device`'s file, or the shared file when `device` is nil.
+    private func update(
+        creatingMissingFile: Bool, device: String?,
+        _ change: ((book: FenceBook, warnings: [FenceProblem]), [UInt8]) throws(FenceChangeError) -> FenceChange.Applied
     ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
         let locked = Result { () throws(StoreError) in
             try AtomicFile.withLock(on: path) { () throws(StoreError) in
@@ -77,9 +104,8 @@ extension FenceFile {
                     let read = try readContents()
                     if read == nil && !creatingMissingFile { throw missing() }
                     let book = try read.map(loaded) ?? (book: FenceBook(), warnings: [])
-                    try check(read ?? [], book.book)
-                    let applied = try applying(change, to: book)
-                    return (applied, try write(applied.book, replacing: read ?? [], device: change.device))
+                    let applied = try change(book, read ?? [])
+                    return (applied, try write(applied.book, replacing: read ?? [], device: device))
                 }
             }
         }
@@ -90,10 +116,14 @@ extension FenceFile {
     }
 
     /// Writes `book` atomically, over the file's `current` bytes (a fence directory:
-    /// only the changed device's file); a failure (a full disk) is refused as `io`.
-    private func write(_ book: FenceBook, replacing current: [UInt8], device: String) throws(FenceChangeError) -> [UInt8] {
+    /// only the changed device's file, or with `device` nil the shared file); a failure
+    /// (a full disk) is refused as `io`.
+    private func write(_ book: FenceBook, replacing current: [UInt8], device: String?) throws(FenceChangeError) -> [UInt8] {
         do {
-            if layout == .directory { return try write(book, expecting: current, devices: [device]) }
+            if layout == .directory {
+                guard let device else { return try writeShared(book, expecting: current) }
+                return try write(book, expecting: current, devices: [device])
+            }
             let bytes = FenceFile.contents(of: book)
             try AtomicFile.write(bytes, to: path)
             return bytes

@@ -396,6 +396,13 @@ public struct FenceFile: Sendable {
         return try write(book, expecting: expected, devices: devices, text: &text)
     }
 
+    /// Writes the groups and shared fences of `book` to a fence directory's shared file,
+    /// provided it still holds what it held in `expected`; the device files are left as
+    /// they are.
+    func writeShared(_ book: FenceBook, expecting expected: [UInt8]) throws(StoreError) -> [UInt8] {
+        try directory.write([FenceDirectory.sharedName: FenceFile.sharedContents(of: book)], expecting: expected)
+    }
+
     /// `write(_:expecting:devices:)` with a file's text made by `text`, which remembers
     /// each device's text for the next write.
     public func write(

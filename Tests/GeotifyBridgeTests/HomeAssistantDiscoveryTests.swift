@@ -143,14 +143,21 @@ struct HomeAssistantDiscoveryTests {
         }
     }
 
-    @Test func theDeviceTrackerIsTheDevicesMainEntityAndReadsTheTrackerAndStateTopics() throws {
+    @Test func theDeviceTrackerIsTheDevicesMainEntityAndReadsStateAndPositionFromOneTopic() throws {
         let tracker = try config(message(discovery.configs(device: "alice/phone", fences: Self.fences), "device_tracker", "tracker"))
         #expect(tracker["name"] == .null)
-        #expect(tracker["state_topic"] == "geotify/tracker/alice/phone")
+        #expect(tracker["state_topic"] == "geotify/state/alice/phone", "one message changes state and position together")
         #expect(tracker["json_attributes_topic"] == "geotify/state/alice/phone")
+        #expect(tracker["value_template"] == "{{ value_json.tracker if value_json.tracker in ['home', 'not_home'] else 'None' }}",
+                "home and not_home pass; a named fence resets the location name, so Home Assistant's zones decide")
         #expect(tracker["source_type"] == "gps")
         #expect(tracker["payload_home"] == "home")
         #expect(tracker["payload_not_home"] == "not_home")
+        #expect(tracker["payload_reset"] == "None")
+        for message in discovery.configs(device: "alice/phone", fences: Self.fences) {
+            let read = try config(message).members.filter { $0.key.hasSuffix("_topic") && $0.key != "command_topic" }
+            #expect(!read.contains { $0.value == "geotify/tracker/alice/phone" }, "Home Assistant does not subscribe to the tracker topic")
+        }
     }
 
     @Test func eachFenceHasAPresenceSensorNamedForPeople() throws {
@@ -202,7 +209,7 @@ struct HomeAssistantDiscoveryTests {
         #expect(messages.allSatisfy { $0.topic.hasPrefix("ha/") })
         #expect(custom.nodeID(of: "van/7") != discovery.nodeID(of: "van/7"))
         let tracker = try config(#require(messages.first))
-        #expect(tracker["state_topic"] == "geo/tracker/van/7")
+        #expect(tracker["state_topic"] == "geo/state/van/7")
         #expect(tracker["availability"]?.arrayValue?.first?["topic"] == "geo/status")
     }
 

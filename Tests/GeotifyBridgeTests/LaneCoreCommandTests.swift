@@ -50,6 +50,15 @@ struct LaneCoreCommandTests {
         #expect(code(twice.reply("alice/phone")) == "duplicate_identifier")
     }
 
+    @Test func aCommandCannotCreateADeviceNamedLikeTheSharedFences() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.commandDevices = ["#"] }
+        let added = lane.write(lane.command("shared", #"{"action":"add","fence":\#(Self.office)}"#))
+        #expect(code(added.reply("shared")) == "reserved_device")
+        let previewed = lane.command("shared", #"{"action":"preview","change":{"action":"add","fence":\#(Self.office)}}"#)
+        #expect(code(previewed.reply("shared")) == "reserved_device")
+        #expect(lane.book.devices["shared"] == nil)
+    }
+
     @Test func peekShowsTheEffectAndPopCommitsExactlyThat() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", 52.52, 13.405)

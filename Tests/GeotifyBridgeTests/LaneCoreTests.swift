@@ -49,7 +49,7 @@ struct LaneCoreTests {
         #expect(effects.outboxText("geotify/presence/alice/phone/home") == "inside")
         #expect(effects.outboxText("geotify/tracker/alice/phone") == "home")
         let state = try #require(effects.outboxText("geotify/state/alice/phone"))
-        #expect(state.contains(#""inside":[{"fence":"home","note":"Welcome home"}]"#))
+        #expect(state.contains(#""tracker":"home","inside":[{"fence":"home","note":"Welcome home"}]"#))
     }
 
     @Test func anEntryPublishesTheNotificationThenTheRetainedTopics() throws {
@@ -61,6 +61,10 @@ struct LaneCoreTests {
             "geotify/event/alice/phone", "owntracks/alice/phone/event", "geotify/badge/alice/phone",
             "geotify/presence/alice/phone/home", "geotify/state/alice/phone", "geotify/tracker/alice/phone",
         ], "the state document (with the location and the position) comes with the tracker, once")
+        #expect(effects.outbox.filter { $0.topic == "geotify/state/alice/phone" }.count == 1, "one state document per transition")
+        let state = try #require(effects.outboxText("geotify/state/alice/phone"))
+        #expect(state.contains(#""tracker":"home""#) && state.contains(#""latitude":52.52,"longitude":13.405"#),
+                "the new location and the new position in the same message")
         let event = try #require(effects.events.first)
         #expect(event["event"] as? String == "enter")
         #expect(event["note"] as? String == "Welcome home")
@@ -172,6 +176,26 @@ struct LaneCoreTests {
         #expect(first.log.contains { $0.message.contains(#"names "alice/phone", which differs only in letter case"#) })
         lane.now += 30
         #expect(lane.ownTracks("Alice/Phone", 1, 1.001).log.isEmpty, "said once")
+    }
+
+    @Test func encryptedPositionsWithoutAKeyAreSaidOncePerDeviceAndCountedEveryTime() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let envelope = Array(#"{"_type":"encrypted","data":"AAAA"}"#.utf8)
+        func encrypted(_ device: String) -> LaneEffects {
+            lane.now += 30
+            return lane.handle([lane.inbound(device, topic: "owntracks/\(device)", payload: envelope, route: .location(.ownTracks))])
+        }
+        let first = encrypted("alice/phone")
+        #expect(first.counters[.errors(.noDecryptionKey)] == 1)
+        #expect(first.log.contains { $0.level == .warning && $0.message.contains(#"no secret for the device "alice/phone""#) })
+        let error = try #require(first.direct.first { $0.topic == "geotify/error" })
+        #expect(String(decoding: error.payload, as: UTF8.self).contains(#""error":"no_decryption_key""#))
+        let again = encrypted("alice/phone")
+        #expect(again.counters[.errors(.noDecryptionKey)] == 1, "counted every time")
+        #expect(again.log.isEmpty && again.direct.isEmpty, "said once for the device")
+        let other = encrypted("bob/phone")
+        #expect(other.direct.contains { $0.topic == "geotify/error" } && !other.log.isEmpty, "another device is said once too")
+        #expect(lane.core.deviceCount == 0, "nothing was evaluated")
     }
 
     @Test func oneOwnerCannotTakeEveryPlace() throws {

@@ -72,23 +72,7 @@ struct LaneFixture {
     /// on the file, every write succeeding unless refused by validation) and returns what
     /// the core answered.
     mutating func write(_ effects: LaneEffects) -> LaneEffects {
-        var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
-        var changed: [String: [Fence]] = [:]
-        for write in effects.fenceWrites {
-            let device = write.change.device
-            let current = changed[device] ?? book.devices[device]
-            if let basis = write.basis, !LaneCore.same(current ?? [], basis) {
-                results.append(.failure(FenceChangeError(.stale, "changed")))
-                continue
-            }
-            do {
-                let outcome = try write.change.apply(toFencesOf: current, limits: settings.limits)
-                changed[device] = outcome.fences
-                results.append(.success(outcome))
-            } catch {
-                results.append(.failure(error))
-            }
-        }
+        let (results, changed) = LiveFenceBook.apply(effects.fenceWrites, to: book, limits: settings.limits)
         book = book.replacing(devices: changed)
         var answered = LaneEffects()
         core.finish(effects.fenceWrites, results: results, book: book, into: &answered)

@@ -28,15 +28,15 @@ struct PresenceMessagesTests {
         let message = messages.state(of: "alice/phone", Self.state(inside: ["home", "office"]), fences: Self.fences)
         #expect(message.topic == "geotify/state/alice/phone")
         #expect(message.retain && message.qos == 1)
-        #expect(text(message) == #"{"device":"alice/phone","inside":[{"fence":"office","note":"At work"},{"fence":"home","note":"Welcome home"}],"badge":1,"lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,"latitude":52.52,"longitude":13.405,"gps_accuracy":12}"#)
+        #expect(text(message) == #"{"device":"alice/phone","tracker":"office","inside":[{"fence":"office","note":"At work"},{"fence":"home","note":"Welcome home"}],"badge":1,"lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,"latitude":52.52,"longitude":13.405,"gps_accuracy":12}"#)
     }
 
     @Test func theStateDocumentBeforeAnyFixAndWithoutAccuracy() {
         let empty = messages.state(of: "van/7", DeviceState(), fences: [])
-        #expect(text(empty) == #"{"device":"van/7","inside":[],"badge":0}"#)
+        #expect(text(empty) == #"{"device":"van/7","tracker":"not_home","inside":[],"badge":0}"#)
         let fix = Fix(device: "van/7", coordinate: Coordinate(latitude: 1, longitude: 2), timestamp: 5)
         let noAccuracy = messages.state(of: "van/7", Self.state(inside: [], badge: 0, fix: fix), fences: [])
-        #expect(text(noAccuracy) == #"{"device":"van/7","inside":[],"badge":0,"lat":1,"lon":2,"tst":5,"latitude":1,"longitude":2}"#)
+        #expect(text(noAccuracy) == #"{"device":"van/7","tracker":"not_home","inside":[],"badge":0,"lat":1,"lon":2,"tst":5,"latitude":1,"longitude":2}"#)
     }
 
     @Test func fencesNoLongerInTheBookAreLeftOut() {

@@ -32,6 +32,19 @@ struct SettingsTests {
         #expect(settings.ownTracksTopic == "owntracks/+/+")
     }
 
+    @Test func devicesLinkToTheWebConsoleUnlessAnotherPageIsSet() throws {
+        #expect(try load(#"{"http": {"listen": "127.0.0.1:8091"}}"#).homeAssistantDeviceURL == "http://127.0.0.1:8091/")
+        #expect(try load(#"{"http": {"listen": "192.168.1.2:80", "basePath": "/geotify/", "users": "users.htpasswd"}}"#)
+            .homeAssistantDeviceURL == "http://192.168.1.2:80/geotify/")
+        #expect(try load(#"{"http": {"listen": "[::1]:8091"}}"#).homeAssistantDeviceURL == "http://[::1]:8091/")
+        #expect(try load(#"{"http": {"listen": "0.0.0.0:8091", "users": "users.htpasswd"}}"#).homeAssistantDeviceURL == nil,
+                "every interface names no address to link to")
+        #expect(try load(#"{"http": {"listen": "127.0.0.1:0"}}"#).homeAssistantDeviceURL == nil, "a port the system chooses is unknown")
+        #expect(try load(#"{}"#).homeAssistantDeviceURL == nil, "no web console")
+        let set = try load(#"{"http": {"listen": "0.0.0.0:8091", "users": "users.htpasswd"}, "homeassistant": {"configurationUrl": "https://geotify.example.org/"}}"#)
+        #expect(set.homeAssistantDeviceURL == "https://geotify.example.org/", "the setting wins")
+    }
+
     @Test func valuesAreRead() throws {
         let settings = try load(#"{"broker": "mqtt://10.0.0.2:1884", "fences": "/etc/geotify/fences.json", "stateDir": "st", "strictDevices": true, "logLevel": "debug", "maximumFencesPerDevice": 5, "lanes": 3}"#)
         #expect(settings.broker.host == "10.0.0.2")

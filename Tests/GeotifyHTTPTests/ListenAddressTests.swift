@@ -21,4 +21,13 @@ import Testing
         #expect(try !ListenAddress(parsing: "0.0.0.0:1").isLoopback)
         #expect(try !ListenAddress(parsing: "192.168.1.2:1").isLoopback)
     }
+
+    @Test func everyInterfaceIsToldApart() throws {
+        for text in ["0.0.0.0:1", "[::]:1", "[0:0::0]:1"] {
+            #expect(try ListenAddress(parsing: text).isWildcard, "\(text)")
+        }
+        for text in ["127.0.0.1:1", "[::1]:1", "192.168.1.2:1", "0.0.0.1:1"] {
+            #expect(try !ListenAddress(parsing: text).isWildcard, "\(text)")
+        }
+    }
 }

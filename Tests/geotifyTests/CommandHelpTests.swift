@@ -29,7 +29,7 @@ struct CommandHelpTests {
         ("simulate", ["--config", "--fences", "--device", "--json", "--all", "--no-rules"]),
         ("status", ["--config", "--broker", "--timeout", "--json", "--online"]),
         ("notify", ["--config", "--state-dir", "--json"]),
-        ("fences", ["--config", "--fences", "--id", "--lat", "--lon", "--radius", "--event", "--note", "--device", "--json", "--replace"]),
+        ("fences", ["--config", "--fences", "--id", "--lat", "--lon", "--radius", "--event", "--note", "--device", "--json", "--replace", "--shared", "--group", "--owntracks"]),
     ])
     func eachCommandsHelpListsOnlyItsOwnOptions(command: String, options: [String]) throws {
         let help = try runGeotify([command, "--help"], in: directory)

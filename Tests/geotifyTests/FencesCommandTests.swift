@@ -5,7 +5,7 @@ import Testing
 /// `geotify fences`: every subcommand run as the built executable, with its output, its
 /// exit status and the fence file on disk afterwards.
 @Suite("geotify fences")
-struct FencesCommandTests {
+struct FencesCommandTests: FencesCommandFixture {
     let directory: URL
 
     init() throws {
@@ -48,18 +48,6 @@ struct FencesCommandTests {
         }
 
         """
-
-    func write(_ text: String, to name: String) throws {
-        try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
-    }
-
-    func read(_ name: String = "fences.json") throws -> String {
-        try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
-    }
-
-    func fences(_ arguments: String...) throws -> (status: Int32, output: String, error: String) {
-        try runGeotify(["fences"] + arguments + ["--fences", "fences.json"], in: directory)
-    }
 
     // MARK: help and usage
 
