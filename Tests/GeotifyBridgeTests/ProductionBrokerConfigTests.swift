@@ -81,6 +81,41 @@ struct ProductionBrokerConfigTests {
         #expect(!broker.log.contains("already connected"), "\(broker.log)")
         #expect(broker.log.contains(" as alice ("), "mosquitto knows the intruder by her user name: \(broker.log)")
     }
+
+    /// Shards of one deployment log in as geotify-0, geotify-1 ...: as one user they would
+    /// get one client id and disconnect each other. Each has the topics the bridge needs.
+    @Test func eachShardLogsInAsItsOwnUserWithTheBridgesTopics() throws {
+        let broker = try ProductionBroker()
+        defer { broker.stop() }
+        let shards = try (0..<3).map { index in
+            try BrokerObserver(
+                port: broker.port, subscribe: ["owntracks/#", "geotify/location/#", "geotify/cmd/#"],
+                clientID: "geotify-\(index)", configure: login("geotify-\(index)"))
+        }
+        let homeAssistant = try BrokerObserver(
+            port: broker.port, subscribe: ["geotify/shard/#", "homeassistant/#", "owntracks/+/+/cmd"], configure: login("homeassistant"))
+        let alice = try BrokerObserver(port: broker.port, subscribe: [], configure: login("alice"))
+        let admin = try BrokerObserver(port: broker.port, subscribe: [], configure: login("geotify-admin"))
+
+        try alice.publish("owntracks/alice/phone", "position")
+        try alice.publish("geotify/location/alice/gps", "plain position")
+        try admin.publish("geotify/cmd/alice/phone", "command")
+        for (index, shard) in shards.enumerated() {
+            #expect(waitUntil { shard.events.messages.count >= 3 }, "\(broker.log)")
+            #expect(shard.events.messages.map(\.text) == ["position", "plain position", "command"], "shard \(index)")
+        }
+        for (index, shard) in shards.enumerated() {
+            try shard.publish("geotify/shard/\(index)/status", "online \(index)")
+            try shard.publish("homeassistant/device_tracker/shard\(index)/config", "discovery \(index)")
+            try shard.publish("owntracks/alice/phone/cmd", "waypoints \(index)")
+        }
+        #expect(waitUntil { homeAssistant.events.messages.count >= 9 }, "\(broker.log)")
+        #expect(Set(homeAssistant.events.messages.map(\.text)) == Set((0..<3).flatMap { ["online \($0)", "discovery \($0)", "waypoints \($0)"] }))
+        for shard in shards {
+            #expect(!shard.events.all.contains { if case .disconnected = $0 { return true } else { return false } }, "\(shard.events.all)")
+        }
+        #expect(!broker.log.contains("already connected"), "\(broker.log)")
+    }
 }
 
 /// mosquitto running `config/mosquitto.conf` with its listeners on free 127.0.0.1 ports
@@ -100,7 +135,7 @@ private final class ProductionBroker {
         certificates = try TestCertificates(in: directory.appendingPathComponent("certs"))
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path,
-            users: Dictionary(uniqueKeysWithValues: ["geotify", "geotify-admin", "alice", "bob"].map { ($0, Self.password) }))
+            users: Dictionary(uniqueKeysWithValues: ["geotify", "geotify-0", "geotify-1", "geotify-2", "geotify-admin", "homeassistant", "alice", "bob"].map { ($0, Self.password) }))
         port = try freePort()
         tlsPort = try freePort()
         let config = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config")
