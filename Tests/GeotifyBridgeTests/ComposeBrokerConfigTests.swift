@@ -46,9 +46,8 @@ struct ComposeBrokerConfigTests {
 /// passwords and ACL `docker/mosquitto-init` makes in a temporary directory.
 private final class ComposeBroker {
     let port: Int
-    private let directory: URL
     private let secrets: URL
-    private let process: ChildProcess
+    private let broker: ShippedBrokerProcess
 
     /// The repository, three levels above this file.
     static let root = URL(fileURLWithPath: #filePath)
@@ -75,7 +74,7 @@ private final class ComposeBroker {
     }
 
     init(shards: Int) throws {
-        directory = try makeTemporaryDirectory("compose-broker")
+        let directory = try makeTemporaryDirectory("compose-broker")
         secrets = directory.appendingPathComponent("secrets")
         try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
         let initialised = try Self.initialise(secrets: secrets, shards: shards)
@@ -83,34 +82,15 @@ private final class ComposeBroker {
             throw TestSupportError("docker/mosquitto-init failed: \(initialised.output)")
         }
         port = try freePort()
-        let text = try String(contentsOf: Self.root.appendingPathComponent("docker/mosquitto.conf"), encoding: .utf8)
-        let moves = [
-            ("listener 1883", "listener \(port) 127.0.0.1"),
-            ("password_file /run/geotify/passwd", "password_file \(secrets.path)/passwd"),
-            ("acl_file /run/geotify/acl", "acl_file \(secrets.path)/acl"),
-            ("persistence_location /mosquitto/data/", "persistence_location \(directory.path)/"),
-            ("log_dest stdout", "log_dest file \(directory.appendingPathComponent("mosquitto.log").path)"),
-        ]
-        var lines = text.components(separatedBy: "\n")
-        for (from, to) in moves {
-            guard let index = lines.firstIndex(of: from) else {
-                throw TestSupportError("docker/mosquitto.conf has no line \"\(from)\": update this test")
-            }
-            lines[index] = to
-        }
-        if getuid() == 0 {
-            lines.append("user root")
-        }
-        let file = directory.appendingPathComponent("mosquitto.conf")
-        try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-        process = try ChildProcess(
-            executable: "mosquitto", arguments: ["-c", file.path],
-            outputFile: directory.appendingPathComponent("mosquitto.out"))
-        guard waitUntil(timeout: 10, { log.contains(" running") || !process.isRunning }), process.isRunning else {
-            process.terminate(signal: SIGKILL)
-            let output = (try? String(contentsOf: directory.appendingPathComponent("mosquitto.out"), encoding: .utf8)) ?? ""
-            throw TestSupportError("mosquitto did not start with docker/mosquitto.conf:\n\(log)\(output)")
-        }
+        broker = try ShippedBrokerProcess(
+            config: "docker/mosquitto.conf",
+            moves: [
+                ("listener 1883", "listener \(port) 127.0.0.1"),
+                ("password_file /run/geotify/passwd", "password_file \(secrets.path)/passwd"),
+                ("acl_file /run/geotify/acl", "acl_file \(secrets.path)/acl"),
+                ("persistence_location /mosquitto/data/", "persistence_location \(directory.path)/"),
+            ],
+            logLine: "log_dest stdout", in: directory)
     }
 
     /// Options that log in as `user` with the password mosquitto-init made for it.
@@ -123,17 +103,8 @@ private final class ComposeBroker {
     }
 
     /// What mosquitto logged.
-    var log: String {
-        (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? ""
-    }
+    var log: String { broker.log }
 
-    /// Stops mosquitto (bounded wait, then SIGKILL) and removes the directory.
-    func stop() {
-        process.terminate()
-        if !process.waitForExit(timeout: 10) {
-            process.terminate(signal: SIGKILL)
-            _ = process.waitForExit(timeout: 5)
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
+    /// Stops mosquitto and removes the directory.
+    func stop() { broker.stop() }
 }
