@@ -24,10 +24,13 @@ RUN apt-get update \
 COPY --from=build /src/.build/dist/geotify /usr/local/bin/geotify
 COPY docker/geotify.json /etc/geotify/geotify.json
 COPY config/fences.json /usr/share/geotify/fences.json
+COPY config/fences.d /usr/share/geotify/fences.d
 COPY docker/runtime-setup /usr/local/sbin/geotify-runtime-setup
 RUN /usr/local/sbin/geotify-runtime-setup
 # Fences and state live in one volume owned by the geotify user; an empty named volume
 # is filled from the image, so it starts with the example fences and the right owner.
+# docker-compose.cluster.yml mounts its shared fence directory on /var/lib/geotify-fences,
+# which the image fills the same way from config/fences.d.
 VOLUME ["/var/lib/geotify"]
 USER geotify
 # Every geotify command in the container reads these settings unless given --config.

@@ -1,8 +1,10 @@
 import Foundation
+import GeotifyStore
 
 /// Whether fence commands will be able to write the fence file, checked when the bridge
 /// starts: a change is written atomically (a temporary file beside the fence file,
-/// renamed over it), so the file's directory must be writable. A container that mounts
+/// renamed over it), so the file's directory must be writable (for a fence directory:
+/// the directory of its device files). A container that mounts
 /// the configuration read-only, or owned by another user, would otherwise answer every
 /// `add`, `edit`, `delete` and `commit` with `io: Permission denied` and say nothing at
 /// start.
@@ -14,7 +16,7 @@ package enum FenceFileAccess {
         settings: Settings, isWritable: (String) -> Bool = { access($0, W_OK | X_OK) == 0 }
     ) -> String? {
         guard settings.commandsEnabled else { return nil }
-        let directory = directory(of: settings.fencesPath)
+        let directory = FenceFile(path: settings.fencesPath).deviceFilesDirectory ?? directory(of: settings.fencesPath)
         guard !isWritable(directory) else { return nil }
         return "fence commands are on but the fence file's directory \(directory) is not writable by this user (uid \(getuid())): "
             + "every add, edit, delete and commit will be refused with io; make it writable, or set \"commands\": false"

@@ -65,6 +65,16 @@ public struct FenceFile: Sendable {
         self.shard = (shard?.count ?? 1) > 1 ? shard : nil
     }
 
+    /// For a fence directory, the directory a fence command writes a device's file in:
+    /// `devices/`, or the fence directory itself while `devices/` does not exist (it is
+    /// made there); nil for a single file.
+    public var deviceFilesDirectory: String? {
+        guard layout == .directory else { return nil }
+        let root = path.hasSuffix("/") ? String(path.dropLast()) : path
+        let devices = root + "/" + FenceDirectory.devicesName
+        return FileManager.default.fileExists(atPath: devices) ? devices : root
+    }
+
     /// The contents: the file's bytes, or a snapshot of the directory's files; nil when
     /// there is no such file or directory.
     public func read() throws(StoreError) -> [UInt8]? {

@@ -30,6 +30,23 @@ struct FenceFileAccessTests {
         #expect(FenceFileAccess.warning(settings: settings) != nil)
     }
 
+    /// A fence directory is written in its devices/ (made in the directory itself at the
+    /// first write), not in the directory that holds it.
+    @Test func aFenceDirectoryIsCheckedWhereItsDeviceFilesAreWritten() throws {
+        let directory = try makeTemporaryDirectory("access")
+        let fences = directory.appendingPathComponent("fences")
+        try FileManager.default.createDirectory(at: fences, withIntermediateDirectories: true)
+        var settings = Settings()
+        settings.fencesPath = fences.path + "/"
+        var checked: [String] = []
+        #expect(FenceFileAccess.warning(settings: settings) { checked.append($0); return true } == nil)
+        try FileManager.default.createDirectory(at: fences.appendingPathComponent("devices"), withIntermediateDirectories: true)
+        settings.fencesPath = fences.path
+        let warning = FenceFileAccess.warning(settings: settings) { checked.append($0); return false }
+        #expect(checked == [fences.path, fences.appendingPathComponent("devices").path])
+        #expect(warning?.contains(fences.appendingPathComponent("devices").path) == true)
+    }
+
     @Test func theStateDirectoryIsCreatedWithItsParents() throws {
         let directory = try makeTemporaryDirectory("state")
         let path = directory.appendingPathComponent("a/b/state").path

@@ -81,6 +81,41 @@ struct ProductionBrokerConfigTests {
         #expect(!broker.log.contains("already connected"), "\(broker.log)")
         #expect(broker.log.contains(" as alice ("), "mosquitto knows the intruder by her user name: \(broker.log)")
     }
+
+    /// Shards of one deployment log in as geotify-0, geotify-1 ...: as one user they would
+    /// get one client id and disconnect each other. Each has the topics the bridge needs.
+    @Test func eachShardLogsInAsItsOwnUserWithTheBridgesTopics() throws {
+        let broker = try ProductionBroker()
+        defer { broker.stop() }
+        let shards = try (0..<3).map { index in
+            try BrokerObserver(
+                port: broker.port, subscribe: ["owntracks/#", "geotify/location/#", "geotify/cmd/#"],
+                clientID: "geotify-\(index)", configure: login("geotify-\(index)"))
+        }
+        let homeAssistant = try BrokerObserver(
+            port: broker.port, subscribe: ["geotify/shard/#", "homeassistant/#", "owntracks/+/+/cmd"], configure: login("homeassistant"))
+        let alice = try BrokerObserver(port: broker.port, subscribe: [], configure: login("alice"))
+        let admin = try BrokerObserver(port: broker.port, subscribe: [], configure: login("geotify-admin"))
+
+        try alice.publish("owntracks/alice/phone", "position")
+        try alice.publish("geotify/location/alice/gps", "plain position")
+        try admin.publish("geotify/cmd/alice/phone", "command")
+        for (index, shard) in shards.enumerated() {
+            #expect(waitUntil { shard.events.messages.count >= 3 }, "\(broker.log)")
+            #expect(shard.events.messages.map(\.text) == ["position", "plain position", "command"], "shard \(index)")
+        }
+        for (index, shard) in shards.enumerated() {
+            try shard.publish("geotify/shard/\(index)/status", "online \(index)")
+            try shard.publish("homeassistant/device_tracker/shard\(index)/config", "discovery \(index)")
+            try shard.publish("owntracks/alice/phone/cmd", "waypoints \(index)")
+        }
+        #expect(waitUntil { homeAssistant.events.messages.count >= 9 }, "\(broker.log)")
+        #expect(Set(homeAssistant.events.messages.map(\.text)) == Set((0..<3).flatMap { ["online \($0)", "discovery \($0)", "waypoints \($0)"] }))
+        for shard in shards {
+            #expect(!shard.events.all.contains { if case .disconnected = $0 { return true } else { return false } }, "\(shard.events.all)")
+        }
+        #expect(!broker.log.contains("already connected"), "\(broker.log)")
+    }
 }
 
 /// mosquitto running `config/mosquitto.conf` with its listeners on free 127.0.0.1 ports
@@ -92,65 +127,35 @@ private final class ProductionBroker {
     let port: Int
     let tlsPort: Int
     let certificates: TestCertificates
-    private let directory: URL
-    private let process: ChildProcess
+    private let broker: ShippedBrokerProcess
 
     init() throws {
-        directory = try makeTemporaryDirectory("production")
+        let directory = try makeTemporaryDirectory("production")
         certificates = try TestCertificates(in: directory.appendingPathComponent("certs"))
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path,
-            users: Dictionary(uniqueKeysWithValues: ["geotify", "geotify-admin", "alice", "bob"].map { ($0, Self.password) }))
+            users: Dictionary(uniqueKeysWithValues: ["geotify", "geotify-0", "geotify-1", "geotify-2", "geotify-admin", "homeassistant", "alice", "bob"].map { ($0, Self.password) }))
         port = try freePort()
         tlsPort = try freePort()
-        let config = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config")
-        var text = try String(contentsOf: config.appendingPathComponent("mosquitto.conf"), encoding: .utf8)
-        let moves = [
-            ("listener 1883 127.0.0.1", "listener \(port) 127.0.0.1"),
-            ("listener 8883", "listener \(tlsPort) 127.0.0.1"),
-            ("password_file /etc/mosquitto/passwd", "password_file \(passwords.path)"),
-            ("acl_file /etc/mosquitto/geotify.acl", "acl_file \(config.appendingPathComponent("mosquitto.acl").standardized.path)"),
-            ("cafile /etc/mosquitto/certs/ca.crt", "cafile \(certificates.caFile)"),
-            ("certfile /etc/mosquitto/certs/server.crt", "certfile \(certificates.certFile)"),
-            ("keyfile /etc/mosquitto/certs/server.key", "keyfile \(certificates.keyFile)"),
-            ("persistence_location /var/lib/mosquitto/", "persistence_location \(directory.path)/"),
-            ("log_dest syslog", "log_dest file \(directory.appendingPathComponent("mosquitto.log").path)"),
-        ]
-        var lines = text.components(separatedBy: "\n")
-        for (from, to) in moves {
-            guard let index = lines.firstIndex(of: from) else {
-                throw TestSupportError("config/mosquitto.conf has no line \"\(from)\": update this test")
-            }
-            lines[index] = to
-        }
-        if getuid() == 0 {
-            lines.append("user root")
-        }
-        text = lines.joined(separator: "\n")
-        let file = directory.appendingPathComponent("mosquitto.conf")
-        try text.write(to: file, atomically: true, encoding: .utf8)
-        process = try ChildProcess(
-            executable: "mosquitto", arguments: ["-c", file.path],
-            outputFile: directory.appendingPathComponent("mosquitto.out"))
-        guard waitUntil(timeout: 10, { log.contains(" running") || !process.isRunning }), process.isRunning else {
-            let output = (try? String(contentsOf: directory.appendingPathComponent("mosquitto.out"), encoding: .utf8)) ?? ""
-            process.terminate(signal: SIGKILL)
-            throw TestSupportError("mosquitto did not start with config/mosquitto.conf:\n\(log)\(output)")
-        }
+        let acl = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/mosquitto.acl")
+        broker = try ShippedBrokerProcess(
+            config: "config/mosquitto.conf",
+            moves: [
+                ("listener 1883 127.0.0.1", "listener \(port) 127.0.0.1"),
+                ("listener 8883", "listener \(tlsPort) 127.0.0.1"),
+                ("password_file /etc/mosquitto/passwd", "password_file \(passwords.path)"),
+                ("acl_file /etc/mosquitto/geotify.acl", "acl_file \(acl.standardized.path)"),
+                ("cafile /etc/mosquitto/certs/ca.crt", "cafile \(certificates.caFile)"),
+                ("certfile /etc/mosquitto/certs/server.crt", "certfile \(certificates.certFile)"),
+                ("keyfile /etc/mosquitto/certs/server.key", "keyfile \(certificates.keyFile)"),
+                ("persistence_location /var/lib/mosquitto/", "persistence_location \(directory.path)/"),
+            ],
+            logLine: "log_dest syslog", in: directory)
     }
 
     /// What mosquitto logged.
-    var log: String {
-        (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? ""
-    }
+    var log: String { broker.log }
 
-    /// Stops mosquitto (bounded wait, then SIGKILL) and removes the directory.
-    func stop() {
-        process.terminate()
-        if !process.waitForExit(timeout: 10) {
-            process.terminate(signal: SIGKILL)
-            _ = process.waitForExit(timeout: 5)
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
+    /// Stops mosquitto and removes the directory.
+    func stop() { broker.stop() }
 }
