@@ -18,13 +18,13 @@ struct SessionTakeoverBridgeTests {
         let prefix = "another client took over this bridge's session at \(harness.settings.broker) (client id \"\(clientID)\"): session taken over"
         // Both reconnect and throw each other off every second or two; the third short
         // connection in a row tells the bridge it is a takeover.
-        #expect(waitUntil(timeout: 90) { harness.logLines.all.contains { $0.contains(prefix) } }, "\(harness.logLines.all.suffix(20))")
+        #expect(waitUntil(timeout: 60) { harness.logLines.all.contains { $0.contains(prefix) } }, "\(harness.logLines.all.suffix(20))")
         #expect(harness.logLines.all.contains { $0.contains("Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md)") })
         let counted = harness.bridge?.counters.value(.errors(.sessionTakenOver)) ?? 0
         #expect(counted >= 1)
 
         // The statistics the bridge publishes (and `geotify status` prints) carry it.
-        let reported = harness.observer.waitForMessage(on: "geotify/stats", timeout: 60) { message in
+        let reported = harness.observer.waitForMessage(on: "geotify/stats", timeout: 30) { message in
             let report = try? StatsReport(parsing: message.payload)
             return (report?.counters["errors.session_taken_over"] ?? 0) >= 1
         }
