@@ -63,18 +63,22 @@ enum StatusCommand {
             let object: JSON = ["status": observed.status.map { .string($0) } ?? .null, "stats": report.json]
             print(JSONWriter(pretty: true).string(object), terminator: "")
         } else {
-            print(table(report, status: observed.status), terminator: "")
+            print(table(report, status: observed.status, clientID: settings.shard?.clientID(settings.clientID) ?? settings.clientID), terminator: "")
         }
         return 0
     }
 
-    /// The report as aligned sections: the bridge, then each counter group, then latency.
-    /// Numbers are right-aligned within a section, the bridge's own lines left-aligned.
-    static func table(_ report: StatsReport, status: String?) -> String {
+    /// The report as aligned sections: the bridge, warnings when a counter means the
+    /// operator must act, then each counter group, then latency. Numbers are
+    /// right-aligned within a section, the bridge's own lines left-aligned.
+    /// `clientID` is the bridge's client id in the settings `geotify status` was given.
+    static func table(_ report: StatsReport, status: String?, clientID: String) -> String {
         var bridge = [("bridge", status ?? "unknown"), ("as of", timestamp(report.time))]
         if let uptime = report.uptime { bridge.append(("uptime", duration(uptime))) }
         bridge += [("devices", String(report.devices)), ("fences", String(report.fences))]
         var sections = [section(nil, bridge, rightAligned: false)]
+        let warnings = warnings(report, clientID: clientID)
+        if !warnings.isEmpty { sections.append(warnings.map { "warning: \($0)\n" }.joined()) }
         for (group, counters) in report.groupedCounters {
             let rows = counters.map { ($0.key.isEmpty ? "(total)" : $0.key, String($0.value)) }
             sections.append(section(group ?? "counters", rows, rightAligned: true))
@@ -86,6 +90,17 @@ enum StatusCommand {
         }
         sections.append(section("latency (ms)", latency, rightAligned: true))
         return sections.joined(separator: "\n")
+    }
+
+    /// What the counters say the operator must act on, one sentence each: the bridge's
+    /// session taken over (`errors.session_taken_over`), which the counters alone leave
+    /// unexplained among the other errors.
+    static func warnings(_ report: StatsReport, clientID: String) -> [String] {
+        let takeovers = report.counters[Counter.errors(.sessionTakenOver).name] ?? 0
+        guard takeovers > 0 else { return [] }
+        let times = takeovers == 1 ? "once" : "\(takeovers) times"
+        return ["session taken over \(times): another client connects with client id \"\(clientID)\" and the broker throws the bridge off;"
+            + " give each bridge its own clientId and let the broker tie client ids to logins (use_username_as_clientid, docs/security.md)"]
     }
 
     /// One block of the table: an optional title, then `label  value` lines (indented

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import geotify
 import GeotifyBridge
 import GeotifyJSON
 import GeotifyTestSupport
@@ -22,12 +23,12 @@ struct StatusCommandTests {
         latency: LatencyHistogram.Summary(count: 8, p50: 0.000_119, p90: 0.0005, p99: 0.001_19, maximum: 0.0013))
 
     /// A broker holding the retained statistics (and status, when given) under `prefix`.
-    func broker(prefix: String = "geotify", status: String? = "online") throws -> TestBroker {
+    func broker(prefix: String = "geotify", status: String? = "online", report: StatsReport = Self.report) throws -> TestBroker {
         let broker = try TestBroker()
         let publisher = try TestClient(port: broker.port)
         let topics = Topics(prefix: prefix)
         if let status { try publisher.publish(topics.status, status, retain: true) }
-        let message = Self.report.message(topics: topics)
+        let message = report.message(topics: topics)
         try publisher.publish(message.topic, bytes: message.payload, qos: 1, retain: true)
         publisher.disconnect()
         return broker
@@ -66,6 +67,36 @@ struct StatusCommandTests {
               max        1.3
 
             """)
+    }
+
+    /// A taken-over session is not left as one more number among the errors: a line
+    /// says what happened and names the client id of the settings given.
+    @Test func aTakenOverSessionIsSpelledOutWithTheClientID() throws {
+        var report = Self.report
+        report.counters["errors.session_taken_over"] = 3
+        let broker = try broker(report: report)
+        try #"{"broker": "\#(broker.url)", "clientId": "geotify-north"}"#
+            .write(to: directory.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        let result = try runGeotify(["status", "--config", "settings.json", "--timeout", "20"], in: directory)
+        #expect(result.status == 0)
+        #expect(result.output.hasPrefix("""
+            bridge   online
+            as of    2023-11-14T22:13:20Z
+            uptime   1h 1m 1s
+            devices  2
+            fences   3
+
+            warning: session taken over 3 times: another client connects with client id "geotify-north" and the broker throws the bridge off; give each bridge its own clientId and let the broker tie client ids to logins (use_username_as_clientid, docs/security.md)
+
+            counters
+            """), "\(result.output)")
+        #expect(result.output.contains("""
+            errors
+              invalid_json        1
+              session_taken_over  3
+              state_write         3
+            """))
+        #expect(StatusCommand.warnings(Self.report, clientID: "geotify").isEmpty, "no warning without a takeover")
     }
 
     @Test func printsJSONWithTheSettingsFilePrefix() throws {

@@ -1,0 +1,73 @@
+import Foundation
+import GeotifyTestSupport
+import Testing
+
+/// `scripts/run-bridge`'s choice of broker, with the installing and building steps
+/// replaced by stubs and `geotify` by one that prints its arguments: a broker already
+/// listening is used and left alone, with a warning that its queue may drop positions;
+/// with none, the script starts its own, sized, says so without a warning, and stops it.
+@Suite("scripts/run-bridge and the broker it finds", .serialized)
+struct RunBridgeScriptTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let directory: URL
+
+    /// A copy of the script and the example settings, with local/geotify.json naming
+    /// 127.0.0.1:`port`, and stubs for the steps that install and build.
+    init() throws {
+        directory = try makeTemporaryDirectory("run-bridge")
+        let manager = FileManager.default
+        for folder in ["scripts", "config", "local"] {
+            try manager.createDirectory(at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        for file in ["scripts/run-bridge", "config/geotify.json", "config/fences.json"] {
+            try manager.copyItem(at: Self.root.appendingPathComponent(file), to: directory.appendingPathComponent(file))
+        }
+        try stub("scripts/install-dependencies", "exit 0")
+        try stub("scripts/geotify", #"echo "geotify $*""#)
+        try stub("scripts/build-release", #"echo "$(cd "$(dirname "$0")" && pwd)/geotify""#)
+    }
+
+    func stub(_ path: String, _ body: String) throws {
+        let url = directory.appendingPathComponent(path)
+        try "#!/bin/sh\n\(body)\n".write(to: url, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+    }
+
+    /// Runs the script with its local settings naming `port`; what it printed on its
+    /// standard output and error (one file: the order of the lines is the order they
+    /// came in), and its exit code. A `ChildProcess`, so the broker it starts has the
+    /// default signal mask and its SIGTERM stops it.
+    func run(port: Int) throws -> (output: String, status: Int32?) {
+        let settings = try String(contentsOf: Self.root.appendingPathComponent("config/geotify.json"), encoding: .utf8)
+            .replacingOccurrences(of: "mqtt://127.0.0.1:1883", with: "mqtt://127.0.0.1:\(port)")
+        try settings.write(to: directory.appendingPathComponent("local/geotify.json"), atomically: true, encoding: .utf8)
+        let log = directory.appendingPathComponent("script.log")
+        let script = try ChildProcess(executable: "/bin/bash", arguments: [directory.appendingPathComponent("scripts/run-bridge").path], outputFile: log)
+        guard script.waitForExit(timeout: 60) else { throw TestSupportError("scripts/run-bridge did not end") }
+        return (try String(contentsOf: log, encoding: .utf8), script.exitCode)
+    }
+
+    @Test func aBrokerAlreadyListeningIsUsedWithAWarningAboutItsQueue() throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        let result = try run(port: broker.port)
+        #expect(result.status == 0)
+        #expect(result.output.hasSuffix("geotify run --config local/geotify.json\n"), "\(result.output)")
+        #expect(result.output.contains("using the broker already listening on 127.0.0.1:\(broker.port) (not started by this script, so left alone)\n"))
+        #expect(result.output.contains("warning: this script cannot see that broker's max_queued_messages; mosquitto's default (and that of Debian's mosquitto service) is 1000"))
+        #expect(result.output.contains("set max_queued_messages 100000 in its config as config/mosquitto.conf does, or stop it and this script starts its own (docs/reliability.md)\n"))
+        #expect(acceptsConnections(port: broker.port), "the broker it did not start is left running")
+    }
+
+    @Test func withoutABrokerItStartsItsOwnWithoutAWarningAndStopsIt() throws {
+        let port = try freePort()
+        let result = try run(port: port)
+        #expect(result.status == 0)
+        #expect(result.output.contains("started mosquitto on 127.0.0.1:\(port)"), "\(result.output)")
+        #expect(result.output.contains("stopped the mosquitto this script started"))
+        #expect(!result.output.contains("warning"))
+        let config = try String(contentsOf: directory.appendingPathComponent("local/mosquitto.conf"), encoding: .utf8)
+        #expect(config.contains("max_queued_messages 100000\n"))
+        #expect(waitUntil { !acceptsConnections(port: port) }, "the broker it started is stopped with the bridge")
+    }
+}
