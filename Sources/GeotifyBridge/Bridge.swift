@@ -103,6 +103,10 @@ package final class Bridge: Sendable {
     /// The web console's open HTTP connections (0 when it does not run).
     package var consoleConnections: Int { running.withLock { $0?.console?.server }?.connectionCount ?? 0 }
 
+    /// Whether the broker has acknowledged everything the bridge decided to publish (a
+    /// benchmark waits for this after the first fixes' announcements).
+    package var outboundDrained: Bool { publisher.isDrained }
+
     /// The fences in force (empty when not running).
     package var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }
 
@@ -288,7 +292,7 @@ package final class Bridge: Sendable {
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
         current.deliveries?.stop()
-        for lane in current.lanes { lane.saveFixes() }
+        for lane in current.lanes { lane.saveFixes(all: true) }
         for lane in current.lanes { lane.waitUntilIdle() }
         current.announcer.waitUntilAnnounced()
         let acknowledged = DispatchSemaphore(value: 0)
@@ -361,8 +365,12 @@ package final class Bridge: Sendable {
     private static let pollEvery = 5
     /// Every this many polls its contents are read too, not only its size and time.
     private static let readContentsEvery = 10
-    /// Every this many ticks the last fixes kept only in memory are saved (5 s).
+    /// Every this many ticks the lanes start saving the last fixes kept only in memory, a
+    /// share at each tick (5 s).
     private static let saveFixesEvery = 25
+    /// The most acknowledged outbox rows deleted at a tick (5 120 a second: more than the
+    /// bridge publishes), so that the deletion never holds the lanes' commits for long.
+    private static let prunedPerTick: Int64 = 1_024
 
     /// One round of housekeeping, every `tickInterval`: the lanes' timers; every second
     /// the fence file, the outbox marks and, while the broker is away, a reminder every
@@ -371,6 +379,7 @@ package final class Bridge: Sendable {
         dispatchPrecondition(condition: .onQueue(housekeepingQueue))
         guard let current = running.withLock({ $0 }), !current.stopping else { return }
         for lane in current.lanes { lane.tick() }
+        try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
         let now = scheduler.uptime
         let (round, lastReport, lastWaitingNote) = housekeepingState.withLock { state in
             state.round += 1
@@ -387,7 +396,6 @@ package final class Bridge: Sendable {
         }
         if round % Bridge.saveFixesEvery == 0 {
             for lane in current.lanes { lane.saveFixes() }
-            try? current.store.pruneAcknowledged()
             MemoryRelease.now()
         }
         // Half a tick of slack: ticks come every `tickInterval`, and adding it up in

@@ -63,6 +63,8 @@ final class Lane: @unchecked Sendable {
     private var unsavedForgotten: Set<String> = []
     /// Deliveries that could not be queued yet.
     private var unsavedDeliveries: [DeliveryEntry] = []
+    /// Whether last fixes are still to be saved, a share at each tick (`saveFixes`).
+    private var savingFixes = false
     /// Requesters in the process waiting for an answer, by id.
     private var requesters: [Int: @Sendable (LaneAnswer.Outcome) -> Void] = [:]
     private var nextRequester = 0
@@ -121,15 +123,22 @@ final class Lane: @unchecked Sendable {
         queue.async {
             var effects = LaneEffects()
             self.core.tick(now: self.environment.scheduler.now, book: self.environment.fences.book, into: &effects)
+            if self.savingFixes { self.savingFixes = self.core.saveFixes(into: &effects, limit: Self.fixesSavedPerTick) }
             self.carryOut(effects)
         }
     }
 
-    /// Saves the last fixes that were only kept in memory (now and then, and at stop).
-    func saveFixes() {
+    /// The most last fixes saved at a tick: with thousands of devices moving, saving them
+    /// all at once held the lane (and so the network thread, which hands it bursts) for
+    /// well over 100 ms every five seconds; a share at each tick keeps every stall short.
+    static let fixesSavedPerTick = 64
+
+    /// Saves the last fixes that were only kept in memory: from now on a share at each
+    /// tick until all are saved, or at stop (`all`) in one go.
+    func saveFixes(all: Bool = false) {
         queue.async {
             var effects = LaneEffects()
-            self.core.saveFixes(into: &effects)
+            self.savingFixes = self.core.saveFixes(into: &effects, limit: all ? .max : Self.fixesSavedPerTick)
             self.carryOut(effects)
         }
     }

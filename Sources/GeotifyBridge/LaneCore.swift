@@ -469,14 +469,18 @@ package struct LaneCore: Sendable {
         republishing.removeLast(min(Self.republishedPerTick, republishing.count))
     }
 
-    /// Saves the last fixes not saved yet (a restart can do without them, so they are
-    /// saved now and then rather than with every fix).
-    package mutating func saveFixes(into effects: inout LaneEffects) {
-        let unsaved = devices.filter(\.value.unsavedFix).map(\.key)
-        for device in unsaved {
+    /// Saves at most `limit` of the last fixes not saved yet (a restart can do without
+    /// them, so they are saved now and then rather than with every fix). Returns whether
+    /// more are left, so that a shell can save the rest in further turns rather than
+    /// stall the lane on one large transaction.
+    @discardableResult
+    package mutating func saveFixes(into effects: inout LaneEffects, limit: Int = .max) -> Bool {
+        let unsaved = Array(devices.lazy.filter(\.value.unsavedFix).map(\.key).prefix(limit == .max ? .max : limit + 1))
+        for device in unsaved.prefix(limit) {
             devices[device]?.unsavedFix = false
             if effects.saves[device] == nil { effects.saves[device] = devices[device]?.state }
         }
+        return unsaved.count > limit
     }
 
     /// The state of `device`, if it has one here.

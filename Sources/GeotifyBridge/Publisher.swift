@@ -222,6 +222,12 @@ final class Publisher: Sendable {
         tracking.withLock { $0.inFlight.count + $0.waiting.count - $0.head + $0.handing }
     }
 
+    /// Whether everything queued was acknowledged: nothing waiting, being handed over, in
+    /// flight, or left in the outbox by a spill.
+    var isDrained: Bool {
+        tracking.withLock { $0.inFlight.isEmpty && $0.waiting.count == $0.head && $0.handing == 0 && !$0.spilled }
+    }
+
     /// Writes the outbox marks as they are now (the acknowledged one moves without a
     /// write of its own); called now and then and at stop.
     func saveMarks() {

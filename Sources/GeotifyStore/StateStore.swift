@@ -109,9 +109,13 @@ public final class StateStore: Sendable {
     /// Deletes the outbox rows the broker acknowledged (they will never be sent again);
     /// rows handed over but not acknowledged stay until they are, so a stop can tell
     /// which were possibly lost.
-    public func pruneAcknowledged() throws(StoreError) {
+    /// At most `limit` rows go at a time (the oldest), so that the lanes, which commit
+    /// through the same connection, never wait long: deleting five seconds of outbox in one
+    /// statement held them for 30-100 ms. Returns whether acknowledged rows are left.
+    @discardableResult
+    public func pruneAcknowledged(atMost limit: Int64 = .max) throws(StoreError) -> Bool {
         let acknowledged = watermark.read().acknowledged
-        try database.withLock { connection throws(StoreError) in try connection.prune(through: acknowledged) }
+        return try database.withLock { connection throws(StoreError) in try connection.prune(through: acknowledged, atMost: limit) }
     }
 
     /// The persisted fence revisions (scope → identifier → revision; a scope is a device
@@ -267,8 +271,15 @@ private final class Connection {
         return count
     }
 
-    func prune(through handed: Int64) throws(StoreError) {
-        try database.prepare("DELETE FROM outbox WHERE id <= ?").run([.integer(handed)])
+    /// Deletes the rows through `handed`, at most `limit` of them (the oldest); returns
+    /// whether rows through `handed` are left.
+    func prune(through handed: Int64, atMost limit: Int64) throws(StoreError) -> Bool {
+        var oldest: Int64?
+        try database.prepare("SELECT min(id) FROM outbox").query { row in oldest = row.isNull(0) ? nil : row.integer(0) }
+        guard let oldest, oldest <= handed else { return false }
+        let through = limit >= handed - oldest + 1 ? handed : oldest + limit - 1
+        try database.prepare("DELETE FROM outbox WHERE id <= ?").run([.integer(through)])
+        return through < handed
     }
 
     func loadRevisions() throws(StoreError) -> (known: [String: [String: Int]], current: Int) {

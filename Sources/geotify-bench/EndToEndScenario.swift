@@ -18,6 +18,9 @@ struct EndToEndScenario {
         var published: () -> Int
         /// Output messages the observer got so far.
         var observed: () -> Int
+        /// Whether everything the system decided to publish has left it (the bridge's
+        /// first fixes announce each device's state and presence in every fence).
+        var outboundDrained: () -> Bool = { true }
     }
 
     /// What the ladder found for one system.
@@ -95,7 +98,8 @@ struct EndToEndScenario {
         let probe = Probe(
             handled: { GeotifyProcess.handled(bridge.counters.snapshot) },
             published: { bridge.counters.value(.notifications) },
-            observed: { observer.count })
+            observed: { observer.count },
+            outboundDrained: { bridge.outboundDrained })
         return try ladder(&workload, publishers, observer, probe)
     }
 
@@ -130,6 +134,13 @@ struct EndToEndScenario {
     ) throws -> Outcome {
         let warmUp = step(&workload, publishers, probe, count: EndToEndWorkload.devices, rate: 20_000)
         guard warmUp.drained else { throw BenchError("the warm-up (one fix per device) did not drain") }
+        // The ladder measures the steady state: the first fixes' announcements (state,
+        // tracker, badge and presence in every fence of each device) must have left first.
+        let announcing = BenchClock.now()
+        guard BenchClock.wait(timeout: EndToEndScenario.drainTimeout, interval: 0.01, until: probe.outboundDrained) else {
+            throw BenchError("the first fixes' announcements did not leave within \(Int(EndToEndScenario.drainTimeout)) s")
+        }
+        Progress.note("e2e:   warm-up: one fix per device, its announcements out \(ResultRow.format(BenchClock.now() - announcing, .seconds)) after the fixes were handled")
         var steps: [String] = []
         var best = 0.0
         var failed: Double?

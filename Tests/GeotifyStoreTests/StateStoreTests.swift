@@ -40,6 +40,20 @@ struct StateStoreTests {
         #expect(try store.pendingMessages().map(\.message) == [second], "the handed-over row is gone for good")
     }
 
+    @Test func acknowledgedRowsArePrunedAFewAtATimeAndNoOthers() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = (1...10).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let ids = try store.save(devices: [], outbox: messages)
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[9], acknowledged: ids[6]))
+        #expect(try store.pruneAcknowledged(atMost: 3) == true)
+        #expect(try store.unacknowledgedAtStop() == 3)
+        #expect(try store.pruneAcknowledged(atMost: 3) == true)
+        #expect(try store.pruneAcknowledged(atMost: 3) == false, "the seventh row was the last acknowledged")
+        #expect(try store.pruneAcknowledged(atMost: 3) == false)
+        try store.watermark.write(OutboxWatermark.Marks(handed: 0, acknowledged: 0))
+        #expect(try store.pendingMessages().map(\.message) == Array(messages[7...]), "the three unacknowledged rows stay")
+    }
+
     @Test func afterACrashOnlyRowsPastTheMarkAreResent() throws {
         let store = try StateStore(directory: directory.path)
         let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
