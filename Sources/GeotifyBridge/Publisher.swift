@@ -24,7 +24,8 @@ import Synchronization
 /// At most `waitingLimit` messages wait in memory, so a slow broker link cannot fill it.
 /// Past that, persisted messages are left in the outbox and read back in order once the
 /// queue has drained (nothing is lost; they only wait longer), and other messages
-/// (replies, error reports, position updates) are dropped and counted
+/// (replies, error reports, position updates) wait as long as their bytes stay within
+/// `directByteLimit`; past both they are dropped and counted
 /// (`errors.publish_queue_full`). The lanes never wait for the publisher: the network
 /// thread that would feed them also reads the broker's acknowledgements, so waiting
 /// there could stall both.
@@ -46,6 +47,11 @@ final class Publisher: Sendable {
         var outboxID: Int64?
         /// Called once the broker has acknowledged it (or it was handed over at QoS 0).
         var acknowledged: (@Sendable () -> Void)?
+        /// Whether its size counts against `directByteLimit` while it waits.
+        var budgeted = false
+
+        /// What it weighs against `directByteLimit`.
+        var size: Int { message.topic.utf8.count + message.payload.count }
     }
 
     /// A message handed over, waiting for its acknowledgement.
@@ -80,6 +86,8 @@ final class Publisher: Sendable {
         /// Whether persisted messages past `queuedThrough` were left in the outbox for lack
         /// of room, to be read back once there is.
         var spilled = false
+        /// The topic and payload bytes of the budgeted messages waiting.
+        var directBytes = 0
     }
 
     /// The most QoS 1 messages in flight at once (libmosquitto is told the same, so it
@@ -91,8 +99,17 @@ final class Publisher: Sendable {
     /// transitions larger than that (a broker busy with a flood) waits in the outbox.
     static let defaultWaitingLimit = 8_192
 
+    /// By default, how many bytes of messages that are not persisted (replies above all) may wait
+    /// once `waitingLimit` messages wait. The input cannot be held back instead: the
+    /// acknowledgements that drain this queue come in on the same socket as the
+    /// commands whose replies fill it. A storm of 8 000 commands at 4 000 a second
+    /// left 10 500 messages waiting and lost 2 360 replies at 8 192.
+    static let defaultDirectByteLimit = 32 << 20
+
     /// The most messages waiting in memory; persisted ones past it wait in the outbox.
     let waitingLimit: Int
+    /// The most bytes of messages not persisted waiting once `waitingLimit` is reached.
+    let directByteLimit: Int
     /// How many persisted messages are read back at a time after a spill.
     private var readBack: Int { max(1, waitingLimit / 2) }
 
@@ -103,8 +120,12 @@ final class Publisher: Sendable {
     private let counters: Counters
     private let health: StateHealth
 
-    init(logger: Logger, counters: Counters, health: StateHealth, waitingLimit: Int = Publisher.defaultWaitingLimit) {
+    init(
+        logger: Logger, counters: Counters, health: StateHealth, waitingLimit: Int = Publisher.defaultWaitingLimit,
+        directByteLimit: Int = Publisher.defaultDirectByteLimit
+    ) {
         self.waitingLimit = max(1, waitingLimit)
+        self.directByteLimit = directByteLimit
         self.logger = logger
         self.counters = counters
         self.health = health
@@ -177,9 +198,11 @@ final class Publisher: Sendable {
         pump()
     }
 
-    /// Adds one message to the waiting queue, or, when it is full, leaves a persisted one
-    /// in the outbox (read back later) and drops any other.
+    /// Adds one message to the waiting queue. When `waitingLimit` messages wait, a
+    /// persisted one is left in the outbox (read back later), and any other is dropped
+    /// once the bytes of those waiting would pass `directByteLimit`.
     private func enqueue(_ queued: Queued, _ tracking: inout Tracking) {
+        var queued = queued
         let full = tracking.waiting.count - tracking.head >= waitingLimit
         if let id = queued.outboxID {
             if tracking.spilled || full {
@@ -187,9 +210,13 @@ final class Publisher: Sendable {
                 return
             }
             tracking.queuedThrough = max(tracking.queuedThrough, id)
-        } else if full {
-            counters.add(.errors(.publishQueueFull))
-            return
+        } else {
+            if full && tracking.directBytes + queued.size > directByteLimit {
+                counters.add(.errors(.publishQueueFull))
+                return
+            }
+            queued.budgeted = true
+            tracking.directBytes += queued.size
         }
         tracking.waiting.append(queued)
     }
@@ -301,6 +328,7 @@ final class Publisher: Sendable {
                     capacity -= 1
                 }
                 batch.append(next)
+                if next.budgeted { tracking.directBytes -= next.size }
                 tracking.head += 1
             }
             if tracking.head == tracking.waiting.count {
@@ -348,6 +376,7 @@ final class Publisher: Sendable {
                     if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
                 } catch where error.isNotConnected {
                     tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[position...])
+                    tracking.directBytes += batch[position...].filter(\.budgeted).reduce(0) { $0 + $1.size }
                     tracking.online = false
                     break publishing
                 } catch {

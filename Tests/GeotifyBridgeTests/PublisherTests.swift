@@ -26,6 +26,18 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.unacknowledged == 0 })
     }
 
+    @Test func repliesPastTheLimitWaitWithinTheirByteBudgetThenAreDropped() {
+        let counters = Counters()
+        let logger = Logger(level: .error, sink: { _ in })
+        let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
+        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 10, directByteLimit: 2_000)
+        // 100 bytes each: 15 of topic, 85 of payload.
+        let reply = OutboxMessage(topic: "geotify/reply/a", payload: Array(repeating: 0x61, count: 85), qos: 1, retain: false)
+        publisher.send(Array(repeating: reply, count: 25))
+        #expect(publisher.unacknowledged == 20, "past the limit of 10 messages, replies wait while their bytes fit")
+        #expect(counters.value(.errors(.publishQueueFull)) == 5)
+    }
+
     /// What the lanes do: save on the network thread, at the end of each burst, while the
     /// publisher is reading a spill back from the outbox. Handing over inside the save
     /// would read the outbox under the store's own lock (once, the process stopped there).
