@@ -44,14 +44,18 @@ class FixtureBackend:
     own positions, alice-phone is a tracker, prometheus may scrape) and map tiles from an address that answers
     nothing, so the page must work without tiles."""
 
-    def __init__(self, binary, fences=FENCES):
-        self.directory = tempfile.mkdtemp(prefix="geotify-browser-")
+    def prepare(self, prefix, fences):
+        """A fresh directory with the fence file and the users' file of the logins."""
+        self.directory = tempfile.mkdtemp(prefix=prefix)
         self.fences_path = os.path.join(self.directory, "fences.json")
         with open(self.fences_path, "w") as file:
             json.dump(fences, file)
         with open(os.path.join(self.directory, "users"), "w") as file:
             for user in ("alice", "alice-phone", "prometheus"):
                 file.write(f"{user}:{HASH}\n")
+
+    def __init__(self, binary, fences=FENCES):
+        self.prepare("geotify-browser-", fences)
         settings = {"http": {
             "listen": "127.0.0.1:0", "users": "users",
             "roles": {"alice": ["manage", "tracker"], "alice-phone": ["tracker"], "prometheus": ["metrics"]},
@@ -117,13 +121,7 @@ class BridgeBackend(FixtureBackend):
         import socket
         import time
         import paho.mqtt.client as mqtt
-        self.directory = tempfile.mkdtemp(prefix="geotify-bridge-browser-")
-        self.fences_path = os.path.join(self.directory, "fences.json")
-        with open(self.fences_path, "w") as file:
-            json.dump(fences, file)
-        with open(os.path.join(self.directory, "users"), "w") as file:
-            for user in ("alice", "alice-phone", "prometheus"):
-                file.write(f"{user}:{HASH}\n")
+        self.prepare("geotify-bridge-browser-", fences)
         probe = socket.socket()
         probe.bind(("127.0.0.1", 0))
         self.port = probe.getsockname()[1]
