@@ -311,7 +311,7 @@ package final class Bridge: Sendable {
         }
         current.client.stop()
         publisher.saveMarks()
-        try? current.store.pruneAcknowledged()
+        _ = try? current.store.pruneAcknowledged()
         logger.info("stopped")
         running.withLock { $0 = nil }
     }
@@ -379,7 +379,7 @@ package final class Bridge: Sendable {
         dispatchPrecondition(condition: .onQueue(housekeepingQueue))
         guard let current = running.withLock({ $0 }), !current.stopping else { return }
         for lane in current.lanes { lane.tick() }
-        try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
+        _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
         let now = scheduler.uptime
         let (round, lastReport, lastWaitingNote) = housekeepingState.withLock { state in
             state.round += 1

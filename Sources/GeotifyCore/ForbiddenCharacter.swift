@@ -48,7 +48,8 @@ public struct ForbiddenCharacter: Sendable, Equatable, CustomStringConvertible {
         let kind: String
         switch scalar.value {
         case 0xFFFD: kind = "the replacement character, left by invalid UTF-8"
-        case 0xFDD0...0xFDEF, _ where scalar.value & 0xFFFE == 0xFFFE: kind = "a Unicode non-character"
+        case 0xFDD0...0xFDEF: kind = "a Unicode non-character"
+        case _ where scalar.value & 0xFFFE == 0xFFFE: kind = "a Unicode non-character"
         default: kind = "a control character"
         }
         return "\(code) (\(kind)) at byte \(offset)"
