@@ -246,10 +246,23 @@ final class ConnectionSupervisor: @unchecked Sendable {
         }
         relay.caughtUp()
         if mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
+            let socket = mosquitto_socket(handle)
+            Self.cork(socket, true)
             let code = mosquitto_loop_write(handle, 1)
+            Self.cork(socket, false)
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
         }
         return mosquitto_loop_misc(handle)
+    }
+
+    /// Corks the socket while libmosquitto writes what a turn queued (one `write` a
+    /// packet), so that the packets leave in as few segments as fit, and uncorks it,
+    /// which sends them at once: with `TCP_NODELAY` on, each packet was a segment of its
+    /// own, for the bridge's kernel and the broker to handle one by one.
+    private static func cork(_ socket: Int32, _ on: Bool) {
+        guard socket >= 0 else { return }
+        var value: Int32 = on ? 1 : 0
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Asks the kernel to acknowledge what was read at once instead of delaying the ACK
