@@ -47,7 +47,7 @@ struct ShardTests {
         #expect(seen == Set(cluster.devices), "every device from exactly one shard")
     }
 
-    @Test func aShardKilledForTenSecondsCatchesUpAndTheOthersDoNotNotice() throws {
+    @Test func aShardKilledWhilePositionsFlowCatchesUpAndTheOthersDoNotNotice() throws {
         let cluster = try ShardCluster(name: "shards-kill", devices: 90)
         try cluster.observe(["single", "cluster"])
         let reference = try cluster.bridge("single", prefix: "single", shard: nil)
@@ -56,13 +56,13 @@ struct ShardTests {
         let killed = shards[1]
         let killedDevices = Set(cluster.devices.filter { ShardAssignment.shard(of: $0, among: 3) == 1 })
 
-        // Positions flow at two steps a second while the shard is down for 10 s: the
-        // traffic is paced in time, since what is tested is a shard missing 10 s of it.
-        let steps = 30
-        let traffic = Traffic(cluster: cluster, steps: steps, interval: 0.5)
-        #expect(traffic.waitFor(step: 4))
+        // Positions keep flowing while the shard is down: 20 steps of 90 positions (200 s
+        // of the trackers' time), each sent once the reference bridge has published the
+        // step before (from the second step on, every position is a transition).
+        let steps = 30, killedAt = 4
+        let traffic = Traffic(cluster: cluster, steps: steps, holdBefore: killedAt + 1) { step in cluster.count("single") >= 90 * step }
+        #expect(traffic.waitUntilHolding())
         killed.kill()
-        let killedAt = traffic.published
         var committed: [String: Int] = [:]
         for row in try killed.query("SELECT id, tst FROM device") {
             let parts = row.split(separator: "|")
@@ -73,7 +73,8 @@ struct ShardTests {
         for row in try killed.query("SELECT payload FROM outbox WHERE id > \(marks.acknowledged) AND id <= \(marks.handed) AND topic LIKE 'cluster/event/%'") {
             if let object = try? JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any], let id = object["id"] as? String { handed.insert(id) }
         }
-        #expect(traffic.waitFor(step: killedAt + 20), "10 s of traffic pass while the shard is down")
+        traffic.resume()
+        #expect(traffic.waitFor(step: killedAt + 20), "20 steps of traffic pass while the shard is down")
         let others = { (notifications: [String: [String]]) in notifications.filter { !killedDevices.contains($0.key) } }
         #expect(waitUntil(timeout: 20) { others(cluster.notifications("cluster")) == others(cluster.notifications("single")) },
                 "the other shards keep up while one is down")
