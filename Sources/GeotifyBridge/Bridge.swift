@@ -292,7 +292,7 @@ package final class Bridge: Sendable {
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
         current.deliveries?.stop()
-        for lane in current.lanes { lane.saveFixes(all: true) }
+        for lane in current.lanes { lane.saveAllFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
         current.announcer.waitUntilAnnounced()
         let acknowledged = DispatchSemaphore(value: 0)
@@ -378,13 +378,13 @@ package final class Bridge: Sendable {
     private func keepHouse() {
         dispatchPrecondition(condition: .onQueue(housekeepingQueue))
         guard let current = running.withLock({ $0 }), !current.stopping else { return }
-        for lane in current.lanes { lane.tick() }
-        _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
         let now = scheduler.uptime
         let (round, lastReport, lastWaitingNote) = housekeepingState.withLock { state in
             state.round += 1
             return (state.round, state.lastReport, state.lastWaitingNote)
         }
+        for lane in current.lanes { lane.tick(startSavingFixes: round % Bridge.saveFixesEvery == 0) }
+        _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
         if round % Bridge.pollEvery == 0 {
             let readContents = round % (Bridge.pollEvery * Bridge.readContentsEvery) == 0
             if let change = current.fences.reloadIfChanged(readContents: readContents) { current.announcer.announce(change) }
@@ -394,10 +394,7 @@ package final class Bridge: Sendable {
                 housekeepingState.withLock { $0.lastWaitingNote = now }
             }
         }
-        if round % Bridge.saveFixesEvery == 0 {
-            for lane in current.lanes { lane.saveFixes() }
-            MemoryRelease.now()
-        }
+        if round % Bridge.saveFixesEvery == 0 { MemoryRelease.now() }
         // Half a tick of slack: ticks come every `tickInterval`, and adding it up in
         // floating point must not push a report to the tick after.
         if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval - Bridge.tickInterval / 2 {

@@ -63,7 +63,7 @@ final class Lane: @unchecked Sendable {
     private var unsavedForgotten: Set<String> = []
     /// Deliveries that could not be queued yet.
     private var unsavedDeliveries: [DeliveryEntry] = []
-    /// Whether last fixes are still to be saved, a share at each tick (`saveFixes`).
+    /// Whether last fixes are still to be saved, a share at each tick (`tick`).
     private var savingFixes = false
     /// Requesters in the process waiting for an answer, by id.
     private var requesters: [Int: @Sendable (LaneAnswer.Outcome) -> Void] = [:]
@@ -118,12 +118,16 @@ final class Lane: @unchecked Sendable {
     }
 
     /// Advances the lane's clock: fires due dwell and minimum-duration timers, expires
-    /// previews, republishes a share of the retained topics after a start.
-    func tick() {
+    /// previews, republishes a share of the retained topics after a start, and saves a
+    /// share of the last fixes kept only in memory, from a tick that `startSavingFixes`
+    /// until all are saved.
+    func tick(startSavingFixes: Bool) {
         queue.async {
             var effects = LaneEffects()
             self.core.tick(now: self.environment.scheduler.now, book: self.environment.fences.book, into: &effects)
-            if self.savingFixes { self.savingFixes = self.core.saveFixes(into: &effects, limit: Self.fixesSavedPerTick) }
+            if self.savingFixes || startSavingFixes {
+                self.savingFixes = self.core.saveFixes(into: &effects, limit: Self.fixesSavedPerTick)
+            }
             self.carryOut(effects)
         }
     }
@@ -133,12 +137,11 @@ final class Lane: @unchecked Sendable {
     /// well over 100 ms every five seconds; a share at each tick keeps every stall short.
     static let fixesSavedPerTick = 64
 
-    /// Saves the last fixes that were only kept in memory: from now on a share at each
-    /// tick until all are saved, or at stop (`all`) in one go.
-    func saveFixes(all: Bool = false) {
+    /// Saves every last fix that was only kept in memory, in one go (at stop).
+    func saveAllFixes() {
         queue.async {
             var effects = LaneEffects()
-            self.savingFixes = self.core.saveFixes(into: &effects, limit: all ? .max : Self.fixesSavedPerTick)
+            self.savingFixes = self.core.saveFixes(into: &effects)
             self.carryOut(effects)
         }
     }

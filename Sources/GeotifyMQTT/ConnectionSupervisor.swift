@@ -245,11 +245,12 @@ final class ConnectionSupervisor: @unchecked Sendable {
             Self.acknowledgeAtOnce(socket: mosquitto_socket(handle))
         }
         relay.caughtUp()
-        if mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
-            let socket = mosquitto_socket(handle)
-            Self.cork(socket, true)
+        // Read again: the reads above may have ended the connection.
+        let writable = mosquitto_socket(handle)
+        if writable >= 0 && mosquitto_want_write(handle) {
+            Self.cork(writable, true)
             let code = mosquitto_loop_write(handle, 1)
-            Self.cork(socket, false)
+            Self.cork(writable, false)
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
         }
         return mosquitto_loop_misc(handle)
