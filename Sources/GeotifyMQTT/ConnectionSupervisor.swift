@@ -1,3 +1,4 @@
+import CBufferedReads
 import CMosquitto
 import Dispatch
 import GeotifyTime
@@ -159,6 +160,8 @@ final class ConnectionSupervisor: @unchecked Sendable {
         }
         relay.beginAttempt()
         MQTTEventRelay.listenToLog(on: handle)
+        // Whatever this thread buffered of its connection goes with it.
+        defer { geotify_buffered_reads_detach() }
         var code = MOSQ_ERR_SUCCESS.rawValue
         var reason = ""
         switch start {
@@ -227,14 +230,18 @@ final class ConnectionSupervisor: @unchecked Sendable {
         assert(isNetworkThread, "only the network thread drives the connection")
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
+        // From now on libmosquitto's reads of the socket on this thread are served from a
+        // buffer one system call fills (CBufferedReads); whole packets may wait there
+        // while the socket has nothing, so they count as readable and the poll does not wait.
+        let buffered = geotify_buffered_reads_attach(socket) == 0 && geotify_buffered_reads_pending() > 0
         var descriptors = [
             pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0),
         ]
-        let ready = poll(&descriptors, wakeup.descriptor >= 0 ? 2 : 1, Self.loopTimeout)
+        let ready = poll(&descriptors, wakeup.descriptor >= 0 ? 2 : 1, buffered ? 0 : Self.loopTimeout)
         if ready < 0 && errno != EINTR { return MOSQ_ERR_ERRNO.rawValue }
         if descriptors[1].revents != 0 { wakeup.drain() }
-        if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+        if buffered || descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
             var packets = 0
             repeat {
                 errno = 0
@@ -286,10 +293,12 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// queues the PUBACK and, in threaded mode, writes a byte to its own wake-up pipe,
     /// which this loop never reads; once that pipe is full the write fails with `EAGAIN`
     /// too. Taken at its word, that ended every burst of QoS 1 messages after its first
-    /// packet. So `EAGAIN` is checked against the socket itself (a poll that does not wait).
+    /// packet. So `EAGAIN` is checked against the read buffer and the socket itself (a
+    /// poll that does not wait).
     private static func hasMoreToRead(socket: Int32) -> Bool {
         guard socket >= 0 else { return false }
         guard errno == EAGAIN || errno == EWOULDBLOCK else { return true }
+        if geotify_buffered_reads_pending() > 0 { return true }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
     }

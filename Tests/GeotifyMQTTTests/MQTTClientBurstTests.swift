@@ -1,3 +1,4 @@
+import CBufferedReads
 import Dispatch
 import Foundation
 import GeotifyMQTT
@@ -9,7 +10,8 @@ import Testing
 /// end (`.caughtUp`), where the bridge hands the burst to its lanes as one batch: at QoS 1
 /// as at QoS 0. (libmosquitto's own wake-up pipe, written for each packet it queues, once
 /// full made every QoS 1 burst end after its first packet: one batch, one commit and one
-/// fence write per message.)
+/// fence write per message.) The packets of a burst are read from the socket in as few
+/// system calls as fit the read buffer (CBufferedReads), not three or more a packet.
 @Suite("MQTTClient bursts", .timeLimit(.minutes(1)))
 struct MQTTClientBurstTests {
     @Test("messages waiting in the socket are read in one burst, at QoS 0 and 1", arguments: [0, 1])
@@ -18,6 +20,8 @@ struct MQTTClientBurstTests {
         let topic = uniqueTopic("burst")
         /// "m" for each message, "c" for each end of a burst, in the order they came.
         let sequence = Mutex<[Character]>([])
+        /// The network thread's buffer fills when each message was handed over.
+        let fills = Mutex<[UInt]>([])
         let release = DispatchSemaphore(value: 0)
         let recorder = EventRecorder()
         var options = MQTTOptions(clientID: "geotify-burst-\(UUID().uuidString.prefix(8))", port: broker.port)
@@ -27,6 +31,7 @@ struct MQTTClientBurstTests {
             switch event {
             case .message(let message):
                 sequence.withLock { $0.append("m") }
+                fills.withLock { $0.append(geotify_buffered_reads_fills()) }
                 // Hold the network thread on the first message while the others arrive.
                 if message.payload == [0] { _ = release.wait(timeout: .now() + 20) }
             case .caughtUp:
@@ -56,5 +61,38 @@ struct MQTTClientBurstTests {
         let events = sequence.withLock { $0 }
         let bursts = events.split(separator: "c").filter { !$0.isEmpty }
         #expect(bursts.count <= 2, "the \(count) messages waiting in the socket came in \(bursts.count) bursts: \(String(events))")
+        let recorded = fills.withLock { $0 }
+        if let first = recorded.first, let last = recorded.last {
+            #expect(last > first && last - first <= 2, "the waiting messages took \(last - first) reads into the buffer: \(recorded)")
+        }
+    }
+
+    @Test("messages of every size, across the read buffer's 64 KiB, arrive whole and in order")
+    func everySizeArrivesWhole() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("sizes")
+        let received = Mutex<[[UInt8]]>([])
+        let recorder = EventRecorder()
+        var options = MQTTOptions(clientID: "geotify-sizes-\(UUID().uuidString.prefix(8))", port: broker.port)
+        options.cleanSession = true
+        let receiver = try MQTTClient(options: options) { event in
+            recorder.record(event)
+            if case .message(let message) = event { received.withLock { $0.append(message.payload) } }
+        }
+        defer { receiver.stop() }
+        try receiver.start()
+        #expect(recorder.waitForConnected() != nil)
+        #expect(recorder.waitForSubscribed(try receiver.subscribe(topic, qos: 0)) == [0])
+
+        // Small packets around payloads just under, at and over the buffer's size, so that
+        // packets straddle its end and some are larger than it.
+        let sizes = [0, 1, 127, 128, 16_383, 16_384, 65_000, 3, 65_536, 65_537, 5, 200_000, 7] + Array(repeating: 40, count: 500)
+        let payloads = sizes.enumerated().map { index, size in
+            (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ index) }
+        }
+        let sender = try TestClient(port: broker.port)
+        for payload in payloads { try sender.publish(topic, bytes: payload, qos: 1) }
+        #expect(waitUntil(timeout: 30) { received.withLock { $0.count } >= payloads.count })
+        #expect(received.withLock { $0 } == payloads)
     }
 }
