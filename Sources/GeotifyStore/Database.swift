@@ -61,6 +61,21 @@ final class Database {
         }
     }
 
+    /// Calls `hook` after each commit with the number of pages in the write-ahead log;
+    /// replaces SQLite's automatic checkpoint, which is such a hook (`LogCheckpointer`).
+    func onLogWritten(
+        context: UnsafeMutableRawPointer,
+        _ hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
+    ) {
+        _ = sqlite3_wal_hook(handle, hook, context)
+    }
+
+    /// Copies as much of the write-ahead log into the database as it can without waiting
+    /// for other connections (`SQLITE_CHECKPOINT_PASSIVE`); returns SQLite's result code.
+    func checkpointPassively() -> Int32 {
+        sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    }
+
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// The rowid of the last inserted row.

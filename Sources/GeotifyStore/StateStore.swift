@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GeotifyCore
 import GeotifyJSON
@@ -37,8 +38,14 @@ public final class StateStore: Sendable {
     /// The database file.
     public let path: String
 
-    /// Opens (creating when needed) the state database in `directory`.
-    public init(directory: String, durability: Durability = .normal) throws(StoreError) {
+    /// Opens (creating when needed) the state database in `directory`. Its write-ahead
+    /// log is copied back into the database on `checkpoints` (`LogCheckpointer`; a queue
+    /// of its own unless a test passes one).
+    public convenience init(directory: String, durability: Durability = .normal) throws(StoreError) {
+        try self.init(directory: directory, durability: durability, checkpoints: nil)
+    }
+
+    package init(directory: String, durability: Durability, checkpoints: DispatchQueue?) throws(StoreError) {
         try StateDirectory.prepare(directory)
         guard FileManager.default.isWritableFile(atPath: directory) else {
             throw StoreError("open state directory \(directory)", "the directory is not writable")
@@ -46,7 +53,7 @@ public final class StateStore: Sendable {
         path = (directory as NSString).appendingPathComponent("state.sqlite")
         watermark = try OutboxWatermark(
             path: (directory as NSString).appendingPathComponent("outbox.handed"), synchronous: durability == .full)
-        let connection = try Connection(path: path, durability: durability)
+        let connection = try Connection(path: path, durability: durability, checkpoints: checkpoints)
         let marks = watermark.read()
         try connection.adopt(handedThrough: marks.handed)
         database = Mutex(connection)
@@ -157,8 +164,11 @@ private final class Connection {
     let insertMessage: Statement
     /// The notifications queued for delivery to targets (`DeliveryLog`).
     let deliveryLog: DeliveryLog
+    /// Copies the log back into the database off the committing thread; kept as long as
+    /// `database`, whose commits call it.
+    let checkpointer: LogCheckpointer
 
-    init(path: String, durability: StateStore.Durability) throws(StoreError) {
+    init(path: String, durability: StateStore.Durability, checkpoints: DispatchQueue?) throws(StoreError) {
         database = try Database(path: path)
         try database.execute("""
             PRAGMA journal_mode = WAL;
@@ -183,6 +193,12 @@ private final class Connection {
         deleteDevice = try database.prepare("DELETE FROM device WHERE id = ?")
         insertMessage = try database.prepare("INSERT INTO outbox (topic, payload, qos, retain) VALUES (?, ?, ?, ?)")
         deliveryLog = try DeliveryLog(database: database)
+        if let checkpoints {
+            checkpointer = try LogCheckpointer(path: path, queue: checkpoints)
+        } else {
+            checkpointer = try LogCheckpointer(path: path)
+        }
+        checkpointer.watch(database)
     }
 
     /// Reconciles the outbox with the handed-over mark kept outside the database: rows
