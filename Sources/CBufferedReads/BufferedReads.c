@@ -16,6 +16,7 @@ struct buffered_socket {
     size_t start;            /* first byte not handed out */
     size_t end;              /* one past the last byte read from the kernel */
     unsigned long fills;     /* reads from the kernel into the buffer */
+    int drained;             /* the last read from the kernel found nothing at hand */
     unsigned char *bytes;    /* `capacity` bytes, allocated at attach */
 };
 
@@ -38,6 +39,7 @@ int geotify_buffered_reads_attach(int socket) {
     attached.start = 0;
     attached.end = 0;
     attached.fills = 0;
+    attached.drained = 0;
     return 0;
 }
 
@@ -55,6 +57,10 @@ int geotify_buffered_reads_socket(void) {
 
 size_t geotify_buffered_reads_pending(void) {
     return attached.end - attached.start;
+}
+
+int geotify_buffered_reads_drained(void) {
+    return attached.bytes != NULL && attached.start == attached.end && attached.drained;
 }
 
 unsigned long geotify_buffered_reads_fills(void) {
@@ -79,8 +85,10 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
         }
         ssize_t filled = kernel_read(descriptor, attached.bytes, capacity);
         if (filled <= 0) {
+            attached.drained = filled < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
             return filled; /* end of stream, or -1 with errno (EAGAIN: nothing at hand) */
         }
+        attached.drained = 0;
         attached.fills += 1;
         attached.end = (size_t)filled;
     }

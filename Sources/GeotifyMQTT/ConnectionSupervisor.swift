@@ -293,12 +293,15 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// queues the PUBACK and, in threaded mode, writes a byte to its own wake-up pipe,
     /// which this loop never reads; once that pipe is full the write fails with `EAGAIN`
     /// too. Taken at its word, that ended every burst of QoS 1 messages after its first
-    /// packet. So `EAGAIN` is checked against the read buffer and the socket itself (a
-    /// poll that does not wait).
+    /// packet. So `EAGAIN` is checked against the read buffer (its last read from the
+    /// socket found it empty) or else the socket itself (a poll that does not wait).
     private static func hasMoreToRead(socket: Int32) -> Bool {
         guard socket >= 0 else { return false }
         guard errno == EAGAIN || errno == EWOULDBLOCK else { return true }
         if geotify_buffered_reads_pending() > 0 { return true }
+        // The buffer's own read found the socket empty (the usual end of a burst): what
+        // came since, the next turn's poll sees.
+        if geotify_buffered_reads_socket() == socket && geotify_buffered_reads_drained() != 0 { return false }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
     }

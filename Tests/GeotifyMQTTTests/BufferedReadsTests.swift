@@ -63,8 +63,13 @@ struct BufferedReadsTests {
         #expect(geotify_buffered_reads_fills() == 1, "3 000 waiting bytes read in pieces took one fill")
         #expect(geotify_buffered_reads_pending() == 0)
 
+        #expect(geotify_buffered_reads_drained() == 0, "the socket was not found empty yet")
         let empty = readBytes(pair.reader, 10)
         #expect(empty.result == -1 && empty.errno == EAGAIN, "nothing at hand: EAGAIN, as the kernel says")
+        #expect(geotify_buffered_reads_drained() != 0)
+        pair.send([5])
+        #expect(readBytes(pair.reader, 10).bytes == [5])
+        #expect(geotify_buffered_reads_drained() == 0, "bytes came since")
     }
 
     @Test("a short read gives what is at hand; the end of the stream reads as 0")

@@ -39,6 +39,10 @@ int geotify_buffered_reads_socket(void);
 /* Bytes read from the calling thread's attached socket and not handed out yet. */
 size_t geotify_buffered_reads_pending(void);
 
+/* Whether the calling thread's last read from its attached socket found nothing at hand
+   (EAGAIN) and nothing was buffered since: the socket was drained then. */
+int geotify_buffered_reads_drained(void);
+
 /* How many times the calling thread's buffer was filled from the kernel since it was
    attached (for tests and benchmarks). */
 unsigned long geotify_buffered_reads_fills(void);
