@@ -45,12 +45,12 @@ let package = Package(
             providers: [.apt(["libcrypt-dev"])]
         ),
         // Buffered reads of the MQTT socket underneath libmosquitto (see its header).
-        .target(name: "CBufferedReads"),
+        .target(name: "CBufferedSocket"),
         .target(name: "GeotifyJSON"),
         .target(name: "GeotifyTime"),
         .target(name: "GeotifyCore"),
         .target(name: "GeotifyStore", dependencies: ["GeotifyCore", "GeotifyJSON", "CSQLite"]),
-        .target(name: "GeotifyMQTT", dependencies: ["CBufferedReads", "CMosquitto", "GeotifyTime"]),
+        .target(name: "GeotifyMQTT", dependencies: ["CBufferedSocket", "CMosquitto", "GeotifyTime"]),
         .target(
             name: "GeotifyDelivery",
             dependencies: ["CCurl", "CCrypto", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"]
@@ -102,7 +102,7 @@ let package = Package(
             ],
             exclude: ["Python"]
         ),
-        .testTarget(name: "GeotifyMQTTTests", dependencies: ["CBufferedReads", "GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
+        .testTarget(name: "GeotifyMQTTTests", dependencies: ["CBufferedSocket", "GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
         .testTarget(
             name: "GeotifyBridgeTests",
             dependencies: ["GeotifyBridge", "GeotifyConsole", "GeotifyHTTP", "GeotifyJSON", "GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]

@@ -1,4 +1,4 @@
-import CBufferedReads
+import CBufferedSocket
 import CMosquitto
 import Dispatch
 import GeotifyTime
@@ -161,7 +161,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
         relay.beginAttempt()
         MQTTEventRelay.listenToLog(on: handle)
         // Whatever this thread buffered of its connection goes with it.
-        defer { geotify_buffered_reads_detach() }
+        defer { geotify_buffered_socket_detach() }
         var code = MOSQ_ERR_SUCCESS.rawValue
         var reason = ""
         switch start {
@@ -231,11 +231,14 @@ final class ConnectionSupervisor: @unchecked Sendable {
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
         // From now on libmosquitto's reads of the socket on this thread are served from a
-        // buffer one system call fills (CBufferedReads); whole packets may wait there
-        // while the socket has nothing, so they count as readable and the poll does not wait.
-        let buffered = geotify_buffered_reads_attach(socket) == 0 && geotify_buffered_reads_pending() > 0
+        // buffer one system call fills, and its writes gathered for one system call at the
+        // end of the turn (CBufferedSocket). Whole packets may wait in the buffer while
+        // the socket has nothing, so they count as readable and the poll does not wait;
+        // bytes the kernel did not take yet want the socket writable, as queued packets do.
+        let buffered = geotify_buffered_socket_attach(socket) == 0 && geotify_buffered_socket_pending() > 0
+        let wantsWrite = mosquitto_want_write(handle) || geotify_buffered_socket_unsent() > 0
         var descriptors = [
-            pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0),
         ]
         let ready = poll(&descriptors, wakeup.descriptor >= 0 ? 2 : 1, buffered ? 0 : Self.loopTimeout)
@@ -253,24 +256,16 @@ final class ConnectionSupervisor: @unchecked Sendable {
         }
         relay.caughtUp()
         // Read again: the reads above may have ended the connection.
-        let writable = mosquitto_socket(handle)
-        if writable >= 0 && mosquitto_want_write(handle) {
-            Self.cork(writable, true)
+        if mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
             let code = mosquitto_loop_write(handle, 1)
-            Self.cork(writable, false)
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
         }
-        return mosquitto_loop_misc(handle)
-    }
-
-    /// Corks the socket while libmosquitto writes what a turn queued (one `write` a
-    /// packet), so that the packets leave in as few segments as fit, and uncorks it,
-    /// which sends them at once: with `TCP_NODELAY` on, each packet was a segment of its
-    /// own, for the bridge's kernel and the broker to handle one by one.
-    private static func cork(_ socket: Int32, _ on: Bool) {
-        guard socket >= 0 else { return }
-        var value: Int32 = on ? 1 : 0
-        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
+        let code = mosquitto_loop_misc(handle)
+        // What the turn wrote (its packets, a keep-alive's ping) leaves in one system call
+        // and as few segments as fit, instead of a call and a segment a packet. A socket
+        // that failed shows in the next turn's poll and read.
+        if mosquitto_socket(handle) >= 0 { _ = geotify_buffered_socket_flush() }
+        return code
     }
 
     /// Asks the kernel to acknowledge what was read at once instead of delaying the ACK
@@ -298,10 +293,10 @@ final class ConnectionSupervisor: @unchecked Sendable {
     private static func hasMoreToRead(socket: Int32) -> Bool {
         guard socket >= 0 else { return false }
         guard errno == EAGAIN || errno == EWOULDBLOCK else { return true }
-        if geotify_buffered_reads_pending() > 0 { return true }
+        if geotify_buffered_socket_pending() > 0 { return true }
         // The buffer's own read found the socket empty (the usual end of a burst): what
         // came since, the next turn's poll sees.
-        if geotify_buffered_reads_socket() == socket && geotify_buffered_reads_drained() != 0 { return false }
+        if geotify_buffered_socket_socket() == socket && geotify_buffered_socket_drained() != 0 { return false }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
     }

@@ -1,4 +1,4 @@
-import CBufferedReads
+import CBufferedSocket
 import Dispatch
 import Foundation
 import GeotifyMQTT
@@ -11,7 +11,7 @@ import Testing
 /// as at QoS 0. (libmosquitto's own wake-up pipe, written for each packet it queues, once
 /// full made every QoS 1 burst end after its first packet: one batch, one commit and one
 /// fence write per message.) The packets of a burst are read from the socket in as few
-/// system calls as fit the read buffer (CBufferedReads), not three or more a packet.
+/// system calls as fit the read buffer (CBufferedSocket), not three or more a packet.
 @Suite("MQTTClient bursts", .timeLimit(.minutes(1)))
 struct MQTTClientBurstTests {
     @Test("messages waiting in the socket are read in one burst, at QoS 0 and 1", arguments: [0, 1])
@@ -31,7 +31,7 @@ struct MQTTClientBurstTests {
             switch event {
             case .message(let message):
                 sequence.withLock { $0.append("m") }
-                fills.withLock { $0.append(geotify_buffered_reads_fills()) }
+                fills.withLock { $0.append(geotify_buffered_socket_fills()) }
                 // Hold the network thread on the first message while the others arrive.
                 if message.payload == [0] { _ = release.wait(timeout: .now() + 20) }
             case .caughtUp:

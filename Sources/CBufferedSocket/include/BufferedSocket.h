@@ -1,0 +1,69 @@
+#ifndef GEOTIFY_BUFFERED_SOCKET_H
+#define GEOTIFY_BUFFERED_SOCKET_H
+/* Buffered reads and writes of one socket per thread, underneath libmosquitto.
+
+   libmosquitto reads each MQTT packet in three or more read(2) calls (the command byte,
+   each byte of the remaining length, then the rest) and writes each packet with a
+   write(2) of its own. For a bridge that gets a stream of small packets those calls
+   were most of its CPU: a profile under position traffic put 29 % of its time in `read`
+   and 23 % in `write`. libmosquitto has no hook for its I/O, so this file defines `read`,
+   `write` and `close` for the whole process (the executable's definitions take
+   precedence over the C library's for every shared library). Calls for any descriptor
+   but the one the calling thread attached go straight to the kernel, unchanged.
+
+   For the attached socket, reads are served from a buffer that one read(2) of up to
+   64 KiB fills, and writes are gathered in a buffer of 64 KiB that the owner of the loop
+   flushes with one write(2) (`geotify_buffered_socket_flush`) once libmosquitto has
+   written what it had queued. The semantics libmosquitto relies on are kept: bytes in
+   order both ways; a short read when fewer bytes are at hand; 0 at the end of the stream;
+   -1 with the kernel's errno, EAGAIN when nothing can be read or when a write finds the
+   buffer full and the kernel would not take it (libmosquitto then keeps the packet
+   queued, as it does when the kernel refuses it); a write larger than the buffer goes to
+   the kernel directly once the buffer is flushed.
+
+   A thread attaches one socket (its network thread's connection); the buffers are the
+   thread's own, so nothing is shared between threads (libmosquitto, in threaded mode,
+   reads and writes the socket only on the thread that runs its loop). Closing the
+   attached descriptor (libmosquitto does, on that thread, when the connection ends)
+   first sends what was gathered (waiting up to a second for the kernel to take it: a
+   DISCONNECT must leave before the socket closes) and then detaches it, so a descriptor
+   number used again later is never served stale bytes. The owner of the loop must treat
+   buffered input as readable (the socket may have nothing left while the buffer holds
+   whole packets: `geotify_buffered_socket_pending`) and gathered output as wanting to be
+   written (`geotify_buffered_socket_unsent`). */
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Buffers the calling thread's reads and writes of `socket` from now on. Attaching
+   another socket drops what was buffered for the previous one. Returns 0, or -1 when the
+   buffers could not be allocated (reads and writes then go to the kernel as before). */
+int geotify_buffered_socket_attach(int socket);
+
+/* Stops buffering the calling thread's socket and frees its buffers; bytes unread and
+   unsent are dropped. Safe to call when nothing is attached. */
+void geotify_buffered_socket_detach(void);
+
+/* The socket the calling thread attached, or -1. */
+int geotify_buffered_socket_socket(void);
+
+/* Bytes read from the calling thread's attached socket and not handed out yet. */
+size_t geotify_buffered_socket_pending(void);
+
+/* Whether the calling thread's last read from its attached socket found nothing at hand
+   (EAGAIN) and nothing was buffered since: the socket was drained then. */
+int geotify_buffered_socket_drained(void);
+
+/* Writes what was gathered for the calling thread's attached socket, as much as the
+   kernel takes without waiting. Returns 0 (the rest, if any, stays gathered: see
+   `geotify_buffered_socket_unsent`), or -1 with errno when the socket failed. */
+int geotify_buffered_socket_flush(void);
+
+/* Bytes gathered for the calling thread's attached socket and not yet written. */
+size_t geotify_buffered_socket_unsent(void);
+
+/* How many times the calling thread's read buffer was filled from the kernel, and how
+   many write(2) calls its flushes made, since it attached (for tests and benchmarks). */
+unsigned long geotify_buffered_socket_fills(void);
+unsigned long geotify_buffered_socket_flushes(void);
+
+#endif
