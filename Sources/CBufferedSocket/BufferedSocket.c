@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -35,6 +36,12 @@ static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
 
 static ssize_t kernel_write(int descriptor, const void *buffer, size_t count) {
     return syscall(SYS_write, descriptor, buffer, count);
+}
+
+/* A write to the attached socket: a connection the broker or a test has shut down
+   answers EPIPE, not a SIGPIPE that would end the process. */
+static ssize_t socket_write(int descriptor, const void *buffer, size_t count) {
+    return syscall(SYS_sendto, descriptor, buffer, count, MSG_NOSIGNAL, NULL, 0);
 }
 
 static int is_attached(int descriptor) {
@@ -91,7 +98,7 @@ int geotify_buffered_socket_flush(void) {
     size_t written = 0;
     int result = 0;
     while (written < attached.unsent) {
-        ssize_t count = kernel_write(attached.descriptor, attached.output + written, attached.unsent - written);
+        ssize_t count = socket_write(attached.descriptor, attached.output + written, attached.unsent - written);
         if (count < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 result = -1;
@@ -162,7 +169,7 @@ ssize_t write(int descriptor, const void *buffer, size_t count) {
             return -1;
         }
         if (count >= capacity) {
-            return kernel_write(descriptor, buffer, count);
+            return socket_write(descriptor, buffer, count);
         }
     }
     memcpy(attached.output + attached.unsent, buffer, count);

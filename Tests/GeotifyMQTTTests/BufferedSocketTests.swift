@@ -289,4 +289,16 @@ struct BufferedSocketTests {
         done.wait()
         #expect(received.withLock { $0 } == small + large)
     }
+
+    @Test("a flush to a connection the other end closed fails with EPIPE, without a SIGPIPE")
+    func flushToAClosedPeerFails() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        _ = close(pair.writer)
+        #expect([UInt8(1)].withUnsafeBytes { write(pair.reader, $0.baseAddress, 1) } == 1)
+        errno = 0
+        #expect(geotify_buffered_socket_flush() == -1)
+        #expect(errno == EPIPE)
+    }
 }
