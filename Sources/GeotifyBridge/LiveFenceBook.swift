@@ -85,6 +85,7 @@ final class LiveFenceBook: Sendable {
 
     /// Loads the file at start, with the fence revisions persisted by earlier runs, so
     /// fences added while the bridge was down are new to every device.
+    ///
     /// The fences are made with their revisions as the file is decoded (not decoded, then
     /// copied with them), so a large file's fences are not held twice at start.
     func load() throws(StartupError) {
@@ -95,18 +96,20 @@ final class LiveFenceBook: Sendable {
         } catch {
             throw StartupError(["cannot use the state directory: \(error)"])
         }
-        let loaded = file.load(revisions: revisions)
+        var loaded = file.load(revisions: revisions)
         for warning in loaded.warnings { logger.warning("\(warning)") }
         guard let book = loaded.book else {
             throw StartupError(["the fence file \(file.path) is not valid:"] + loaded.errors.map { "  \($0)" })
         }
+        let fingerprint = FenceFileFingerprint(of: loaded.contents)
+        // The file's bytes are not needed any more: let them go before saving the revisions.
+        loaded.contents = []
         do {
             try store.saveRevisions(of: book)
         } catch {
             throw StartupError(["cannot use the state directory: \(error)"])
         }
         let signature = signature()
-        let fingerprint = FenceFileFingerprint(of: loaded.contents)
         installed.withLock {
             $0.book = book
             $0.fingerprint = fingerprint
