@@ -24,21 +24,15 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // libcurl and libmicrohttpd are opened when first used, not linked (see their
+        // shim.h): their headers are on the default include path.
+        .systemLibrary(name: "CCurl"),
         .systemLibrary(
             name: "CCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .systemLibrary(
-            name: "CMicroHTTPD",
-            pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]
-        ),
+        .systemLibrary(name: "CMicroHTTPD"),
         .systemLibrary(
             name: "CCrypt",
             pkgConfig: "libcrypt",

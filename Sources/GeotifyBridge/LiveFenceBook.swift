@@ -29,8 +29,9 @@ final class LiveFenceBook: Sendable {
     /// The book in force and what it was made from.
     private struct Installed {
         var book = FenceBook()
-        /// The bytes the book was read from (or written as).
-        var contents: [UInt8] = []
+        /// The fingerprint of the bytes the book was read from (or written as): enough to
+        /// tell whether the file still holds them, without keeping a copy of the file.
+        var fingerprint = FenceFileFingerprint(of: [])
         /// The file's size, modification time and inode when last looked at.
         var signature: [Int] = []
         /// Why the file cannot be used now (missing, unreadable), reported once; nil when it can.
@@ -48,8 +49,9 @@ final class LiveFenceBook: Sendable {
     private let installed = Mutex(Installed())
     /// What the writers and reloads keep between turns.
     private struct Turn {
-        /// The last refused contents, so a bad file is reported once, not every poll.
-        var refused: [UInt8]?
+        /// The fingerprint of the last refused contents, so a bad file is reported once,
+        /// not every poll.
+        var refused: FenceFileFingerprint?
         /// Each device's text as last written, so a write encodes only changed devices.
         var text = FenceFileText()
     }
@@ -83,24 +85,35 @@ final class LiveFenceBook: Sendable {
 
     /// Loads the file at start, with the fence revisions persisted by earlier runs, so
     /// fences added while the bridge was down are new to every device.
+    ///
+    /// The fences are made with their revisions as the file is decoded (not decoded, then
+    /// copied with them), so a large file's fences are not held twice at start.
     func load() throws(StartupError) {
-        let loaded = file.load()
+        let revisions: FenceRevisions
+        do {
+            let persisted = try store.loadRevisions()
+            revisions = FenceRevisions(known: persisted.known, current: persisted.current)
+        } catch {
+            throw StartupError(["cannot use the state directory: \(error)"])
+        }
+        var loaded = file.load(revisions: revisions)
         for warning in loaded.warnings { logger.warning("\(warning)") }
         guard let book = loaded.book else {
             throw StartupError(["the fence file \(file.path) is not valid:"] + loaded.errors.map { "  \($0)" })
         }
+        let fingerprint = FenceFileFingerprint(of: loaded.contents)
+        // The file's bytes are not needed any more: let them go before saving the revisions.
+        loaded.contents = []
         do {
-            let revisions = try store.loadRevisions()
-            let revised = book.revised(knownRevisions: revisions.known, currentRevision: revisions.current)
-            try store.saveRevisions(of: revised)
-            let signature = signature()
-            installed.withLock {
-                $0.book = revised
-                $0.contents = loaded.contents
-                $0.signature = signature
-            }
+            try store.saveRevisions(of: book)
         } catch {
             throw StartupError(["cannot use the state directory: \(error)"])
+        }
+        let signature = signature()
+        installed.withLock {
+            $0.book = book
+            $0.fingerprint = fingerprint
+            $0.signature = signature
         }
     }
 
@@ -134,7 +147,7 @@ final class LiveFenceBook: Sendable {
     /// validate); returns one outcome a write, and the change of book when any applied.
     func write(_ writes: [FenceWrite], limits: FenceLimits) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
         turn.withLock { turn in
-            let (inForce, inForceContents, unusable) = installed.withLock { ($0.book, $0.contents, $0.unusable) }
+            let (inForce, inForceFingerprint, unusable) = installed.withLock { ($0.book, $0.fingerprint, $0.unusable) }
             func refuseAll(_ error: FenceChangeError) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
                 (Array(repeating: .failure(error), count: writes.count), nil)
             }
@@ -155,10 +168,10 @@ final class LiveFenceBook: Sendable {
                 return refuseAll(FenceChangeError(.io, error.description))
             }
             var base = inForce
-            if contents != inForceContents {
-                let parsed = file.parse(contents)
+            if FenceFileFingerprint(of: contents) != inForceFingerprint {
+                let parsed = file.parse(contents, revisions: FenceRevisions(of: inForce))
                 guard let book = parsed.book else { return refuseAll(.invalidFile(file.path, parsed.errors)) }
-                base = book.revised(from: inForce)
+                base = book
             }
             let (results, changed) = Self.apply(writes, to: base, limits: limits)
             guard !changed.isEmpty else { return (results, nil) }
@@ -172,7 +185,7 @@ final class LiveFenceBook: Sendable {
                     : FenceChangeError(.io, error.description)
                 return (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
             }
-            let change = put(book, contents: written, signature: signature(), reason: "changed by a command", scopes: Array(changed.keys))
+            let change = put(book, fingerprint: FenceFileFingerprint(of: written), signature: signature(), reason: "changed by a command", scopes: Array(changed.keys))
             turn.refused = nil
             return (results, change)
         }
@@ -206,10 +219,11 @@ final class LiveFenceBook: Sendable {
 
     /// Validates `contents` and, if they are good and differ from what is in force, puts
     /// them in force; refuses them with every problem (once) otherwise.
-    private func install(_ contents: [UInt8], signature: [Int], reason: String, refused: inout [UInt8]?) -> Change? {
+    private func install(_ contents: [UInt8], signature: [Int], reason: String, refused: inout FenceFileFingerprint?) -> Change? {
+        let fingerprint = FenceFileFingerprint(of: contents)
         let inForce = installed.withLock { state -> FenceBook? in
             state.signature = signature
-            return contents == state.contents ? nil : state.book
+            return fingerprint == state.fingerprint ? nil : state.book
         }
         guard let inForce else {
             if refused != nil {
@@ -218,10 +232,10 @@ final class LiveFenceBook: Sendable {
             }
             return nil
         }
-        guard contents != refused else { return nil }
-        let loaded = file.parse(contents)
+        guard fingerprint != refused else { return nil }
+        let loaded = file.parse(contents, revisions: FenceRevisions(of: inForce))
         guard let parsed = loaded.book else {
-            refused = contents
+            refused = fingerprint
             refuse(loaded.errors)
             return nil
         }
@@ -230,11 +244,11 @@ final class LiveFenceBook: Sendable {
             logger.info("the fence file \(file.path) is valid again")
             refused = nil
         }
-        return put(parsed.revised(from: inForce), contents: contents, signature: signature, reason: reason, scopes: nil)
+        return put(parsed, fingerprint: fingerprint, signature: signature, reason: reason, scopes: nil)
     }
 
     /// Puts `book` in force and saves its revisions (of `scopes` only, when given).
-    private func put(_ book: FenceBook, contents: [UInt8], signature: [Int], reason: String, scopes: [String]?) -> Change {
+    private func put(_ book: FenceBook, fingerprint: FenceFileFingerprint, signature: [Int], reason: String, scopes: [String]?) -> Change {
         do {
             if let scopes {
                 try store.saveRevisions(of: book, devices: scopes)
@@ -248,7 +262,7 @@ final class LiveFenceBook: Sendable {
         let old = installed.withLock { state in
             defer {
                 state.book = book
-                state.contents = contents
+                state.fingerprint = fingerprint
                 state.signature = signature
             }
             return state.book

@@ -124,24 +124,15 @@ public struct FenceBook: Sendable, Equatable {
     /// → revision, as persisted; a scope is a device or `scope(ofShared:)`); identifiers
     /// not in it get `currentRevision + 1`.
     public func revised(knownRevisions: [String: [String: Int]], currentRevision: Int) -> FenceBook {
-        let next = currentRevision + 1
-        var anyNew = false
-        func revise(_ fences: [Fence], scope: String) -> [Fence] {
-            let known = knownRevisions[scope] ?? [:]
-            return fences.map { fence in
-                if let revision = known[fence.identifier] { return fence.with(addedRevision: revision) }
-                anyNew = true
-                return fence.with(addedRevision: next)
-            }
-        }
+        var revisions = FenceRevisions(known: knownRevisions, current: currentRevision)
         var revisedDevices: [String: [Fence]] = [:]
-        for (device, fences) in devices { revisedDevices[device] = revise(fences, scope: device) }
+        for (device, fences) in devices { revisedDevices[device] = revisions.revise(fences, scope: device) }
         var revisedShared: [String: SharedFences] = [:]
         for (owner, set) in shared {
-            let fences = revise(set.fences, scope: FenceBook.scope(ofShared: owner))
+            let fences = revisions.revise(set.fences, scope: FenceBook.scope(ofShared: owner))
             revisedShared[owner] = fences == set.fences ? set : set.with(fences)
         }
-        return FenceBook(devices: revisedDevices, groups: groups, shared: revisedShared, revision: anyNew ? next : currentRevision)
+        return FenceBook(devices: revisedDevices, groups: groups, shared: revisedShared, revision: revisions.revision)
     }
 
     /// Scope → identifier → revision, the part of the book that must survive a restart.

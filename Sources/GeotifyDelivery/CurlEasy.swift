@@ -20,12 +20,12 @@ final class CurlEasy {
     private var setupFailure: CURLcode?
 
     /// libcurl's global state, set up once before the first handle.
-    private static let ready: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    private static let ready: Bool = geotify_curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     /// A handle that keeps at most `maximumBody` bytes of the response body; nil when
     /// libcurl cannot be set up.
     init?(maximumBody: Int) {
-        guard CurlEasy.ready, let handle = curl_easy_init() else { return nil }
+        guard CurlEasy.ready, let handle = geotify_curl_easy_init() else { return nil }
         self.handle = handle
         received = ByteSink(limit: maximumBody)
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -43,8 +43,8 @@ final class CurlEasy {
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        lists.forEach { curl_slist_free_all($0) }
+        geotify_curl_easy_cleanup(handle)
+        lists.forEach { geotify_curl_slist_free_all($0) }
         errorBuffer.deallocate()
     }
 
@@ -64,7 +64,7 @@ final class CurlEasy {
     func set(_ option: CURLoption, list: [String]) {
         var head: UnsafeMutablePointer<curl_slist>?
         for item in list {
-            guard let appended = curl_slist_append(head, item) else {
+            guard let appended = geotify_curl_slist_append(head, item) else {
                 note(CURLE_OUT_OF_MEMORY)
                 break
             }
@@ -101,7 +101,7 @@ final class CurlEasy {
     /// Runs the transfer: the protocol's last response code and the body, or the failure.
     func perform() -> Result<(code: Int, body: [UInt8]), CurlFailure> {
         if let setupFailure { return .failure(failure(setupFailure)) }
-        let status = curl_easy_perform(handle)
+        let status = geotify_curl_easy_perform(handle)
         var code = 0
         _ = geotify_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &code)
         guard status == CURLE_OK else {
@@ -115,7 +115,7 @@ final class CurlEasy {
     /// The value of the last response's header `name`, if it had one.
     func responseHeader(_ name: String) -> String? {
         var header: UnsafeMutablePointer<curl_header>?
-        guard curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK,
+        guard geotify_curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK,
               let value = header?.pointee.value
         else { return nil }
         return String(cString: value)
@@ -135,7 +135,7 @@ final class CurlEasy {
 
     private func failure(_ status: CURLcode) -> CurlFailure {
         let detail = String(cString: errorBuffer)
-        return CurlFailure(code: status, reply: 0, message: detail.isEmpty ? String(cString: curl_easy_strerror(status)) : detail)
+        return CurlFailure(code: status, reply: 0, message: detail.isEmpty ? String(cString: geotify_curl_easy_strerror(status)) : detail)
     }
 }
 

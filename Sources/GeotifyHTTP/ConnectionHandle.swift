@@ -14,11 +14,11 @@ struct ConnectionHandle: @unchecked Sendable {
     /// Parks the connection: libmicrohttpd stops polling it until `resume()`. Only from
     /// libmicrohttpd's callbacks.
     func suspend() {
-        MHD_suspend_connection(pointer)
+        geotify_mhd_suspend_connection(pointer)
     }
 
     /// Wakes a parked connection; its callback runs again on libmicrohttpd's thread.
     func resume() {
-        MHD_resume_connection(pointer)
+        geotify_mhd_resume_connection(pointer)
     }
 }

@@ -146,7 +146,8 @@ package final class HTTPServer: Sendable {
         }
         guard let daemon else {
             Unmanaged<HTTPServer>.fromOpaque(context).release()
-            let reason = state.withLock { $0.lastLibraryMessage } ?? "libmicrohttpd could not start"
+            let reason = state.withLock { $0.lastLibraryMessage }
+                ?? (geotify_mhd_available() != 0 ? "libmicrohttpd could not start" : "libmicrohttpd (libmicrohttpd.so.12) cannot be opened")
             throw HTTPServerError("cannot listen on \(options.listen): \(reason.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         let reaper = scheduler.repeating(every: min(1, options.headerTimeout / 4), on: timers) { [weak self] in
@@ -176,7 +177,7 @@ package final class HTTPServer: Sendable {
         }
         guard let daemon else { return }
         reaper?.cancel()
-        _ = MHD_quiesce_daemon(daemon.pointer)
+        _ = geotify_mhd_quiesce_daemon(daemon.pointer)
         for exchange in waiting {
             exchange.deliver(.refusal(503, "shutting_down", "the server is stopping"))
         }
@@ -191,7 +192,7 @@ package final class HTTPServer: Sendable {
             usleep(2_000)
         }
         state.withLock { $0.waiting = [:] }
-        MHD_stop_daemon(daemon.pointer)
+        geotify_mhd_stop_daemon(daemon.pointer)
         Unmanaged.passUnretained(self).release()
     }
 
@@ -284,7 +285,7 @@ package final class HTTPServer: Sendable {
         switch response.body {
         case .bytes(let bytes):
             made = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+                geotify_mhd_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .events(let subscription):
             made = serve(subscription, on: connection)
@@ -293,16 +294,16 @@ package final class HTTPServer: Sendable {
             log(.error, "http: cannot create a response for \(method) \(path)")
             return .NO
         }
-        defer { MHD_destroy_response(made) }
+        defer { geotify_mhd_destroy_response(made) }
         for (name, value) in response.headers {
-            _ = MHD_add_response_header(made, name, value)
+            _ = geotify_mhd_add_response_header(made, name, value)
         }
         count("http_responses.\(response.status)")
         if let code = response.refusalCode {
             count("http_refused.\(code)")
         }
         log(.debug, "http: \(method) \(path) \(response.status)")
-        return MHD_queue_response(connection, UInt32(response.status), made)
+        return geotify_mhd_queue_response(connection, UInt32(response.status), made)
     }
 
     /// A response that streams `subscription`, parking the connection while there is
@@ -324,7 +325,7 @@ package final class HTTPServer: Sendable {
             Unmanaged<StreamedEvents>.fromOpaque(cls).takeRetainedValue().finished()
         }
         let context = Unmanaged.passRetained(stream).toOpaque()
-        guard let response = MHD_create_response_from_callback(UInt64.max, 4096, read, context, free) else {
+        guard let response = geotify_mhd_create_response_from_callback(UInt64.max, 4096, read, context, free) else {
             Unmanaged<StreamedEvents>.fromOpaque(context).release()
             subscription.close()
             return nil
@@ -410,7 +411,7 @@ package final class HTTPServer: Sendable {
             return .YES
         }
         withExtendedLifetime(collected) {
-            _ = MHD_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(collected).toOpaque())
+            _ = geotify_mhd_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(collected).toOpaque())
         }
         return collected.values
     }

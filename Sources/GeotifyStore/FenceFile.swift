@@ -94,28 +94,36 @@ public struct FenceFile: Sendable {
         return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_ino)]
     }
 
-    /// Reads and validates the file.
-    public func load() -> Loaded {
+    /// Reads and validates the file; its fences get their revisions from `revisions`
+    /// (by default every fence is at revision 0: a book with no history).
+    public func load(revisions: FenceRevisions = .unknown) -> Loaded {
         do {
             guard let bytes = try read() else {
                 return Loaded(book: nil, errors: [FenceProblem(file: path, reason: "no such \(layout == .file ? "file" : "directory")")], warnings: [], contents: [])
             }
-            return parse(bytes)
+            return parse(bytes, revisions: revisions)
         } catch {
             return Loaded(book: nil, errors: [FenceProblem(file: path, reason: error.reason)], warnings: [], contents: [])
         }
     }
 
-    /// Validates `bytes` as the contents of this file (or directory snapshot).
-    public func parse(_ bytes: [UInt8]) -> Loaded {
+    /// Validates `bytes` as the contents of this file (or directory snapshot); the fences
+    /// get their revisions from `revisions` as they are decoded, so each is made once.
+    public func parse(_ bytes: [UInt8], revisions: FenceRevisions = .unknown) -> Loaded {
+        var revisions = revisions
         var loaded = Loaded(book: nil, errors: [], warnings: [], contents: bytes)
         guard bytes.count <= maximumBytes else {
             loaded.errors.append(FenceProblem(file: path, reason: "the \(layout == .file ? "file is" : "fence files are") \(bytes.count) bytes; at most \(maximumBytes) are accepted (maximumFenceFileBytes)"))
             return loaded
         }
         guard layout == .directory else {
-            guard let document = decodeDocument(bytes, file: path, keys: ["devices", "groups", "shared"], into: &loaded) else { return loaded }
-            return assemble(document, into: &loaded)
+            guard var document = decodeDocument(bytes, file: path, keys: ["devices", "groups", "shared"], revisions: &revisions, into: &loaded) else { return loaded }
+            // Device by device (over a copy of the keys, so the dictionary's storage stays
+            // unique), so that only one device's fences are held twice at a time.
+            for device in Array(document.devices.keys) {
+                document.devices[device] = revisions.revise(document.devices[device] ?? [], scope: device)
+            }
+            return assemble(document, revision: revisions.revision, into: &loaded)
         }
         guard let parts = FenceDirectory.parts(of: bytes) else {
             loaded.errors.append(FenceProblem(file: path, reason: "the directory's contents are not a snapshot of its files"))
@@ -126,7 +134,7 @@ public struct FenceFile: Sendable {
         for part in parts {
             let file = directory.path(of: part.name)
             if part.name == FenceDirectory.sharedName {
-                guard let document = decodeDocument(part.bytes, file: file, keys: ["groups", "shared"], into: &loaded) else { continue }
+                guard let document = decodeDocument(part.bytes, file: file, keys: ["groups", "shared"], revisions: &revisions, into: &loaded) else { continue }
                 merged.groups = document.groups
                 merged.shared = document.shared
                 continue
@@ -135,7 +143,7 @@ public struct FenceFile: Sendable {
                 loaded.errors.append(FenceProblem(file: file, reason: "not a device file: the files in \(FenceDirectory.devicesName)/ are <device>.json"))
                 continue
             }
-            guard let document = decodeDocument(part.bytes, file: file, keys: ["devices"], into: &loaded) else { continue }
+            guard let document = decodeDocument(part.bytes, file: file, keys: ["devices"], revisions: &revisions, into: &loaded) else { continue }
             let named = FenceDirectory.device(named: String(part.name.dropFirst(FenceDirectory.devicesName.count + 1)))
             guard document.devices.count == 1, let (device, fences) = document.devices.first, named == nil || named == device else {
                 let expected = named.map { "the device \"\($0)\" its name stands for" } ?? "one device"
@@ -148,9 +156,9 @@ public struct FenceFile: Sendable {
                 continue
             }
             origin[device] = file
-            merged.devices[device] = fences
+            merged.devices[device] = revisions.revise(fences, scope: device)
         }
-        return assemble(merged, into: &loaded)
+        return assemble(merged, revision: revisions.revision, into: &loaded)
     }
 
     /// The fences of one JSON document: devices, groups and shared sets.
@@ -162,9 +170,15 @@ public struct FenceFile: Sendable {
 
     /// Decodes one document of `file`, which may hold the top-level `keys` (and must
     /// hold `devices` when that is one of them), reporting every problem; nil when it is
-    /// not a JSON object of that form.
-    private func decodeDocument(_ bytes: [UInt8], file: String, keys: [String], into loaded: inout Loaded) -> Document? {
-        let document: JSON
+    /// not a JSON object of that form. Shared sets are made with their revisions from
+    /// `revisions`; the devices' fences are left at revision 0 for the caller to revise
+    /// (a fence directory drops the devices of other instances first). The devices' part
+    /// of the parsed tree is let go device by device as their fences are made, so a large
+    /// file's tree and its fences are not both held whole.
+    private func decodeDocument(
+        _ bytes: [UInt8], file: String, keys: [String], revisions: inout FenceRevisions, into loaded: inout Loaded
+    ) -> Document? {
+        var document: JSON
         do {
             document = try JSONParser().parse(bytes)
         } catch {
@@ -172,11 +186,12 @@ public struct FenceFile: Sendable {
             return nil
         }
         let requiresDevices = keys.contains("devices")
-        guard case .object(let root) = document else {
+        guard case .object(var root) = document else {
             let expected = requiresDevices ? "a JSON object with \"devices\"" : "a JSON object"
             loaded.errors.append(FenceProblem(file: file, line: 1, reason: "the file must hold \(expected), not \(document.kindDescription)"))
             return nil
         }
+        document = .null
         for key in root.keys where !keys.contains(key) {
             let expected = keys.map { "\"\($0)\"" }
             let list = expected.count == 1 ? expected[0] : expected.dropLast().joined(separator: ", ") + " or " + expected.last!
@@ -184,28 +199,37 @@ public struct FenceFile: Sendable {
         }
         var devices: [String: [Fence]] = [:]
         if requiresDevices {
-            guard let devicesValue = root["devices"] else {
+            // The last member named "devices", as `root["devices"]` reads it, taken out of
+            // the tree so that `decodeDevices` holds the only reference to it.
+            guard let position = root.members.lastIndex(where: { $0.key == "devices" }) else {
                 loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "missing \"devices\" (an object of device identifier → array of fences)"))
                 return nil
             }
-            guard case .object(let devicesObject) = devicesValue else {
+            var devicesValue = root.members[position].value
+            root.members[position].value = .null
+            guard case .object(var devicesObject) = devicesValue else {
                 loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "\"devices\" must be an object, not \(devicesValue.kindDescription)"))
                 return nil
             }
-            devices = decodeDevices(devicesObject, file: file, into: &loaded)
+            devicesValue = .null
+            devices = decodeDevices(&devicesObject, file: file, into: &loaded)
         }
         let groups = keys.contains("groups") ? decodeGroups(root["groups"], file: file, line: root.line, into: &loaded) : [:]
-        let shared = keys.contains("shared") ? decodeShared(root["shared"], groups: groups, file: file, line: root.line, into: &loaded) : [:]
+        let shared = keys.contains("shared")
+            ? decodeShared(root["shared"], groups: groups, file: file, line: root.line, revisions: &revisions, into: &loaded) : [:]
         return Document(devices: devices, groups: groups, shared: shared)
     }
 
-    /// `"devices": {"alice/phone": [fence, ...]}`.
-    private func decodeDevices(_ devicesObject: JSONObject, file: String, into loaded: inout Loaded) -> [String: [Fence]] {
+    /// `"devices": {"alice/phone": [fence, ...]}`. Each device's part of the tree is let
+    /// go (replaced by null in `devicesObject`) once its fences are made.
+    private func decodeDevices(_ devicesObject: inout JSONObject, file: String, into loaded: inout Loaded) -> [String: [Fence]] {
         for duplicate in devicesObject.duplicateKeys {
             loaded.errors.append(FenceProblem(file: file, line: devicesObject.line, device: duplicate, reason: "the device appears more than once"))
         }
         var devices: [String: [Fence]] = [:]
-        for member in devicesObject.members {
+        for position in devicesObject.members.indices {
+            let member = devicesObject.members[position]
+            devicesObject.members[position].value = .null
             let device = member.key
             if let problem = Identifier.problem(device: device) {
                 loaded.errors.append(FenceProblem(file: file, line: devicesObject.line, reason: problem))
@@ -229,7 +253,7 @@ public struct FenceFile: Sendable {
 
     /// The book of `document` once the identifiers of each device's own fences are
     /// checked against the shared fences that apply to it; none when anything is wrong.
-    private func assemble(_ document: Document, into loaded: inout Loaded) -> Loaded {
+    private func assemble(_ document: Document, revision: Int, into loaded: inout Loaded) -> Loaded {
         let (devices, groups, shared) = (document.devices, document.groups, document.shared)
         for (device, fences) in devices {
             let applying = shared.filter { $0.key == SharedFences.everyDevice || groups[$0.key]?.contains(device) == true }
@@ -241,7 +265,7 @@ public struct FenceFile: Sendable {
                 }
             }
         }
-        if loaded.errors.isEmpty { loaded.book = FenceBook(devices: devices, groups: groups, shared: shared) }
+        if loaded.errors.isEmpty { loaded.book = FenceBook(devices: devices, groups: groups, shared: shared, revision: revision) }
         return loaded
     }
 
@@ -327,7 +351,7 @@ public struct FenceFile: Sendable {
     /// the devices of that group. Not limited by `maximumFencesPerDevice`: shared sets
     /// are indexed and may be very large.
     private func decodeShared(
-        _ value: JSON?, groups: [String: [String]], file: String, line: Int, into loaded: inout Loaded
+        _ value: JSON?, groups: [String: [String]], file: String, line: Int, revisions: inout FenceRevisions, into loaded: inout Loaded
     ) -> [String: SharedFences] {
         guard let value else { return [:] }
         guard case .array(let elements) = value else {
@@ -344,7 +368,11 @@ public struct FenceFile: Sendable {
             }
             byOwner[group ?? SharedFences.everyDevice, default: []].append(fence)
         }
-        return Dictionary(uniqueKeysWithValues: byOwner.map { ($0.key, SharedFences(owner: $0.key, fences: $0.value)) })
+        var sets: [String: SharedFences] = [:]
+        for (owner, fences) in byOwner {
+            sets[owner] = SharedFences(owner: owner, fences: revisions.revise(fences, scope: FenceBook.scope(ofShared: owner)))
+        }
+        return sets
     }
 
     /// The file's text for `book`: pretty-printed, keys sorted, devices and fences in
