@@ -146,6 +146,34 @@ public struct FenceIndex: Sendable {
         forEachCandidate(containing: point) { candidates.append($0) }
     }
 
+    /// The same tree with its fences renumbered in the order the tree holds them (each by
+    /// its first entry), and for each new number the index it had. A query walks the
+    /// tree in the same order as before, so it names the same fences in the same order,
+    /// under their new numbers; fences with an empty box are not in the tree and get none.
+    /// Data laid out by the new numbers is in the tree's order along its Hilbert curve,
+    /// so the candidates of a position are a few neighbouring records.
+    package func numberedInTreeOrder() -> (index: FenceIndex, fences: [Int]) {
+        var numbers = [UInt32](repeating: .max, count: count)
+        var fences: [Int] = []
+        fences.reserveCapacity(count)
+        let renumbered = owners.map { owner in
+            if numbers[Int(owner)] == .max {
+                numbers[Int(owner)] = UInt32(fences.count)
+                fences.append(Int(owner))
+            }
+            return numbers[Int(owner)]
+        }
+        return (FenceIndex(count: fences.count, entries: entries, owners: renumbered, nodes: nodes, levelStarts: levelStarts), fences)
+    }
+
+    private init(count: Int, entries: [Box], owners: [UInt32], nodes: [Box], levelStarts: [Int]) {
+        self.count = count
+        self.entries = entries
+        self.owners = owners
+        self.nodes = nodes
+        self.levelStarts = levelStarts
+    }
+
     /// One query's walk down the tree over borrowed storage.
     private struct Search {
         let entries: UnsafeBufferPointer<Box>
