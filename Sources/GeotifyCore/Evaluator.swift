@@ -78,7 +78,7 @@ public struct Evaluator: Sendable {
             }
         }
         state.revision = revision
-        if timers || !evaluation.transitions.isEmpty {
+        if timers || (!evaluation.transitions.isEmpty && mayHaveTimers(fences, state)) {
             fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
         }
         return evaluation
@@ -260,12 +260,14 @@ public struct Evaluator: Sendable {
     private typealias SharedCandidate = (set: Int, slot: Int)
 
     /// The candidates of `point` in the device's shared sets, set by set, each set's in
-    /// the order its index names them.
+    /// the order its index names them: the fences whose bounding box contains it, and
+    /// perhaps a few whose box comes within single-precision rounding of it (which
+    /// `observeShared` drops).
     private func sharedCandidates(of point: Coordinate, in fences: DeviceFences) -> [SharedCandidate] {
         guard !fences.shared.isEmpty else { return [] }
         var candidates: [SharedCandidate] = []
         for (number, set) in fences.shared.enumerated() {
-            set.spatial.index.forEachCandidate(containing: point) { candidates.append((number, $0)) }
+            set.spatial.index.forEachPossibleCandidate(containing: point) { candidates.append((number, $0)) }
         }
         return candidates
     }
@@ -288,7 +290,8 @@ public struct Evaluator: Sendable {
     /// when the fix changes nothing: a fence the device is outside of and stays outside
     /// of, one it is inside and stays inside, or an uncertain fix. Anything else (a
     /// change, a fence the device has not seen, a fence with rules of its own) goes
-    /// through `observe` with the `Fence` itself.
+    /// through `observe` with the `Fence` itself, if the fix is in its bounding box or
+    /// the device has state for it, as for every fence.
     private func observeShared(
         _ fix: Fix, _ candidate: SharedCandidate, fences: DeviceFences, tracked: Bool, state: inout DeviceState,
         into evaluation: inout Evaluation
@@ -312,6 +315,8 @@ public struct Evaluator: Sendable {
                 }
             }
         }
-        observe(fix, fence: set.fences[Int(slot.position)], tracked: tracked, state: &state, into: &evaluation)
+        let fence = set.fences[Int(slot.position)]
+        guard tracked || fence.boundingBox.contains(fix.coordinate) else { return }
+        observe(fix, fence: fence, tracked: tracked, state: &state, into: &evaluation)
     }
 }

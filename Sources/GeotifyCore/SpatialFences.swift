@@ -28,13 +28,13 @@ package struct SpatialFences: Sendable {
     package let index: FenceIndex
     /// The fences with a non-empty bounding box, in the order of `index`.
     package let slots: [Slot]
-    /// The regions of the polygon fences, in the order of their slots.
-    private let polygons: [Region]
+    /// The polygon fences, in the order of their slots.
+    private let polygons: [Fence]
 
     package init(_ fences: [Fence]) {
         let (index, order) = FenceIndex(fences).numberedInTreeOrder()
         var slots: [Slot] = []
-        var polygons: [Region] = []
+        var polygons: [Fence] = []
         slots.reserveCapacity(order.count)
         for position in order {
             let fence = fences[position]
@@ -42,7 +42,7 @@ package struct SpatialFences: Sendable {
             var center = fence.region.center
             if case .polygon = fence.region {
                 polygon = Int32(polygons.count)
-                polygons.append(fence.region)
+                polygons.append(fence)
                 center = Coordinate(latitude: 0, longitude: 0)
             }
             slots.append(Slot(
@@ -61,6 +61,6 @@ package struct SpatialFences: Sendable {
             return Region.circle(center: slot.center, radius: slot.size)
                 .containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
         }
-        return polygons[Int(slot.polygon)].containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
+        return polygons[Int(slot.polygon)].region.containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
     }
 }
