@@ -101,7 +101,7 @@ struct CoreScenario {
                     scenario: "core", measure: "\(ResultRow.count(size)) shared fences, Evaluator + FenceIndex, 2 lanes on 2 cores",
                     value: two.throughput.perSecond, unit: .perSecond,
                     baseline: indexed.throughput.perSecond, baselineName: "1 core",
-                    detail: "scaling \(ResultRow.decimal(two.throughput.perSecond / max(1, indexed.throughput.perSecond), 2))×"))
+                    detail: "scaling \(ResultRow.decimal(two.throughput.perSecond / max(1, indexed.throughput.perSecond), 2))×; fixes over the longest lane's CPU time"))
             }
         }
         if let smallest = CoreScenario.sharedSizes.first.flatMap({ costs[$0] }),
@@ -116,26 +116,27 @@ struct CoreScenario {
     }
 
     /// Times `make()`'s evaluation of the shared-fence stream on `lanes` lanes, each
-    /// lane with its own devices and state. One lane is timed on its thread's CPU clock
-    /// (the cost of a fix, which the other work on a shared machine would otherwise
-    /// inflate by whenever the thread waited for a core); several lanes together on the
-    /// monotonic clock (their rate).
+    /// lane with its own devices and state, on each lane's CPU clock: the cost of a fix,
+    /// which the other work on a shared machine would otherwise inflate by whenever a
+    /// lane waited for a core. Several lanes' rate is their fixes over the longest
+    /// lane's time, as if each had a core of its own (they still share the caches).
     private func evaluateShared<Evaluation: SharedFenceEvaluation>(
         lanes: Int, chunk: Int, minimum: Int = 1, _ make: @escaping @Sendable () -> Evaluation
     ) -> (throughput: Throughput, tally: SharedTally) {
         let budget = options.budget
-        let clock: @Sendable () -> Double = lanes == 1 ? BenchClock.threadCPU : BenchClock.now
         let result = Parallel.run(lanes: lanes) { lane, ready in
             var evaluation = make()
             var tally = SharedTally()
             let throughput = Throughput.measure(
-                seconds: budget, chunk: chunk, minimum: minimum, clock: clock, warmedUp: ready
+                seconds: budget, chunk: chunk, minimum: minimum, clock: BenchClock.threadCPU, warmedUp: ready
             ) { first, count in
                 for step in first..<(first + count) { evaluation.evaluate(lane + step * lanes, tally: &tally) }
             }
             return (throughput.items, (throughput: throughput, tally: tally))
         }
-        let throughput = lanes == 1 ? result.values[0].throughput : result.throughput
+        let throughput = Throughput(
+            items: result.values.reduce(0) { $0 + $1.throughput.items },
+            seconds: result.values.map(\.throughput.seconds).max() ?? 0)
         return (throughput, result.values.map(\.tally).reduce(SharedTally(), +))
     }
 }
