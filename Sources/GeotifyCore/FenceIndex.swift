@@ -8,7 +8,7 @@
 /// arithmetic instead of pointers. A query scans boxes in single precision, rounded
 /// outwards (16 bytes a box, so a node's sixteen children are four cache lines), and
 /// checks the exact box of each entry that may hold the position. Building sorts once (a
-/// million fences in well under a second) and the index holds under 60 bytes per fence.
+/// million fences in well under a second) and the index holds about 70 bytes per fence.
 ///
 /// Boxes keep `BoundingBox` semantics exactly: a box that crosses the antimeridian is
 /// stored as its two halves, a box that reaches a pole spans all longitudes as
