@@ -29,7 +29,7 @@ public struct FenceIndex: Sendable {
     /// the position.
     private let entries: [Box]
     /// The boxes of the inner nodes in single precision, the lowest level first.
-    private let nodes: [CompactBounds]
+    private let nodes: [CompactBox]
     /// Where each inner level starts in `nodes`, and one past the last level's end.
     private let levelStarts: [Int]
 
@@ -38,47 +38,14 @@ public struct FenceIndex: Sendable {
 
     /// One entry as a query scans it.
     private struct Leaf: Sendable {
-        let bounds: CompactBounds
+        /// The box in single precision, rounded outwards.
+        let bounds: CompactBox
         /// The fence the entry belongs to.
         let owner: UInt32
     }
 
-    /// A `Box` in single precision, rounded outwards: it contains every position its
-    /// box contains, and a few more.
-    private struct CompactBounds: Sendable {
-        let minLatitude: Float
-        let maxLatitude: Float
-        let minLongitude: Float
-        let maxLongitude: Float
-
-        init(_ box: Box) {
-            minLatitude = CompactBounds.down(box.minLatitude)
-            maxLatitude = CompactBounds.up(box.maxLatitude)
-            minLongitude = CompactBounds.down(box.minLongitude)
-            maxLongitude = CompactBounds.up(box.maxLongitude)
-        }
-
-        /// Whether the position, rounded to single precision, is in the bounds: true for
-        /// every position of the box they were made from (rounding is monotonic).
-        @inline(__always)
-        func contains(latitude: Float, longitude: Float) -> Bool {
-            latitude >= minLatitude && latitude <= maxLatitude
-                && longitude >= minLongitude && longitude <= maxLongitude
-        }
-
-        private static func down(_ value: Double) -> Float {
-            let rounded = Float(value)
-            return Double(rounded) > value ? rounded.nextDown : rounded
-        }
-
-        private static func up(_ value: Double) -> Float {
-            let rounded = Float(value)
-            return Double(rounded) < value ? rounded.nextUp : rounded
-        }
-    }
-
     /// A box that does not cross the antimeridian, in degrees.
-    private struct Box: Sendable {
+    fileprivate struct Box: Sendable {
         var minLatitude: Double
         var maxLatitude: Double
         var minLongitude: Double
@@ -134,11 +101,11 @@ public struct FenceIndex: Sendable {
 
         let order = FenceIndex.hilbertOrder(parts)
         entries = order.map { parts[$0] }
-        leaves = order.map { Leaf(bounds: CompactBounds(parts[$0]), owner: partOwners[$0]) }
+        leaves = order.map { Leaf(bounds: CompactBox(parts[$0]), owner: partOwners[$0]) }
 
         // Inner levels: each node bounds `fanout` consecutive nodes (or entries) below it,
         // up to a single root level of at most `fanout` nodes.
-        var nodes: [CompactBounds] = []
+        var nodes: [CompactBox] = []
         nodes.reserveCapacity(entries.count / (FenceIndex.fanout - 1) + 1)
         var levelStarts: [Int] = [0]
         var below = entries
@@ -152,7 +119,7 @@ public struct FenceIndex: Sendable {
                 }
                 level.append(union)
             }
-            nodes.append(contentsOf: level.map(CompactBounds.init))
+            nodes.append(contentsOf: level.map(CompactBox.init))
             levelStarts.append(nodes.count)
             below = level
         }
@@ -221,7 +188,7 @@ public struct FenceIndex: Sendable {
         return (FenceIndex(count: fences.count, leaves: renumbered, entries: entries, nodes: nodes, levelStarts: levelStarts), fences)
     }
 
-    private init(count: Int, leaves: [Leaf], entries: [Box], nodes: [CompactBounds], levelStarts: [Int]) {
+    private init(count: Int, leaves: [Leaf], entries: [Box], nodes: [CompactBox], levelStarts: [Int]) {
         self.count = count
         self.leaves = leaves
         self.entries = entries
@@ -233,7 +200,7 @@ public struct FenceIndex: Sendable {
     private struct Search {
         let leaves: UnsafeBufferPointer<Leaf>
         let entries: UnsafeBufferPointer<Box>
-        let nodes: UnsafeBufferPointer<CompactBounds>
+        let nodes: UnsafeBufferPointer<CompactBox>
         let levelStarts: UnsafeBufferPointer<Int>
         let latitude: Double
         let longitude: Double
@@ -244,7 +211,7 @@ public struct FenceIndex: Sendable {
         let exact: Bool
 
         init(
-            leaves: UnsafeBufferPointer<Leaf>, entries: UnsafeBufferPointer<Box>, nodes: UnsafeBufferPointer<CompactBounds>,
+            leaves: UnsafeBufferPointer<Leaf>, entries: UnsafeBufferPointer<Box>, nodes: UnsafeBufferPointer<CompactBox>,
             levelStarts: UnsafeBufferPointer<Int>, latitude: Double, longitude: Double, exact: Bool
         ) {
             self.leaves = leaves
@@ -323,5 +290,23 @@ public struct FenceIndex: Sendable {
             half >>= 1
         }
         return distance
+    }
+}
+
+private extension CompactBox {
+    /// The box of an index entry (one that does not cross the antimeridian) in single
+    /// precision, rounded outwards.
+    init(_ box: FenceIndex.Box) {
+        self.init(BoundingBox(
+            minLatitude: box.minLatitude, maxLatitude: box.maxLatitude,
+            minLongitude: box.minLongitude, maxLongitude: box.maxLongitude))
+    }
+
+    /// Whether a position rounded to single precision is in the box, compared as the
+    /// index stores it (no wrapping: its entries do not cross the antimeridian). True for
+    /// every position of the exact box it was made from, since rounding is monotonic.
+    @inline(__always)
+    func contains(latitude: Float, longitude: Float) -> Bool {
+        latitude >= minLatitude && latitude <= maxLatitude && longitude >= minLongitude && longitude <= maxLongitude
     }
 }

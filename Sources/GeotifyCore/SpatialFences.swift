@@ -1,13 +1,13 @@
 /// A shared set's fences laid out for evaluating fixes: numbered in the order of their
 /// spatial index (so fences near each other on the Earth are near each other in memory),
 /// each reduced to a slot of what deciding a fix reads: its identifier, a circle's centre
-/// and radius or the polygon, its size, the revision it was added in, whether it
-/// overrides the rules.
+/// and radius, its size, the revision it was added in, whether it overrides the rules.
 ///
 /// With a million fences the `Fence` objects are scattered over hundreds of megabytes:
 /// reading one is a cache and TLB miss. The candidates of a fix are a few neighbouring
-/// slots instead, so a fix costs the index query and a few cache lines, and the `Fence`
-/// is read only when the device's relation to it changes.
+/// slots instead, so a fix costs the index query and a few cache lines, and a circle's
+/// `Fence` is read only when the device's relation to it changes. A polygon's check
+/// reads its `Fence` (kept by reference in slot order) and its edges.
 package struct SpatialFences: Sendable {
     /// One fence as a fix's checks read it.
     package struct Slot: Sendable {
@@ -24,7 +24,7 @@ package struct SpatialFences: Sendable {
         package let overridesRules: Bool
     }
 
-    /// The index over the fences' bounding boxes; candidates are slot numbers.
+    /// The index over the fences' bounding boxes; its candidates are slot numbers.
     package let index: FenceIndex
     /// The fences with a non-empty bounding box, in the order of `index`.
     package let slots: [Slot]
@@ -39,11 +39,13 @@ package struct SpatialFences: Sendable {
         for position in order {
             let fence = fences[position]
             var polygon: Int32 = -1
-            var center = fence.region.center
-            if case .polygon = fence.region {
+            var center = Coordinate(latitude: 0, longitude: 0)
+            switch fence.region {
+            case .circle(let circleCenter, _):
+                center = circleCenter
+            case .polygon:
                 polygon = Int32(polygons.count)
                 polygons.append(fence)
-                center = Coordinate(latitude: 0, longitude: 0)
             }
             slots.append(Slot(
                 identifier: fence.identifier, center: center, size: fence.size, addedRevision: fence.addedRevision,
