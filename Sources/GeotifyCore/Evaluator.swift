@@ -48,8 +48,11 @@ public struct Evaluator: Sendable {
         }
         let point = fix.coordinate
         let tracked = state.fences.isEmpty ? [] : state.fences.map(\.fence)
+        let candidates = sharedCandidates(of: point, in: fences)
         for identifier in tracked {
-            if let fence = fences.fence(identifier) {
+            if let candidate = trackedCandidate(identifier, among: candidates, fences: fences) {
+                observeShared(fix, candidate, fences: fences, tracked: true, state: &state, into: &evaluation)
+            } else if let fence = fences.fence(identifier) {
                 observe(fix, fence: fence, tracked: true, state: &state, into: &evaluation)
             } else if let index = state.fences.firstIndex(where: { $0.fence == identifier }) {
                 if state.fences[index].inside { evaluation.forgotten.append(identifier) }
@@ -68,16 +71,14 @@ public struct Evaluator: Sendable {
                 }
             }
         }
-        for set in fences.shared {
-            set.index.forEachCandidate(containing: point) { position in
-                let fence = set.fences[position]
-                if tracked.isEmpty || !tracked.contains(fence.identifier) {
-                    observe(fix, fence: fence, tracked: false, state: &state, into: &evaluation)
-                }
+        for candidate in candidates {
+            let identifier = fences.shared[candidate.set].spatial.slots[candidate.slot].identifier
+            if tracked.isEmpty || !tracked.contains(identifier) {
+                observeShared(fix, candidate, fences: fences, tracked: false, state: &state, into: &evaluation)
             }
         }
         state.revision = revision
-        if timers || !evaluation.transitions.isEmpty {
+        if timers || (!evaluation.transitions.isEmpty && mayHaveTimers(fences, state)) {
             fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
         }
         return evaluation
@@ -250,5 +251,72 @@ public struct Evaluator: Sendable {
             let position = state.fences.firstIndex { $0.fence > entry.fence } ?? state.fences.endIndex
             state.fences.insert(entry, at: position)
         }
+    }
+
+    // MARK: Shared fences
+
+    /// A fence of one of the device's shared sets whose bounding box contains the fix:
+    /// the set's place in `DeviceFences.shared` and the fence's slot in its `spatial`.
+    private typealias SharedCandidate = (set: Int, slot: Int)
+
+    /// The candidates of `point` in the device's shared sets, set by set, each set's in
+    /// the order its index names them: the fences whose bounding box contains it, and
+    /// perhaps a few whose box comes within single-precision rounding of it (which
+    /// `observeShared` drops).
+    private func sharedCandidates(of point: Coordinate, in fences: DeviceFences) -> [SharedCandidate] {
+        guard !fences.shared.isEmpty else { return [] }
+        var candidates: [SharedCandidate] = []
+        for (number, set) in fences.shared.enumerated() {
+            set.spatial.index.forEachPossibleCandidate(containing: point) { candidates.append((number, $0)) }
+        }
+        return candidates
+    }
+
+    /// The candidate that is the tracked fence `identifier`, when it is the very fence
+    /// `fences.fence(identifier)` names (no own fence and no earlier set has that
+    /// identifier, and its set has no other fence by it): then it is found among a few
+    /// neighbouring slots instead of through the set's table of identifiers.
+    private func trackedCandidate(
+        _ identifier: String, among candidates: [SharedCandidate], fences: DeviceFences
+    ) -> SharedCandidate? {
+        guard let found = candidates.first(where: { fences.shared[$0.set].spatial.slots[$0.slot].identifier == identifier }),
+              fences.shared[found.set].identifiersAreUnique, !fences.identifiers.contains(identifier),
+              !fences.shared[..<found.set].contains(where: { $0.position(of: identifier) != nil })
+        else { return nil }
+        return found
+    }
+
+    /// Applies one accepted fix to a shared fence (see `observe`), deciding from its slot
+    /// when the fix changes nothing: a fence the device is outside of and stays outside
+    /// of, one it is inside and stays inside, or an uncertain fix. Anything else (a
+    /// change, a fence the device has not seen, a fence with rules of its own) goes
+    /// through `observe` with the `Fence` itself, if the fix is in its bounding box or
+    /// the device has state for it, as for every fence.
+    private func observeShared(
+        _ fix: Fix, _ candidate: SharedCandidate, fences: DeviceFences, tracked: Bool, state: inout DeviceState,
+        into evaluation: inout Evaluation
+    ) {
+        let set = fences.shared[candidate.set]
+        let slot = set.spatial.slots[candidate.slot]
+        if !slot.overridesRules, let revision = state.revision, slot.addedRevision <= revision {
+            guard rules.accepts(accuracy: fix.accuracy) else { return }
+            let accuracy = rules.accuracyAware ? (fix.accuracy ?? 0) : 0
+            let containment = set.spatial.containment(
+                of: slot, point: fix.coordinate, accuracy: accuracy, hysteresis: rules.hysteresis(forSize: slot.size))
+            switch containment.relation {
+            case .uncertain:
+                return
+            case .outside:
+                if !tracked { return }
+            case .inside:
+                if tracked, let entry = state.fences.first(where: { $0.fence == slot.identifier }),
+                   entry.established, entry.inside, entry.pending == nil {
+                    return
+                }
+            }
+        }
+        let fence = set.fences[Int(slot.position)]
+        guard tracked || fence.boundingBox.contains(fix.coordinate) else { return }
+        observe(fix, fence: fence, tracked: tracked, state: &state, into: &evaluation)
     }
 }

@@ -5,8 +5,10 @@
 ///
 /// It is a packed R-tree: the boxes are sorted once along a Hilbert curve through their
 /// centres and grouped sixteen to a node, level by level, so children are found by
-/// arithmetic instead of pointers. Building sorts once (a million fences in well under a
-/// second) and the index holds under 50 bytes per fence.
+/// arithmetic instead of pointers. A query scans boxes in single precision, rounded
+/// outwards (16 bytes a box, so a node's sixteen children are four cache lines), and
+/// checks the exact box of each entry that may hold the position. Building sorts once (a
+/// million fences in well under a second) and the index holds about 70 bytes per fence.
 ///
 /// Boxes keep `BoundingBox` semantics exactly: a box that crosses the antimeridian is
 /// stored as its two halves, a box that reaches a pole spans all longitudes as
@@ -20,20 +22,30 @@ public struct FenceIndex: Sendable {
     /// How many fences (boxes) were indexed; candidates are indices below it.
     public let count: Int
 
-    /// The entries (box parts) in tree order.
+    /// The entries (box parts) in tree order, in single precision, with their fences:
+    /// what a query scans.
+    private let leaves: [Leaf]
+    /// The entries' exact boxes, in the same order: read for the leaves that may hold
+    /// the position.
     private let entries: [Box]
-    /// The fence each entry belongs to.
-    private let owners: [UInt32]
-    /// The boxes of the inner nodes, the lowest level first.
-    private let nodes: [Box]
+    /// The boxes of the inner nodes in single precision, the lowest level first.
+    private let nodes: [CompactBox]
     /// Where each inner level starts in `nodes`, and one past the last level's end.
     private let levelStarts: [Int]
 
     /// The children of one node (and the entries of one leaf node).
     private static let fanout = 16
 
+    /// One entry as a query scans it.
+    private struct Leaf: Sendable {
+        /// The box in single precision, rounded outwards.
+        let bounds: CompactBox
+        /// The fence the entry belongs to.
+        let owner: UInt32
+    }
+
     /// A box that does not cross the antimeridian, in degrees.
-    private struct Box: Sendable {
+    fileprivate struct Box: Sendable {
         var minLatitude: Double
         var maxLatitude: Double
         var minLongitude: Double
@@ -89,11 +101,11 @@ public struct FenceIndex: Sendable {
 
         let order = FenceIndex.hilbertOrder(parts)
         entries = order.map { parts[$0] }
-        owners = order.map { partOwners[$0] }
+        leaves = order.map { Leaf(bounds: CompactBox(parts[$0]), owner: partOwners[$0]) }
 
         // Inner levels: each node bounds `fanout` consecutive nodes (or entries) below it,
         // up to a single root level of at most `fanout` nodes.
-        var nodes: [Box] = []
+        var nodes: [CompactBox] = []
         nodes.reserveCapacity(entries.count / (FenceIndex.fanout - 1) + 1)
         var levelStarts: [Int] = [0]
         var below = entries
@@ -107,7 +119,7 @@ public struct FenceIndex: Sendable {
                 }
                 level.append(union)
             }
-            nodes.append(contentsOf: level)
+            nodes.append(contentsOf: level.map(CompactBox.init))
             levelStarts.append(nodes.count)
             below = level
         }
@@ -119,18 +131,28 @@ public struct FenceIndex: Sendable {
     /// each once, in no particular order. A longitude outside -180...180 is wrapped first,
     /// as `BoundingBox.contains` does; a non-finite position has no candidates.
     public func forEachCandidate(containing point: Coordinate, _ body: (Int) -> Void) {
-        let latitude = point.latitude
-        let longitude = Coordinate.wrappedLongitude(point.longitude)
+        search(latitude: point.latitude, longitude: Coordinate.wrappedLongitude(point.longitude), exact: true, body)
+    }
+
+    /// Calls `body` with the index of every fence whose bounding box contains `point`
+    /// (as `forEachCandidate`), and perhaps of a few fences whose box only comes within
+    /// single-precision rounding of it: without reading the exact boxes, for a caller
+    /// whose own checks reject a position outside a fence's box anyway.
+    package func forEachPossibleCandidate(containing point: Coordinate, _ body: (Int) -> Void) {
+        search(latitude: point.latitude, longitude: Coordinate.wrappedLongitude(point.longitude), exact: false, body)
+    }
+
+    private func search(latitude: Double, longitude: Double, exact: Bool, _ body: (Int) -> Void) {
         guard !entries.isEmpty else { return }
         let top = levelStarts.count - 1
         let topCount = top == 0 ? entries.count : levelStarts[top] - levelStarts[top - 1]
-        entries.withUnsafeBufferPointer { entries in
-            owners.withUnsafeBufferPointer { owners in
+        leaves.withUnsafeBufferPointer { leaves in
+            entries.withUnsafeBufferPointer { entries in
                 nodes.withUnsafeBufferPointer { nodes in
                     levelStarts.withUnsafeBufferPointer { levelStarts in
                         let search = Search(
-                            entries: entries, owners: owners, nodes: nodes, levelStarts: levelStarts,
-                            latitude: latitude, longitude: longitude)
+                            leaves: leaves, entries: entries, nodes: nodes, levelStarts: levelStarts,
+                            latitude: latitude, longitude: longitude, exact: exact)
                         search.visit(level: top, first: 0, end: topCount, body)
                     }
                 }
@@ -146,26 +168,76 @@ public struct FenceIndex: Sendable {
         forEachCandidate(containing: point) { candidates.append($0) }
     }
 
+    /// The same tree with its fences renumbered in the order the tree holds them (each by
+    /// its first entry), and for each new number the index it had. A query walks the
+    /// tree in the same order as before, so it names the same fences in the same order,
+    /// under their new numbers; fences with an empty box are not in the tree and get none.
+    /// Data laid out by the new numbers is in the tree's order along its Hilbert curve,
+    /// so the candidates of a position are a few neighbouring records.
+    package func numberedInTreeOrder() -> (index: FenceIndex, fences: [Int]) {
+        var numbers = [UInt32](repeating: .max, count: count)
+        var fences: [Int] = []
+        fences.reserveCapacity(count)
+        let renumbered = leaves.map { leaf in
+            if numbers[Int(leaf.owner)] == .max {
+                numbers[Int(leaf.owner)] = UInt32(fences.count)
+                fences.append(Int(leaf.owner))
+            }
+            return Leaf(bounds: leaf.bounds, owner: numbers[Int(leaf.owner)])
+        }
+        return (FenceIndex(count: fences.count, leaves: renumbered, entries: entries, nodes: nodes, levelStarts: levelStarts), fences)
+    }
+
+    private init(count: Int, leaves: [Leaf], entries: [Box], nodes: [CompactBox], levelStarts: [Int]) {
+        self.count = count
+        self.leaves = leaves
+        self.entries = entries
+        self.nodes = nodes
+        self.levelStarts = levelStarts
+    }
+
     /// One query's walk down the tree over borrowed storage.
     private struct Search {
+        let leaves: UnsafeBufferPointer<Leaf>
         let entries: UnsafeBufferPointer<Box>
-        let owners: UnsafeBufferPointer<UInt32>
-        let nodes: UnsafeBufferPointer<Box>
+        let nodes: UnsafeBufferPointer<CompactBox>
         let levelStarts: UnsafeBufferPointer<Int>
         let latitude: Double
         let longitude: Double
+        /// The position rounded to single precision, for the compact bounds.
+        let roundedLatitude: Float
+        let roundedLongitude: Float
+        /// Whether a leaf's match is checked against the entry's exact box.
+        let exact: Bool
+
+        init(
+            leaves: UnsafeBufferPointer<Leaf>, entries: UnsafeBufferPointer<Box>, nodes: UnsafeBufferPointer<CompactBox>,
+            levelStarts: UnsafeBufferPointer<Int>, latitude: Double, longitude: Double, exact: Bool
+        ) {
+            self.leaves = leaves
+            self.entries = entries
+            self.nodes = nodes
+            self.levelStarts = levelStarts
+            self.latitude = latitude
+            self.longitude = longitude
+            roundedLatitude = Float(latitude)
+            roundedLongitude = Float(longitude)
+            self.exact = exact
+        }
 
         /// Visits the nodes `first..<end` of inner `level` (level 0: the entries).
         func visit(level: Int, first: Int, end: Int, _ body: (Int) -> Void) {
             if level == 0 {
-                for index in first..<end where entries[index].contains(latitude: latitude, longitude: longitude) {
-                    body(Int(owners[index]))
+                for index in first..<end where leaves[index].bounds.contains(latitude: roundedLatitude, longitude: roundedLongitude) {
+                    if !exact || entries[index].contains(latitude: latitude, longitude: longitude) {
+                        body(Int(leaves[index].owner))
+                    }
                 }
                 return
             }
             let base = levelStarts[level - 1]
             let belowCount = level == 1 ? entries.count : base - levelStarts[level - 2]
-            for index in first..<end where nodes[base + index].contains(latitude: latitude, longitude: longitude) {
+            for index in first..<end where nodes[base + index].contains(latitude: roundedLatitude, longitude: roundedLongitude) {
                 let childStart = index * FenceIndex.fanout
                 visit(level: level - 1, first: childStart, end: min(childStart + FenceIndex.fanout, belowCount), body)
             }
@@ -218,5 +290,23 @@ public struct FenceIndex: Sendable {
             half >>= 1
         }
         return distance
+    }
+}
+
+private extension CompactBox {
+    /// The box of an index entry (one that does not cross the antimeridian) in single
+    /// precision, rounded outwards.
+    init(_ box: FenceIndex.Box) {
+        self.init(BoundingBox(
+            minLatitude: box.minLatitude, maxLatitude: box.maxLatitude,
+            minLongitude: box.minLongitude, maxLongitude: box.maxLongitude))
+    }
+
+    /// Whether a position rounded to single precision is in the box, compared as the
+    /// index stores it (no wrapping: its entries do not cross the antimeridian). True for
+    /// every position of the exact box it was made from, since rounding is monotonic.
+    @inline(__always)
+    func contains(latitude: Float, longitude: Float) -> Bool {
+        latitude >= minLatitude && latitude <= maxLatitude && longitude >= minLongitude && longitude <= maxLongitude
     }
 }

@@ -11,18 +11,22 @@ public final class SharedFences: Sendable, Equatable {
     public let owner: String
     /// The fences, in file order.
     public let fences: [Fence]
-    /// The index over `fences`' bounding boxes.
-    public let index: FenceIndex
+    /// The fences laid out for evaluating fixes, with their spatial index.
+    package let spatial: SpatialFences
     /// Whether any of the fences has a dwell time of its own.
     public let anyDwell: Bool
+    /// Whether no two fences share an identifier (the fence file refuses that), so a
+    /// fence found by its identifier among the slots is the one `fence(_:)` names.
+    package let identifiersAreUnique: Bool
     private let positions: [String: Int]
 
     public init(owner: String, fences: [Fence]) {
         self.owner = owner
         self.fences = fences
-        index = FenceIndex(fences)
+        spatial = SpatialFences(fences)
         anyDwell = fences.contains { $0.rules.dwell != nil }
         positions = Dictionary(fences.enumerated().map { ($0.element.identifier, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        identifiersAreUnique = positions.count == fences.count
     }
 
     /// The owner of the fences that apply to every device.

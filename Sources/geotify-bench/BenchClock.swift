@@ -10,6 +10,14 @@ enum BenchClock {
         return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
     }
 
+    /// CPU time of the calling thread in seconds: what a computation costs, without the
+    /// time the thread waited for a core the machine's other work held.
+    static func threadCPU() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+    }
+
     /// Wall-clock time in seconds since 1970.
     static func wall() -> Double {
         var time = timespec()

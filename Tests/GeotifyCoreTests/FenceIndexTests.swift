@@ -126,6 +126,30 @@ struct FenceIndexTests {
         #expect(inside > 1_000, "the workload should put fixes inside fences")
     }
 
+    @Test("possible candidates include every candidate; renumbered, the index names the same fences in the same order")
+    func possibleCandidatesAndTreeOrder() {
+        var random = SplitMix64(seed: 20_261_130)
+        let boxes = Self.boxes(&random)
+        let index = FenceIndex(boxes: boxes)
+        let (renumbered, fences) = index.numberedInTreeOrder()
+        #expect(fences.count == boxes.filter { !$0.isEmpty }.count)
+        #expect(Set(fences).count == fences.count)
+        var extra = 0
+        for point in Self.points(around: boxes, &random) {
+            var exact: [Int] = []
+            index.forEachCandidate(containing: point) { exact.append($0) }
+            var possible: [Int] = []
+            index.forEachPossibleCandidate(containing: point) { possible.append($0) }
+            #expect(Set(exact).isSubset(of: possible), "at \(point)")
+            #expect(possible.allSatisfy { exact.contains($0) || !boxes[$0].contains(point) })
+            extra += possible.count - exact.count
+            var named: [Int] = []
+            renumbered.forEachCandidate(containing: point) { named.append(fences[$0]) }
+            #expect(named == exact, "at \(point)")
+        }
+        #expect(extra < 100, "single precision adds only the boxes within rounding of a position")
+    }
+
     @Test("an empty index and empty boxes have no candidates")
     func emptyIndex() {
         var found = [1, 2, 3]

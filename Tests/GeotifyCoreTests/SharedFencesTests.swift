@@ -80,6 +80,32 @@ struct SharedFencesTests {
         #expect(transitions > 500, "the workload crosses fences often enough to mean something")
     }
 
+    /// The slots decide only the fixes that change nothing; a fence with rules of its
+    /// own and one added after the device's last fix go through the fences themselves:
+    /// the same transitions and the same stays as a list of fences gives.
+    @Test func fencesTheSlotsCannotDecideEvaluateAsAListDoes() {
+        let lingering = Fence(
+            identifier: "lingering", region: .circle(center: Coordinate(latitude: 10, longitude: 10), radius: 300),
+            note: "", eventType: [.onEntry, .onExit], rules: FenceRules(minimumDuration: 60), addedRevision: 1)
+        let newer = circle("newer", 10, 10.001, radius: 400, revision: 2)
+        let fences = [lingering, newer, circle("plain", 10, 10, radius: 250), circle("north", 10.002, 10, radius: 200)]
+        let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
+        let shared = DeviceFences(shared: [SharedFences(owner: "shared", fences: fences)])
+        var viaSlots = DeviceState()
+        var viaList = DeviceState()
+        let path: [(Double, Double, Int)] = [
+            (9.99, 10, 1), (10, 10, 1), (10, 10, 2), (10.0021, 10.0005, 2), (10, 10.001, 2), (9.99, 10, 2), (10, 10, 2),
+        ]
+        for (time, (latitude, longitude, revision)) in path.enumerated() {
+            let now = Double(time) * 40
+            let slots = evaluator.evaluate(fix(latitude, longitude, at: now), fences: shared, revision: revision, now: now, state: &viaSlots)
+            let list = evaluator.evaluate(fix(latitude, longitude, at: now), fences: fences, revision: revision, now: now, state: &viaList)
+            #expect(slots.transitions == list.transitions && slots.notifications == list.notifications, "fix \(time)")
+            #expect(viaSlots.fences.filter(\.inside) == viaList.fences.filter(\.inside), "fix \(time)")
+        }
+        #expect(viaSlots.isInside("plain") && viaSlots.isInside("lingering"))
+    }
+
     @Test func aFenceThatNoLongerAppliesIsForgottenAndReported() {
         let office = circle("office", 52.5, 13.4)
         let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
