@@ -74,30 +74,45 @@ public enum Region: Sendable, Hashable {
         switch self {
         case .circle(let center, let radius):
             var distance = CircleDistance(center, point)
-            let centreInside = distance.isAtMost(radius)
-            if centreInside && distance.isAtMost(radius - min(accuracy, radius / 2)) {
+            return Region.circleContainment(&distance, radius: radius, accuracy: accuracy, hysteresis: hysteresis)
+        case .polygon(let polygon):
+            return Region.polygonContainment(polygon, of: point, size: size, accuracy: accuracy, hysteresis: hysteresis)
+        }
+    }
+
+    /// `containment` for `polygon`, whose `size` the caller has at hand.
+    public static func polygonContainment(
+        _ polygon: Polygon, of point: Coordinate, size: Double, accuracy: Double, hysteresis: Double
+    ) -> Containment {
+        let centreInside = polygon.contains(point)
+        if centreInside {
+            let margin = min(accuracy, size / 2)
+            if margin == 0 || polygon.boundaryDistance(of: point, isAtLeast: margin) {
                 return Containment(relation: .inside, centreInside: true)
             }
-            if !centreInside && !distance.isAtMost(radius + hysteresis + accuracy) {
+        } else {
+            let margin = hysteresis + accuracy
+            if margin == 0 || !polygon.boundingBox.expanded(by: margin).contains(point)
+                || polygon.boundaryDistance(of: point, exceeds: margin) {
                 return Containment(relation: .outside, centreInside: false)
             }
-            return Containment(relation: .uncertain, centreInside: centreInside)
-        case .polygon(let polygon):
-            let centreInside = polygon.contains(point)
-            let size = self.size
-            if centreInside {
-                let margin = min(accuracy, size / 2)
-                if margin == 0 || polygon.distanceToBoundary(point) >= margin {
-                    return Containment(relation: .inside, centreInside: true)
-                }
-            } else {
-                let margin = hysteresis + accuracy
-                if margin == 0 || !polygon.boundingBox.expanded(by: margin).contains(point)
-                    || polygon.distanceToBoundary(point) > margin {
-                    return Containment(relation: .outside, centreInside: false)
-                }
-            }
-            return Containment(relation: .uncertain, centreInside: centreInside)
         }
+        return Containment(relation: .uncertain, centreInside: centreInside)
+    }
+
+    /// `containment` for a circle of `radius` metres, given the distance from its centre
+    /// to the point (which callers may have set up with precomputed cosines).
+    @inlinable
+    public static func circleContainment(
+        _ distance: inout CircleDistance, radius: Double, accuracy: Double, hysteresis: Double
+    ) -> Containment {
+        let centreInside = distance.isAtMost(radius)
+        if centreInside && distance.isAtMost(radius - min(accuracy, radius / 2)) {
+            return Containment(relation: .inside, centreInside: true)
+        }
+        if !centreInside && !distance.isAtMost(radius + hysteresis + accuracy) {
+            return Containment(relation: .outside, centreInside: false)
+        }
+        return Containment(relation: .uncertain, centreInside: centreInside)
     }
 }
