@@ -53,7 +53,7 @@ public struct Evaluator: Sendable {
         // Own fences the device has state for, by position (positions from 64 on, and
         // shared fences, through the identifiers), so the box scan skips them.
         var trackedOwn: UInt64 = 0
-        let trackedIdentifiers = state.fences.isEmpty || (fences.shared.isEmpty && fences.own.count <= 64)
+        let trackedIdentifiers = state.fences.isEmpty || (fences.shared.isEmpty && fences.boxes.count <= 64)
             ? [] : state.fences.map(\.fence)
         var position = 0
         while position < state.fences.count {

@@ -12,21 +12,50 @@ import Foundation
 /// it is refused. Everything the checks need is precomputed at construction.
 public struct Polygon: Sendable, Hashable {
     /// The outer ring as given.
-    public let outer: [Coordinate]
+    public var outer: [Coordinate] { storage.outer }
     /// The holes as given.
-    public let holes: [[Coordinate]]
+    public var holes: [[Coordinate]] { storage.holes }
     /// A box containing the outer ring (and so the polygon), for cheap rejection.
-    public let boundingBox: BoundingBox
+    public var boundingBox: BoundingBox { storage.boundingBox }
     /// A representative point for display: the average of the outer ring's vertices after
     /// unwrapping, longitude wrapped back to -180...180.
-    public let center: Coordinate
+    public var center: Coordinate { storage.center }
+
+    /// Everything above and below in one immutable object: copying a polygon (as reading
+    /// a fence's region does) retains one reference, and a check reads that object and
+    /// the edges, not the rings as given (which only display and equality need).
+    private let storage: Storage
 
     /// The longitude every vertex and queried point is unwrapped against.
-    private let referenceLongitude: Double
+    private var referenceLongitude: Double { storage.referenceLongitude }
     /// Edges of all rings in the unwrapped plane: outer ring first, then the holes.
-    private let edges: [Edge]
+    private var edges: [Edge] { storage.edges }
     /// End index in `edges` of each ring (outer first).
-    private let ringEnds: [Int]
+    private var ringEnds: [Int] { storage.ringEnds }
+
+    /// The polygon's data (see `storage`).
+    private final class Storage: Sendable {
+        let outer: [Coordinate]
+        let holes: [[Coordinate]]
+        let boundingBox: BoundingBox
+        let center: Coordinate
+        let referenceLongitude: Double
+        let edges: [Edge]
+        let ringEnds: [Int]
+
+        init(
+            outer: [Coordinate], holes: [[Coordinate]], boundingBox: BoundingBox, center: Coordinate,
+            referenceLongitude: Double, edges: [Edge], ringEnds: [Int]
+        ) {
+            self.outer = outer
+            self.holes = holes
+            self.boundingBox = boundingBox
+            self.center = center
+            self.referenceLongitude = referenceLongitude
+            self.edges = edges
+            self.ringEnds = ringEnds
+        }
+    }
 
     /// One edge in the unwrapped (longitude, latitude) plane.
     private struct Edge: Sendable {
@@ -72,19 +101,17 @@ public struct Polygon: Sendable, Hashable {
 
         let xs = outerPoints.map(\.x)
         let ys = outerPoints.map(\.y)
-        self.outer = outer
-        self.holes = holes
-        self.referenceLongitude = referenceLongitude
-        self.edges = edges
-        self.ringEnds = ringEnds
-        self.boundingBox = BoundingBox(
-            minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
-            minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
-            maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0))
         let count = Double(outerPoints.count)
-        self.center = Coordinate(
-            latitude: ys.reduce(0, +) / count,
-            longitude: Coordinate.wrappedLongitude(xs.reduce(0, +) / count))
+        storage = Storage(
+            outer: outer, holes: holes,
+            boundingBox: BoundingBox(
+                minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
+                minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
+                maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0)),
+            center: Coordinate(
+                latitude: ys.reduce(0, +) / count,
+                longitude: Coordinate.wrappedLongitude(xs.reduce(0, +) / count)),
+            referenceLongitude: referenceLongitude, edges: edges, ringEnds: ringEnds)
     }
 
     /// Validates one ring and returns its open list of vertices as (unwrapped longitude,
