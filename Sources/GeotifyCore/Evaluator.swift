@@ -163,7 +163,7 @@ public struct Evaluator: Sendable {
             near: fence.boundingBox.contains(fix.coordinate), rules: rules,
             relation: { accuracy in
                 fence.region.containment(
-                    of: fix.coordinate, accuracy: accuracy, hysteresis: rules.hysteresis(forSize: fence.size)
+                    of: fix.coordinate, accuracy: accuracy, hysteresis: rules.hysteresis(forSize: fence.size), size: fence.size
                 ).relation
             },
             fence: { fence }, state: &state, into: &evaluation)
@@ -186,12 +186,8 @@ public struct Evaluator: Sendable {
             relation: { accuracy in
                 let hysteresis = rules.hysteresis(forSize: shape.size)
                 guard shape.isCircle else {
-                    let region = fences.own[own].region
-                    guard case .polygon(let polygon) = region else {
-                        return region.containment(of: fix.coordinate, accuracy: accuracy, hysteresis: hysteresis).relation
-                    }
-                    return Region.polygonContainment(
-                        polygon, of: fix.coordinate, size: shape.size, accuracy: accuracy, hysteresis: hysteresis
+                    return fences.own[own].region.containment(
+                        of: fix.coordinate, accuracy: accuracy, hysteresis: hysteresis, size: shape.size
                     ).relation
                 }
                 var distance = CircleDistance(

@@ -71,33 +71,32 @@ public enum Region: Sendable, Hashable {
     /// See `Containment` for the rule.
     @inlinable
     public func containment(of point: Coordinate, accuracy: Double, hysteresis: Double) -> Containment {
+        containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: size)
+    }
+
+    /// `containment`, given the region's `size` (which a `Fence` computes once).
+    @inlinable
+    public func containment(of point: Coordinate, accuracy: Double, hysteresis: Double, size: Double) -> Containment {
         switch self {
         case .circle(let center, let radius):
             var distance = CircleDistance(center, point)
             return Region.circleContainment(&distance, radius: radius, accuracy: accuracy, hysteresis: hysteresis)
         case .polygon(let polygon):
-            return Region.polygonContainment(polygon, of: point, size: size, accuracy: accuracy, hysteresis: hysteresis)
-        }
-    }
-
-    /// `containment` for `polygon`, whose `size` the caller has at hand.
-    public static func polygonContainment(
-        _ polygon: Polygon, of point: Coordinate, size: Double, accuracy: Double, hysteresis: Double
-    ) -> Containment {
-        let centreInside = polygon.contains(point)
-        if centreInside {
-            let margin = min(accuracy, size / 2)
-            if margin == 0 || polygon.boundaryDistance(of: point, isAtLeast: margin) {
-                return Containment(relation: .inside, centreInside: true)
+            let centreInside = polygon.contains(point)
+            if centreInside {
+                let margin = min(accuracy, size / 2)
+                if margin == 0 || polygon.boundaryDistance(of: point, isAtLeast: margin) {
+                    return Containment(relation: .inside, centreInside: true)
+                }
+            } else {
+                let margin = hysteresis + accuracy
+                if margin == 0 || !polygon.boundingBox.expanded(by: margin).contains(point)
+                    || polygon.boundaryDistance(of: point, exceeds: margin) {
+                    return Containment(relation: .outside, centreInside: false)
+                }
             }
-        } else {
-            let margin = hysteresis + accuracy
-            if margin == 0 || !polygon.boundingBox.expanded(by: margin).contains(point)
-                || polygon.boundaryDistance(of: point, exceeds: margin) {
-                return Containment(relation: .outside, centreInside: false)
-            }
+            return Containment(relation: .uncertain, centreInside: centreInside)
         }
-        return Containment(relation: .uncertain, centreInside: centreInside)
     }
 
     /// `containment` for a circle of `radius` metres, given the distance from its centre
