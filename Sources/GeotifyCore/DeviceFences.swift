@@ -9,6 +9,8 @@ public final class DeviceFences: Sendable {
     public let boxes: [CompactBox]
     /// The identifiers of `own`, in order: found without touching the fences.
     public let identifiers: [String]
+    /// What the evaluator checks of `own`, in order, compact (see `FenceShape`).
+    let shapes: [FenceShape]
     /// Whether any of the fences has a dwell time of its own, so dwell timers may run
     /// even when the global rules set none.
     public let anyDwell: Bool
@@ -21,6 +23,7 @@ public final class DeviceFences: Sendable {
         self.shared = shared
         boxes = own.map { CompactBox($0.boundingBox) }
         identifiers = own.map(\.identifier)
+        shapes = own.map(FenceShape.init)
         anyDwell = own.contains { $0.rules.dwell != nil } || shared.contains(where: \.anyDwell)
         newestRevision = own.map(\.addedRevision).max() ?? 0
     }

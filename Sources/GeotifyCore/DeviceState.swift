@@ -27,7 +27,13 @@ public struct DeviceState: Sendable, Equatable {
     /// of relation to it is a transition rather than its first observation.
     @inlinable
     public func hasSeen(_ fence: Fence) -> Bool {
+        hasSeen(addedRevision: fence.addedRevision)
+    }
+
+    /// Whether the device had seen a fence added in book revision `addedRevision`.
+    @inlinable
+    public func hasSeen(addedRevision: Int) -> Bool {
         guard let revision else { return false }
-        return fence.addedRevision <= revision
+        return addedRevision <= revision
     }
 }

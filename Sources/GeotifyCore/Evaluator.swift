@@ -1,3 +1,5 @@
+import Foundation
+
 /// Decides what a fix means for a device: which fences it crossed, which crossings
 /// notify, and when a stay becomes a dwell. A pure function of (device state, fix,
 /// fences, clock value); no I/O.
@@ -47,33 +49,48 @@ public struct Evaluator: Sendable {
             return evaluation
         }
         let point = fix.coordinate
-        let tracked = state.fences.isEmpty ? [] : state.fences.map(\.fence)
+        let pointCosine = cos(point.latitude * .pi / 180)
         let candidates = sharedCandidates(of: point, in: fences)
-        for identifier in tracked {
-            if let candidate = trackedCandidate(identifier, among: candidates, fences: fences) {
+        // Own fences the device has state for, by position (positions from 64 on, and
+        // shared fences, through the identifiers), so the box scan skips them.
+        var trackedOwn: UInt64 = 0
+        let trackedIdentifiers = state.fences.isEmpty || (fences.shared.isEmpty && fences.boxes.count <= 64)
+            ? [] : state.fences.map(\.fence)
+        var position = 0
+        while position < state.fences.count {
+            let identifier = state.fences[position].fence
+            let count = state.fences.count
+            if let own = fences.identifiers.firstIndex(of: identifier) {
+                if own < 64 { trackedOwn |= 1 << own }
+                observe(fix, own: own, pointCosine: pointCosine, fences: fences, tracked: true, state: &state, into: &evaluation)
+            } else if let candidate = trackedCandidate(identifier, among: candidates, fences: fences) {
                 observeShared(fix, candidate, fences: fences, tracked: true, state: &state, into: &evaluation)
             } else if let fence = fences.fence(identifier) {
                 observe(fix, fence: fence, tracked: true, state: &state, into: &evaluation)
-            } else if let index = state.fences.firstIndex(where: { $0.fence == identifier }) {
-                if state.fences[index].inside { evaluation.forgotten.append(identifier) }
-                state.fences.remove(at: index)
+            } else {
+                if state.fences[position].inside { evaluation.forgotten.append(identifier) }
+                state.fences.remove(at: position)
             }
+            // Observing a tracked fence keeps its entry in place or removes it.
+            if state.fences.count == count { position += 1 }
         }
         let everySeen = state.revision.map { $0 >= fences.newestRevision } ?? false
         fences.boxes.withUnsafeBufferPointer { boxes in
             for index in boxes.indices {
                 let near = boxes[index].contains(point)
                 guard near || !everySeen else { continue }
-                let fence = fences.own[index]
-                guard near || !state.hasSeen(fence) else { continue }
-                if tracked.isEmpty || !tracked.contains(fence.identifier) {
-                    observe(fix, fence: fence, tracked: false, state: &state, into: &evaluation)
+                guard near || !state.hasSeen(addedRevision: fences.shapes[index].addedRevision) else { continue }
+                let tracked = index < 64
+                    ? trackedOwn & (1 << index) != 0
+                    : trackedIdentifiers.contains(fences.identifiers[index])
+                if !tracked {
+                    observe(fix, own: index, pointCosine: pointCosine, fences: fences, tracked: false, state: &state, into: &evaluation)
                 }
             }
         }
         for candidate in candidates {
             let identifier = fences.shared[candidate.set].spatial.slots[candidate.slot].identifier
-            if tracked.isEmpty || !tracked.contains(identifier) {
+            if trackedIdentifiers.isEmpty || !trackedIdentifiers.contains(identifier) {
                 observeShared(fix, candidate, fences: fences, tracked: false, state: &state, into: &evaluation)
             }
         }
@@ -138,35 +155,80 @@ public struct Evaluator: Sendable {
         fence.overridesRules ? fence.rules.resolved(over: rules) : rules
     }
 
-    /// Applies one accepted fix to one fence; `tracked` says whether the device has state
-    /// for it (so fences without any need no search).
+    /// Applies one accepted fix to a shared fence (or one found by identifier);
+    /// `tracked` says whether the device has state for it.
     private func observe(_ fix: Fix, fence: Fence, tracked: Bool, state: inout DeviceState, into evaluation: inout Evaluation) {
-        var index = tracked ? state.fences.firstIndex { $0.fence == fence.identifier } : nil
-        if !state.hasSeen(fence) {
-            let unknown = FenceState(fence: fence.identifier, inside: false, since: fix.timestamp, established: false)
-            store(unknown, at: index, state: &state)
-            index = state.fences.firstIndex { $0.fence == fence.identifier }
-        }
-        guard index != nil || fence.boundingBox.contains(fix.coordinate) else { return }
         let rules = rules(for: fence)
+        observe(
+            fix, identifier: fence.identifier, addedRevision: fence.addedRevision, tracked: tracked,
+            near: fence.boundingBox.contains(fix.coordinate), rules: rules,
+            relation: { accuracy in
+                fence.region.containment(
+                    of: fix.coordinate, accuracy: accuracy, hysteresis: rules.hysteresis(forSize: fence.size), size: fence.size
+                ).relation
+            },
+            fence: { fence }, state: &state, into: &evaluation)
+    }
+
+    /// Applies one accepted fix to the device's own fence at `own`, reading its compact
+    /// `FenceShape` (a circle is decided without touching the `Fence`). Called for fences
+    /// whose compact box holds the fix or that the device has state for: a fix in the
+    /// compact box but outside the exact one is outside the region, which changes nothing
+    /// for a fence the device has no state for, so the exact box is not needed.
+    private func observe(
+        _ fix: Fix, own: Int, pointCosine: Double, fences: DeviceFences, tracked: Bool,
+        state: inout DeviceState, into evaluation: inout Evaluation
+    ) {
+        let shape = fences.shapes[own]
+        let rules = shape.overridesRules ? fences.own[own].rules.resolved(over: self.rules) : self.rules
+        observe(
+            fix, identifier: fences.identifiers[own], addedRevision: shape.addedRevision, tracked: tracked, near: true,
+            rules: rules,
+            relation: { accuracy in
+                let hysteresis = rules.hysteresis(forSize: shape.size)
+                guard shape.isCircle else {
+                    return fences.own[own].region.containment(
+                        of: fix.coordinate, accuracy: accuracy, hysteresis: hysteresis, size: shape.size
+                    ).relation
+                }
+                var distance = CircleDistance(
+                    shape.center, cosineOfLatitude: shape.cosineOfLatitude, fix.coordinate, cosineOfLatitude: pointCosine)
+                return Region.circleContainment(&distance, radius: shape.radius, accuracy: accuracy, hysteresis: hysteresis).relation
+            },
+            fence: { fences.own[own] }, state: &state, into: &evaluation)
+    }
+
+    /// Applies one accepted fix to one fence: `tracked` says whether the device has state
+    /// for it (so fences without any need no search), `near` whether the fix is in its
+    /// bounding box, `relation` where the fix lies given its accuracy (metres, 0 when
+    /// not used), `fence` the fence itself, read only for a transition.
+    private func observe(
+        _ fix: Fix, identifier: String, addedRevision: Int, tracked: Bool, near: Bool, rules: TransitionRules,
+        relation: (_ accuracy: Double) -> Containment.Relation, fence: () -> Fence,
+        state: inout DeviceState, into evaluation: inout Evaluation
+    ) {
+        var index = tracked ? state.fences.firstIndex { $0.fence == identifier } : nil
+        if !state.hasSeen(addedRevision: addedRevision) {
+            let unknown = FenceState(fence: identifier, inside: false, since: fix.timestamp, established: false)
+            store(unknown, at: index, state: &state)
+            index = state.fences.firstIndex { $0.fence == identifier }
+        }
+        guard index != nil || near else { return }
         guard rules.accepts(accuracy: fix.accuracy) else { return }
-        let accuracy = rules.accuracyAware ? (fix.accuracy ?? 0) : 0
-        let containment = fence.region.containment(
-            of: fix.coordinate, accuracy: accuracy, hysteresis: rules.hysteresis(forSize: fence.size))
         let observed: Bool
-        switch containment.relation {
+        switch relation(rules.accuracyAware ? (fix.accuracy ?? 0) : 0) {
         case .inside: observed = true
         case .outside: observed = false
         case .uncertain: return
         }
-        var entry = index.map { state.fences[$0] } ?? FenceState(fence: fence.identifier, inside: false, since: fix.timestamp)
+        var entry = index.map { state.fences[$0] } ?? FenceState(fence: identifier, inside: false, since: fix.timestamp)
         if !entry.established {
-            establish(observed, fix: fix, fence: fence, rules: rules, entry: &entry, state: &state, into: &evaluation)
+            establish(observed, fix: fix, fence: fence(), rules: rules, entry: &entry, state: &state, into: &evaluation)
         } else if observed == entry.inside {
             entry.pending = nil
         } else if rules.minimumDuration <= 0 {
             commit(PendingChange(inside: observed, coordinate: fix.coordinate, accuracy: fix.accuracy, timestamp: fix.timestamp),
-                   fence: fence, device: fix.device, entry: &entry, state: &state, into: &evaluation)
+                   fence: fence(), device: fix.device, entry: &entry, state: &state, into: &evaluation)
         } else if entry.pending?.inside != observed {
             entry.pending = PendingChange(inside: observed, coordinate: fix.coordinate, accuracy: fix.accuracy, timestamp: fix.timestamp)
         }

@@ -85,6 +85,17 @@ public enum Geodesy {
         let cosine = max(0, cos(radians))
         return equatorialRadius * cosine / (1 - eccentricitySquared * sine * sine).squareRoot()
     }
+
+    /// `meridionalRadius` from the cosine of the latitude (no trigonometry).
+    static func meridionalRadius(cosineOfLatitude cosine: Double) -> Double {
+        let w2 = 1 - eccentricitySquared * (1 - cosine * cosine)
+        return equatorialRadius * (1 - eccentricitySquared) / (w2 * w2.squareRoot())
+    }
+
+    /// `parallelRadius` from the cosine of the latitude (no trigonometry).
+    static func parallelRadius(cosineOfLatitude cosine: Double) -> Double {
+        equatorialRadius * max(0, cosine) / (1 - eccentricitySquared * (1 - cosine * cosine)).squareRoot()
+    }
 }
 
 // MARK: - Karney's inverse solution (distance only)

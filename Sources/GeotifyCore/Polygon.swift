@@ -12,21 +12,50 @@ import Foundation
 /// it is refused. Everything the checks need is precomputed at construction.
 public struct Polygon: Sendable, Hashable {
     /// The outer ring as given.
-    public let outer: [Coordinate]
+    public var outer: [Coordinate] { storage.outer }
     /// The holes as given.
-    public let holes: [[Coordinate]]
+    public var holes: [[Coordinate]] { storage.holes }
     /// A box containing the outer ring (and so the polygon), for cheap rejection.
-    public let boundingBox: BoundingBox
+    public var boundingBox: BoundingBox { storage.boundingBox }
     /// A representative point for display: the average of the outer ring's vertices after
     /// unwrapping, longitude wrapped back to -180...180.
-    public let center: Coordinate
+    public var center: Coordinate { storage.center }
+
+    /// Everything above and below in one immutable object: copying a polygon (as reading
+    /// a fence's region does) retains one reference, and a check reads that object and
+    /// the edges, not the rings as given (which only display and equality need).
+    private let storage: Storage
 
     /// The longitude every vertex and queried point is unwrapped against.
-    private let referenceLongitude: Double
+    private var referenceLongitude: Double { storage.referenceLongitude }
     /// Edges of all rings in the unwrapped plane: outer ring first, then the holes.
-    private let edges: [Edge]
+    private var edges: [Edge] { storage.edges }
     /// End index in `edges` of each ring (outer first).
-    private let ringEnds: [Int]
+    private var ringEnds: [Int] { storage.ringEnds }
+
+    /// The polygon's data (see `storage`).
+    private final class Storage: Sendable {
+        let outer: [Coordinate]
+        let holes: [[Coordinate]]
+        let boundingBox: BoundingBox
+        let center: Coordinate
+        let referenceLongitude: Double
+        let edges: [Edge]
+        let ringEnds: [Int]
+
+        init(
+            outer: [Coordinate], holes: [[Coordinate]], boundingBox: BoundingBox, center: Coordinate,
+            referenceLongitude: Double, edges: [Edge], ringEnds: [Int]
+        ) {
+            self.outer = outer
+            self.holes = holes
+            self.boundingBox = boundingBox
+            self.center = center
+            self.referenceLongitude = referenceLongitude
+            self.edges = edges
+            self.ringEnds = ringEnds
+        }
+    }
 
     /// One edge in the unwrapped (longitude, latitude) plane.
     private struct Edge: Sendable {
@@ -72,19 +101,17 @@ public struct Polygon: Sendable, Hashable {
 
         let xs = outerPoints.map(\.x)
         let ys = outerPoints.map(\.y)
-        self.outer = outer
-        self.holes = holes
-        self.referenceLongitude = referenceLongitude
-        self.edges = edges
-        self.ringEnds = ringEnds
-        self.boundingBox = BoundingBox(
-            minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
-            minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
-            maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0))
         let count = Double(outerPoints.count)
-        self.center = Coordinate(
-            latitude: ys.reduce(0, +) / count,
-            longitude: Coordinate.wrappedLongitude(xs.reduce(0, +) / count))
+        storage = Storage(
+            outer: outer, holes: holes,
+            boundingBox: BoundingBox(
+                minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
+                minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
+                maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0)),
+            center: Coordinate(
+                latitude: ys.reduce(0, +) / count,
+                longitude: Coordinate.wrappedLongitude(xs.reduce(0, +) / count)),
+            referenceLongitude: referenceLongitude, edges: edges, ringEnds: ringEnds)
     }
 
     /// Validates one ring and returns its open list of vertices as (unwrapped longitude,
@@ -177,9 +204,84 @@ public struct Polygon: Sendable, Hashable {
         let x = Self.unwrap(c.longitude, against: referenceLongitude)
         let y = min(90, max(-90, c.latitude))
         let radiansPerDegree = Double.pi / 180
-        let metresPerDegreeY = Geodesy.meridionalRadius(atLatitude: y) * radiansPerDegree
-        let metresPerDegreeX = Geodesy.parallelRadius(atLatitude: y) * radiansPerDegree
+        let (_, nearest) = planarNearest(
+            x: x, y: y, metresPerDegreeX: Geodesy.parallelRadius(atLatitude: y) * radiansPerDegree,
+            metresPerDegreeY: Geodesy.meridionalRadius(atLatitude: y) * radiansPerDegree)
+        // The great-circle distance to that point (right where meridians converge), scaled
+        // from the sphere to the ellipsoid by the ratio of the radii of curvature in its
+        // direction at the mid-latitude.
+        let spherical = Geodesy.sphericalDistance(
+            Coordinate(latitude: y, longitude: x), Coordinate(latitude: nearest.y, longitude: nearest.x))
+        let midLatitude = (y + nearest.y) / 2
+        let dLatitude = nearest.y - y
+        let dLongitude = nearest.x - x
+        let north = dLatitude * Geodesy.meridionalRadius(atLatitude: midLatitude)
+        let east = dLongitude * Geodesy.parallelRadius(atLatitude: midLatitude)
+        let sphereNorth = dLatitude * Geodesy.meanRadius
+        let sphereEast = dLongitude * Geodesy.meanRadius * max(0, cos(midLatitude * radiansPerDegree))
+        let sphereLength = (sphereNorth * sphereNorth + sphereEast * sphereEast).squareRoot()
+        guard sphereLength > 0 else { return spherical }
+        return spherical * (north * north + east * east).squareRoot() / sphereLength
+    }
 
+    /// Whether `distanceToBoundary(c)` is at least `margin` metres.
+    public func boundaryDistance(of c: Coordinate, isAtLeast margin: Double) -> Bool {
+        if let bracket = planarBracket(c) {
+            if bracket.lower >= margin { return true }
+            if bracket.upper < margin { return false }
+        }
+        return distanceToBoundary(c) >= margin
+    }
+
+    /// Whether `distanceToBoundary(c)` is more than `margin` metres.
+    public func boundaryDistance(of c: Coordinate, exceeds margin: Double) -> Bool {
+        if let bracket = planarBracket(c) {
+            if bracket.lower > margin { return true }
+            if bracket.upper <= margin { return false }
+        }
+        return distanceToBoundary(c) > margin
+    }
+
+    /// Bounds on `distanceToBoundary(c)` from the planar distance alone (no trigonometry:
+    /// the radii of curvature come from the cosine of the latitude), nil where the bound
+    /// below is not proven (beyond 80° of latitude, or 30 km from the boundary).
+    ///
+    /// `distanceToBoundary` measures to the nearest point q of the local projection at
+    /// the position p's latitude φ, whose planar distance is P = √((M(φ)Δφ)² +
+    /// (N(φ)cos φ Δλ)²). It returns the great-circle distance to q scaled by the ratio of
+    /// the ellipsoid's to the sphere's lengths at the mid-latitude φₘ = φ + Δφ/2, which
+    /// is √((M(φₘ)Δφ)² + (N(φₘ)cos φₘ Δλ)²) up to the spherical equirectangular error.
+    /// Against P that differs by: cos φₘ / cos φ = 1 − tan φ · Δφ/2 + O((1 + tan²φ)Δφ²);
+    /// M and N change by a relative 3e²|Δφ| and e²|Δφ| at most (e² < 0.0067); the
+    /// great circle differs from the mid-latitude equirectangular length by a relative
+    /// O((1 + tan²φ)θ²) for an angular distance θ. With |Δφ| ≤ θ = P / M(0), the relative
+    /// difference is below (tan|φ|/2 + 0.02)θ + O((1 + tan²φ)θ²); the bound taken is
+    /// (1 + tan|φ|)θ + 10(1 + tan²φ)θ² + 1e-9, twice the first-order term and ten times
+    /// the second, plus 1 µm for the rounding of coordinate differences (nanometres);
+    /// `PolygonPlanarBracketTests` checks it against `distanceToBoundary` at latitudes to
+    /// 80° and distances to 30 km.
+    func planarBracket(_ c: Coordinate) -> (lower: Double, upper: Double)? {
+        let y = c.latitude
+        guard abs(y) <= 80 else { return nil }
+        let radiansPerDegree = Double.pi / 180
+        let cosine = cos(y * radiansPerDegree)
+        let (planar, _) = planarNearest(
+            x: Self.unwrap(c.longitude, against: referenceLongitude), y: y,
+            metresPerDegreeX: Geodesy.parallelRadius(cosineOfLatitude: cosine) * radiansPerDegree,
+            metresPerDegreeY: Geodesy.meridionalRadius(cosineOfLatitude: cosine) * radiansPerDegree)
+        let theta = planar / 6_335_439
+        guard theta <= 30_000 / 6_335_439 else { return nil }
+        let tangentSquared = (1 - cosine * cosine) / (cosine * cosine)
+        let bound = (1 + tangentSquared.squareRoot()) * theta + 10 * (1 + tangentSquared) * theta * theta + 1e-9
+        return (planar * (1 - bound) - 1e-6, planar * (1 + bound) + 1e-6)
+    }
+
+    /// The nearest point of any ring's edges to (x, y) (unwrapped longitude, latitude) in
+    /// the local equirectangular projection with the given scales, and its distance in
+    /// metres in that projection.
+    private func planarNearest(
+        x: Double, y: Double, metresPerDegreeX: Double, metresPerDegreeY: Double
+    ) -> (distance: Double, nearest: (x: Double, y: Double)) {
         var best = Double.infinity
         var nearest = (x: x, y: y)
         edges.withUnsafeBufferPointer { edges in
@@ -200,21 +302,7 @@ public struct Polygon: Sendable, Hashable {
                 }
             }
         }
-        // The great-circle distance to that point (right where meridians converge), scaled
-        // from the sphere to the ellipsoid by the ratio of the radii of curvature in its
-        // direction at the mid-latitude.
-        let spherical = Geodesy.sphericalDistance(
-            Coordinate(latitude: y, longitude: x), Coordinate(latitude: nearest.y, longitude: nearest.x))
-        let midLatitude = (y + nearest.y) / 2
-        let dLatitude = nearest.y - y
-        let dLongitude = nearest.x - x
-        let north = dLatitude * Geodesy.meridionalRadius(atLatitude: midLatitude)
-        let east = dLongitude * Geodesy.parallelRadius(atLatitude: midLatitude)
-        let sphereNorth = dLatitude * Geodesy.meanRadius
-        let sphereEast = dLongitude * Geodesy.meanRadius * max(0, cos(midLatitude * radiansPerDegree))
-        let sphereLength = (sphereNorth * sphereNorth + sphereEast * sphereEast).squareRoot()
-        guard sphereLength > 0 else { return spherical }
-        return spherical * (north * north + east * east).squareRoot() / sphereLength
+        return (best.squareRoot(), nearest)
     }
 
     /// Polygons are equal when their rings are equal as given.

@@ -71,33 +71,47 @@ public enum Region: Sendable, Hashable {
     /// See `Containment` for the rule.
     @inlinable
     public func containment(of point: Coordinate, accuracy: Double, hysteresis: Double) -> Containment {
+        containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: size)
+    }
+
+    /// `containment`, given the region's `size` (which a `Fence` computes once).
+    @inlinable
+    public func containment(of point: Coordinate, accuracy: Double, hysteresis: Double, size: Double) -> Containment {
         switch self {
         case .circle(let center, let radius):
             var distance = CircleDistance(center, point)
-            let centreInside = distance.isAtMost(radius)
-            if centreInside && distance.isAtMost(radius - min(accuracy, radius / 2)) {
-                return Containment(relation: .inside, centreInside: true)
-            }
-            if !centreInside && !distance.isAtMost(radius + hysteresis + accuracy) {
-                return Containment(relation: .outside, centreInside: false)
-            }
-            return Containment(relation: .uncertain, centreInside: centreInside)
+            return Region.circleContainment(&distance, radius: radius, accuracy: accuracy, hysteresis: hysteresis)
         case .polygon(let polygon):
             let centreInside = polygon.contains(point)
-            let size = self.size
             if centreInside {
                 let margin = min(accuracy, size / 2)
-                if margin == 0 || polygon.distanceToBoundary(point) >= margin {
+                if margin == 0 || polygon.boundaryDistance(of: point, isAtLeast: margin) {
                     return Containment(relation: .inside, centreInside: true)
                 }
             } else {
                 let margin = hysteresis + accuracy
                 if margin == 0 || !polygon.boundingBox.expanded(by: margin).contains(point)
-                    || polygon.distanceToBoundary(point) > margin {
+                    || polygon.boundaryDistance(of: point, exceeds: margin) {
                     return Containment(relation: .outside, centreInside: false)
                 }
             }
             return Containment(relation: .uncertain, centreInside: centreInside)
         }
+    }
+
+    /// `containment` for a circle of `radius` metres, given the distance from its centre
+    /// to the point (which callers may have set up with precomputed cosines).
+    @inlinable
+    public static func circleContainment(
+        _ distance: inout CircleDistance, radius: Double, accuracy: Double, hysteresis: Double
+    ) -> Containment {
+        let centreInside = distance.isAtMost(radius)
+        if centreInside && distance.isAtMost(radius - min(accuracy, radius / 2)) {
+            return Containment(relation: .inside, centreInside: true)
+        }
+        if !centreInside && !distance.isAtMost(radius + hysteresis + accuracy) {
+            return Containment(relation: .outside, centreInside: false)
+        }
+        return Containment(relation: .uncertain, centreInside: centreInside)
     }
 }

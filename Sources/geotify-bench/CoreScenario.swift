@@ -33,13 +33,18 @@ struct CoreScenario {
             return (throughput.items, inside)
         }.throughput
         let perThousand = 1_000 * Double(one.transitions) / Double(max(1, one.throughput.items))
+        Progress.note("core: own fences, transitions checksum and circle decisions against the exact distance")
+        let check = OwnFencePathCheck(workload, count: OwnFencePathCheck.exactPath.fixes)
         return [
             ResultRow(
                 scenario: "core", measure: "10 000 devices × 20 own fences, Evaluator, 1 core",
                 value: one.throughput.perSecond, unit: .perSecond,
                 baseline: floor.perSecond, baselineName: "20 × Fence.contains, no state",
                 target: .atLeast(2_000_000),
-                detail: "\(ResultRow.format(one.throughput.nanosecondsPerItem, .nanoseconds))/fix; \(ResultRow.decimal(perThousand, 1)) transitions per 1000 fixes"),
+                detail: "\(ResultRow.format(one.throughput.nanosecondsPerItem, .nanoseconds))/fix; \(ResultRow.decimal(perThousand, 1)) transitions per 1000 fixes; "
+                    + "transitions over the first \(check.fixes) fixes: \(check.transitions), checksum \(String(check.checksum, radix: 16)), "
+                    + "the exact path's: \(check.matchesExactPath(seed: options.seed).map { $0 ? "yes" : "NO" } ?? "not recorded for this seed"); "
+                    + "circle decisions equal to the exact distance over \(check.comparisons) comparisons: \(check.comparisonsExact ? "yes" : "NO")"),
             ResultRow(
                 scenario: "core", measure: "10 000 devices × 20 own fences, Evaluator, 2 lanes on 2 cores",
                 value: two.throughput.perSecond, unit: .perSecond,

@@ -1,0 +1,84 @@
+import Foundation
+import GeotifyTestSupport
+import Testing
+
+@testable import GeotifyCore
+
+@Suite("Polygon planar bracket")
+struct PolygonPlanarBracketTests {
+    /// The point `north` and `east` metres from `center` (on a flat Earth: the tests need
+    /// nearby points, not exact offsets).
+    private func offset(_ center: Coordinate, north: Double, east: Double) -> Coordinate {
+        let metresPerDegree = 111_000.0
+        return Coordinate(
+            latitude: center.latitude + north / metresPerDegree,
+            longitude: Coordinate.wrappedLongitude(center.longitude + east / (metresPerDegree * cos(center.latitude * .pi / 180))))
+    }
+
+    /// A star-shaped ring of `count` vertices at 60–100 % of `radius` metres around `center`.
+    private func star(around center: Coordinate, radius: Double, count: Int, _ random: inout SplitMix64) throws -> Polygon {
+        let angles = (0..<count).map { _ in 2 * Double.pi * random.unit() }.sorted()
+        let ring = angles.map { angle in
+            let reach = radius * (0.6 + 0.4 * random.unit())
+            return offset(center, north: reach * sin(angle), east: reach * cos(angle))
+        }
+        return try Polygon(outer: ring)
+    }
+
+    @Test("the bracket holds distanceToBoundary at every latitude to 80°, with at least a factor 2 to spare")
+    func bracketHoldsTheDistance() throws {
+        var random = SplitMix64(seed: 5)
+        var worst = 0.0
+        var bracketed = 0
+        for _ in 0..<3_000 {
+            let center = Coordinate(latitude: 160 * random.unit() - 80, longitude: 360 * random.unit() - 180)
+            let radius = pow(10, 1 + 3.7 * random.unit())
+            guard let polygon = try? star(around: center, radius: radius, count: 4 + Int(random.unit() * 40), &random) else { continue }
+            for _ in 0..<10 {
+                let reach = radius * 3 * random.unit()
+                let angle = 2 * Double.pi * random.unit()
+                let point = offset(center, north: reach * sin(angle), east: reach * cos(angle))
+                guard let bracket = polygon.planarBracket(point) else { continue }
+                let distance = polygon.distanceToBoundary(point)
+                #expect(bracket.lower <= distance && distance <= bracket.upper, "\(point): \(distance) not in \(bracket) radius \(radius) center \(center)")
+                let planar = (bracket.lower + bracket.upper) / 2
+                let halfWidth = (bracket.upper - bracket.lower) / 2
+                if halfWidth > 0 { worst = max(worst, abs(distance - planar) / halfWidth) }
+                bracketed += 1
+            }
+        }
+        #expect(bracketed > 20_000)
+        #expect(worst <= 0.5, "largest |distance − planar| / bound: \(worst)")
+    }
+
+    @Test("margins at the distance fall back to distanceToBoundary and answer as it does")
+    func marginsAtTheBoundaryFallBack() throws {
+        var random = SplitMix64(seed: 9)
+        var fellBack = 0
+        var decided = 0
+        for _ in 0..<500 {
+            let center = Coordinate(latitude: 140 * random.unit() - 70, longitude: 360 * random.unit() - 180)
+            let radius = pow(10, 2 + 2 * random.unit())
+            guard let polygon = try? star(around: center, radius: radius, count: 12, &random) else { continue }
+            let point = offset(center, north: radius * (2 * random.unit() - 1), east: radius * (2 * random.unit() - 1))
+            let distance = polygon.distanceToBoundary(point)
+            for margin in [distance, distance.nextUp, distance.nextDown, distance * 1.000_001, distance * 0.999_999, distance * 2, distance / 2] {
+                let bracket = polygon.planarBracket(point)
+                if let bracket, bracket.lower >= margin || bracket.upper < margin { decided += 1 } else { fellBack += 1 }
+                #expect(polygon.boundaryDistance(of: point, isAtLeast: margin) == (distance >= margin))
+                #expect(polygon.boundaryDistance(of: point, exceeds: margin) == (distance > margin))
+            }
+        }
+        #expect(decided > 500 && fellBack > 500)
+    }
+
+    @Test("no bracket beyond 80° of latitude or 30 km from the boundary")
+    func noBracketOutsideItsProof() throws {
+        var random = SplitMix64(seed: 3)
+        let polar = try star(around: Coordinate(latitude: 85, longitude: 10), radius: 1_000, count: 8, &random)
+        #expect(polar.planarBracket(Coordinate(latitude: 85, longitude: 10)) == nil)
+        let small = try star(around: Coordinate(latitude: 10, longitude: 10), radius: 1_000, count: 8, &random)
+        #expect(small.planarBracket(Coordinate(latitude: 10.5, longitude: 10)) == nil)
+        #expect(small.planarBracket(Coordinate(latitude: 10.01, longitude: 10)) != nil)
+    }
+}
