@@ -22,18 +22,15 @@ struct SessionTakeoverBridgeTests {
         let prefix = "another client took over this bridge's session at \(harness.settings.broker) (client id \"\(clientID)\"): session taken over"
         // Each reconnects after its back-off and throws the other off; the third short
         // connection in a row tells the bridge it is a takeover.
-        #expect(waitUntil(timeout: 30) {
-            clock.advance(by: 1)
-            return harness.logLines.all.contains { $0.contains(prefix) }
-        }, "\(harness.logLines.all.suffix(20))")
+        #expect(waitUntil(advancing: clock, by: 1, timeout: 30) { harness.logLines.all.contains { $0.contains(prefix) } },
+                "\(harness.logLines.all.suffix(20))")
         #expect(harness.logLines.all.contains { $0.contains("Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md)") })
         let counted = harness.bridge?.counters.value(.errors(.sessionTakenOver)) ?? 0
         #expect(counted >= 1)
 
         // The statistics the bridge publishes (and `geotify status` prints) carry it.
-        let reported = waitUntil(timeout: 30) {
-            clock.advance(by: 1)
-            return harness.observer.messages.contains { message in
+        let reported = waitUntil(advancing: clock, by: 1, timeout: 30) {
+            harness.observer.messages.contains { message in
                 guard message.topic == "geotify/stats", let report = try? StatsReport(parsing: message.payload) else { return false }
                 return (report.counters["errors.session_taken_over"] ?? 0) >= 1
             }

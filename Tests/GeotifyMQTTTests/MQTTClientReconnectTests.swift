@@ -26,10 +26,7 @@ struct MQTTClientReconnectTests {
             $0.password = "new-password"
         }
         // libmosquitto's own thread would have given up after the first v5 refusal.
-        let refusedThrice = waitUntil(timeout: 20) {
-            clock.advance(by: 3)
-            return broker.refusedLogins >= 3
-        }
+        let refusedThrice = waitUntil(advancing: clock, by: 3, timeout: 20) { broker.refusedLogins >= 3 }
         #expect(refusedThrice, "\(broker.log)")
         let refusalEvents = fixture.events.all.filter { event in
             if case .connectionRefused = event { return true }
@@ -41,10 +38,7 @@ struct MQTTClientReconnectTests {
         // The operator fixes the password file; mosquitto reads it when it starts.
         try passwords.set("alice", password: "new-password")
         try broker.restart()
-        #expect(waitUntil(timeout: 20) {
-            clock.advance(by: 3)
-            return fixture.client.isConnected
-        }, "\(fixture.events.all)")
+        #expect(waitUntil(advancing: clock, by: 3, timeout: 20) { fixture.client.isConnected }, "\(fixture.events.all)")
         #expect(fixture.events.waitForConnected(timeout: 20) != nil, "\(fixture.events.all)")
         fixture.client.stop()
     }
