@@ -24,7 +24,9 @@ package final class TestClient: @unchecked Sendable {
         var options = MQTTOptions(clientID: clientID, port: port)
         options.cleanSession = true
         options.protocolVersion = protocolVersion
-        options.reconnectDelayMax = 2
+        // Back within 50-500 ms after the broker a test restarted.
+        options.reconnectDelayMin = 0.05
+        options.reconnectDelayMax = 0.5
         client = try MQTTClient(options: options, scheduler: clock, onEvent: recorder.record)
         try client.start()
         guard recorder.waitForConnected() != nil else {
