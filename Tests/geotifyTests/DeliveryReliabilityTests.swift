@@ -6,7 +6,7 @@ import Testing
 /// webhook receiver: a target that is down for a while, and a bridge SIGKILLed with
 /// deliveries pending, under way and retrying. The receiver counts idempotency keys the
 /// way a deduplicating receiver would.
-@Suite("Delivery through geotify run")
+@Suite("Delivery through geotify run", .waiting)
 struct DeliveryReliabilityTests {
     @Test func aTargetDownForAWhileGetsEveryNotificationOnceInOrderPerDeviceWhenBack() throws {
         let scenario = try DeliveryScenario("delivery-down", devices: 3)

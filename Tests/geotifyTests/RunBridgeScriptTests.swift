@@ -6,7 +6,7 @@ import Testing
 /// replaced by stubs and `geotify` by one that prints its arguments: a broker already
 /// listening is used and left alone, with a warning that its queue may drop positions;
 /// with none, the script starts its own, sized, says so without a warning, and stops it.
-@Suite("scripts/run-bridge and the broker it finds", .serialized)
+@Suite("scripts/run-bridge and the broker it finds", .serialized, .waiting)
 struct RunBridgeScriptTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let directory: URL
