@@ -6,7 +6,7 @@ import GeotifyTime
 
 /// Managing fences over MQTT through a real mosquitto: the app's list, Add/Edit,
 /// Delete... (Cancel / Delete) and Peek & Pop, all written to the fence file.
-@Suite("Fence commands through mosquitto", .serialized, .waiting)
+@Suite("Fence commands through mosquitto", .serialized)
 struct FenceCommandTests {
     /// Sends `request` (a JSON object text without braces' id) for `device` and returns
     /// the reply with the same correlation id.

@@ -13,7 +13,7 @@ import Testing
 /// the executor its code runs on changes (`withTaskExecutorPreference`).
 package struct WaitingTest: SuiteTrait, TestTrait, TestScoping {
     /// How many waiting tests run at once, beside the cooperative threads' tests.
-    package static let limit = 6
+    package static let limit = 4
 
     package var isRecursive: Bool { true }
 

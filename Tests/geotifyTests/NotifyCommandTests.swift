@@ -5,7 +5,7 @@ import GeotifyStore
 import GeotifyTestSupport
 import Testing
 
-@Suite("geotify notify", .waiting)
+@Suite("geotify notify")
 struct NotifyCommandTests {
     @Test func testSendsASampleAndReportsTheAnswer() throws {
         let server = try TestHTTPServer { _ in .init(status: 202, body: #"{"received":true}"#) }
