@@ -68,7 +68,7 @@ let package = Package(
             dependencies: ["CMosquitto", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
         ),
 
-        .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),
+        .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT", "GeotifyTime"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),
         .target(
             name: "GeotifyConsoleFixture",
             dependencies: ["GeotifyConsole", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"],

@@ -56,7 +56,7 @@ package final class MQTTClient: @unchecked Sendable {
         try options.validate()
         let relay = Unmanaged.passRetained(MQTTEventRelay(
             protocolVersion: options.protocolVersion, clientID: options.clientID,
-            shortConnection: Double(options.reconnectDelayMax), onEvent: onEvent))
+            shortConnection: options.reconnectDelayMax, onEvent: onEvent))
         let id: String? = options.clientID.isEmpty ? nil : options.clientID
         guard let handle = mosquitto_new(id, options.cleanSession, relay.toOpaque()) else {
             relay.release()
@@ -109,7 +109,7 @@ package final class MQTTClient: @unchecked Sendable {
             let supervisor = ConnectionSupervisor(
                 handle: handle, relay: relay,
                 backoff: ReconnectBackoff(
-                    minimum: Double(options.reconnectDelayMin), maximum: Double(options.reconnectDelayMax)),
+                    minimum: options.reconnectDelayMin, maximum: options.reconnectDelayMax),
                 scheduler: scheduler)
             guard supervisor.begin(first) else {
                 throw MQTTError(

@@ -25,14 +25,15 @@ package struct MQTTOptions: Sendable, Equatable {
     /// The message the broker publishes if this client's connection dies uncleanly.
     package var will: MQTTWill?
     /// The first delay's ceiling, in seconds, before reconnecting after a lost connection
-    /// or a failed attempt (at least 1).
-    package var reconnectDelayMin: Int = 1
+    /// or a failed attempt (at least 0.01: tests retry within milliseconds, against
+    /// brokers they restart themselves).
+    package var reconnectDelayMin: Double = 1
     /// The largest delay, in seconds, between connection attempts: the ceiling doubles
     /// from `reconnectDelayMin` up to this with each failed attempt, and each delay is
     /// shortened by a random share of up to half, so clients cut off together do not
     /// come back together. A connection that lasts this long starts again from the
     /// minimum. See `ReconnectBackoff`.
-    package var reconnectDelayMax: Int = 30
+    package var reconnectDelayMax: Double = 30
     /// The most QoS 1 and 2 messages this client has in flight (sent, not yet
     /// acknowledged) at once; libmosquitto queues the rest. 1...65535; libmosquitto's
     /// default is 20.
@@ -67,10 +68,10 @@ package struct MQTTOptions: Sendable, Equatable {
         guard password == nil || username != nil else {
             throw .invalid(operation, "a password needs a username")
         }
-        guard reconnectDelayMin >= 1, reconnectDelayMax >= reconnectDelayMin else {
+        guard reconnectDelayMin >= 0.01, reconnectDelayMax >= reconnectDelayMin, reconnectDelayMax.isFinite else {
             throw .invalid(
                 operation,
-                "reconnect delays must satisfy 1 <= min <= max, not min \(reconnectDelayMin) max \(reconnectDelayMax)"
+                "reconnect delays must satisfy 0.01 <= min <= max seconds, not min \(reconnectDelayMin) max \(reconnectDelayMax)"
             )
         }
         if let will {

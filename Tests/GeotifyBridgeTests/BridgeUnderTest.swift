@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyBridge
 import GeotifyTestSupport
+import GeotifyTime
 
 /// A bridge for the reliability and security tests: its own directory (fence file,
 /// state), connected to a broker the test made (plain, TLS or with passwords), its log
@@ -25,9 +26,13 @@ final class BridgeUnderTest {
     var settings = Settings()
     private(set) var bridge: Bridge?
 
-    /// A bridge for the broker on 127.0.0.1:`port` with client id `clientID`; `configure`
-    /// adjusts the settings before `start()`.
-    init(port: Int, clientID: String, configure: (inout Settings) -> Void = { _ in }) throws {
+    /// The clock the bridge keeps time by: the system's, or one the test moves.
+    let clock: any Scheduler
+
+    /// A bridge for the broker on 127.0.0.1:`port` with client id `clientID`, keeping time
+    /// by `clock`; `configure` adjusts the settings before `start()`.
+    init(port: Int, clientID: String, clock: any Scheduler = SystemScheduler(), configure: (inout Settings) -> Void = { _ in }) throws {
+        self.clock = clock
         directory = try makeTemporaryDirectory(clientID)
         let fencesFile = directory.appendingPathComponent("fences.json")
         try Self.fences.write(to: fencesFile, atomically: true, encoding: .utf8)
@@ -41,7 +46,7 @@ final class BridgeUnderTest {
 
     /// Starts the bridge (it connects in the background).
     func start() throws {
-        let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append))
+        let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append), scheduler: clock)
         try bridge.start()
         self.bridge = bridge
     }

@@ -26,7 +26,9 @@ final class BrokerObserver: Sendable {
     ) throws {
         var options = MQTTOptions(clientID: clientID, port: port)
         options.cleanSession = false
-        options.reconnectDelayMax = 2
+        // Back within 50-500 ms after the broker a test restarted.
+        options.reconnectDelayMin = 0.05
+        options.reconnectDelayMax = 0.5
         configure(&options)
         let events = events
         let holder = holder

@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyBridge
 import GeotifyTestSupport
+import GeotifyTime
 import Testing
 
 /// The bridge across a broker restart: a persistent broker is restarted while devices
@@ -13,7 +14,10 @@ struct BrokerRestartTests {
         let track = CrossingTrack(base: Int(Date().timeIntervalSince1970) - 3_600, fixesPerDevice: 40)
 
         let restarted = try TestBroker(persistence: true)
-        let bridge = try BridgeUnderTest(port: restarted.port, clientID: "geotify-restarted")
+        // The bridge reconnects after its back-off on the test's clock, moved on only once
+        // every position is published: they all wait in its session at the broker.
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let bridge = try BridgeUnderTest(port: restarted.port, clientID: "geotify-restarted", clock: clock)
         let observer = try BrokerObserver(port: restarted.port, subscribe: ["geotify/event/#"])
         let tracker = try BrokerObserver(port: restarted.port, subscribe: [])
 
@@ -40,7 +44,7 @@ struct BrokerRestartTests {
 
         let expected = track.expectedNotificationIDs
         #expect(expected.values.map(\.count).reduce(0, +) == 2 * (track.fixesPerDevice - 1))
-        let complete = waitUntil(timeout: 30) {
+        let complete = waitUntil(advancing: clock, by: 1, timeout: 30) {
             observer.notificationIDs() == expected && referenceObserver.notificationIDs() == expected
         }
         #expect(complete, "bridge log: \(bridge.logLines.all.suffix(20))")

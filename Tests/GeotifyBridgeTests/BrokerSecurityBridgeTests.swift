@@ -2,6 +2,7 @@ import Foundation
 import GeotifyBridge
 import GeotifyMQTT
 import GeotifyTestSupport
+import GeotifyTime
 import Testing
 
 /// The bridge against brokers that demand TLS or a password, end to end through a real
@@ -85,20 +86,26 @@ struct BrokerSecurityBridgeTests {
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path, users: ["geotify": "right"])
         let broker = try TestBroker(extraConfig: passwords.brokerConfig)
-        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-wrong") { settings in
+        // The retries wait on the test's clock: all the bridge has scheduled on it is its
+        // housekeeping tick, and a retry while one waits.
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-wrong", clock: clock) { settings in
             settings.security.username = "geotify"
             settings.security.password = "wrong"
         }
         try bridge.start()
 
-        // Three refused attempts: the first at once, the next after at least 0.5 s and
-        // 1 s (the backoff's lower bounds), so never sooner than 1.5 s in all.
-        let clock = ContinuousClock()
-        #expect(waitUntil { broker.refusedLogins >= 1 })
-        let first = clock.now
-        #expect(waitUntil(timeout: 20) { broker.refusedLogins >= 3 }, "\(broker.log)")
-        let spread = clock.now - first
-        #expect(spread >= .milliseconds(1_400), "three attempts within \(spread): a tight loop")
+        // The first attempt at once; each retry once the clock has passed its back-off,
+        // which lies between half its ceiling and the ceiling (1 s, then 2 s): never
+        // sooner, so never a tight loop.
+        let retryWaiting = { clock.pendingCount == 2 }
+        #expect(waitUntil { broker.refusedLogins >= 1 && retryWaiting() }, "\(broker.log)")
+        for (attempt, ceiling) in [(2, 1.0), (3, 2.0)] {
+            clock.advance(by: ceiling / 2 - 0.01)
+            #expect(broker.refusedLogins == attempt - 1 && retryWaiting(), "attempt \(attempt) before \(ceiling / 2) s of the clock: \(broker.log)")
+            clock.advance(by: ceiling / 2 + 0.01)
+            #expect(waitUntil { broker.refusedLogins >= attempt && retryWaiting() }, "attempt \(attempt) by \(ceiling) s of the clock: \(broker.log)")
+        }
 
         let refusedLines = bridge.logged("refused the connection")
         #expect(refusedLines.count == 1, "\(bridge.logLines.all)")

@@ -4,6 +4,7 @@ import GeotifyBridge
 import GeotifyJSON
 import GeotifyMQTT
 import GeotifyTestSupport
+import GeotifyTime
 
 /// Home Assistant discovery, OwnTracks transitions, presence and occupancy, and the
 /// statistics, through a real mosquitto, seen as Home Assistant and OwnTracks see them.
@@ -28,7 +29,9 @@ struct EcosystemTests {
     }
 
     @Test func homeAssistantSeesEveryEntityWithTheKeysItRequires() throws {
-        let harness = try BridgeHarness(fences: Self.fences, start: false)
+        // The fence file is looked at every second of the bridge's clock: the test moves it on.
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(fences: Self.fences, start: false, clock: clock)
         let homeAssistant = try TestClient(port: harness.broker.port)
         try homeAssistant.subscribe("homeassistant/#")
         try harness.startBridge()
@@ -68,7 +71,7 @@ struct EcosystemTests {
                 { "identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150,
                   "note": "At school", "eventType": "onEntryAndExit", "group": "family" } ] }
             """.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
-        #expect(waitUntil { harness.bridge?.fenceBook.knows("bob/phone") == false }, "the edited file is valid and in force")
+        #expect(waitUntil(advancing: clock, by: 1) { harness.bridge?.fenceBook.knows("bob/phone") == false }, "the edited file is valid and in force")
         let removals = homeAssistant.waitForMessages(on: "homeassistant/#", count: 5).filter(\.payload.isEmpty)
         #expect(removals.count == 5, "bob's four entities and his school sensor are removed with empty configs")
         #expect(removals.allSatisfy { $0.topic.contains("bob_phone") })
@@ -128,12 +131,14 @@ struct EcosystemTests {
     }
 
     @Test func changedFencesArePushedToTheOwnTracksAppWhenAskedTo() throws {
-        let harness = try BridgeHarness(fences: Self.fences, start: false, configure: { $0.ownTracksWaypoints = true })
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(fences: Self.fences, start: false, clock: clock, configure: { $0.ownTracksWaypoints = true })
         try harness.observer.subscribe("owntracks/alice/phone/cmd")
         try harness.startBridge()
         try Self.fences.replacingOccurrences(of: #""radius": 100"#, with: #""radius": 120"#)
             .write(to: harness.fencesURL, atomically: true, encoding: .utf8)
-        let command = try #require(object(harness.observer.waitForMessage(on: "owntracks/alice/phone/cmd")))
+        #expect(waitUntil(advancing: clock, by: 1) { harness.observer.messages.contains { $0.topic == "owntracks/alice/phone/cmd" } })
+        let command = try #require(object(harness.observer.messages.first { $0.topic == "owntracks/alice/phone/cmd" }))
         #expect(command["_type"] as? String == "cmd")
         #expect(command["action"] as? String == "setWaypoints")
         let waypoints = (command["waypoints"] as? [String: Any])?["waypoints"] as? [[String: Any]]
@@ -142,11 +147,13 @@ struct EcosystemTests {
     }
 
     @Test func statisticsArePublishedRetained() throws {
-        let harness = try BridgeHarness(start: false, configure: { $0.statsInterval = 0.5 })
+        // Reports come every 10 s of the bridge's clock, which the test moves on.
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(start: false, clock: clock, configure: { $0.statsInterval = 10 })
         try harness.startBridge()
         try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 0)
         try harness.observer.publish("owntracks/alice/phone", "garbage")
-        #expect(waitUntil { harness.observer.messages.contains { $0.topic == "geotify/stats" && $0.text.contains(#""invalid_json":1"#) } })
+        #expect(waitUntil(advancing: clock, by: 1) { harness.observer.messages.contains { $0.topic == "geotify/stats" && $0.text.contains(#""invalid_json":1"#) } })
         let stats = try #require(object(harness.observer.messages.last { $0.topic == "geotify/stats" }))
         #expect(stats["fences"] as? Int == 3)
         let counters = try #require(stats["counters"] as? [String: Any])

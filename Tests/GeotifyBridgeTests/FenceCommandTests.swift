@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import GeotifyBridge
 import GeotifyTestSupport
+import GeotifyTime
 
 /// Managing fences over MQTT through a real mosquitto: the app's list, Add/Edit,
 /// Delete... (Cancel / Delete) and Peek & Pop, all written to the fence file.
@@ -194,14 +195,17 @@ struct FenceCommandTests {
     }
 
     @Test func handEditsArePickedUpAndInvalidOnesRefusedKeepingTheRunningFences() throws {
-        let harness = try BridgeHarness()
+        // The file is looked at every second of the bridge's clock: the test moves it on.
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock)
         let edited = BridgeHarness.fences.replacingOccurrences(of: #""Welcome home""#, with: #""Home again""#)
         try edited.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
-        #expect(waitUntil { harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Home again" })
+        #expect(waitUntil(advancing: clock, by: 1) { harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Home again" })
 
         try harness.ownTracks("alice/phone", 52.50, 13.405, tst: 0)
         try #"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 95}]}}"#.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
-        let report = harness.observer.waitForMessage(on: "geotify/error")
+        #expect(waitUntil(advancing: clock, by: 1) { harness.observer.messages.contains { $0.topic == "geotify/error" } })
+        let report = harness.observer.messages.first { $0.topic == "geotify/error" }
         #expect(report?.text.contains(#""error":"fence_file""#) == true)
         #expect(report?.text.contains("latitude 95 is outside -90...90") == true)
         #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").count == 2, "the last good fences stay in force")

@@ -7,7 +7,7 @@ import Testing
 /// and the map page in Debian's chromium driven by Playwright. Both start the console
 /// fixture themselves (Python/console_backends.py). The same scripts run against the real
 /// bridge in `geotifyTests.WebConsoleTests`.
-@Suite(.serialized) struct BrowserTests {
+@Suite(.serialized, .waiting) struct BrowserTests {
     static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let root = here.deletingLastPathComponent().deletingLastPathComponent()
     static let python = root.appendingPathComponent(".build/python/bin/python3").path

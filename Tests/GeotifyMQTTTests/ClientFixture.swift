@@ -14,8 +14,8 @@ struct ClientFixture {
     init(port: Int, clock: any Scheduler = SystemScheduler(), _ configure: (inout MQTTOptions) -> Void = { _ in }) throws {
         var options = MQTTOptions(clientID: "geotify-\(UUID().uuidString.prefix(12))", port: port)
         options.cleanSession = true
-        options.reconnectDelayMin = 1
-        options.reconnectDelayMax = 2
+        options.reconnectDelayMin = 0.05
+        options.reconnectDelayMax = 0.5
         configure(&options)
         events = EventRecorder()
         client = try MQTTClient(options: options, scheduler: clock, onEvent: events.record)

@@ -18,13 +18,15 @@ struct MQTTClientReconnectTests {
             path: directory.appendingPathComponent("passwd").path, users: ["alice": "old-password"])
         let broker = try TestBroker(extraConfig: passwords.brokerConfig)
 
-        let fixture = try ClientFixture(port: broker.port) {
+        // Retries wait for their backoff on the test's clock, moved on while the test waits.
+        let clock = ManualScheduler()
+        let fixture = try ClientFixture(port: broker.port, clock: clock) {
             $0.protocolVersion = version
             $0.username = "alice"
             $0.password = "new-password"
         }
         // libmosquitto's own thread would have given up after the first v5 refusal.
-        let refusedThrice = waitUntil(timeout: 20) { broker.refusedLogins >= 3 }
+        let refusedThrice = waitUntil(advancing: clock, by: 3, timeout: 20) { broker.refusedLogins >= 3 }
         #expect(refusedThrice, "\(broker.log)")
         let refusalEvents = fixture.events.all.filter { event in
             if case .connectionRefused = event { return true }
@@ -36,8 +38,8 @@ struct MQTTClientReconnectTests {
         // The operator fixes the password file; mosquitto reads it when it starts.
         try passwords.set("alice", password: "new-password")
         try broker.restart()
+        #expect(waitUntil(advancing: clock, by: 3, timeout: 20) { fixture.client.isConnected }, "\(fixture.events.all)")
         #expect(fixture.events.waitForConnected(timeout: 20) != nil, "\(fixture.events.all)")
-        #expect(fixture.client.isConnected)
         fixture.client.stop()
     }
 

@@ -17,6 +17,8 @@ struct MQTTOptionsTests {
         (options { $0.password = "secret" }, "password needs a username"),
         (options { $0.reconnectDelayMin = 0 }, "reconnect delays"),
         (options { $0.reconnectDelayMax = 0 }, "reconnect delays"),
+        (options { $0.reconnectDelayMin = 0.001 }, "reconnect delays"),
+        (options { $0.reconnectDelayMax = .infinity }, "reconnect delays"),
         (options { $0.will = MQTTWill(topic: "a/#", payload: []) }, "wildcards"),
         (options { $0.will = MQTTWill(topic: "a", payload: [], qos: 3) }, "QoS 3"),
         (options { $0.tls = MQTTTLS(certFile: "c.pem") }, "together"),

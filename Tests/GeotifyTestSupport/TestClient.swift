@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyMQTT
+import GeotifyTime
 
 /// An MQTT client for tests: connects with a clean session, subscribes and publishes
 /// with waits for the broker's acknowledgements, and records every message it receives
@@ -12,16 +13,21 @@ package final class TestClient: @unchecked Sendable {
     private let client: MQTTClient
 
     /// Connects to the broker on 127.0.0.1:`port` and waits up to 10 s for `.connected`.
+    /// Reconnect delays are timed by `clock`: the system's unless a test moves a
+    /// `ManualScheduler`.
     package init(
         port: Int,
         clientID: String = "test-\(UUID().uuidString.prefix(12))",
-        protocolVersion: MQTTProtocolVersion = .v311
+        protocolVersion: MQTTProtocolVersion = .v311,
+        clock: any Scheduler = SystemScheduler()
     ) throws {
         var options = MQTTOptions(clientID: clientID, port: port)
         options.cleanSession = true
         options.protocolVersion = protocolVersion
-        options.reconnectDelayMax = 2
-        client = try MQTTClient(options: options, onEvent: recorder.record)
+        // Back within 50-500 ms after the broker a test restarted.
+        options.reconnectDelayMin = 0.05
+        options.reconnectDelayMax = 0.5
+        client = try MQTTClient(options: options, scheduler: clock, onEvent: recorder.record)
         try client.start()
         guard recorder.waitForConnected() != nil else {
             client.stop()

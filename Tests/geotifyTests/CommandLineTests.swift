@@ -3,7 +3,7 @@ import Testing
 import GeotifyTestSupport
 
 /// The `geotify` executable: help, check, and run as a real process against mosquitto.
-@Suite("geotify command line", .serialized)
+@Suite("geotify command line", .serialized, .waiting)
 struct CommandLineTests {
     let directory: URL
 

@@ -8,7 +8,7 @@ import Testing
 /// it could start among them (a mount of a file that no longer existed, settings the
 /// image did not hold, the broker published on every interface, the obsolete `version:`
 /// key).
-@Suite("Compose file check")
+@Suite("Compose file check", .waiting)
 struct ComposeCheckTests {
     let directory: URL
 

@@ -5,7 +5,7 @@ import GeotifyTestSupport
 /// Exactly once across restarts: a bridge killed with SIGKILL and started again
 /// publishes the same notifications as a reference bridge that ran throughout, on the
 /// same broker and the same positions.
-@Suite("Crash recovery", .serialized)
+@Suite("Crash recovery", .serialized, .waiting)
 struct CrashRecoveryTests {
     let directory: URL
     let broker: TestBroker

@@ -6,12 +6,13 @@ import Testing
 /// webhook receiver: a target that is down for a while, and a bridge SIGKILLed with
 /// deliveries pending, under way and retrying. The receiver counts idempotency keys the
 /// way a deduplicating receiver would.
-@Suite("Delivery through geotify run")
+@Suite("Delivery through geotify run", .waiting)
 struct DeliveryReliabilityTests {
     @Test func aTargetDownForAWhileGetsEveryNotificationOnceInOrderPerDeviceWhenBack() throws {
         let scenario = try DeliveryScenario("delivery-down", devices: 3)
-        let receiver = try WebhookReceiver(["/hook": .fail])
-        // One attempt at a time: a failure rests the target for one back-off (5-10 s).
+        let receiver = try WebhookReceiver(["/hook": .failRetryAfter(seconds: 1)])
+        // One attempt at a time: a failure rests the target for the second its
+        // `Retry-After` asks (its own back-off, 5-10 s, is DeliveryWorkerTests' to show).
         let bridge = try scenario.startBridge("down", extra: DeliveryScenario.notify(
             DeliveryScenario.webhook("hook", url: receiver.url("/hook"), #""concurrency": 1"#)))
         let steps = 8
@@ -48,7 +49,7 @@ struct DeliveryReliabilityTests {
 
     @Test func killedWithDeliveriesPendingUnderWayAndRetryingItDeliversEachOnceAfterTheRestart() throws {
         let scenario = try DeliveryScenario("delivery-kill", devices: 3)
-        let receiver = try WebhookReceiver(["/steady": .accept, "/flaky": .fail, "/stuck": .hold(seconds: 60)])
+        let receiver = try WebhookReceiver(["/steady": .accept, "/flaky": .failRetryAfter(seconds: 2), "/stuck": .hold(seconds: 60)])
         let bridge = try scenario.startBridge("killed", extra: DeliveryScenario.notify(
             DeliveryScenario.webhook("steady", url: receiver.url("/steady")),
             DeliveryScenario.webhook("flaky", url: receiver.url("/flaky"), #""concurrency": 1"#),

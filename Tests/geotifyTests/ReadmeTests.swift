@@ -7,7 +7,7 @@ import Testing
 /// the real scripts, a real mosquitto and a real bridge, and compares what each terminal
 /// shows with what the README shows (`ReadmeExamples` has the convention, `ExpectedLines`
 /// the placeholders). The parts are tested on their own first.
-@Suite("The README's examples")
+@Suite("The README's examples", .waiting)
 struct ReadmeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

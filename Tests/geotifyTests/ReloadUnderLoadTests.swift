@@ -6,7 +6,7 @@ import Testing
 /// revisions saved) runs off the network thread and outside the lock lanes read the
 /// book under, so positions are evaluated and notifications published all through it,
 /// and the broker connection's keep-alive holds.
-@Suite("Reloading 100 000 fences while positions flow", .serialized)
+@Suite("Reloading 100 000 fences while positions flow", .serialized, .waiting)
 struct ReloadUnderLoadTests {
     @Test func positionsAreEvaluatedAllThroughTheReload() throws {
         let directory = try makeTemporaryDirectory("reload")

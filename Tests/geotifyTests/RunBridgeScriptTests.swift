@@ -6,7 +6,7 @@ import Testing
 /// replaced by stubs and `geotify` by one that prints its arguments: a broker already
 /// listening is used and left alone, with a warning that its queue may drop positions;
 /// with none, the script starts its own, sized, says so without a warning, and stops it.
-@Suite("scripts/run-bridge and the broker it finds", .serialized)
+@Suite("scripts/run-bridge and the broker it finds", .serialized, .waiting)
 struct RunBridgeScriptTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let directory: URL
@@ -27,10 +27,19 @@ struct RunBridgeScriptTests {
         try stub("scripts/build-release", #"echo "$(cd "$(dirname "$0")" && pwd)/geotify""#)
     }
 
+    /// Writes the shell script `path`, executable. Its descriptor is close-on-exec (which
+    /// Foundation's writes are not): a process another test starts while it is open
+    /// would keep it open for writing, and running the script would fail with "Text file
+    /// busy" for as long as that process lives.
     func stub(_ path: String, _ body: String) throws {
         let url = directory.appendingPathComponent(path)
-        try "#!/bin/sh\n\(body)\n".write(to: url, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw TestSupportError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        let bytes = Array("#!/bin/sh\n\(body)\n".utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else {
+            throw TestSupportError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Runs the script with its local settings naming `port`; what it printed on its

@@ -8,7 +8,7 @@ import Testing
 /// publish what one instance publishes, each device from exactly one of them, and stay
 /// right when one is killed, when their number changes and when fence commands reach
 /// several at once.
-@Suite("Shards", .serialized)
+@Suite("Shards", .serialized, .waiting)
 struct ShardTests {
     static let steps = 7
 

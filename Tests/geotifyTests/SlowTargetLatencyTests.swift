@@ -10,7 +10,7 @@ import Testing
 /// arrival at a subscriber, and the bridge's own (arrival to commit, its `/metrics`
 /// histogram). The numbers are printed, not asserted; what is asserted is that every
 /// notification reached MQTT while the slow target still held its first requests.
-@Suite("A slow delivery target", .serialized)
+@Suite("A slow delivery target", .serialized, .waiting)
 struct SlowTargetLatencyTests {
     /// What one run measured.
     struct Measurement {

@@ -6,7 +6,7 @@ import GeotifyJSON
 import GeotifyTestSupport
 
 /// `geotify status` as a real process against a real broker holding retained statistics.
-@Suite("geotify status", .serialized)
+@Suite("geotify status", .serialized, .waiting)
 struct StatusCommandTests {
     let directory: URL
 

@@ -6,7 +6,7 @@ import Testing
 /// driven by Playwright, and its `/metrics` read by Prometheus' own parser: the same
 /// scripts as the console's fixture tests (Tests/GeotifyConsoleTests/Python), with the
 /// bridge as the backend. The browser test's screenshots are those in docs/images.
-@Suite("Web console of the real bridge", .serialized)
+@Suite("Web console of the real bridge", .serialized, .waiting)
 struct WebConsoleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let scripts = root.appendingPathComponent("Tests/GeotifyConsoleTests/Python")

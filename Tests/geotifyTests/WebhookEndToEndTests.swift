@@ -5,7 +5,7 @@ import Testing
 /// The documentation's webhook example end to end: a `webhook` target in the settings
 /// file, its secret in a file, `geotify run`, a fix entering a fence, and the receiver
 /// checking the POST with the Python `verify` of docs/notifications.md, run as printed.
-@Suite("A webhook through geotify run")
+@Suite("A webhook through geotify run", .waiting)
 struct WebhookEndToEndTests {
     /// The Python block under "Verifying a webhook in Python" in docs/notifications.md.
     static func documentedVerify() throws -> String {

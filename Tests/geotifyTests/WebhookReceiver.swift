@@ -3,7 +3,8 @@ import GeotifyTestSupport
 import Synchronization
 
 /// A webhook endpoint for the delivery tests: a `TestHTTPServer` whose answer on each
-/// path the test sets and changes as it goes (accept, fail with 503, hold), recording
+/// path the test sets and changes as it goes (accept, fail with 503, with or without
+/// `Retry-After`, hold), recording
 /// every request with the answer it got, so a test counts idempotency keys the way a
 /// receiver that deduplicates would.
 final class WebhookReceiver: Sendable {
@@ -13,6 +14,9 @@ final class WebhookReceiver: Sendable {
         case accept
         /// 503 at once: the receiver is down for maintenance.
         case fail
+        /// 503 at once with `Retry-After: seconds`: down for maintenance, and saying when
+        /// to come back (which the bridge heeds instead of its own back-off).
+        case failRetryAfter(seconds: Int)
         /// Keeps the request for up to `seconds` (or until `release()`), then answers as
         /// the path's behaviour says by then, 200 if it is still `hold`.
         case hold(seconds: Double)
@@ -99,17 +103,22 @@ final class WebhookReceiver: Sendable {
             state.exchanges.append(Exchange(path: request.path, key: key, request: request, status: nil))
             return (state.exchanges.count - 1, state.behaviours[request.path] ?? .accept)
         }
-        var status = behaviour == .fail ? 503 : 200
+        var answer = behaviour
         if case .hold(let seconds) = behaviour {
             let gate = DispatchSemaphore(value: 0)
             ledger.state.withLock { $0.held.append(gate) }
             let released = gate.wait(timeout: .now() + seconds) == .success
-            status = ledger.state.withLock { state in
+            answer = ledger.state.withLock { state in
                 if !released { state.held.removeAll { $0 === gate } }
-                return state.behaviours[request.path] == .fail ? 503 : 200
+                return state.behaviours[request.path] ?? .accept
             }
         }
-        ledger.state.withLock { $0.exchanges[index].status = status }
-        return status == 200 ? .init(body: #"{"ok":true}"#) : .init(status: status, body: "down for maintenance")
+        let response: TestHTTPServer.Response = switch answer {
+        case .fail: .init(status: 503, body: "down for maintenance")
+        case .failRetryAfter(let seconds): .init(status: 503, headers: ["Retry-After": "\(seconds)"], body: "down for maintenance")
+        case .accept, .hold: .init(body: #"{"ok":true}"#)
+        }
+        ledger.state.withLock { $0.exchanges[index].status = response.status }
+        return response
     }
 }
