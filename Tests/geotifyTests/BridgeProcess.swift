@@ -62,12 +62,12 @@ final class BridgeProcess {
     /// The log so far.
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
-    /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
     /// The id of the newest row ever added to its outbox (pruning keeps the sequence).
     func newestOutboxRow() throws -> Int64 {
         try query("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").first.flatMap { Int64($0) } ?? 0
     }
 
+    /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
     func query(_ sql: String) throws -> [String] {
         try runCommand("sqlite3", [statePath, sql]).split(separator: "\n").map(String.init)
     }
