@@ -60,19 +60,20 @@ struct PublisherTests {
 
     /// What a SIGKILL while spilling can lose is what the outbox's marks say: rows past
     /// `handed` are published again after a restart, rows in (`acknowledged`, `handed`]
-    /// are the possibly lost. Sampled at every burst's end while a backlog 30 times the
-    /// waiting limit is read back from the outbox, the mark never runs ahead of the
-    /// in-flight window, and before the broker is reached it covers nothing.
+    /// are the possibly lost. Sampled at every burst's end while a backlog five times the
+    /// waiting limit (200, twice the window) is read back from the outbox, the mark never
+    /// runs more than the in-flight window ahead of the acknowledged (not over messages
+    /// waiting in memory), and before the broker is reached it covers nothing.
     @Test func whileSpillingTheMarkCoversOnlyTheInFlightWindowAheadOfTheAcknowledged() throws {
-        let backlog = 300
+        let backlog = 1_000
         let samples = Mutex<[OutboxWatermark.Marks]>([])
-        let spill = try SpillFixture { spill in
+        let spill = try SpillFixture(waitingLimit: 200) { spill in
             let marks = spill.store.watermark.read()
             samples.withLock { $0.append(marks) }
         }
         defer { spill.close() }
         let ids = try spill.save(SpillFixture.messages(0..<backlog))
-        #expect(spill.publisher.unacknowledged == 10, "spilled: only the limit waits in memory")
+        #expect(spill.publisher.unacknowledged == 200, "spilled: only the limit waits in memory")
         #expect(spill.store.watermark.read().handed == 0, "nothing handed over yet")
         #expect(try spill.store.pendingMessages().count == backlog, "a restart now would publish every one")
         try spill.client.start()
@@ -87,8 +88,8 @@ struct PublisherTests {
     }
 }
 
-/// A publisher that keeps at most 10 messages in memory, its store, its client (not
-/// started) to a fresh mosquitto, and an observer of `spill/#`.
+/// A publisher that keeps at most `waitingLimit` (10) messages in memory, its store, its
+/// client (not started) to a fresh mosquitto, and an observer of `spill/#`.
 private final class SpillFixture: Sendable {
     let broker: TestBroker
     let directory: URL
@@ -101,14 +102,14 @@ private final class SpillFixture: Sendable {
 
     /// `atBurstEnd` runs on the network thread at the end of each burst, before the
     /// publisher is pumped there (as the bridge's lanes run).
-    init(atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }) throws {
+    init(waitingLimit: Int = 10, atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }) throws {
         broker = try TestBroker()
         directory = try makeTemporaryDirectory("publisher")
         store = try StateStore(directory: directory.path)
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 10)
+        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: waitingLimit)
         self.publisher = publisher
         let current = Current()
         self.current = current

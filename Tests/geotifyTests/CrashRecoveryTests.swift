@@ -151,6 +151,8 @@ struct CrashRecoveryTests {
                 handedAtKill.insert(id)
             }
         }
+        let handedUnacknowledged = try crashing.query("SELECT count(*) FROM outbox WHERE id > \(marks.acknowledged) AND id <= \(marks.handed)")
+        #expect(handedUnacknowledged.first.flatMap { Int($0) }.map { $0 <= 100 } == true, "the mark is never more than the in-flight window ahead of the acknowledged: \(handedUnacknowledged)")
         let pendingAtKill = try crashing.query("SELECT count(*) FROM outbox WHERE id > \(marks.handed)").first.flatMap { Int($0) } ?? 0
         #expect(publishers.allSatisfy { $0.waitForExit(timeout: 30) })
         #expect(waitUntil(timeout: 30) { ids(reference).count == total }, "the reference published \(ids(reference).count) of \(total)")
