@@ -115,7 +115,7 @@ struct CrashRecoveryTests {
 
     /// The same with a publisher that keeps at most 1 024 messages in memory: at the kill
     /// thousands of decided rows wait only in the outbox (spilled), and after the restart
-    /// they are read back from it while new ones keep coming.
+    /// all but the first 1 024 wait there again, read back as the queue drains.
     @Test func killedWhileSpillingToTheOutboxItRepeatsNothingAndLosesOnlyTheInFlightWindow() throws {
         crashing.publisherWaitingLimit = 1_024
         let pendingAtKill = try killInTheMiddleOfAFastStream()
