@@ -57,10 +57,39 @@ struct PublisherTests {
         let received = spill.observer.waitForMessages(on: "spill/#", count: backlog + later)
         #expect(received.map(\.text) == (0..<backlog + later).map(String.init), "every message once, in row order")
     }
+
+    /// What a SIGKILL while spilling can lose is what the outbox's marks say: rows past
+    /// `handed` are published again after a restart, rows in (`acknowledged`, `handed`]
+    /// are the possibly lost. Sampled at every burst's end while a backlog five times the
+    /// waiting limit (200, twice the window) is read back from the outbox, the mark never
+    /// runs more than the in-flight window ahead of the acknowledged (not over messages
+    /// waiting in memory), and before the broker is reached it covers nothing.
+    @Test func whileSpillingTheMarkCoversOnlyTheInFlightWindowAheadOfTheAcknowledged() throws {
+        let backlog = 1_000
+        let samples = Mutex<[OutboxWatermark.Marks]>([])
+        let spill = try SpillFixture(waitingLimit: 200) { spill in
+            let marks = spill.store.watermark.read()
+            samples.withLock { $0.append(marks) }
+        }
+        defer { spill.close() }
+        let ids = try spill.save(SpillFixture.messages(0..<backlog))
+        #expect(spill.publisher.unacknowledged == 200, "spilled: only the limit waits in memory")
+        #expect(spill.store.watermark.read().handed == 0, "nothing handed over yet")
+        #expect(try spill.store.pendingMessages().count == backlog, "a restart now would publish every one")
+        try spill.client.start()
+        _ = spill.observer.waitForMessages(on: "spill/#", count: backlog)
+        #expect(waitUntil { spill.publisher.isDrained })
+        let sampled = samples.withLock { $0 }
+        #expect(sampled.count > 1)
+        #expect(sampled.allSatisfy { $0.handed >= $0.acknowledged && $0.handed - $0.acknowledged <= Int64(Publisher.windowSize) })
+        #expect(sampled.contains { $0.handed > 0 && $0.handed < ids.last ?? 0 }, "sampled in the middle of the read-back")
+        #expect(spill.store.watermark.read().handed == ids.last, "in the end every row was handed over")
+        #expect(try spill.store.pendingMessages().isEmpty)
+    }
 }
 
-/// A publisher that keeps at most 10 messages in memory, its store, its client (not
-/// started) to a fresh mosquitto, and an observer of `spill/#`.
+/// A publisher that keeps at most `waitingLimit` (10) messages in memory, its store, its
+/// client (not started) to a fresh mosquitto, and an observer of `spill/#`.
 private final class SpillFixture: Sendable {
     let broker: TestBroker
     let directory: URL
@@ -73,14 +102,14 @@ private final class SpillFixture: Sendable {
 
     /// `atBurstEnd` runs on the network thread at the end of each burst, before the
     /// publisher is pumped there (as the bridge's lanes run).
-    init(atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }) throws {
+    init(waitingLimit: Int = 10, atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }) throws {
         broker = try TestBroker()
         directory = try makeTemporaryDirectory("publisher")
         store = try StateStore(directory: directory.path)
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 10)
+        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: waitingLimit)
         self.publisher = publisher
         let current = Current()
         self.current = current
@@ -101,10 +130,12 @@ private final class SpillFixture: Sendable {
         current.fixture.withLock { $0 = self }
     }
 
-    /// Saves `messages` to the outbox and queues them, as a lane does.
-    func save(_ messages: [OutboxMessage]) throws {
-        try store.save(devices: [], outbox: messages, then: { ids in publisher.queue(messages, outboxIDs: ids) })
+    /// Saves `messages` to the outbox and queues them, as a lane does; returns their rows.
+    @discardableResult
+    func save(_ messages: [OutboxMessage]) throws -> [Int64] {
+        let ids = try store.save(devices: [], outbox: messages, then: { ids in publisher.queue(messages, outboxIDs: ids) })
         publisher.pump()
+        return ids
     }
 
     static func messages(_ numbers: Range<Int>) -> [OutboxMessage] {

@@ -8,6 +8,9 @@ final class BridgeProcess {
     let directory: URL
     let settingsURL: URL
     private(set) var child: ChildProcess?
+    /// How many messages its publisher keeps in memory before persisted ones wait only in
+    /// the outbox (the bridge's default when nil); set before `start()`.
+    var publisherWaitingLimit: Int?
 
     /// Writes the settings (broker on `port`, client id `name`, topic prefix `prefix`
     /// (`name` by default), the fence file or directory `fences`, and the members `extra`,
@@ -28,8 +31,11 @@ final class BridgeProcess {
     var logURL: URL { directory.appendingPathComponent("\(name).log") }
 
     func start() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["GEOTIFY_TEST_PUBLISHER_WAITING_LIMIT"] = publisherWaitingLimit.map(String.init)
         child = try ChildProcess(
-            executable: geotifyExecutable.path, arguments: ["run", "--config", settingsURL.path], outputFile: logURL)
+            executable: geotifyExecutable.path, arguments: ["run", "--config", settingsURL.path], environment: environment,
+            outputFile: logURL)
     }
 
     /// Kills the process with `signal` and waits for it.
@@ -55,6 +61,11 @@ final class BridgeProcess {
 
     /// The log so far.
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    /// The id of the newest row ever added to its outbox (pruning keeps the sequence).
+    func newestOutboxRow() throws -> Int64 {
+        try query("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").first.flatMap { Int64($0) } ?? 0
+    }
 
     /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.
     func query(_ sql: String) throws -> [String] {
