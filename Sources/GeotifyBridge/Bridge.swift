@@ -74,15 +74,12 @@ package final class Bridge: Sendable {
 
     /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
     /// and timer source (the system's by default; a `ManualScheduler` in tests).
-    package convenience init(settings: Settings, logger: Logger, publisherWaitingLimit: Int? = nil) {
-        self.init(settings: settings, logger: logger, scheduler: SystemScheduler(), publisherWaitingLimit: publisherWaitingLimit)
+    package convenience init(settings: Settings, logger: Logger) {
+        self.init(settings: settings, logger: logger, scheduler: SystemScheduler())
     }
 
-    /// A bridge for `settings` whose time comes from `scheduler`. `publisherWaitingLimit`
-    /// (`Publisher.defaultWaitingLimit` when nil) is how many messages wait in memory
-    /// before persisted ones wait only in the outbox: tests lower it to make the
-    /// publisher spill.
-    package init(settings: Settings, logger: Logger, scheduler: any Scheduler, publisherWaitingLimit: Int? = nil) {
+    /// A bridge for `settings` whose time comes from `scheduler`.
+    package init(settings: Settings, logger: Logger, scheduler: any Scheduler) {
         self.settings = settings
         self.logger = logger
         self.scheduler = scheduler
@@ -97,7 +94,7 @@ package final class Bridge: Sendable {
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(
             logger: logger, counters: counters, health: health,
-            waitingLimit: publisherWaitingLimit ?? Publisher.defaultWaitingLimit)
+            waitingLimit: settings.maximumWaitingMessages)
         shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
     }
 

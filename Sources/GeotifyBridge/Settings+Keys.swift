@@ -90,6 +90,7 @@ extension Settings {
         .wholeNumber("maximumPayloadBytes", \.maximumPayloadBytes, atLeast: 1, unit: "bytes", help: "Larger position and command payloads are refused."),
         .wholeNumber("maximumTopicDepth", \.maximumTopicDepth, atLeast: 2, help: "Topics with more levels are refused."),
         .wholeNumber("maximumDevices", \.maximumDevices, atLeast: 1, help: "The most devices the bridge keeps state for; positions of further devices are refused."),
+        .wholeNumber("maximumWaitingMessages", \.maximumWaitingMessages, atLeast: 1, help: "The most outbound messages kept in memory while the broker is slow or away; past that, notifications wait only in the outbox on disk and are read back in order (less memory, more disk reads). Replies and error reports may then arrive before notifications that wait there."),
         .bool("strictDevices", \.strictDevices, help: "Refuse positions of devices that have no fences, as errors."),
         .wholeNumber("lanes", \.lanes, atLeast: 1, defaultText: "the number of processors", help: "How many serial evaluation lanes the devices are spread over."),
         .choice("logLevel", \.logLevel, Logger.Level.allCases.map { ("\($0)", $0) }, flag: SettingsKey.Flag(name: "log-level", placeholder: "LEVEL"),

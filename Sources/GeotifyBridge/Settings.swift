@@ -31,6 +31,9 @@ package struct Settings: Sendable, Equatable {
     package var maximumTopicDepth = 16
     /// The most devices the bridge keeps state for; positions of further devices are refused.
     package var maximumDevices = 100_000
+    /// The most outbound messages kept in memory waiting for the broker; past that,
+    /// persisted ones wait only in the outbox and are read back in order (`Publisher`).
+    package var maximumWaitingMessages = Publisher.defaultWaitingLimit
     /// Larger fence files are refused.
     package var maximumFenceFileBytes = 256 << 20
     /// Refuse positions of devices that have no fences, as errors.

@@ -37,14 +37,7 @@ enum RunCommand {
             logger.error("\(error)")
             exit(1)
         }
-        let waitingLimit: Int?
-        do {
-            waitingLimit = try publisherWaitingLimit(ProcessInfo.processInfo.environment)
-        } catch {
-            logger.error(error.message)
-            exit(1)
-        }
-        let bridge = Bridge(settings: settings, logger: logger, publisherWaitingLimit: waitingLimit)
+        let bridge = Bridge(settings: settings, logger: logger)
         let sources = stopOnSignals(bridge, logger: logger)
         do {
             try bridge.start()
@@ -54,21 +47,6 @@ enum RunCommand {
             exit(1)
         }
         withExtendedLifetime(sources) { dispatchMain() }
-    }
-
-    /// The environment variable through which tests lower the publisher's waiting limit
-    /// (`Publisher.defaultWaitingLimit`) so that a `geotify run` process spills to the
-    /// outbox with little traffic. A test hook, not a setting: nothing to tune in
-    /// production, so it is in no settings file and no help.
-    static let waitingLimitVariable = "GEOTIFY_TEST_PUBLISHER_WAITING_LIMIT"
-
-    /// The waiting limit `environment` asks for, nil when it asks for none.
-    static func publisherWaitingLimit(_ environment: [String: String]) throws(SettingsError) -> Int? {
-        guard let text = environment[waitingLimitVariable] else { return nil }
-        guard let limit = Int(text), limit > 0 else {
-            throw SettingsError("\(waitingLimitVariable) must be a positive whole number, not \"\(text)\"")
-        }
-        return limit
     }
 
     /// Stops `bridge` gracefully and exits 0 on SIGTERM or SIGINT; reloads the fence file

@@ -47,7 +47,7 @@ struct PublisherTests {
         let spill = try SpillFixture { spill in
             // One more message decided per burst, as a lane would.
             let next = decided.add(1, ordering: .relaxed).oldValue
-            if next < backlog + later { try? spill.save(SpillFixture.messages(next..<next + 1)) }
+            if next < backlog + later { _ = try? spill.save(SpillFixture.messages(next..<next + 1)) }
         }
         defer { spill.close() }
         // 300 decided while offline: more than the window (100) and the limit (10), so

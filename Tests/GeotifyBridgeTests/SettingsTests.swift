@@ -46,7 +46,7 @@ struct SettingsTests {
     }
 
     @Test func valuesAreRead() throws {
-        let settings = try load(#"{"broker": "mqtt://10.0.0.2:1884", "fences": "/etc/geotify/fences.json", "stateDir": "st", "strictDevices": true, "logLevel": "debug", "maximumFencesPerDevice": 5, "lanes": 3}"#)
+        let settings = try load(#"{"broker": "mqtt://10.0.0.2:1884", "fences": "/etc/geotify/fences.json", "stateDir": "st", "strictDevices": true, "logLevel": "debug", "maximumFencesPerDevice": 5, "lanes": 3, "maximumWaitingMessages": 1024}"#)
         #expect(settings.broker.host == "10.0.0.2")
         #expect(settings.broker.port == 1884)
         #expect(settings.fencesPath == "/etc/geotify/fences.json")
@@ -55,6 +55,8 @@ struct SettingsTests {
         #expect(settings.logLevel == .debug)
         #expect(settings.limits.maximumFencesPerDevice == 5)
         #expect(settings.lanes == 3)
+        #expect(settings.maximumWaitingMessages == 1_024)
+        #expect(try load("{}").maximumWaitingMessages == 8_192)
     }
 
     @Test func anUnknownKeyIsRefusedWithTheNearestKnownOne() {

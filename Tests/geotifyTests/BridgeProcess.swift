@@ -8,9 +8,6 @@ final class BridgeProcess {
     let directory: URL
     let settingsURL: URL
     private(set) var child: ChildProcess?
-    /// How many messages its publisher keeps in memory before persisted ones wait only in
-    /// the outbox (the bridge's default when nil); set before `start()`.
-    var publisherWaitingLimit: Int?
 
     /// Writes the settings (broker on `port`, client id `name`, topic prefix `prefix`
     /// (`name` by default), the fence file or directory `fences`, and the members `extra`,
@@ -19,10 +16,19 @@ final class BridgeProcess {
         self.name = name
         self.directory = directory
         settingsURL = directory.appendingPathComponent("\(name).json")
-        try """
-            {"broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
-             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"\(extra.map { ",\n \($0)" } ?? "")}
-            """.write(to: settingsURL, atomically: true, encoding: .utf8)
+        base = """
+            "broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
+             "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"
+            """
+        try writeSettings(extra: extra)
+    }
+
+    /// The settings every bridge of a test gets.
+    private let base: String
+
+    /// Writes the settings file again with the members `extra`; the next `start()` reads it.
+    func writeSettings(extra: String?) throws {
+        try "{\(base)\(extra.map { ",\n \($0)" } ?? "")}".write(to: settingsURL, atomically: true, encoding: .utf8)
     }
 
     var stateDirectory: String { directory.appendingPathComponent("state-\(name)").path }
@@ -31,11 +37,8 @@ final class BridgeProcess {
     var logURL: URL { directory.appendingPathComponent("\(name).log") }
 
     func start() throws {
-        var environment = ProcessInfo.processInfo.environment
-        environment["GEOTIFY_TEST_PUBLISHER_WAITING_LIMIT"] = publisherWaitingLimit.map(String.init)
         child = try ChildProcess(
-            executable: geotifyExecutable.path, arguments: ["run", "--config", settingsURL.path], environment: environment,
-            outputFile: logURL)
+            executable: geotifyExecutable.path, arguments: ["run", "--config", settingsURL.path], outputFile: logURL)
     }
 
     /// Kills the process with `signal` and waits for it.

@@ -117,7 +117,7 @@ struct CrashRecoveryTests {
     /// thousands of decided rows wait only in the outbox (spilled), and after the restart
     /// all but the first 1 024 wait there again, read back as the queue drains.
     @Test func killedWhileSpillingToTheOutboxItRepeatsNothingAndLosesOnlyTheInFlightWindow() throws {
-        crashing.publisherWaitingLimit = 1_024
+        try crashing.writeSettings(extra: #""maximumWaitingMessages": 1024"#)
         let pendingAtKill = try killInTheMiddleOfAFastStream()
         #expect(pendingAtKill > 1_024, "the publisher spilled: more decided and never handed over than it keeps in memory")
     }
