@@ -29,6 +29,9 @@ package enum Counter: Hashable, Sendable {
     case fenceReloads
     /// Times the state database could be written again after failing.
     case stateWriteRecoveries
+    /// Messages read back from the outbox because they came while the publisher's
+    /// queue was full (`maximumWaitingMessages`): how often the bridge spills.
+    case outboxReadBack
     /// Notifications a delivery target acknowledged.
     case deliveriesDelivered
     /// Delivery attempts that failed and will be tried again.
@@ -54,6 +57,7 @@ package enum Counter: Hashable, Sendable {
         case .errors(let code): "errors.\(code.rawValue)"
         case .fenceReloads: "fence_reloads"
         case .stateWriteRecoveries: "state_write_recoveries"
+        case .outboxReadBack: "outbox_read_back"
         case .deliveriesDelivered: "deliveries_delivered"
         case .deliveryRetries: "delivery_retries"
         case .http(let name): name

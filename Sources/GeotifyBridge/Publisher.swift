@@ -277,6 +277,7 @@ final class Publisher: Sendable {
         do {
             let chunk = readBack
             try store.pendingMessages(after: after, limit: chunk) { pending in
+                counters.add(.outboxReadBack, pending.count)
                 tracking.withLock { tracking in
                     for message in pending {
                         tracking.waiting.append(Queued(message: message.message, outboxID: message.id))

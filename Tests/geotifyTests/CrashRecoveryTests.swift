@@ -117,9 +117,15 @@ struct CrashRecoveryTests {
     /// thousands of decided rows wait only in the outbox (spilled), and after the restart
     /// all but the first 1 024 wait there again, read back as the queue drains.
     @Test func killedWhileSpillingToTheOutboxItRepeatsNothingAndLosesOnlyTheInFlightWindow() throws {
-        try crashing.writeSettings(extra: #""maximumWaitingMessages": 1024"#)
+        try crashing.writeSettings(extra: #""maximumWaitingMessages": 1024, "statsInterval": 0.2"#)
+        try observer.subscribe("crashing/stats")
         let pendingAtKill = try killInTheMiddleOfAFastStream()
-        #expect(pendingAtKill > 1_024, "the publisher spilled: more decided and never handed over than it keeps in memory")
+        #expect(pendingAtKill > 1_024, "more decided and never handed over than the publisher keeps in memory")
+        let readBack = observer.waitForMessage(on: "crashing/stats", timeout: 30) { message in
+            let counters = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
+            return ((counters?["counters"] as? [String: Any])?["outbox_read_back"] as? Int ?? 0) > 0
+        }
+        #expect(readBack != nil, "the restarted bridge spilled: it read messages back from the outbox (outbox_read_back)")
     }
 
     /// Kills the crashing bridge once a quarter of a fast stream's notifications are out,
