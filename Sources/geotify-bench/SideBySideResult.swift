@@ -145,6 +145,7 @@ struct SideBySideResult {
         timing["p50Milliseconds"] = .number(latency.percentile(0.5) * 1_000)
         timing["p99Milliseconds"] = .number(latency.percentile(0.99) * 1_000)
         timing["maxMilliseconds"] = .number((latency.latencies.max() ?? 0) * 1_000)
+        timing["millisecondsInArrivalOrder"] = .array(latency.latencies.map { .number(($0 * 10_000).rounded() / 10) })
         timing["publisherLagSeconds"] = .number(latency.publisherLag)
         timing["brokerAloneP50Milliseconds"] = .number(brokerLatency.percentile(0.5) * 1_000)
         timing["brokerAloneP99Milliseconds"] = .number(brokerLatency.percentile(0.99) * 1_000)
