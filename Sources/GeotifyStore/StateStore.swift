@@ -172,7 +172,7 @@ private final class Connection {
         database = try Database(path: path)
         try database.execute("""
             PRAGMA journal_mode = WAL;
-            PRAGMA cache_size = -1024;
+            PRAGMA cache_size = -256;
             PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
             CREATE TABLE IF NOT EXISTS device (
                 id TEXT PRIMARY KEY, badge INTEGER NOT NULL, revision INTEGER,

@@ -56,7 +56,7 @@ struct SettingsTests {
         #expect(settings.limits.maximumFencesPerDevice == 5)
         #expect(settings.lanes == 3)
         #expect(settings.maximumWaitingMessages == 1_024)
-        #expect(try load("{}").maximumWaitingMessages == 8_192)
+        #expect(try load("{}").maximumWaitingMessages == 1_024)
     }
 
     @Test func anUnknownKeyIsRefusedWithTheNearestKnownOne() {
