@@ -7,8 +7,8 @@
 /// reading one is a cache and TLB miss. The candidates of a fix are a few neighbouring
 /// slots instead, so a fix costs the index query and a few cache lines, and a circle's
 /// `Fence` is read only when the device's relation to it changes. A polygon's check
-/// reads its `Fence` (kept by reference in slot order) and its edges.
-package struct SpatialFences: Sendable {
+/// reads its header and edges from `PackedPolygons`, also in slot order.
+package final class SpatialFences: Sendable {
     /// One fence as a fix's checks read it.
     package struct Slot: Sendable {
         package let identifier: String
@@ -28,13 +28,13 @@ package struct SpatialFences: Sendable {
     package let index: FenceIndex
     /// The fences with a non-empty bounding box, in the order of `index`.
     package let slots: [Slot]
-    /// The polygon fences, in the order of their slots.
-    private let polygons: [Fence]
+    /// The polygons of the polygon fences, in the order of their slots.
+    private let polygons: PackedPolygons
 
     package init(_ fences: [Fence]) {
         let (index, order) = FenceIndex(fences).numberedInTreeOrder()
         var slots: [Slot] = []
-        var polygons: [Fence] = []
+        var polygons = PackedPolygons()
         slots.reserveCapacity(order.count)
         for position in order {
             let fence = fences[position]
@@ -43,9 +43,9 @@ package struct SpatialFences: Sendable {
             switch fence.region {
             case .circle(let circleCenter, _):
                 center = circleCenter
-            case .polygon:
+            case .polygon(let shape):
                 polygon = Int32(polygons.count)
-                polygons.append(fence)
+                polygons.append(shape)
             }
             slots.append(Slot(
                 identifier: fence.identifier, center: center, size: fence.size, addedRevision: fence.addedRevision,
@@ -63,6 +63,8 @@ package struct SpatialFences: Sendable {
             return Region.circle(center: slot.center, radius: slot.size)
                 .containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
         }
-        return polygons[Int(slot.polygon)].region.containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
+        return polygons.withGeometry(Int(slot.polygon)) { polygon in
+            polygon.containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: slot.size)
+        }
     }
 }
