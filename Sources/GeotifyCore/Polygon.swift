@@ -23,7 +23,7 @@ public struct Polygon: Sendable, Hashable {
 
     /// Everything above and below in one immutable object: copying a polygon (as reading
     /// a fence's region does) retains one reference, and a check reads that object and
-    /// the edges, not the rings as given (which only display and equality need).
+    /// its run, not the rings as given (which only display and equality need).
     private let storage: Storage
 
     /// The polygon's data (see `storage`).
@@ -32,27 +32,15 @@ public struct Polygon: Sendable, Hashable {
         let holes: [[Coordinate]]
         let boundingBox: BoundingBox
         let center: Coordinate
-        /// The longitude every vertex and queried point is unwrapped against.
-        let referenceLongitude: Double
-        /// Edges of all rings in the unwrapped plane: outer ring first, then the holes.
-        let edges: [PolygonGeometry.Edge]
-        /// How many of `edges` are the outer ring's.
-        let outerEnd: Int
-        /// End index in `edges` of each hole.
-        let holeEnds: [UInt32]
+        /// What the checks read (see `PolygonGeometry`).
+        let run: [Double]
 
-        init(
-            outer: [Coordinate], holes: [[Coordinate]], boundingBox: BoundingBox, center: Coordinate,
-            referenceLongitude: Double, edges: [PolygonGeometry.Edge], outerEnd: Int, holeEnds: [UInt32]
-        ) {
+        init(outer: [Coordinate], holes: [[Coordinate]], boundingBox: BoundingBox, center: Coordinate, run: [Double]) {
             self.outer = outer
             self.holes = holes
             self.boundingBox = boundingBox
             self.center = center
-            self.referenceLongitude = referenceLongitude
-            self.edges = edges
-            self.outerEnd = outerEnd
-            self.holeEnds = holeEnds
+            self.run = run
         }
     }
 
@@ -65,42 +53,35 @@ public struct Polygon: Sendable, Hashable {
     /// refused (it simply removes nothing).
     public init(outer: [Coordinate], holes: [[Coordinate]] = []) throws(PolygonError) {
         let referenceLongitude = outer.first.map { Coordinate.wrappedLongitude($0.longitude) } ?? 0
-        var edges: [PolygonGeometry.Edge] = []
-        var ringEnds: [Int] = []
-        var outerPoints: [(x: Double, y: Double)] = []
+        var rings: [[(x: Double, y: Double)]] = []
         var checked: [PolygonEdges.Edge] = []
         for (ringIndex, ring) in ([outer] + holes).enumerated() {
             let name: PolygonError.Ring = ringIndex == 0 ? .outer : .hole(ringIndex - 1)
             let (points, given) = try Self.unwrappedRing(ring, name: name, referenceLongitude: referenceLongitude)
-            if ringIndex == 0 { outerPoints = points }
+            rings.append(points)
             for index in points.indices {
                 let next = (index + 1) % points.count
-                let start = points[index]
-                let end = points[next]
-                edges.append(PolygonGeometry.Edge(from: start, to: end))
                 checked.append(PolygonEdges.Edge(
-                    start: start, end: end, ring: name, position: index, ringCount: points.count,
+                    start: points[index], end: points[next], ring: name, position: index, ringCount: points.count,
                     from: given[index], to: given[next]))
             }
-            ringEnds.append(edges.count)
         }
         try PolygonEdges.check(checked, wrap: Coordinate.wrappedLongitude)
 
+        let outerPoints = rings[0]
         let xs = outerPoints.map(\.x)
         let ys = outerPoints.map(\.y)
         let count = Double(outerPoints.count)
+        let boundingBox = BoundingBox(
+            minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
+            minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
+            maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0))
         storage = Storage(
-            outer: outer, holes: holes,
-            boundingBox: BoundingBox(
-                minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
-                minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
-                maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0)),
+            outer: outer, holes: holes, boundingBox: boundingBox,
             center: Coordinate(
                 latitude: ys.reduce(0, +) / count,
                 longitude: Coordinate.wrappedLongitude(xs.reduce(0, +) / count)),
-            // A polygon that passed the check has at most `PolygonEdges.maximumWork` edges.
-            referenceLongitude: referenceLongitude, edges: edges, outerEnd: ringEnds[0],
-            holeEnds: ringEnds.dropFirst().map(UInt32.init))
+            run: PolygonGeometry.run(boundingBox: boundingBox, referenceLongitude: referenceLongitude, rings: rings))
     }
 
     /// Validates one ring and returns its open list of vertices as (unwrapped longitude,
@@ -198,17 +179,13 @@ public struct Polygon: Sendable, Hashable {
         withGeometry { $0.planarBracket(c) }
     }
 
-    /// Calls `body` with the polygon's geometry over its own arrays.
+    /// Calls `body` with the polygon's geometry over its own run.
     func withGeometry<Result>(_ body: (PolygonGeometry) -> Result) -> Result {
-        let storage = storage
-        return storage.edges.withUnsafeBufferPointer { edges in
-            storage.holeEnds.withUnsafeBufferPointer { holeEnds in
-                body(PolygonGeometry(
-                    boundingBox: storage.boundingBox, referenceLongitude: storage.referenceLongitude,
-                    edges: edges, outerEnd: storage.outerEnd, holeEnds: holeEnds))
-            }
-        }
+        storage.run.withUnsafeBufferPointer { body(PolygonGeometry(run: $0)) }
     }
+
+    /// The polygon's run (see `PolygonGeometry`), for packing it with others.
+    var run: [Double] { storage.run }
 
     /// Polygons are equal when their rings are equal as given.
     public static func == (lhs: Polygon, rhs: Polygon) -> Bool {

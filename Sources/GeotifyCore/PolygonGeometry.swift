@@ -1,41 +1,65 @@
 import Foundation
 
-/// What a polygon's checks read, over borrowed storage: its bounding box, the longitude
-/// its vertices are unwrapped against, and its edges ring by ring (outer ring first, then
-/// the holes). `Polygon` answers its containment and distance questions through it from
-/// its own arrays, and `PackedPolygons` from a shared set's polygons packed in slot order,
-/// so a fix's answer is computed by the same code from either, to the bit.
+/// What a polygon's checks read, as one run of numbers: its bounding box, the longitude
+/// its vertices are unwrapped against, where each ring ends, and the rings' vertices with
+/// the slope of the edge that starts at each (outer ring first, then the holes). `Polygon`
+/// keeps its run in an array of its own; `PackedPolygons` keeps a shared set's runs one
+/// after another in slot order, so a polygon candidate is one stretch of memory. Both
+/// answer through this view, so a fix's answer is computed by the same code, to the bit.
+///
+/// A run is 8-byte words: 0–3 the box (south, north, west, east), 4 the reference
+/// longitude, 5 the ring count r, then r ring ends (in vertices, counted from the first
+/// vertex), then the vertices, three words each: unwrapped longitude, latitude, and the
+/// inverse slope dx/dy of the edge to the next vertex (0 for a horizontal edge, which
+/// never crosses). Each ring's vertices end with its first vertex again, so edge i of a
+/// ring joins vertex i to vertex i + 1; 24 bytes an edge.
 struct PolygonGeometry {
-    /// One edge in the unwrapped (longitude, latitude) plane.
-    struct Edge: Sendable {
-        var x1: Double
-        var y1: Double
-        var x2: Double
-        var y2: Double
-        /// dx/dy, for the crossing test (0 for horizontal edges, which never cross).
-        var inverseSlope: Double
-
-        /// The edge from `start` to `end`.
-        init(from start: (x: Double, y: Double), to end: (x: Double, y: Double)) {
-            let dy = end.y - start.y
-            x1 = start.x
-            y1 = start.y
-            x2 = end.x
-            y2 = end.y
-            inverseSlope = dy == 0 ? 0 : (end.x - start.x) / dy
-        }
-    }
-
     /// A box containing the polygon.
     let boundingBox: BoundingBox
     /// The longitude every vertex and queried point is unwrapped against.
     let referenceLongitude: Double
-    /// The edges of all rings: the outer ring's, then each hole's.
-    let edges: UnsafeBufferPointer<Edge>
-    /// How many of `edges` are the outer ring's.
-    let outerEnd: Int
-    /// Where each hole's edges end in `edges` (empty without holes).
-    let holeEnds: UnsafeBufferPointer<UInt32>
+    /// The ring ends, in vertices (outer ring first).
+    private let ringEnds: UnsafeBufferPointer<Double>
+    /// The vertices, three words each.
+    private let vertices: UnsafeBufferPointer<Double>
+
+    /// The words before the ring ends.
+    private static let headerWords = 6
+    /// The words of one vertex.
+    private static let vertexWords = 3
+
+    /// The view of the run that starts at `run`'s first word.
+    @inline(__always)
+    init(run: UnsafeBufferPointer<Double>) {
+        boundingBox = BoundingBox(minLatitude: run[0], maxLatitude: run[1], minLongitude: run[2], maxLongitude: run[3])
+        referenceLongitude = run[4]
+        let ringCount = Int(run[5])
+        let verticesStart = Self.headerWords + ringCount
+        ringEnds = UnsafeBufferPointer(rebasing: run[Self.headerWords..<verticesStart])
+        let vertexCount = Int(ringEnds[ringCount - 1])
+        vertices = UnsafeBufferPointer(rebasing: run[verticesStart..<(verticesStart + Self.vertexWords * vertexCount)])
+    }
+
+    /// The run of a polygon with these rings, each given open (its first vertex not
+    /// repeated at its end) as unwrapped (longitude, latitude).
+    static func run(boundingBox: BoundingBox, referenceLongitude: Double, rings: [[(x: Double, y: Double)]]) -> [Double] {
+        var run = [boundingBox.minLatitude, boundingBox.maxLatitude, boundingBox.minLongitude, boundingBox.maxLongitude,
+                   referenceLongitude, Double(rings.count)]
+        var end = 0
+        for ring in rings {
+            end += ring.count + 1
+            run.append(Double(end))
+        }
+        for ring in rings {
+            for (index, start) in ring.enumerated() {
+                let next = ring[(index + 1) % ring.count]
+                let dy = next.y - start.y
+                run += [start.x, start.y, dy == 0 ? 0 : (next.x - start.x) / dy]
+            }
+            run += [ring[0].x, ring[0].y, 0]
+        }
+        return run
+    }
 
     /// The longitude moved by whole turns to within 180° of the reference.
     static func unwrap(_ longitude: Double, against reference: Double) -> Double {
@@ -53,25 +77,29 @@ struct PolygonGeometry {
         guard boundingBox.contains(c) else { return false }
         let x = Self.unwrap(c.longitude, against: referenceLongitude)
         let y = c.latitude
-        guard crossingsAreOdd(x: x, y: y, from: 0, to: outerEnd) else { return false }
-        var start = outerEnd
-        for end in holeEnds {
-            if crossingsAreOdd(x: x, y: y, from: start, to: Int(end)) { return false }
+        var start = 0
+        for (ring, end) in ringEnds.enumerated() {
+            let inside = crossingsAreOdd(x: x, y: y, from: start, to: Int(end) - 1)
+            if ring == 0 ? !inside : inside { return false }
             start = Int(end)
         }
         return true
     }
 
-    /// Whether a ray from (x, y) towards growing x crosses the edges `start..<end` (one
-    /// ring) an odd number of times: the even-odd rule.
+    /// Whether a ray from (x, y) towards growing x crosses the edges that start at the
+    /// vertices `start..<end` (one ring) an odd number of times: the even-odd rule.
     @inline(__always)
     private func crossingsAreOdd(x: Double, y: Double, from start: Int, to end: Int) -> Bool {
         var inside = false
-        for index in start..<end {
-            let edge = edges[index]
-            if (edge.y1 > y) != (edge.y2 > y) && x < edge.x1 + (y - edge.y1) * edge.inverseSlope {
+        var word = start * Self.vertexWords
+        for _ in start..<end {
+            let x1 = vertices[word]
+            let y1 = vertices[word + 1]
+            let y2 = vertices[word + 4]
+            if (y1 > y) != (y2 > y) && x < x1 + (y - y1) * vertices[word + 2] {
                 inside.toggle()
             }
+            word += Self.vertexWords
         }
         return inside
     }
@@ -162,21 +190,30 @@ struct PolygonGeometry {
     ) -> (distance: Double, nearest: (x: Double, y: Double)) {
         var best = Double.infinity
         var nearest = (x: x, y: y)
-        for edge in edges {
-            let ax = (edge.x1 - x) * metresPerDegreeX
-            let ay = (edge.y1 - y) * metresPerDegreeY
-            let dx = (edge.x2 - edge.x1) * metresPerDegreeX
-            let dy = (edge.y2 - edge.y1) * metresPerDegreeY
-            let lengthSquared = dx * dx + dy * dy
-            var t = lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0
-            t = min(1, max(0, t))
-            let px = ax + t * dx
-            let py = ay + t * dy
-            let squared = px * px + py * py
-            if squared < best {
-                best = squared
-                nearest = (x: edge.x1 + t * (edge.x2 - edge.x1), y: edge.y1 + t * (edge.y2 - edge.y1))
+        var start = 0
+        for end in ringEnds {
+            for vertex in start..<(Int(end) - 1) {
+                let word = vertex * Self.vertexWords
+                let x1 = vertices[word]
+                let y1 = vertices[word + 1]
+                let x2 = vertices[word + 3]
+                let y2 = vertices[word + 4]
+                let ax = (x1 - x) * metresPerDegreeX
+                let ay = (y1 - y) * metresPerDegreeY
+                let dx = (x2 - x1) * metresPerDegreeX
+                let dy = (y2 - y1) * metresPerDegreeY
+                let lengthSquared = dx * dx + dy * dy
+                var t = lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0
+                t = min(1, max(0, t))
+                let px = ax + t * dx
+                let py = ay + t * dy
+                let squared = px * px + py * py
+                if squared < best {
+                    best = squared
+                    nearest = (x: x1 + t * (x2 - x1), y: y1 + t * (y2 - y1))
+                }
             }
+            start = Int(end)
         }
         return (best.squareRoot(), nearest)
     }

@@ -7,7 +7,7 @@
 /// reading one is a cache and TLB miss. The candidates of a fix are a few neighbouring
 /// slots instead, so a fix costs the index query and a few cache lines, and a circle's
 /// `Fence` is read only when the device's relation to it changes. A polygon's check
-/// reads its header and edges from `PackedPolygons`, also in slot order.
+/// reads its run from `PackedPolygons`, where the runs are in slot order too.
 package final class SpatialFences: Sendable {
     /// One fence as a fix's checks read it.
     package struct Slot: Sendable {
@@ -17,10 +17,10 @@ package final class SpatialFences: Sendable {
         /// The fence's `size`: a circle's radius.
         package let size: Double
         package let addedRevision: Int
+        /// Where the polygon's run starts in `polygons`, or -1 for a circle.
+        package let polygon: Int
         /// Where the fence is in the set's `fences`.
         package let position: UInt32
-        /// Where the polygon is in `polygons`, or -1 for a circle.
-        package let polygon: Int32
         package let overridesRules: Bool
     }
 
@@ -38,18 +38,17 @@ package final class SpatialFences: Sendable {
         slots.reserveCapacity(order.count)
         for position in order {
             let fence = fences[position]
-            var polygon: Int32 = -1
+            var polygon = -1
             var center = Coordinate(latitude: 0, longitude: 0)
             switch fence.region {
             case .circle(let circleCenter, _):
                 center = circleCenter
             case .polygon(let shape):
-                polygon = Int32(polygons.count)
-                polygons.append(shape)
+                polygon = polygons.append(shape)
             }
             slots.append(Slot(
                 identifier: fence.identifier, center: center, size: fence.size, addedRevision: fence.addedRevision,
-                position: UInt32(position), polygon: polygon, overridesRules: fence.overridesRules))
+                polygon: polygon, position: UInt32(position), overridesRules: fence.overridesRules))
         }
         self.index = index
         self.slots = slots
@@ -63,7 +62,7 @@ package final class SpatialFences: Sendable {
             return Region.circle(center: slot.center, radius: slot.size)
                 .containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
         }
-        return polygons.withGeometry(Int(slot.polygon)) { polygon in
+        return polygons.withGeometry(at: slot.polygon) { polygon in
             polygon.containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: slot.size)
         }
     }

@@ -77,18 +77,17 @@ struct PackedPolygonsTests {
         var random = SplitMix64(seed: 17)
         let polygons = try polygons(&random)
         var packed = PackedPolygons()
-        for polygon in polygons { packed.append(polygon) }
-        #expect(packed.count == polygons.count)
+        let starts = polygons.map { packed.append($0) }
         var inside = 0
         var uncertain = 0
         for (index, polygon) in polygons.enumerated() {
             let size = Region.polygon(polygon).size
             for point in points(around: polygon, &random) {
-                let contained = packed.withGeometry(index) { $0.contains(point) }
+                let contained = packed.withGeometry(at: starts[index]) { $0.contains(point) }
                 #expect(contained == polygon.contains(point), "polygon \(index) at \(point)")
                 if contained { inside += 1 }
                 for (accuracy, hysteresis) in margins {
-                    let answer = packed.withGeometry(index) {
+                    let answer = packed.withGeometry(at: starts[index]) {
                         $0.containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: size)
                     }
                     #expect(answer == Region.polygon(polygon).containment(of: point, accuracy: accuracy, hysteresis: hysteresis))
@@ -103,18 +102,18 @@ struct PackedPolygonsTests {
     func holesAndTheAntimeridian() throws {
         let holed = try Polygon(outer: square(10, 179.95, half: 0.1), holes: [square(10, 179.95, half: 0.02)])
         var packed = PackedPolygons()
-        packed.append(try Polygon(outer: square(0, 0, half: 1)))
-        packed.append(holed)
+        let square = packed.append(try Polygon(outer: square(0, 0, half: 1)))
+        let ring = packed.append(holed)
         let inHole = Coordinate(latitude: 10, longitude: 179.95)
         let inRingEast = Coordinate(latitude: 10, longitude: -179.98)
         let inRingWest = Coordinate(latitude: 10.05, longitude: 179.9)
         let beyond = Coordinate(latitude: 10, longitude: -179.8)
-        #expect(!packed.withGeometry(1) { $0.contains(inHole) })
-        #expect(packed.withGeometry(1) { $0.contains(inRingEast) })
-        #expect(packed.withGeometry(1) { $0.contains(inRingWest) })
-        #expect(!packed.withGeometry(1) { $0.contains(beyond) })
-        #expect(packed.withGeometry(0) { $0.contains(Coordinate(latitude: 0.5, longitude: 0.5)) })
-        #expect(!packed.withGeometry(0) { $0.contains(inRingEast) })
+        #expect(!packed.withGeometry(at: ring) { $0.contains(inHole) })
+        #expect(packed.withGeometry(at: ring) { $0.contains(inRingEast) })
+        #expect(packed.withGeometry(at: ring) { $0.contains(inRingWest) })
+        #expect(!packed.withGeometry(at: ring) { $0.contains(beyond) })
+        #expect(packed.withGeometry(at: square) { $0.contains(Coordinate(latitude: 0.5, longitude: 0.5)) })
+        #expect(!packed.withGeometry(at: square) { $0.contains(inRingEast) })
     }
 
     /// Every slot of `set` answers as its fence's region.
