@@ -43,8 +43,11 @@ struct PolygonGeometry {
     /// The run of a polygon with these rings, each given open (its first vertex not
     /// repeated at its end) as unwrapped (longitude, latitude).
     static func run(boundingBox: BoundingBox, referenceLongitude: Double, rings: [[(x: Double, y: Double)]]) -> [Double] {
-        var run = [boundingBox.minLatitude, boundingBox.maxLatitude, boundingBox.minLongitude, boundingBox.maxLongitude,
-                   referenceLongitude, Double(rings.count)]
+        var run: [Double] = []
+        run.reserveCapacity(headerWords + rings.count + vertexWords * rings.reduce(0) { $0 + $1.count + 1 })
+        run += [boundingBox.minLatitude, boundingBox.maxLatitude, boundingBox.minLongitude, boundingBox.maxLongitude]
+        run.append(referenceLongitude)
+        run.append(Double(rings.count))
         var end = 0
         for ring in rings {
             end += ring.count + 1
@@ -54,9 +57,13 @@ struct PolygonGeometry {
             for (index, start) in ring.enumerated() {
                 let next = ring[(index + 1) % ring.count]
                 let dy = next.y - start.y
-                run += [start.x, start.y, dy == 0 ? 0 : (next.x - start.x) / dy]
+                run.append(start.x)
+                run.append(start.y)
+                run.append(dy == 0 ? 0 : (next.x - start.x) / dy)
             }
-            run += [ring[0].x, ring[0].y, 0]
+            run.append(ring[0].x)
+            run.append(ring[0].y)
+            run.append(0)
         }
         return run
     }

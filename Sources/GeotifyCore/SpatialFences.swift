@@ -7,7 +7,10 @@
 /// reading one is a cache and TLB miss. The candidates of a fix are a few neighbouring
 /// slots instead, so a fix costs the index query and a few cache lines, and a circle's
 /// `Fence` is read only when the device's relation to it changes. A polygon's check
-/// reads its run from `PackedPolygons`, where the runs are in slot order too.
+/// reads its run from `PackedPolygons`, where the runs are in slot order too. It is a
+/// class so that reading a slot or a polygon through a set's `spatial` borrows its
+/// arrays instead of copying (and retaining and releasing) all of them for every
+/// candidate.
 package final class SpatialFences: Sendable {
     /// One fence as a fix's checks read it.
     package struct Slot: Sendable {
