@@ -12,6 +12,11 @@ struct PackedPolygons: Sendable {
     /// Every polygon's run, polygon after polygon.
     private var words: [Double] = []
 
+    /// Room for `polygons` without growing.
+    init(capacityFor polygons: some Sequence<Polygon>) {
+        words.reserveCapacity(polygons.reduce(0) { $0 + $1.run.count })
+    }
+
     /// Adds `polygon` and returns where its run starts.
     mutating func append(_ polygon: Polygon) -> Int {
         let start = words.count

@@ -37,7 +37,10 @@ package final class SpatialFences: Sendable {
     package init(_ fences: [Fence]) {
         let (index, order) = FenceIndex(fences).numberedInTreeOrder()
         var slots: [Slot] = []
-        var polygons = PackedPolygons()
+        var polygons = PackedPolygons(capacityFor: fences.lazy.compactMap { fence -> Polygon? in
+            if case .polygon(let polygon) = fence.region { return polygon }
+            return nil
+        })
         slots.reserveCapacity(order.count)
         for position in order {
             let fence = fences[position]

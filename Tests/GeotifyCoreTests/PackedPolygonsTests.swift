@@ -76,7 +76,7 @@ struct PackedPolygonsTests {
     func packedPolygonsAnswerAsTheirPolygons() throws {
         var random = SplitMix64(seed: 17)
         let polygons = try polygons(&random)
-        var packed = PackedPolygons()
+        var packed = PackedPolygons(capacityFor: polygons)
         let starts = polygons.map { packed.append($0) }
         var inside = 0
         var uncertain = 0
@@ -101,7 +101,7 @@ struct PackedPolygonsTests {
     @Test("a point in a hole is outside, in the ring around it inside, across the antimeridian too")
     func holesAndTheAntimeridian() throws {
         let holed = try Polygon(outer: square(10, 179.95, half: 0.1), holes: [square(10, 179.95, half: 0.02)])
-        var packed = PackedPolygons()
+        var packed = PackedPolygons(capacityFor: [])
         let square = packed.append(try Polygon(outer: square(0, 0, half: 1)))
         let ring = packed.append(holed)
         let inHole = Coordinate(latitude: 10, longitude: 179.95)
