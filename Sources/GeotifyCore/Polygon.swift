@@ -23,15 +23,8 @@ public struct Polygon: Sendable, Hashable {
 
     /// Everything above and below in one immutable object: copying a polygon (as reading
     /// a fence's region does) retains one reference, and a check reads that object and
-    /// the edges, not the rings as given (which only display and equality need).
+    /// its run, not the rings as given (which only display and equality need).
     private let storage: Storage
-
-    /// The longitude every vertex and queried point is unwrapped against.
-    private var referenceLongitude: Double { storage.referenceLongitude }
-    /// Edges of all rings in the unwrapped plane: outer ring first, then the holes.
-    private var edges: [Edge] { storage.edges }
-    /// End index in `edges` of each ring (outer first).
-    private var ringEnds: [Int] { storage.ringEnds }
 
     /// The polygon's data (see `storage`).
     private final class Storage: Sendable {
@@ -39,32 +32,16 @@ public struct Polygon: Sendable, Hashable {
         let holes: [[Coordinate]]
         let boundingBox: BoundingBox
         let center: Coordinate
-        let referenceLongitude: Double
-        let edges: [Edge]
-        let ringEnds: [Int]
+        /// What the checks read (see `PolygonGeometry`).
+        let run: [Double]
 
-        init(
-            outer: [Coordinate], holes: [[Coordinate]], boundingBox: BoundingBox, center: Coordinate,
-            referenceLongitude: Double, edges: [Edge], ringEnds: [Int]
-        ) {
+        init(outer: [Coordinate], holes: [[Coordinate]], boundingBox: BoundingBox, center: Coordinate, run: [Double]) {
             self.outer = outer
             self.holes = holes
             self.boundingBox = boundingBox
             self.center = center
-            self.referenceLongitude = referenceLongitude
-            self.edges = edges
-            self.ringEnds = ringEnds
+            self.run = run
         }
-    }
-
-    /// One edge in the unwrapped (longitude, latitude) plane.
-    private struct Edge: Sendable {
-        var x1: Double
-        var y1: Double
-        var x2: Double
-        var y2: Double
-        /// dx/dy, for the crossing test (0 for horizontal edges, which never cross).
-        var inverseSlope: Double
     }
 
     /// Validates the rings and precomputes what containment and distance checks need.
@@ -76,42 +53,35 @@ public struct Polygon: Sendable, Hashable {
     /// refused (it simply removes nothing).
     public init(outer: [Coordinate], holes: [[Coordinate]] = []) throws(PolygonError) {
         let referenceLongitude = outer.first.map { Coordinate.wrappedLongitude($0.longitude) } ?? 0
-        var edges: [Edge] = []
-        var ringEnds: [Int] = []
-        var outerPoints: [(x: Double, y: Double)] = []
+        var rings: [[(x: Double, y: Double)]] = []
         var checked: [PolygonEdges.Edge] = []
         for (ringIndex, ring) in ([outer] + holes).enumerated() {
             let name: PolygonError.Ring = ringIndex == 0 ? .outer : .hole(ringIndex - 1)
             let (points, given) = try Self.unwrappedRing(ring, name: name, referenceLongitude: referenceLongitude)
-            if ringIndex == 0 { outerPoints = points }
+            rings.append(points)
             for index in points.indices {
                 let next = (index + 1) % points.count
-                let start = points[index]
-                let end = points[next]
-                let dy = end.y - start.y
-                edges.append(Edge(x1: start.x, y1: start.y, x2: end.x, y2: end.y,
-                                  inverseSlope: dy == 0 ? 0 : (end.x - start.x) / dy))
                 checked.append(PolygonEdges.Edge(
-                    start: start, end: end, ring: name, position: index, ringCount: points.count,
+                    start: points[index], end: points[next], ring: name, position: index, ringCount: points.count,
                     from: given[index], to: given[next]))
             }
-            ringEnds.append(edges.count)
         }
         try PolygonEdges.check(checked, wrap: Coordinate.wrappedLongitude)
 
+        let outerPoints = rings[0]
         let xs = outerPoints.map(\.x)
         let ys = outerPoints.map(\.y)
         let count = Double(outerPoints.count)
+        let boundingBox = BoundingBox(
+            minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
+            minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
+            maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0))
         storage = Storage(
-            outer: outer, holes: holes,
-            boundingBox: BoundingBox(
-                minLatitude: ys.min() ?? 0, maxLatitude: ys.max() ?? 0,
-                minLongitude: Coordinate.wrappedLongitude(xs.min() ?? 0),
-                maxLongitude: Coordinate.wrappedLongitude(xs.max() ?? 0)),
+            outer: outer, holes: holes, boundingBox: boundingBox,
             center: Coordinate(
                 latitude: ys.reduce(0, +) / count,
                 longitude: Coordinate.wrappedLongitude(xs.reduce(0, +) / count)),
-            referenceLongitude: referenceLongitude, edges: edges, ringEnds: ringEnds)
+            run: PolygonGeometry.run(boundingBox: boundingBox, referenceLongitude: referenceLongitude, rings: rings))
     }
 
     /// Validates one ring and returns its open list of vertices as (unwrapped longitude,
@@ -131,7 +101,7 @@ public struct Polygon: Sendable, Hashable {
         var points: [(x: Double, y: Double)] = []
         var given: [Int] = []
         for (index, vertex) in vertices.enumerated() where index == 0 || vertex != vertices[index - 1] {
-            points.append((x: unwrap(vertex.longitude, against: referenceLongitude), y: vertex.latitude))
+            points.append((x: PolygonGeometry.unwrap(vertex.longitude, against: referenceLongitude), y: vertex.latitude))
             given.append(index)
         }
         if points.count > 1 && vertices.last == vertices.first {
@@ -152,43 +122,16 @@ public struct Polygon: Sendable, Hashable {
         return (points, given)
     }
 
-    /// The longitude moved by whole turns to within 180° of the reference.
-    private static func unwrap(_ longitude: Double, against reference: Double) -> Double {
-        var offset = longitude - reference
-        if offset > 180 {
-            offset -= 360
-        } else if offset < -180 {
-            offset += 360
-        }
-        return reference + Coordinate.wrappedLongitude(offset)
-    }
-
     /// Whether the position is inside the outer ring and not inside any hole (even-odd rule
     /// per ring), handling the antimeridian. Points exactly on an edge may go either way:
     /// callers that care combine this with `distanceToBoundary`.
     public func contains(_ c: Coordinate) -> Bool {
-        guard boundingBox.contains(c) else { return false }
-        let x = Self.unwrap(c.longitude, against: referenceLongitude)
-        let y = c.latitude
-        return edges.withUnsafeBufferPointer { edges in
-            var start = 0
-            for (ringIndex, end) in ringEnds.enumerated() {
-                var inside = false
-                for index in start..<end {
-                    let edge = edges[index]
-                    if (edge.y1 > y) != (edge.y2 > y) && x < edge.x1 + (y - edge.y1) * edge.inverseSlope {
-                        inside.toggle()
-                    }
-                }
-                if ringIndex == 0 {
-                    if !inside { return false }
-                } else if inside {
-                    return false
-                }
-                start = end
-            }
-            return true
-        }
+        withGeometry { $0.contains(c) }
+    }
+
+    /// `Region.containment` for this polygon, given its `size`.
+    public func containment(of point: Coordinate, accuracy: Double, hysteresis: Double, size: Double) -> Containment {
+        withGeometry { $0.containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: size) }
     }
 
     /// Approximate distance in metres from the position to the nearest edge of any ring.
@@ -201,45 +144,17 @@ public struct Polygon: Sendable, Hashable {
     /// and hysteresis decisions, not for surveying. It does not say on which side the
     /// position is: combine with `contains`.
     public func distanceToBoundary(_ c: Coordinate) -> Double {
-        let x = Self.unwrap(c.longitude, against: referenceLongitude)
-        let y = min(90, max(-90, c.latitude))
-        let radiansPerDegree = Double.pi / 180
-        let (_, nearest) = planarNearest(
-            x: x, y: y, metresPerDegreeX: Geodesy.parallelRadius(atLatitude: y) * radiansPerDegree,
-            metresPerDegreeY: Geodesy.meridionalRadius(atLatitude: y) * radiansPerDegree)
-        // The great-circle distance to that point (right where meridians converge), scaled
-        // from the sphere to the ellipsoid by the ratio of the radii of curvature in its
-        // direction at the mid-latitude.
-        let spherical = Geodesy.sphericalDistance(
-            Coordinate(latitude: y, longitude: x), Coordinate(latitude: nearest.y, longitude: nearest.x))
-        let midLatitude = (y + nearest.y) / 2
-        let dLatitude = nearest.y - y
-        let dLongitude = nearest.x - x
-        let north = dLatitude * Geodesy.meridionalRadius(atLatitude: midLatitude)
-        let east = dLongitude * Geodesy.parallelRadius(atLatitude: midLatitude)
-        let sphereNorth = dLatitude * Geodesy.meanRadius
-        let sphereEast = dLongitude * Geodesy.meanRadius * max(0, cos(midLatitude * radiansPerDegree))
-        let sphereLength = (sphereNorth * sphereNorth + sphereEast * sphereEast).squareRoot()
-        guard sphereLength > 0 else { return spherical }
-        return spherical * (north * north + east * east).squareRoot() / sphereLength
+        withGeometry { $0.distanceToBoundary(c) }
     }
 
     /// Whether `distanceToBoundary(c)` is at least `margin` metres.
     public func boundaryDistance(of c: Coordinate, isAtLeast margin: Double) -> Bool {
-        if let bracket = planarBracket(c) {
-            if bracket.lower >= margin { return true }
-            if bracket.upper < margin { return false }
-        }
-        return distanceToBoundary(c) >= margin
+        withGeometry { $0.boundaryDistance(of: c, isAtLeast: margin) }
     }
 
     /// Whether `distanceToBoundary(c)` is more than `margin` metres.
     public func boundaryDistance(of c: Coordinate, exceeds margin: Double) -> Bool {
-        if let bracket = planarBracket(c) {
-            if bracket.lower > margin { return true }
-            if bracket.upper <= margin { return false }
-        }
-        return distanceToBoundary(c) > margin
+        withGeometry { $0.boundaryDistance(of: c, exceeds: margin) }
     }
 
     /// Bounds on `distanceToBoundary(c)` from the planar distance alone (no trigonometry:
@@ -261,49 +176,16 @@ public struct Polygon: Sendable, Hashable {
     /// `PolygonPlanarBracketTests` checks it against `distanceToBoundary` at latitudes to
     /// 80° and distances to 30 km.
     func planarBracket(_ c: Coordinate) -> (lower: Double, upper: Double)? {
-        let y = c.latitude
-        guard abs(y) <= 80 else { return nil }
-        let radiansPerDegree = Double.pi / 180
-        let cosine = cos(y * radiansPerDegree)
-        let (planar, _) = planarNearest(
-            x: Self.unwrap(c.longitude, against: referenceLongitude), y: y,
-            metresPerDegreeX: Geodesy.parallelRadius(cosineOfLatitude: cosine) * radiansPerDegree,
-            metresPerDegreeY: Geodesy.meridionalRadius(cosineOfLatitude: cosine) * radiansPerDegree)
-        let theta = planar / 6_335_439
-        guard theta <= 30_000 / 6_335_439 else { return nil }
-        let tangentSquared = (1 - cosine * cosine) / (cosine * cosine)
-        let bound = (1 + tangentSquared.squareRoot()) * theta + 10 * (1 + tangentSquared) * theta * theta + 1e-9
-        return (planar * (1 - bound) - 1e-6, planar * (1 + bound) + 1e-6)
+        withGeometry { $0.planarBracket(c) }
     }
 
-    /// The nearest point of any ring's edges to (x, y) (unwrapped longitude, latitude) in
-    /// the local equirectangular projection with the given scales, and its distance in
-    /// metres in that projection.
-    private func planarNearest(
-        x: Double, y: Double, metresPerDegreeX: Double, metresPerDegreeY: Double
-    ) -> (distance: Double, nearest: (x: Double, y: Double)) {
-        var best = Double.infinity
-        var nearest = (x: x, y: y)
-        edges.withUnsafeBufferPointer { edges in
-            for edge in edges {
-                let ax = (edge.x1 - x) * metresPerDegreeX
-                let ay = (edge.y1 - y) * metresPerDegreeY
-                let dx = (edge.x2 - edge.x1) * metresPerDegreeX
-                let dy = (edge.y2 - edge.y1) * metresPerDegreeY
-                let lengthSquared = dx * dx + dy * dy
-                var t = lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0
-                t = min(1, max(0, t))
-                let px = ax + t * dx
-                let py = ay + t * dy
-                let squared = px * px + py * py
-                if squared < best {
-                    best = squared
-                    nearest = (x: edge.x1 + t * (edge.x2 - edge.x1), y: edge.y1 + t * (edge.y2 - edge.y1))
-                }
-            }
-        }
-        return (best.squareRoot(), nearest)
+    /// Calls `body` with the polygon's geometry over its own run.
+    func withGeometry<Result>(_ body: (PolygonGeometry) -> Result) -> Result {
+        storage.run.withUnsafeBufferPointer { body(PolygonGeometry(run: $0)) }
     }
+
+    /// The polygon's run (see `PolygonGeometry`), for packing it with others.
+    var run: [Double] { storage.run }
 
     /// Polygons are equal when their rings are equal as given.
     public static func == (lhs: Polygon, rhs: Polygon) -> Bool {

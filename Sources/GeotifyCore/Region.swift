@@ -82,20 +82,7 @@ public enum Region: Sendable, Hashable {
             var distance = CircleDistance(center, point)
             return Region.circleContainment(&distance, radius: radius, accuracy: accuracy, hysteresis: hysteresis)
         case .polygon(let polygon):
-            let centreInside = polygon.contains(point)
-            if centreInside {
-                let margin = min(accuracy, size / 2)
-                if margin == 0 || polygon.boundaryDistance(of: point, isAtLeast: margin) {
-                    return Containment(relation: .inside, centreInside: true)
-                }
-            } else {
-                let margin = hysteresis + accuracy
-                if margin == 0 || !polygon.boundingBox.expanded(by: margin).contains(point)
-                    || polygon.boundaryDistance(of: point, exceeds: margin) {
-                    return Containment(relation: .outside, centreInside: false)
-                }
-            }
-            return Containment(relation: .uncertain, centreInside: centreInside)
+            return polygon.containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: size)
         }
     }
 

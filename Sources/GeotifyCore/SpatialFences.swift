@@ -7,8 +7,11 @@
 /// reading one is a cache and TLB miss. The candidates of a fix are a few neighbouring
 /// slots instead, so a fix costs the index query and a few cache lines, and a circle's
 /// `Fence` is read only when the device's relation to it changes. A polygon's check
-/// reads its `Fence` (kept by reference in slot order) and its edges.
-package struct SpatialFences: Sendable {
+/// reads its run from `PackedPolygons`, where the runs are in slot order too. It is a
+/// class so that reading a slot or a polygon through a set's `spatial` borrows its
+/// arrays instead of copying (and retaining and releasing) all of them for every
+/// candidate.
+package final class SpatialFences: Sendable {
     /// One fence as a fix's checks read it.
     package struct Slot: Sendable {
         package let identifier: String
@@ -17,10 +20,10 @@ package struct SpatialFences: Sendable {
         /// The fence's `size`: a circle's radius.
         package let size: Double
         package let addedRevision: Int
+        /// Where the polygon's run starts in `polygons`, or -1 for a circle.
+        package let polygon: Int
         /// Where the fence is in the set's `fences`.
         package let position: UInt32
-        /// Where the polygon is in `polygons`, or -1 for a circle.
-        package let polygon: Int32
         package let overridesRules: Bool
     }
 
@@ -28,28 +31,30 @@ package struct SpatialFences: Sendable {
     package let index: FenceIndex
     /// The fences with a non-empty bounding box, in the order of `index`.
     package let slots: [Slot]
-    /// The polygon fences, in the order of their slots.
-    private let polygons: [Fence]
+    /// The polygons of the polygon fences, in the order of their slots.
+    private let polygons: PackedPolygons
 
     package init(_ fences: [Fence]) {
         let (index, order) = FenceIndex(fences).numberedInTreeOrder()
         var slots: [Slot] = []
-        var polygons: [Fence] = []
+        var polygons = PackedPolygons(capacityFor: fences.lazy.compactMap { fence -> Polygon? in
+            if case .polygon(let polygon) = fence.region { return polygon }
+            return nil
+        })
         slots.reserveCapacity(order.count)
         for position in order {
             let fence = fences[position]
-            var polygon: Int32 = -1
+            var polygon = -1
             var center = Coordinate(latitude: 0, longitude: 0)
             switch fence.region {
             case .circle(let circleCenter, _):
                 center = circleCenter
-            case .polygon:
-                polygon = Int32(polygons.count)
-                polygons.append(fence)
+            case .polygon(let shape):
+                polygon = polygons.append(shape)
             }
             slots.append(Slot(
                 identifier: fence.identifier, center: center, size: fence.size, addedRevision: fence.addedRevision,
-                position: UInt32(position), polygon: polygon, overridesRules: fence.overridesRules))
+                polygon: polygon, position: UInt32(position), overridesRules: fence.overridesRules))
         }
         self.index = index
         self.slots = slots
@@ -63,6 +68,8 @@ package struct SpatialFences: Sendable {
             return Region.circle(center: slot.center, radius: slot.size)
                 .containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
         }
-        return polygons[Int(slot.polygon)].region.containment(of: point, accuracy: accuracy, hysteresis: hysteresis)
+        return polygons.withGeometry(at: slot.polygon) { polygon in
+            polygon.containment(of: point, accuracy: accuracy, hysteresis: hysteresis, size: slot.size)
+        }
     }
 }
