@@ -189,6 +189,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// returns the code that ended it (0 for a stop) and its reason.
     private func loop() -> (Int32, String) {
         var stopDeadline: ContinuousClock.Instant?
+        var acknowledgements = AcknowledgementPacing.standard
         while true {
             if isStopping {
                 if mosquitto_socket(handle) < 0 {
@@ -205,7 +206,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
                     mosquitto_disconnect(handle)
                 }
             }
-            let code = turn()
+            let code = turn(&acknowledgements)
             if code != MOSQ_ERR_SUCCESS.rawValue {
                 relay.caughtUp()
                 let reason = MQTTEventRelay.reason(disconnect: code)
@@ -221,12 +222,13 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// the owner has handled it: threaded libmosquitto writes only in `mosquitto_loop_write`.)
     private static let burstLimit = 64
 
-    /// One turn of the loop: waits (up to `loopTimeout`) for the socket or a wake-up,
-    /// reads every packet that has arrived (up to `burstLimit`), reports the burst's end
-    /// (where the client's owner handles it and publishes what follows), writes what is
-    /// queued, and lets libmosquitto keep the connection alive. Returns libmosquitto's
-    /// code (not success: the connection ended).
-    private func turn() -> Int32 {
+    /// One turn of the loop: waits (up to `loopTimeout`, or until an owed acknowledgement
+    /// is due) for the socket or a wake-up, reads every packet that has arrived (up to
+    /// `burstLimit`), asks for the ACK of what was read as `acknowledgements` paces it,
+    /// reports the burst's end (where the client's owner handles it and publishes what
+    /// follows), writes what is queued, and lets libmosquitto keep the connection alive.
+    /// Returns libmosquitto's code (not success: the connection ended).
+    private func turn(_ acknowledgements: inout AcknowledgementPacing) -> Int32 {
         assert(isNetworkThread, "only the network thread drives the connection")
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
@@ -241,10 +243,12 @@ final class ConnectionSupervisor: @unchecked Sendable {
             pollfd(fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0),
         ]
-        let ready = poll(&descriptors, wakeup.descriptor >= 0 ? 2 : 1, buffered ? 0 : Self.loopTimeout)
+        let timeout = buffered ? 0 : acknowledgements.pollTimeout(at: DispatchTime.now().uptimeNanoseconds, usual: Self.loopTimeout)
+        let ready = poll(&descriptors, wakeup.descriptor >= 0 ? 2 : 1, timeout)
         if ready < 0 && errno != EINTR { return MOSQ_ERR_ERRNO.rawValue }
         if descriptors[1].revents != 0 { wakeup.drain() }
-        if buffered || descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+        let reading = buffered || descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+        if reading {
             var packets = 0
             repeat {
                 errno = 0
@@ -252,6 +256,8 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 if code != MOSQ_ERR_SUCCESS.rawValue { return code }
                 packets += 1
             } while packets < Self.burstLimit && Self.hasMoreToRead(socket: mosquitto_socket(handle))
+        }
+        if acknowledgements.acknowledgeNow(read: reading, at: DispatchTime.now().uptimeNanoseconds) {
             Self.acknowledgeAtOnce(socket: mosquitto_socket(handle))
         }
         relay.caughtUp()
@@ -269,12 +275,8 @@ final class ConnectionSupervisor: @unchecked Sendable {
     }
 
     /// Asks the kernel to acknowledge what was read at once instead of delaying the ACK
-    /// (up to 40 ms on Linux). A broker with Nagle's algorithm on (mosquitto's default,
-    /// `set_tcp_nodelay false`) holds each next message to a subscriber until the last
-    /// segment is acknowledged; for a subscriber that gets a steady stream and answers
-    /// nothing (QoS 0 positions), every message then waited for the delayed ACK: 24 ms
-    /// p50 at 2 000 positions/s on loopback, 0.3 ms with the ACK at once. Linux clears
-    /// the flag after it acknowledges, so it is set again after each burst.
+    /// (up to 40 ms on Linux); why, and how often, `AcknowledgementPacing` says. Linux
+    /// clears the flag after it acknowledges, so it is set again each time.
     private static func acknowledgeAtOnce(socket: Int32) {
         guard socket >= 0 else { return }
         var on: Int32 = 1

@@ -1,0 +1,69 @@
+@testable import GeotifyMQTT
+import Testing
+
+/// The pacing of immediate acknowledgements, checked as a pure value: the loop's
+/// monotonic time is passed in, so no clock or socket is involved.
+@Suite("AcknowledgementPacing")
+struct AcknowledgementPacingTests {
+    private let millisecond: UInt64 = 1_000_000
+
+    /// `acknowledgeNow` outside `#expect`, which cannot call a mutating method itself.
+    private func ask(_ pacing: inout AcknowledgementPacing, read: Bool, at now: UInt64) -> Bool {
+        pacing.acknowledgeNow(read: read, at: now)
+    }
+
+    @Test("the first read is acknowledged at once; a turn that read nothing owes nothing")
+    func firstReadAtOnce() {
+        var pacing = AcknowledgementPacing(interval: millisecond)
+        #expect(!ask(&pacing, read: false, at: 5 * millisecond))
+        #expect(ask(&pacing, read: true, at: 5 * millisecond))
+        #expect(!pacing.owed)
+        #expect(!ask(&pacing, read: false, at: 50 * millisecond))
+    }
+
+    @Test("reads within the interval are acknowledged once, when it has passed, and the poll waits no longer than that")
+    func readsWithinTheIntervalOweOne() {
+        var pacing = AcknowledgementPacing(interval: millisecond)
+        #expect(ask(&pacing, read: true, at: 10 * millisecond))
+        // A burst of turns 100 µs apart: no acknowledgement asked for, one owed.
+        for step in 1...9 {
+            #expect(!ask(&pacing, read: true, at: 10 * millisecond + UInt64(step) * 100_000))
+        }
+        #expect(pacing.owed)
+        // The loop's poll would wait 500 ms; it waits until the owed one is due: the
+        // 100 µs left, rounded up to a millisecond.
+        #expect(pacing.pollTimeout(at: 10 * millisecond + 900_000, usual: 500) == 1)
+        // The poll came back empty after it: the owed acknowledgement is asked for now.
+        #expect(ask(&pacing, read: false, at: 11 * millisecond))
+        #expect(!pacing.owed)
+        #expect(pacing.pollTimeout(at: 11 * millisecond, usual: 500) == 500)
+    }
+
+    @Test("at a steady high rate at most one acknowledgement per interval is asked for")
+    func steadyRateIsBounded() {
+        var pacing = AcknowledgementPacing(interval: millisecond)
+        // One turn every 20 µs for 100 ms.
+        let asked = (0..<5_000).filter { pacing.acknowledgeNow(read: true, at: 1_000 * millisecond + UInt64($0) * 20_000) }.count
+        #expect(asked == 100)
+    }
+
+    @Test("nothing owed: the poll waits as usual; the due time passed: it does not wait")
+    func pollTimeoutBounds() {
+        var pacing = AcknowledgementPacing(interval: 3 * millisecond)
+        #expect(pacing.pollTimeout(at: 0, usual: 500) == 500)
+        #expect(ask(&pacing, read: true, at: 100 * millisecond))
+        #expect(!ask(&pacing, read: true, at: 100 * millisecond + 1))
+        #expect(pacing.pollTimeout(at: 100 * millisecond + 1, usual: 500) == 3)
+        #expect(pacing.pollTimeout(at: 100 * millisecond + 1, usual: 2) == 2)
+        #expect(pacing.pollTimeout(at: 104 * millisecond, usual: 500) == 0)
+    }
+
+    @Test("a clock that went backwards does not hold an acknowledgement back")
+    func clockBackwards() {
+        var pacing = AcknowledgementPacing(interval: millisecond)
+        #expect(ask(&pacing, read: true, at: 10 * millisecond))
+        #expect(ask(&pacing, read: true, at: 5 * millisecond))
+        #expect(!ask(&pacing, read: true, at: 5 * millisecond + 1))
+        #expect(pacing.pollTimeout(at: 1 * millisecond, usual: 500) == 0)
+    }
+}
