@@ -75,6 +75,53 @@ public struct JSONParser: Sendable {
         }
         return try result.get()
     }
+
+    /// One member of the object `parse(_:streamingMembersOf:_:)` streams.
+    public struct StreamedMember {
+        /// The member's name.
+        public var name: String
+        public var value: JSON
+        /// The line of the object it is a member of (`JSONObject.line`).
+        public var objectLine: Int
+        /// Which of the top-level object's members named the streamed key it belongs to,
+        /// from 0: a hostile document may name the key more than once.
+        public var occurrence: Int
+    }
+
+    /// Parses `bytes` as `parse(_:)` does (the same grammar, limits and errors) but, when
+    /// the value is an object and its member `key` is an object, hands each member of
+    /// that object to `visit` as soon as it is read instead of building it into the tree.
+    /// In the tree returned, that member's value is an empty object with its line. When
+    /// the text turns out not to be JSON, `visit` may already have seen the members
+    /// before the problem: the caller keeps what it made until this returns.
+    ///
+    /// It exists for documents with one large part: the devices of a fence file, whose
+    /// whole tree was the start's peak of memory (about 500 B a fence, where the fence
+    /// made from it takes 250 B). With `rejectingDuplicateMembers`, which has to see
+    /// every object whole, the tree is built and its members handed over afterwards.
+    public func parse(
+        _ bytes: [UInt8], streamingMembersOf key: String, _ visit: (StreamedMember) -> Void
+    ) throws(JSONError) -> JSON {
+        guard !rejectingDuplicateMembers else {
+            let document = try parse(bytes)
+            guard case .object(var root) = document else { return document }
+            var occurrence = 0
+            for position in root.members.indices where root.members[position].key == key {
+                guard case .object(let streamed) = root.members[position].value else { continue }
+                for member in streamed.members {
+                    visit(StreamedMember(name: member.key, value: member.value, objectLine: streamed.line, occurrence: occurrence))
+                }
+                root.members[position].value = .object(JSONObject([], line: streamed.line))
+                occurrence += 1
+            }
+            return .object(root)
+        }
+        let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: false)
+            return Result { () throws(JSONError) in try reader.document(streaming: key, visit: visit) }
+        }
+        return try result.get()
+    }
 }
 
 /// The cursor over the bytes; one per parse.
@@ -106,6 +153,82 @@ private struct Reader {
         skipWhitespace()
         if index < bytes.count { throw error("unexpected \(describeByte()) after the JSON value") }
         return value
+    }
+
+    /// The whole text as one value, a top-level object's member `key` streamed to
+    /// `visit` when it is an object (`JSONParser.parse(_:streamingMembersOf:_:)`).
+    mutating func document(
+        streaming key: String, visit: (JSONParser.StreamedMember) -> Void
+    ) throws(JSONError) -> JSON {
+        skipWhitespace()
+        if index == bytes.count { throw error("the text is empty, expected a JSON value") }
+        let value: JSON
+        if bytes[index] == UInt8(ascii: "{") {
+            var kept: [JSONObject.Member] = []
+            var occurrence = 0
+            let line = try eachMember { (reader, name) throws(JSONError) in
+                guard name == key, reader.index < reader.bytes.count, reader.bytes[reader.index] == UInt8(ascii: "{") else {
+                    kept.append(JSONObject.Member(key: name, value: try reader.value()))
+                    return
+                }
+                let current = occurrence
+                // The line of its opening brace, where the reader stands.
+                let objectLine = reader.line
+                _ = try reader.eachMember { (reader, member) throws(JSONError) in
+                    let streamed = try reader.value()
+                    visit(JSONParser.StreamedMember(name: member, value: streamed, objectLine: objectLine, occurrence: current))
+                }
+                kept.append(JSONObject.Member(key: name, value: .object(JSONObject([], line: objectLine))))
+                occurrence += 1
+            }
+            value = .object(JSONObject(kept, line: line))
+        } else {
+            value = try self.value()
+        }
+        skipWhitespace()
+        if index < bytes.count { throw error("unexpected \(describeByte()) after the JSON value") }
+        return value
+    }
+
+    /// Reads an object at its opening brace as `object(keeping: .all)` does (the same
+    /// errors), handing each member's name to `body`, which reads its value; returns the
+    /// object's line.
+    mutating func eachMember(_ body: (inout Reader, String) throws(JSONError) -> Void) throws(JSONError) -> Int {
+        try enter()
+        let startLine = line
+        index += 1
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return startLine
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error("unexpected \(describeByte()), expected a member name in double quotes")
+            }
+            let name = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("unexpected \(describeByte()), expected ':' after the member name \"\(name)\"")
+            }
+            index += 1
+            skipWhitespace()
+            try body(&self, name)
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of text, expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                depth -= 1
+                return startLine
+            }
+            throw error("unexpected \(describeByte()), expected ',' or '}'")
+        }
     }
 
     func error(_ reason: String) -> JSONError {

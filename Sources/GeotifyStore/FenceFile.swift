@@ -172,21 +172,31 @@ public struct FenceFile: Sendable {
     /// hold `devices` when that is one of them), reporting every problem; nil when it is
     /// not a JSON object of that form. Shared sets are made with their revisions from
     /// `revisions`; the devices' fences are left at revision 0 for the caller to revise
-    /// (a fence directory drops the devices of other instances first). The devices' part
-    /// of the parsed tree is let go device by device as their fences are made, so a large
-    /// file's tree and its fences are not both held whole.
+    /// (a fence directory drops the devices of other instances first). Each device's
+    /// fences are made as the parser reads that device (`JSONParser.parse(_:streamingMembersOf:_:)`),
+    /// so a large file's devices never stand as one tree beside their fences.
     private func decodeDocument(
         _ bytes: [UInt8], file: String, keys: [String], revisions: inout FenceRevisions, into loaded: inout Loaded
     ) -> Document? {
+        let requiresDevices = keys.contains("devices")
+        // What each object named "devices" gave, by its occurrence; kept apart until the
+        // whole text is known to be JSON (and which occurrence counts: the last).
+        var streamed: [Int: StreamedDevices] = [:]
         var document: JSON
         do {
-            document = try JSONParser().parse(bytes)
+            if requiresDevices {
+                document = try JSONParser().parse(bytes, streamingMembersOf: "devices") { member in
+                    streamed[member.occurrence, default: StreamedDevices(line: member.objectLine)]
+                        .decode(member.name, member.value, file: file, with: self)
+                }
+            } else {
+                document = try JSONParser().parse(bytes)
+            }
         } catch {
             loaded.errors.append(FenceProblem(file: file, line: error.line, reason: "not valid JSON: \(error.reason) (column \(error.column))"))
             return nil
         }
-        let requiresDevices = keys.contains("devices")
-        guard case .object(var root) = document else {
+        guard case .object(let root) = document else {
             let expected = requiresDevices ? "a JSON object with \"devices\"" : "a JSON object"
             loaded.errors.append(FenceProblem(file: file, line: 1, reason: "the file must hold \(expected), not \(document.kindDescription)"))
             return nil
@@ -199,20 +209,25 @@ public struct FenceFile: Sendable {
         }
         var devices: [String: [Fence]] = [:]
         if requiresDevices {
-            // The last member named "devices", as `root["devices"]` reads it, taken out of
-            // the tree so that `decodeDevices` holds the only reference to it.
-            guard let position = root.members.lastIndex(where: { $0.key == "devices" }) else {
+            // The last member named "devices", as `root["devices"]` reads it.
+            let named = root.members.filter { $0.key == "devices" }
+            guard let last = named.last else {
                 loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "missing \"devices\" (an object of device identifier → array of fences)"))
                 return nil
             }
-            var devicesValue = root.members[position].value
-            root.members[position].value = .null
-            guard case .object(var devicesObject) = devicesValue else {
-                loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "\"devices\" must be an object, not \(devicesValue.kindDescription)"))
+            guard case .object(let placeholder) = last.value else {
+                loaded.errors.append(FenceProblem(file: file, line: root.line, reason: "\"devices\" must be an object, not \(last.value.kindDescription)"))
                 return nil
             }
-            devicesValue = .null
-            devices = decodeDevices(&devicesObject, file: file, into: &loaded)
+            // Streamed objects are the ones left in the tree as objects, counted in order.
+            let occurrence = named.filter { $0.value.objectValue != nil }.count - 1
+            let result = streamed[occurrence] ?? StreamedDevices(line: placeholder.line)
+            for duplicate in result.duplicates {
+                loaded.errors.append(FenceProblem(file: file, line: result.line, device: duplicate, reason: "the device appears more than once"))
+            }
+            loaded.errors += result.scratch.errors
+            loaded.warnings += result.scratch.warnings
+            devices = result.devices
         }
         let groups = keys.contains("groups") ? decodeGroups(root["groups"], file: file, line: root.line, into: &loaded) : [:]
         let shared = keys.contains("shared")
@@ -220,35 +235,42 @@ public struct FenceFile: Sendable {
         return Document(devices: devices, groups: groups, shared: shared)
     }
 
-    /// `"devices": {"alice/phone": [fence, ...]}`. Each device's part of the tree is let
-    /// go (replaced by null in `devicesObject`) once its fences are made.
-    private func decodeDevices(_ devicesObject: inout JSONObject, file: String, into loaded: inout Loaded) -> [String: [Fence]] {
-        for duplicate in devicesObject.duplicateKeys {
-            loaded.errors.append(FenceProblem(file: file, line: devicesObject.line, device: duplicate, reason: "the device appears more than once"))
-        }
+    /// The devices of one object named `"devices"` (`{"alice/phone": [fence, ...]}`),
+    /// made device by device as the parser reads them, with the problems found.
+    private struct StreamedDevices {
+        /// The line of the `"devices"` object.
+        let line: Int
         var devices: [String: [Fence]] = [:]
-        for position in devicesObject.members.indices {
-            let member = devicesObject.members[position]
-            devicesObject.members[position].value = .null
-            let device = member.key
-            if let problem = Identifier.problem(device: device) {
-                loaded.errors.append(FenceProblem(file: file, line: devicesObject.line, reason: problem))
-                continue
-            }
-            guard case .array(let elements) = member.value else {
-                loaded.errors.append(FenceProblem(
-                    file: file, line: member.value.objectValue?.line ?? devicesObject.line, device: device,
-                    reason: "the fences of a device must be an array, not \(member.value.kindDescription)"))
-                continue
-            }
-            if elements.count > limits.maximumFencesPerDevice {
-                loaded.errors.append(FenceProblem(
-                    file: file, line: devicesObject.line, device: device,
-                    reason: "\(elements.count) fences, but a device may have at most \(limits.maximumFencesPerDevice)"))
-            }
-            devices[device] = decodeList(elements, device: device, scope: "device", file: file, into: &loaded).map(\.fence)
+        /// Devices named again, once for each repetition, in order.
+        var duplicates: [String] = []
+        private var seen: Set<String> = []
+        /// The problems of these devices' fences (its book and contents unused).
+        var scratch = Loaded(book: nil, errors: [], warnings: [], contents: [])
+
+        init(line: Int) {
+            self.line = line
         }
-        return devices
+
+        /// Makes the fences of `device` from `value`, its array of fences.
+        mutating func decode(_ device: String, _ value: JSON, file: String, with reader: FenceFile) {
+            if !seen.insert(device).inserted { duplicates.append(device) }
+            if let problem = Identifier.problem(device: device) {
+                scratch.errors.append(FenceProblem(file: file, line: line, reason: problem))
+                return
+            }
+            guard case .array(let elements) = value else {
+                scratch.errors.append(FenceProblem(
+                    file: file, line: value.objectValue?.line ?? line, device: device,
+                    reason: "the fences of a device must be an array, not \(value.kindDescription)"))
+                return
+            }
+            if elements.count > reader.limits.maximumFencesPerDevice {
+                scratch.errors.append(FenceProblem(
+                    file: file, line: line, device: device,
+                    reason: "\(elements.count) fences, but a device may have at most \(reader.limits.maximumFencesPerDevice)"))
+            }
+            devices[device] = reader.decodeList(elements, device: device, scope: "device", file: file, into: &scratch).map(\.fence)
+        }
     }
 
     /// The book of `document` once the identifiers of each device's own fences are

@@ -152,6 +152,27 @@ struct FenceFileTests {
         #expect(messages(loaded.errors) == [message])
     }
 
+    @Test("devices read as the parser streams them: problems in the file's order, a repeated device named first, the last \"devices\" counts, nothing kept from a file that is not JSON")
+    func devicesAreMadeAsTheyAreRead() {
+        let circle = #"{"identifier": "f", "latitude": 0, "longitude": 0, "radius": 5, "eventType": "onEntry"}"#
+        let twice = load(#"{"zones": 1, "devices": {"a": [\#(circle)], "x+y": [], "b": 7, "a": [\#(circle)]}}"#)
+        #expect(twice.book == nil)
+        #expect(messages(twice.errors) == [
+            "fences.json:1: unknown top-level key \"zones\" (expected \"devices\", \"groups\" or \"shared\")",
+            "fences.json:1: device \"a\": the device appears more than once",
+            "fences.json:1: the device identifier \"x+y\" must not contain '+' or '#'",
+            "fences.json:1: device \"b\": the fences of a device must be an array, not a number",
+        ])
+        let last = load(#"{"devices": {"a": [\#(circle)]}, "devices": {"b": [\#(circle)]}}"#)
+        #expect(last.errors.isEmpty)
+        #expect(last.book.map { Array($0.devices.keys) } == ["b"])
+        let lastEmpty = load(#"{"devices": {"a": [\#(circle)]}, "devices": {}}"#)
+        #expect(lastEmpty.book?.devices.isEmpty == true)
+        let broken = load(#"{"devices": {"a": [\#(circle)], "b": [{"identifier": 1}]}, "x": ]}"#)
+        #expect(broken.book == nil)
+        #expect(messages(broken.errors) == ["fences.json:1: not valid JSON: unexpected character ']', expected a JSON value (column 142)"])
+    }
+
     @Test func aMissingFileIsAClearError() {
         let loaded = FenceFile(path: directory.file("nope.json")).load()
         #expect(messages(loaded.errors) == ["nope.json: no such file"])
