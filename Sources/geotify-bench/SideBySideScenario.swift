@@ -264,12 +264,30 @@ struct SideBySideScenario {
         }
         let warm = publishers.send((0..<warmUp).map { workload.traffic.prepared($0) }, rate: rate)
         if !drain(warmUp) { problems.append("the warm-up did not drain within 30 s") }
+        // The warm-up's first fixes announce every device's presence in all its fences
+        // (20 000 retained QoS 1 messages, published 100 in flight at a time): the timed
+        // traffic starts once the bridge has sent them, its CPU time standing still.
+        if !SideBySideScenario.waitUntilIdle(bridge.process) { problems.append("the bridge did not go idle within 30 s of the warm-up") }
         bridge.observer.startRecording(since: BenchClock.wall())
         let report = publishers.send((warmUp..<count).map { workload.traffic.prepared($0) }, rate: rate)
         if !drain(count) { problems.append("not drained within 30 s") }
         let latencies = bridge.observer.stopRecording()
         if warm.failed + report.failed > 0 { problems.append("\(warm.failed + report.failed) publishes failed") }
         return Latency(rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, problems: problems)
+    }
+
+    /// Waits (at most 30 s) until `process` has used less than 5 ms of CPU in 0.3 s.
+    static func waitUntilIdle(_ process: MeasuredProcess) -> Bool {
+        var last = process.cpuSeconds() ?? 0
+        var since = BenchClock.now()
+        return BenchClock.wait(timeout: 30, interval: 0.05) {
+            let cpu = process.cpuSeconds() ?? last
+            if cpu - last >= 0.005 {
+                last = cpu
+                since = BenchClock.now()
+            }
+            return BenchClock.now() - since >= 0.3
+        }
     }
 
     /// The baseline of the latency run: the same paced positions through a fresh broker,
