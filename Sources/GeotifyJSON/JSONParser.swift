@@ -216,19 +216,26 @@ private struct Reader {
             index += 1
             skipWhitespace()
             try body(&self, name)
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of text, expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                depth -= 1
-                return startLine
-            }
-            throw error("unexpected \(describeByte()), expected ',' or '}'")
+            if try endsObject() { return startLine }
         }
+    }
+
+    /// After a member's value: moves past the ',' before the next member (false) or the
+    /// '}' that closes the object (true), refusing anything else.
+    @inline(__always)
+    mutating func endsObject() throws(JSONError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw error("unexpected end of text, expected ',' or '}'") }
+        if bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            return false
+        }
+        if bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return true
+        }
+        throw error("unexpected \(describeByte()), expected ',' or '}'")
     }
 
     func error(_ reason: String) -> JSONError {
@@ -359,18 +366,7 @@ private struct Reader {
             } else {
                 try skipValue()
             }
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of text, expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                depth -= 1
-                return JSONObject(kept, line: startLine)
-            }
-            throw error("unexpected \(describeByte()), expected ',' or '}'")
+            if try endsObject() { return JSONObject(kept, line: startLine) }
         }
     }
 
