@@ -98,9 +98,11 @@ static inline struct MHD_Daemon *geotify_mhd_start(
     struct MHD_OptionItem *options) {
     const struct geotify_mhd_functions *mhd = geotify_mhd();
     if (mhd == NULL) return NULL;
+    /* The array first: its first item is the logger, which libmicrohttpd wants before
+       any other option so that it reports their problems through it. */
     return mhd->start_daemon(flags, 0, NULL, NULL, handler, handler_context,
-                             MHD_OPTION_SOCK_ADDR, address,
                              MHD_OPTION_ARRAY, options,
+                             MHD_OPTION_SOCK_ADDR, address,
                              MHD_OPTION_END);
 }
 

@@ -124,6 +124,9 @@ package final class HTTPServer: Sendable {
                 .access(connection, url: url, method: method, upload: upload, uploadSize: uploadSize, requestContext: requestContext)
         }
         var items: [MHD_OptionItem] = [
+            // First (and the array before any other option: `geotify_mhd_start`), so that
+            // libmicrohttpd reports the other options' problems through it.
+            MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(logger, to: Int.self), ptr_value: context),
             MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, options.threads), ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: options.maximumConnections + options.headroom, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, options.idleTimeout), ptr_value: nil),
@@ -133,7 +136,6 @@ package final class HTTPServer: Sendable {
             MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
             MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
             MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
-            MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(logger, to: Int.self), ptr_value: context),
             MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
         ]
         var address = storage
