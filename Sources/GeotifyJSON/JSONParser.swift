@@ -77,7 +77,7 @@ public struct JSONParser: Sendable {
     }
 
     /// One member of the object `parse(_:streamingMembersOf:_:)` streams.
-    public struct StreamedMember {
+    public struct StreamedMember: Sendable {
         /// The member's name.
         public var name: String
         public var value: JSON
