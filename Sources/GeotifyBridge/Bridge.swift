@@ -502,7 +502,8 @@ package final class Bridge: Sendable {
         case .otherShard:
             otherShards.add(1, ordering: .relaxed)
         case .occupancy(let part):
-            publisher.send(shardOccupancy.receive(part))
+            shardOccupancy.receive(part, queue: publisher.queue)
+            publisher.pump()
         case .unrouted:
             counters.add(.messagesReceived)
             counters.add(.messagesUnrouted)

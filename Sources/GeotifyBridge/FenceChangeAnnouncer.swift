@@ -50,7 +50,7 @@ final class FenceChangeAnnouncer: Sendable {
             if let discovery {
                 publisher.sendPatiently(discovery.announcement(devices: owned(book.announcedFences(limit: announceLimit)), shared: shared))
             }
-            if presence.topics.shard == nil { publisher.sendPatiently(occupancies(shared)) }
+            publishOccupancies(shared)
         }
     }
 
@@ -59,21 +59,32 @@ final class FenceChangeAnnouncer: Sendable {
         queue.sync {}
     }
 
-    /// The retained occupancy counts of the shared fences in `shared` (owner → fences).
-    private func occupancies(_ shared: [String: [Fence]]) -> [OutboxMessage] {
-        shared.keys.sorted().flatMap { owner in
-            (shared[owner] ?? []).map { fence in
-                presence.occupancy(
-                    owner: owner, fence: fence.identifier,
-                    count: occupancy.count(Occupancy.Key(owner: owner, fence: fence.identifier)))
-            }
+    /// Publishes the retained occupancy counts of the shared fences in `shared` (owner →
+    /// fences). They are read and queued under the count's lock (`Occupancy.counts`), so
+    /// they go out in order with the lanes' changes: a count read here is never published
+    /// after a newer one a lane queued. With several instances each publishes its part,
+    /// and only where it has devices inside (`ShardOccupancy` clears stale parts).
+    private func publishOccupancies(_ shared: [String: [Fence]]) {
+        let keys = shared.keys.sorted().flatMap { owner in
+            (shared[owner] ?? []).map { Occupancy.Key(owner: owner, fence: $0.identifier) }
         }
+        guard !keys.isEmpty else { return }
+        let sharded = presence.topics.shard != nil
+        occupancy.counts(of: keys) { counts in
+            publisher.queue(zip(keys, counts).filter { !sharded || $0.1 > 0 }.map { key, count in
+                presence.occupancy(owner: key.owner, fence: key.fence, count: count)
+            })
+        }
+        publisher.pump()
     }
 
     /// Publishes what changed from `change.old` to `change.new`.
     func announce(_ change: LiveFenceBook.Change) {
         updates.send(.fencesChanged)
-        queue.async { [self] in publisher.sendPatiently(messages(for: change)) }
+        queue.async { [self] in
+            publisher.sendPatiently(messages(for: change))
+            publishOccupancies(added(from: change))
+        }
     }
 
     /// The messages for a change of book, in the order they must go out.
@@ -105,12 +116,6 @@ final class FenceChangeAnnouncer: Sendable {
                 outbox += discovery.configs(owner: owner, fences: sharedAfter[owner] ?? [])
             }
         }
-        let added = sharedAfter.compactMapValues { fences -> [Fence]? in
-            fences.isEmpty ? nil : fences
-        }.filter { owner, fences in
-            fences.contains { fence in sharedBefore[owner]?.contains { $0.identifier == fence.identifier } != true }
-        }
-        if presence.topics.shard == nil { outbox += occupancies(added) }
         if let waypoints {
             for (device, fences) in owned(change.new.devices).sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
                 let removed = change.old.fences(of: device).filter { old in !fences.contains { $0.identifier == old.identifier } }
@@ -118,6 +123,16 @@ final class FenceChangeAnnouncer: Sendable {
             }
         }
         return outbox
+    }
+
+    /// The announced shared sets of `change.new` with a fence `change.old` did not
+    /// announce (owner → all its announced fences): their counts are published after the
+    /// change's messages (`publishOccupancies`).
+    private func added(from change: LiveFenceBook.Change) -> [String: [Fence]] {
+        let sharedBefore = change.old.announcedSharedFences(limit: announceLimit)
+        return change.new.announcedSharedFences(limit: announceLimit).filter { owner, fences in
+            fences.contains { fence in sharedBefore[owner]?.contains { $0.identifier == fence.identifier } != true }
+        }
     }
 
     /// The devices whose own fences differ between the two books, when that is all that

@@ -196,8 +196,9 @@ final class Lane: @unchecked Sendable {
         carryOut(effects)
     }
 
-    /// Carries out what the core decided: counters and log lines, occupancy, then the
-    /// commit of states with the messages they cause, then publishing. When the store
+    /// Carries out what the core decided: counters and log lines, then the commit of
+    /// states with the messages they cause, then publishing them, the shared fences' new
+    /// occupancy counts after them (`publishOccupancy`). When the store
     /// cannot be written (a full or failing disk) the messages are still published: the
     /// bridge keeps working, reports the failure once on `geotify/error`, keeps the
     /// unsaved states to save with the next batch, and reports when writes work again.
@@ -205,12 +206,7 @@ final class Lane: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         environment.counters.add(effects.counters)
         for entry in effects.log { environment.logger.log(entry.level, entry.message) }
-        var outbox = effects.outbox
-        for change in effects.occupancy {
-            if let count = environment.occupancy.update(change) {
-                outbox.append(environment.presence.occupancy(owner: change.owner, fence: change.fence, count: count))
-            }
-        }
+        let outbox = effects.outbox
         let forgotten = unsavedForgotten.union(effects.forgotten)
         let deliveries = unsavedDeliveries + effects.deliveries
         if !effects.saves.isEmpty || !outbox.isEmpty || !forgotten.isEmpty || !unsaved.isEmpty || !deliveries.isEmpty {
@@ -236,6 +232,7 @@ final class Lane: @unchecked Sendable {
                 environment.publisher.send(outbox)
             }
         }
+        publishOccupancy(effects.occupancy)
         environment.publisher.send(effects.direct)
         for answer in effects.answers {
             requesters.removeValue(forKey: answer.requester)?(answer.outcome)
@@ -243,6 +240,22 @@ final class Lane: @unchecked Sendable {
         if environment.updates.isWatched {
             report(effects)
         }
+    }
+
+    /// Counts the shared fences' changes and queues the new counts, retained, after the
+    /// commit's messages. They are not persisted: a start counts the persisted states
+    /// and announces every count on connecting (`FenceChangeAnnouncer.announceAll`). They
+    /// are queued under the count's lock (`Occupancy.apply`), so an announcement that
+    /// reads the counts meanwhile is published in order with them and cannot leave an
+    /// older count retained.
+    private func publishOccupancy(_ changes: [OccupancyChange]) {
+        guard !changes.isEmpty else { return }
+        let presence = environment.presence
+        let publisher = environment.publisher
+        environment.occupancy.apply(changes) { counts in
+            publisher.queue(counts.map { presence.occupancy(owner: $0.key.owner, fence: $0.key.fence, count: $0.count) })
+        }
+        publisher.pump()
     }
 
     /// Tells the web console what changed: each device's new state once, and the

@@ -5,8 +5,8 @@ import GeotifyStore
 
 /// The decisions of one evaluation lane, as a pure value: given the messages routed to
 /// the lane, clock ticks and the fences in force, it updates its devices' state and says
-/// what follows as `LaneEffects`: state to commit, notifications, badges, presence,
-/// tracker and occupancy messages to publish after the commit, replies, fence writes,
+/// what follows as `LaneEffects`: state to commit, notifications, badges, presence and
+/// tracker messages to publish after the commit, occupancy changes, replies, fence writes,
 /// log lines and counters. It does no I/O, takes no lock of its own and reads no clock:
 /// time comes in with the inputs (each message's arrival, each tick's `now`).
 ///

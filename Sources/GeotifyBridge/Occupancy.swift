@@ -27,21 +27,35 @@ final class Occupancy: Sendable {
         }
     }
 
-    /// Records that a device is now inside (or not) a shared fence; returns the new count
-    /// when it changed.
-    func update(_ change: OccupancyChange) -> Int? {
+    /// Applies `changes` in order and hands `queue` the counts that changed, in that order,
+    /// while still holding the lock. What `queue` queues for publishing is so queued in the
+    /// order the counts changed in, across lanes and beside `counts(of:then:)`: a count
+    /// read before a change can never be published after the change's count, which would
+    /// leave a stale retained value for Home Assistant. `queue` must not use this object.
+    func apply(_ changes: [OccupancyChange], then queue: ([(key: Key, count: Int)]) -> Void) {
         inside.withLock { inside in
-            let key = Key(owner: change.owner, fence: change.fence)
-            let changed = change.inside
-                ? inside[key, default: []].insert(change.device).inserted
-                : inside[key]?.remove(change.device) != nil
-            return changed ? inside[key]?.count ?? 0 : nil
+            var counts: [(key: Key, count: Int)] = []
+            for change in changes {
+                if let count = Self.apply(change, to: &inside) {
+                    counts.append((Key(owner: change.owner, fence: change.fence), count))
+                }
+            }
+            queue(counts)
         }
     }
 
-    /// How many devices are inside the shared fence `key`.
-    func count(_ key: Key) -> Int {
-        inside.withLock { $0[key]?.count ?? 0 }
+    /// Hands `queue` the counts of `keys`, in order, while holding the lock, so that what
+    /// it queues is ordered with the changes `apply(_:then:)` queues (see there).
+    func counts(of keys: [Key], then queue: ([Int]) -> Void) {
+        inside.withLock { inside in queue(keys.map { inside[$0]?.count ?? 0 }) }
+    }
+
+    private static func apply(_ change: OccupancyChange, to inside: inout [Key: Set<String>]) -> Int? {
+        let key = Key(owner: change.owner, fence: change.fence)
+        let changed = change.inside
+            ? inside[key, default: []].insert(change.device).inserted
+            : inside[key]?.remove(change.device) != nil
+        return changed ? inside[key]?.count ?? 0 : nil
     }
 
     /// Forgets the fences not in `book` any more; returns them, sorted.

@@ -151,9 +151,7 @@ final class Publisher: Sendable {
     /// the window allows.
     func send(_ messages: [OutboxMessage]) {
         guard !messages.isEmpty else { return }
-        tracking.withLock { tracking in
-            for message in messages { enqueue(Queued(message: message), &tracking) }
-        }
+        queue(messages)
         pump()
     }
 
@@ -166,6 +164,16 @@ final class Publisher: Sendable {
         guard !messages.isEmpty else { return }
         tracking.withLock { tracking in
             for (message, id) in zip(messages, outboxIDs) { enqueue(Queued(message: message, outboxID: id), &tracking) }
+        }
+    }
+
+    /// Queues messages that are not persisted, without handing any over: for a caller
+    /// that queues under a lock of its own to keep an order (`Occupancy.apply`). Call
+    /// `pump()` once that lock is released.
+    func queue(_ messages: [OutboxMessage]) {
+        guard !messages.isEmpty else { return }
+        tracking.withLock { tracking in
+            for message in messages { enqueue(Queued(message: message), &tracking) }
         }
     }
 

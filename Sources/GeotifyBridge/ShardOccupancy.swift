@@ -31,26 +31,27 @@ final class ShardOccupancy: Sendable {
         self.occupancy = occupancy
     }
 
-    /// What to publish after reading `part`: a corrected or cleared part, a new total.
-    func receive(_ part: OccupancyPart) -> [OutboxMessage] {
-        guard let shard = topics.shard else { return [] }
+    /// Hands `queue` what to publish after reading `part`: a corrected or cleared part, a
+    /// new total. A correction is read from the count and queued under the count's lock
+    /// (`Occupancy.counts`), so it goes out in order with the lanes' changes.
+    func receive(_ part: OccupancyPart, queue: ([OutboxMessage]) -> Void) {
+        guard let shard = topics.shard else { return }
         let key = Occupancy.Key(owner: part.owner, fence: part.fence)
-        var outbox: [OutboxMessage] = []
         if part.shard == shard.index, part.retained, let count = part.count {
-            let own = occupancy.count(key)
-            if own != count {
-                outbox.append(OutboxMessage(
+            occupancy.counts(of: [key]) { counts in
+                guard let own = counts.first, own != count else { return }
+                queue([OutboxMessage(
                     topic: topics.occupancy(owner: part.owner, fence: part.fence), payload: own == 0 ? [] : Array(String(own).utf8),
-                    qos: 1, retain: true))
+                    qos: 1, retain: true)])
             }
         }
-        guard shard.index == 0 else { return outbox }
+        guard shard.index == 0 else { return }
         if part.shard >= shard.count {
             if part.count != nil {
-                outbox.append(OutboxMessage(
-                    topic: topics.occupancy(ofShard: part.shard, owner: part.owner, fence: part.fence), payload: [], qos: 1, retain: true))
+                queue([OutboxMessage(
+                    topic: topics.occupancy(ofShard: part.shard, owner: part.owner, fence: part.fence), payload: [], qos: 1, retain: true)])
             }
-            return outbox
+            return
         }
         let total = sums.withLock { sums -> Int?? in
             sums.parts[key, default: [:]][part.shard] = part.count
@@ -64,10 +65,9 @@ final class ShardOccupancy: Sendable {
             return .some(total)
         }
         if let total {
-            outbox.append(OutboxMessage(
+            queue([OutboxMessage(
                 topic: topics.occupancyTotal(owner: part.owner, fence: part.fence), payload: total.map { Array(String($0).utf8) } ?? [],
-                qos: 1, retain: true))
+                qos: 1, retain: true)])
         }
-        return outbox
     }
 }

@@ -108,8 +108,9 @@ struct EcosystemTests {
         let harness = try BridgeHarness(fences: Self.fences)
         try harness.ownTracks("alice/phone", Self.away.0, Self.away.1, tst: 0)
         try harness.ownTracks("bob/phone", Self.away.0, Self.away.1, tst: 0)
-        // Both first fixes handled before the next fix is sent: a lane that gets a device's
-        // fixes in one burst publishes its occupancy once, with the burst's last count.
+        // The count announced on connecting, then both first fixes handled, before the next
+        // fix is sent: an announcement made after alice entered would rightly say 1.
+        #expect(harness.observer.waitForMessage(on: "geotify/occupancy/family/school")?.text == "0")
         #expect(harness.observer.waitForMessage(on: "geotify/presence/alice/phone/school")?.text == "outside")
         #expect(harness.observer.waitForMessage(on: "geotify/presence/bob/phone/school")?.text == "outside")
         try harness.ownTracks("alice/phone", Self.school.0, Self.school.1, tst: 60)

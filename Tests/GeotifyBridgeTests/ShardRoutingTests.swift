@@ -80,14 +80,14 @@ struct ShardRoutingTests {
         let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 3))
         let occupancy = ShardOccupancy(topics: topics, occupancy: Occupancy())
         func total(after part: OccupancyPart) -> [String] {
-            occupancy.receive(part).filter { $0.topic == "geotify/occupancy/shared/plaza" }.map { String(decoding: $0.payload, as: UTF8.self) }
+            received(part, by: occupancy).filter { $0.topic == "geotify/occupancy/shared/plaza" }.map { String(decoding: $0.payload, as: UTF8.self) }
         }
         #expect(total(after: OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 4, retained: false)) == ["4"])
         #expect(total(after: OccupancyPart(shard: 2, owner: "shared", fence: "plaza", count: 3, retained: false)) == ["7"])
         #expect(total(after: OccupancyPart(shard: 2, owner: "shared", fence: "plaza", count: 3, retained: false)) == [], "no change, nothing published")
         #expect(total(after: OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: nil, retained: false)) == ["3"])
         #expect(total(after: OccupancyPart(shard: 2, owner: "shared", fence: "plaza", count: nil, retained: false)) == [""], "no parts: the total is cleared")
-        let stale = occupancy.receive(OccupancyPart(shard: 5, owner: "shared", fence: "plaza", count: 9, retained: true))
+        let stale = received(OccupancyPart(shard: 5, owner: "shared", fence: "plaza", count: 9, retained: true), by: occupancy)
         #expect(stale.map(\.topic) == ["geotify/shard/5/occupancy/shared/plaza"] && stale[0].payload.isEmpty,
                 "the part of an instance that no longer exists is cleared, not added")
     }
@@ -95,16 +95,23 @@ struct ShardRoutingTests {
     @Test func anInstanceCorrectsItsOwnRetainedPart() throws {
         let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 1, count: 3))
         let counts = Occupancy()
-        _ = counts.update(OccupancyChange(owner: "shared", fence: "plaza", device: "u1/p", inside: true))
+        counts.apply([OccupancyChange(owner: "shared", fence: "plaza", device: "u1/p", inside: true)]) { _ in }
         let occupancy = ShardOccupancy(topics: topics, occupancy: counts)
-        let corrected = occupancy.receive(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 5, retained: true))
+        let corrected = received(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 5, retained: true), by: occupancy)
         #expect(corrected.map { String(decoding: $0.payload, as: UTF8.self) } == ["1"])
-        let cleared = occupancy.receive(OccupancyPart(shard: 1, owner: "shared", fence: "gone", count: 2, retained: true))
+        let cleared = received(OccupancyPart(shard: 1, owner: "shared", fence: "gone", count: 2, retained: true), by: occupancy)
         #expect(cleared.map(\.topic) == ["geotify/shard/1/occupancy/shared/gone"] && cleared[0].payload.isEmpty)
-        #expect(occupancy.receive(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 5, retained: false)).isEmpty,
+        #expect(received(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 5, retained: false), by: occupancy).isEmpty,
                 "only what the broker kept is corrected, not its own live echo")
         #expect(OccupancyPart(message("geotify/shard/1/occupancy/shared/plaza", "x1"), topics: topics) == nil)
         #expect(OccupancyPart(message("geotify/shard/1/occupancy/shared/plaza", "12", retain: true), topics: topics)
                 == OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 12, retained: true))
+    }
+
+    /// What `occupancy` queues to publish on reading `part`.
+    private func received(_ part: OccupancyPart, by occupancy: ShardOccupancy) -> [OutboxMessage] {
+        var queued: [OutboxMessage] = []
+        occupancy.receive(part) { queued += $0 }
+        return queued
     }
 }

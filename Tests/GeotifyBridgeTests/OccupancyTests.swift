@@ -1,0 +1,79 @@
+import Dispatch
+import Synchronization
+import Testing
+
+@testable import GeotifyBridge
+
+/// The shared fences' occupancy: counts by the set of devices inside, and the order in
+/// which counts are queued for publishing across lanes and announcements.
+@Suite struct OccupancyTests {
+    static let plaza = Occupancy.Key(owner: "shared", fence: "plaza")
+
+    static func change(_ device: String, inside: Bool) -> OccupancyChange {
+        OccupancyChange(owner: "shared", fence: "plaza", device: device, inside: inside)
+    }
+
+    @Test func onlyChangedCountsAreQueuedInTheirOrder() {
+        let occupancy = Occupancy()
+        var queued: [Int] = []
+        occupancy.apply([Self.change("a", inside: true), Self.change("b", inside: true), Self.change("a", inside: true)]) {
+            queued += $0.map(\.count)
+        }
+        #expect(queued == [1, 2], "a repeated entry changes nothing")
+        occupancy.apply([Self.change("c", inside: false), Self.change("a", inside: false)]) { queued += $0.map(\.count) }
+        #expect(queued == [1, 2, 1], "leaving a fence one was not inside changes nothing")
+        occupancy.counts(of: [Self.plaza, Occupancy.Key(owner: "shared", fence: "empty")]) { queued += $0 }
+        #expect(queued == [1, 2, 1, 1, 0])
+    }
+
+    /// A lane changes a count while an announcement (on connecting) reads it: whatever
+    /// the interleaving, an announced count is the one the lane queued last before it, so
+    /// the last count queued, which the broker keeps, is the true one. The announcement
+    /// gives the lane every chance to overtake it between reading and queuing: it spins
+    /// (a bounded number of times) until the lane has changed the count once more, which
+    /// the lane can do only if the count is not held while the announcement queues.
+    @Test func announcedCountsAreQueuedInOrderWithTheLanesChanges() {
+        let occupancy = Occupancy()
+        let queued = Mutex<[(announced: Bool, count: Int)]>([])
+        let changes = Atomic<Int>(0)
+        let announcing = Atomic<Bool>(true)
+        let announcements = 500
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            if thread == 0 {
+                var round = 0
+                while announcing.load(ordering: .acquiring) {
+                    occupancy.apply([Self.change("a", inside: round % 2 == 0)]) { counts in
+                        queued.withLock { queued in queued += counts.map { (false, $0.count) } }
+                    }
+                    changes.add(1, ordering: .releasing)
+                    round += 1
+                }
+            } else {
+                for _ in 0..<announcements {
+                    occupancy.counts(of: [Self.plaza]) { counts in
+                        let seen = changes.load(ordering: .acquiring)
+                        var spins = 0
+                        while changes.load(ordering: .acquiring) == seen && spins < 100_000 { spins += 1 }
+                        queued.withLock { queued in queued += counts.map { (true, $0) } }
+                    }
+                }
+                announcing.store(false, ordering: .releasing)
+            }
+        }
+        let all = queued.withLock { $0 }
+        #expect(all.filter(\.announced).count == announcements)
+        var last = 0
+        var stale = 0
+        for entry in all {
+            if entry.announced {
+                if entry.count != last { stale += 1 }
+            } else {
+                last = entry.count
+            }
+        }
+        #expect(stale == 0, "an announcement queued a count older than one queued before it")
+        var now: [Int] = []
+        occupancy.counts(of: [Self.plaza]) { now = $0 }
+        #expect(all.last?.count == now.first)
+    }
+}
