@@ -286,10 +286,10 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// Whether another packet may be read without waiting, just after
     /// `mosquitto_loop_read` returned success: it reads from the socket until the socket
     /// would block (`EAGAIN`), so any other `errno` means there is more. `EAGAIN` alone
-    /// does not mean the socket is drained: for each QoS 1 message read, libmosquitto
-    /// queues the PUBACK and, in threaded mode, writes a byte to its own wake-up pipe,
-    /// which this loop never reads; once that pipe is full the write fails with `EAGAIN`
-    /// too. Taken at its word, that ended every burst of QoS 1 messages after its first
+    /// does not mean the socket is drained: the last call to leave `errno` may not be the
+    /// read (libmosquitto's byte to its wake-up pair for each PUBACK it queued failed with
+    /// `EAGAIN` once the pair was full, before Geotify refused it the pair: UnreadWakeups.h).
+    /// Taken at its word, that ended every burst of QoS 1 messages after its first
     /// packet. So `EAGAIN` is checked against the read buffer (its last read from the
     /// socket found it empty) or else the socket itself (a poll that does not wait).
     private static func hasMoreToRead(socket: Int32) -> Bool {

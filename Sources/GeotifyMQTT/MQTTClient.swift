@@ -1,3 +1,4 @@
+import CBufferedSocket
 import CMosquitto
 import Dispatch
 import GeotifyTime
@@ -58,7 +59,12 @@ package final class MQTTClient: @unchecked Sendable {
             protocolVersion: options.protocolVersion, clientID: options.clientID,
             shortConnection: options.reconnectDelayMax, onEvent: onEvent))
         let id: String? = options.clientID.isEmpty ? nil : options.clientID
-        guard let handle = mosquitto_new(id, options.cleanSession, relay.toOpaque()) else {
+        // Without the wake-up socket pair the network loop never reads (UnreadWakeups.h):
+        // one failed system call fewer for every packet queued.
+        geotify_unread_wakeups_refuse(1)
+        let made = mosquitto_new(id, options.cleanSession, relay.toOpaque())
+        geotify_unread_wakeups_refuse(0)
+        guard let handle = made else {
             relay.release()
             let reason = errno == ENOMEM ? "out of memory" : "libmosquitto rejected the client id or session setting"
             throw MQTTError(operation: "mosquitto_new", code: MOSQ_ERR_NOMEM.rawValue, message: reason)
