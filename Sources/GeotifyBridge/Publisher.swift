@@ -68,6 +68,8 @@ final class Publisher: Sendable {
         var online = false
         /// libmosquitto message id → what was handed over.
         var inFlight: [Int32: Flight] = [:]
+        /// The outbox rows among them, for the acknowledged mark.
+        var rowsInFlight = RowsInFlight()
         /// Messages not yet handed over, oldest first, from `head` on.
         var waiting: [Queued] = []
         var head = 0
@@ -249,6 +251,7 @@ final class Publisher: Sendable {
     func acknowledged(_ messageID: Int32) {
         let flight = tracking.withLock { tracking -> Flight? in
             guard let flight = tracking.inFlight.removeValue(forKey: messageID) else { return nil }
+            if let row = flight.outboxID { tracking.rowsInFlight.acknowledged(row) }
             tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
             return flight
         }
@@ -305,8 +308,7 @@ final class Publisher: Sendable {
     /// Everything published before the oldest persisted message still in flight was
     /// acknowledged.
     private static func acknowledgedMark(_ tracking: Tracking) -> Int64 {
-        let oldest = tracking.inFlight.values.compactMap(\.outboxID).min()
-        return oldest.map { $0 - 1 } ?? tracking.published
+        tracking.rowsInFlight.oldest.map { $0 - 1 } ?? tracking.published
     }
 
     /// Hands the waiting messages to the client as the window allows, unless another
@@ -381,7 +383,12 @@ final class Publisher: Sendable {
                         topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
                         retain: queued.message.retain, correlationData: queued.message.correlationData)
                     if queued.message.qos > 0 {
-                        tracking.inFlight[messageID] = Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged)
+                        let replaced = tracking.inFlight.updateValue(
+                            Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged), forKey: messageID)
+                        // A message id libmosquitto gives again (they wrap at 65 535) ends
+                        // the wait for the row that had it, as the search of the window did.
+                        if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }
+                        if let row = queued.outboxID { tracking.rowsInFlight.handed(row) }
                     } else if let acknowledged = queued.acknowledged {
                         done.append(acknowledged)
                     }
