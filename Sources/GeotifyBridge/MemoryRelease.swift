@@ -2,10 +2,11 @@
 import Glibc
 #endif
 
-/// Keeps the memory glibc's allocator holds small: `malloc_trim` gives back what it no
-/// longer uses after work that made much short-lived garbage (reading the fence file and
-/// the state at start), and `mallopt(M_ARENA_MAX)` keeps it from making an arena for
-/// every thread. Glibc's Swift module exports neither.
+/// Keeps the bridge's resident memory small: `malloc_trim` gives back what glibc's
+/// allocator no longer uses after work that made much short-lived garbage (reading the
+/// fence file and the state at start), `mallopt(M_ARENA_MAX)` keeps it from making an
+/// arena for every thread (Glibc's Swift module exports neither), and
+/// `dropStartupPages` lets go of the mapped code and constants only starting used.
 package enum MemoryRelease {
     @_silgen_name("malloc_trim")
     private static func mallocTrim(_ padding: Int) -> Int32
@@ -25,5 +26,47 @@ package enum MemoryRelease {
     /// Returns free heap pages to the system.
     package static func now() {
         _ = mallocTrim(0)
+    }
+
+    /// Unmaps the resident pages of the process's read-only file mappings whose pages are
+    /// all as in the file (code and constants of the binary and its libraries; never a
+    /// mapping with a page of its own, such as relocated data), so that only the pages
+    /// used from now on come back, each from the page cache on its first touch. Starting
+    /// touched far more code than running does (settings, the fence file, the state, the
+    /// schema, each in up to 64 kB pieces: docs/memory.md). Returns the bytes unmapped.
+    @discardableResult
+    package static func dropStartupPages() -> Int {
+        guard let smaps = kernelFile("/proc/self/smaps") else { return 0 }
+        return dropStartupPages(smaps: smaps)
+    }
+
+    /// `dropStartupPages()` for the mappings `smaps` describes.
+    @discardableResult
+    package static func dropStartupPages(smaps: String) -> Int {
+        var dropped = 0
+        for mapping in FileMapping.clean(in: smaps) {
+            guard let start = UnsafeMutableRawPointer(bitPattern: mapping.start) else { continue }
+            if madvise(start, mapping.end - mapping.start, MADV_DONTNEED) == 0 { dropped += mapping.resident }
+        }
+        return dropped
+    }
+
+    /// The text of a file the kernel makes as it is read, such as `/proc/self/smaps`:
+    /// read to its end, since its size says 0 (Foundation's readers stopped after the
+    /// first 4 kB).
+    private static func kernelFile(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -158,13 +158,14 @@ package final class MQTTClient: @unchecked Sendable {
         correlationData: [UInt8]? = nil,
         responseTopic: String? = nil
     ) throws(MQTTError) -> Int32 {
-        let operation = "publish to \(topic)"
-        try MQTTTopic.checkName(topic, operation: operation)
+        // Made only for an error: a publish is on the hot path of every notification.
+        func operation() -> String { "publish to \(topic)" }
+        try MQTTTopic.checkName(topic, operation: operation())
         guard (0...2).contains(qos) else {
-            throw .invalid(operation, "QoS \(qos) is not 0, 1 or 2")
+            throw .invalid(operation(), "QoS \(qos) is not 0, 1 or 2")
         }
         guard payload.count <= Self.maximumPayload else {
-            throw .invalid(operation, "the payload is \(payload.count) bytes; MQTT allows \(Self.maximumPayload)")
+            throw .invalid(operation(), "the payload is \(payload.count) bytes; MQTT allows \(Self.maximumPayload)")
         }
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
@@ -177,7 +178,7 @@ package final class MQTTClient: @unchecked Sendable {
                 handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties
             )
         }
-        try MQTTError.check(operation, code)
+        try MQTTError.check(operation(), code)
         wakeUnlessCallingBack()
         return messageID
     }

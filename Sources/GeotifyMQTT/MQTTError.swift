@@ -51,9 +51,9 @@ package struct MQTTError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     /// Throws `mosquitto(operation, code)` unless `code` is `MOSQ_ERR_SUCCESS`.
-    static func check(_ operation: String, _ code: Int32) throws(MQTTError) {
+    static func check(_ operation: @autoclosure () -> String, _ code: Int32) throws(MQTTError) {
         guard code == MOSQ_ERR_SUCCESS.rawValue else {
-            throw mosquitto(operation, code)
+            throw mosquitto(operation(), code)
         }
     }
 }

@@ -8,34 +8,34 @@ enum MQTTTopic {
 
     /// Throws unless `topic` can be published to: not empty, no `+` or `#`, no NUL
     /// character, at most 65 535 UTF-8 bytes.
-    static func checkName(_ topic: String, operation: String) throws(MQTTError) {
-        try checkCommon(topic, kind: "topic", operation: operation)
+    static func checkName(_ topic: String, operation: @autoclosure () -> String) throws(MQTTError) {
+        try checkCommon(topic, kind: "topic", operation: operation())
         guard mosquitto_pub_topic_check(topic) == MOSQ_ERR_SUCCESS.rawValue else {
-            throw .invalid(operation, "topic \"\(topic)\" must not contain the wildcards + or #")
+            throw .invalid(operation(), "topic \"\(topic)\" must not contain the wildcards + or #")
         }
     }
 
     /// Throws unless `filter` is a valid subscription filter: not empty, `+` and `#`
     /// only as whole levels, `#` only last, no NUL character, at most 65 535 UTF-8 bytes.
-    static func checkFilter(_ filter: String, operation: String) throws(MQTTError) {
-        try checkCommon(filter, kind: "filter", operation: operation)
+    static func checkFilter(_ filter: String, operation: @autoclosure () -> String) throws(MQTTError) {
+        try checkCommon(filter, kind: "filter", operation: operation())
         guard mosquitto_sub_topic_check(filter) == MOSQ_ERR_SUCCESS.rawValue else {
             throw .invalid(
-                operation,
+                operation(),
                 "filter \"\(filter)\" uses a wildcard wrongly: + and # must fill a whole level and # must be last"
             )
         }
     }
 
-    private static func checkCommon(_ text: String, kind: String, operation: String) throws(MQTTError) {
+    private static func checkCommon(_ text: String, kind: String, operation: @autoclosure () -> String) throws(MQTTError) {
         guard !text.isEmpty else {
-            throw .invalid(operation, "the \(kind) is empty")
+            throw .invalid(operation(), "the \(kind) is empty")
         }
         guard !text.utf8.contains(0) else {
-            throw .invalid(operation, "the \(kind) \"\(text)\" contains a NUL character")
+            throw .invalid(operation(), "the \(kind) \"\(text)\" contains a NUL character")
         }
         guard text.utf8.count <= maximumLength else {
-            throw .invalid(operation, "the \(kind) is \(text.utf8.count) bytes long; MQTT allows \(maximumLength)")
+            throw .invalid(operation(), "the \(kind) is \(text.utf8.count) bytes long; MQTT allows \(maximumLength)")
         }
     }
 }

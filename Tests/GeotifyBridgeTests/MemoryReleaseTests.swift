@@ -1,0 +1,82 @@
+import Testing
+
+@testable import GeotifyBridge
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which mappings `MemoryRelease.dropStartupPages` lets go of, and that doing so in a
+/// running process gives their pages back and loses nothing.
+@Suite struct MemoryReleaseTests {
+    static let smaps = """
+        55d0a1000000-55d0a1400000 r--p 00000000 fe:00 5728900                    /usr/local/bin/geotify
+        Size:               4096 kB
+        Rss:                1456 kB
+        Private_Dirty:      1456 kB
+        Anonymous:             0 kB
+        VmFlags: rd mr mw me sd
+        55d0a1400000-55d0a2400000 r-xp 003e6000 fe:00 5728900                    /usr/local/bin/geotify
+        Rss:               10300 kB
+        Anonymous:             0 kB
+        55d0a2400000-55d0a2500000 r--p 013f4000 fe:00 5728900                    /usr/local/bin/geotify
+        Rss:                 608 kB
+        Anonymous:           608 kB
+        55d0a2500000-55d0a2800000 rw-p 0148b000 fe:00 5728900                    /usr/local/bin/geotify
+        Rss:                2020 kB
+        Anonymous:           344 kB
+        7fc7cfc44000-7fc7cfd9a000 r-xp 00026000 fe:00 333151                     /usr/lib/x86_64-linux-gnu/libc.so.6
+        Rss:                1008 kB
+        Anonymous:             0 kB
+        7fc7cfe00000-7fc7cfe10000 r--s 00000000 fe:00 42                         /run/state/geotify.db-shm
+        Rss:                  64 kB
+        Anonymous:             0 kB
+        7fc7cfe10000-7fc7cfe20000 r-xp 00000000 fe:00 333152                     /usr/lib/unused.so
+        Rss:                   0 kB
+        Anonymous:             0 kB
+        7fc7cfe20000-7fc7cfe30000 r--p 00000000 fe:00 333153                     /usr/lib/cut.so
+        Rss:                  16 kB
+        7fc7cfe30000-7fc7cfe40000 rw-p 00000000 00:00 0                          [heap]
+        Rss:                  64 kB
+        Anonymous:            64 kB
+        7ffd5a3f0000-7ffd5a3f2000 r-xp 00000000 00:00 0                          [vdso]
+        Rss:                   8 kB
+        Anonymous:             0 kB
+        """
+
+    @Test func onlyReadOnlyPrivateFileMappingsWithNoPageOfTheirOwnAreLetGo() {
+        #expect(FileMapping.clean(in: Self.smaps) == [
+            FileMapping(start: 0x55d0_a100_0000, end: 0x55d0_a140_0000, resident: 1_456 * 1_024),
+            FileMapping(start: 0x55d0_a140_0000, end: 0x55d0_a240_0000, resident: 10_300 * 1_024),
+            FileMapping(start: 0x7fc7_cfc4_4000, end: 0x7fc7_cfd9_a000, resident: 1_008 * 1_024),
+        ], "not the relocated constants, writable data, a shared mapping, one with nothing resident, one described in part, the heap or the vDSO")
+        #expect(FileMapping.clean(in: "").isEmpty)
+        #expect(FileMapping.clean(in: "zz-yy r-xp 0 fe:00 1 /x\nRss: 4 kB\nAnonymous: 0 kB").isEmpty, "a range that is not hexadecimal")
+    }
+
+    /// In this process: the pages go, the code they held still runs, and they come back
+    /// as it runs.
+    @Test func droppingTheStartupPagesGivesThemBackAndLosesNothing() throws {
+        func residentFileKilobytes() -> Int? {
+            guard let status = try? String(decoding: readStatus(), as: UTF8.self) else { return nil }
+            let line = status.split(separator: "\n").first { $0.hasPrefix("RssFile:") }
+            return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
+        }
+        let before = try #require(residentFileKilobytes())
+        let dropped = MemoryRelease.dropStartupPages()
+        let after = try #require(residentFileKilobytes())
+        #expect(dropped > 1_000_000, "this test binary's code was resident")
+        #expect(after < before, "RssFile \(before) kB before, \(after) kB after")
+        #expect(FileMapping.clean(in: Self.smaps).count == 3, "code that ran before runs again from the page cache")
+    }
+
+    private func readStatus() throws -> [UInt8] {
+        let descriptor = open("/proc/self/status", O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 16_384)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        try #require(count > 0)
+        return Array(bytes[..<count])
+    }
+}
