@@ -246,7 +246,7 @@ package final class Bridge: Sendable {
         if let http = settings.http {
             let backend = BridgeConsole(
                 lanes: lanes, router: router, fences: fences, announcer: announcer, client: client, settings: settings,
-                health: health, counters: counters, updates: updates, scheduler: scheduler, started: started,
+                health: health, counters: counters, publisher: publisher, updates: updates, scheduler: scheduler, started: started,
                 refuse: { [weak self] error, topic in self?.refuse(error, topic: topic) })
             do {
                 let console = try Console(
@@ -417,7 +417,7 @@ package final class Bridge: Sendable {
         }
         return StatsReport(
             time: scheduler.now.rounded(.down), uptime: (scheduler.uptime - current.started).rounded(.down), devices: devices,
-            fences: current.fences.book.fenceCount, counters: counters.snapshot, latency: latency.summary)
+            fences: current.fences.book.fenceCount, pending: publisher.pending, counters: counters.snapshot, latency: latency.summary)
     }
 
     private func handle(_ event: MQTTEvent) {

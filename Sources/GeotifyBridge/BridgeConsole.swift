@@ -18,6 +18,8 @@ final class BridgeConsole: ConsoleBackend {
     private let broker: String
     private let stateHealth: StateHealth
     private let counters: Counters
+    /// What it has not yet got acknowledged, for `/metrics`.
+    private let publisher: Publisher
     private let updates: LiveUpdates
     private let scheduler: any Scheduler
     private let topics: Topics
@@ -30,7 +32,7 @@ final class BridgeConsole: ConsoleBackend {
 
     init(
         lanes: [Lane], router: MessageRouter, fences: LiveFenceBook, announcer: FenceChangeAnnouncer, client: MQTTClient,
-        settings: Settings, health: StateHealth, counters: Counters, updates: LiveUpdates, scheduler: any Scheduler,
+        settings: Settings, health: StateHealth, counters: Counters, publisher: Publisher, updates: LiveUpdates, scheduler: any Scheduler,
         started: Double, refuse: @escaping @Sendable (InputError, String) -> Void
     ) {
         self.lanes = lanes
@@ -41,6 +43,7 @@ final class BridgeConsole: ConsoleBackend {
         broker = settings.broker.description
         stateHealth = health
         self.counters = counters
+        self.publisher = publisher
         self.updates = updates
         self.scheduler = scheduler
         topics = Topics(prefix: settings.topicPrefix)
@@ -127,7 +130,7 @@ final class BridgeConsole: ConsoleBackend {
         let bounds = (0..<(LatencyHistogram.bucketCount - 1)).map(LatencyHistogram.upperBound(of:))
         return ConsoleMetrics(
             counters: counters.snapshot, devices: lanes.reduce(0) { $0 + $1.statistics(resetting: false).devices },
-            fences: fences.book.fenceCount, uptime: (scheduler.uptime - started).rounded(.down),
+            fences: fences.book.fenceCount, uptime: (scheduler.uptime - started).rounded(.down), pending: publisher.pending,
             latency: ConsoleMetrics.Latency(
                 upperBounds: bounds, counts: Array(latency.buckets.prefix(bounds.count)), count: latency.count, sum: latency.sum))
     }

@@ -263,6 +263,18 @@ final class Publisher: Sendable {
         tracking.withLock { $0.inFlight.count + $0.waiting.count - $0.head + $0.handing }
     }
 
+    /// How many messages were decided and not yet acknowledged by the broker: waiting,
+    /// being handed over, in flight, and, after a spill, left in the outbox to be read
+    /// back (counted there; a read-back at that moment may count a few twice).
+    var pending: Int {
+        let (inMemory, spilledAfter, store) = tracking.withLock { tracking in
+            (tracking.inFlight.count + tracking.waiting.count - tracking.head + tracking.handing,
+             tracking.spilled ? tracking.queuedThrough : nil, tracking.store)
+        }
+        guard let spilledAfter, let store else { return inMemory }
+        return inMemory + ((try? store.countMessages(after: spilledAfter)) ?? 0)
+    }
+
     /// Whether everything queued was acknowledged: nothing waiting, being handed over, in
     /// flight, or left in the outbox by a spill.
     var isDrained: Bool {

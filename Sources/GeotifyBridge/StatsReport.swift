@@ -5,7 +5,7 @@ import GeotifyStore
 /// and read back by `geotify status`:
 ///
 /// ```json
-/// {"tst":1700000000,"uptime":3600,"devices":2,"fences":3,
+/// {"tst":1700000000,"uptime":3600,"devices":2,"fences":3,"pending":0,
 ///  "counters":{"fixes_evaluated":8,"messages_received":10,"notifications":2,"transitions":2,
 ///              "errors":{"invalid_json":1},"fixes_dropped":{"out_of_order":1}},
 ///  "latency_ms":{"count":8,"p50":0.119,"p90":0.5,"p99":1.19,"max":1.3}}
@@ -14,6 +14,10 @@ import GeotifyStore
 /// - `tst`: when the report was made, seconds since 1970; `uptime`: seconds since the
 ///   bridge started (absent when unknown).
 /// - `devices`, `fences`: the devices of the fence book and their fences.
+/// - `pending`: messages decided and not yet acknowledged by the broker (waiting, in
+///   flight, or left in the outbox by a spill): 0 once the bridge has caught up; a
+///   number that keeps growing says the broker link is slower than what the bridge
+///   publishes. Absent from reports of versions before it.
 /// - `counters`: the `Counters` snapshot. A name `group.key` (`errors.invalid_json`,
 ///   `fixes_dropped.out_of_order`) is nested as `"group":{"key":n}`, so errors by kind
 ///   and dropped fixes by reason read as one object each; other names are plain
@@ -31,19 +35,22 @@ package struct StatsReport: Sendable, Equatable {
     package var devices: Int
     /// How many fences the devices have in all.
     package var fences: Int
+    /// Messages decided and not yet acknowledged by the broker, when known.
+    package var pending: Int?
     /// The counters by name, as `Counters.snapshot` has them.
     package var counters: [String: Int]
     /// The evaluation latency, in seconds; nil when nothing was measured.
     package var latency: LatencyHistogram.Summary?
 
     package init(
-        time: Double, uptime: Double? = nil, devices: Int, fences: Int,
+        time: Double, uptime: Double? = nil, devices: Int, fences: Int, pending: Int? = nil,
         counters: [String: Int], latency: LatencyHistogram.Summary? = nil
     ) {
         self.time = time
         self.uptime = uptime
         self.devices = devices
         self.fences = fences
+        self.pending = pending
         self.counters = counters
         self.latency = latency
     }
@@ -87,6 +94,7 @@ package struct StatsReport: Sendable, Equatable {
         if let uptime { object["uptime"] = .number(uptime) }
         object["devices"] = .number(Double(devices))
         object["fences"] = .number(Double(fences))
+        if let pending { object["pending"] = .number(Double(pending)) }
         var counterObject = JSONObject()
         for (group, members) in groupedCounters {
             let values = members.map { JSONObject.Member(key: $0.key, value: .number(Double($0.value))) }
@@ -126,6 +134,7 @@ package struct StatsReport: Sendable, Equatable {
         uptime = object["uptime"] == nil ? nil : try StatsReport.number(object, "uptime")
         devices = try StatsReport.count(object, "devices")
         fences = try StatsReport.count(object, "fences")
+        pending = object["pending"] == nil ? nil : try StatsReport.count(object, "pending")
         guard let counterValue = object["counters"] else { throw InputError(.missingField, "missing \"counters\"") }
         guard case .object(let counterObject) = counterValue else {
             throw InputError(.wrongType, "\"counters\" must be an object, not \(counterValue.kindDescription)")

@@ -29,13 +29,16 @@ package struct ConsoleMetrics: Sendable, Equatable {
     package var fences: Int
     /// Seconds since the bridge started.
     package var uptime: Double
+    /// Messages decided and not yet acknowledged by the broker.
+    package var pending: Int
     package var latency: Latency?
 
-    package init(counters: [String: Int], devices: Int, fences: Int, uptime: Double, latency: Latency? = nil) {
+    package init(counters: [String: Int], devices: Int, fences: Int, uptime: Double, pending: Int = 0, latency: Latency? = nil) {
         self.counters = counters
         self.devices = devices
         self.fences = fences
         self.uptime = uptime
+        self.pending = pending
         self.latency = latency
     }
 }

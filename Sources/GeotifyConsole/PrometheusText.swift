@@ -38,6 +38,7 @@ package enum PrometheusText {
         gauge(&out, "geotify_devices", "Devices with state.", Double(metrics.devices))
         gauge(&out, "geotify_fences", "Fences in force, own and shared.", Double(metrics.fences))
         gauge(&out, "geotify_uptime_seconds", "Seconds since the bridge started.", metrics.uptime)
+        gauge(&out, "geotify_pending_messages", "Messages decided and not yet acknowledged by the broker.", Double(metrics.pending))
         gauge(&out, "geotify_http_connections", "Open HTTP connections.", Double(connections))
         gauge(&out, "geotify_http_event_subscribers", "Map pages following live updates.", Double(subscribers))
         out += "# HELP geotify_healthy Whether each thing the bridge needs is fine (1) or not (0).\n# TYPE geotify_healthy gauge\n"

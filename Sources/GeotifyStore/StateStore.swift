@@ -95,6 +95,11 @@ public final class StateStore: Sendable {
         return try database.withLock { connection throws(StoreError) in try connection.countMessages(after: handed, through: .max) }
     }
 
+    /// How many outbox messages have ids past `id`.
+    package func countMessages(after id: Int64) throws(StoreError) -> Int {
+        try database.withLock { connection throws(StoreError) in try connection.countMessages(after: id, through: .max) }
+    }
+
     /// At most `limit` outbox messages with ids past `id`, oldest first; `then` runs with
     /// them before any other save can commit (see `save`).
     public func pendingMessages(after id: Int64, limit: Int, then: ([PendingMessage]) -> Void) throws(StoreError) {

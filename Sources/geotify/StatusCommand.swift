@@ -76,6 +76,7 @@ enum StatusCommand {
         var bridge = [("bridge", status ?? "unknown"), ("as of", timestamp(report.time))]
         if let uptime = report.uptime { bridge.append(("uptime", duration(uptime))) }
         bridge += [("devices", String(report.devices)), ("fences", String(report.fences))]
+        if let pending = report.pending { bridge.append(("pending", String(pending))) }
         var sections = [section(nil, bridge, rightAligned: false)]
         let warnings = warnings(report, clientID: clientID)
         if !warnings.isEmpty { sections.append(warnings.map { "warning: \($0)\n" }.joined()) }

@@ -20,10 +20,12 @@ struct PublisherTests {
             try spill.save(Array(messages[chunk..<chunk + 25]))
         }
         #expect(spill.publisher.unacknowledged == 10, "only the limit waits in memory")
+        #expect(spill.publisher.pending == 100, "pending counts the ones left in the outbox too")
         try spill.client.start()
         let received = spill.observer.waitForMessages(on: "spill/#", count: 100)
         #expect(received.map(\.text) == (0..<100).map(String.init), "every message once, in order")
         #expect(waitUntil { spill.publisher.unacknowledged == 0 })
+        #expect(waitUntil { spill.publisher.pending == 0 })
     }
 
     @Test func repliesPastTheLimitWaitWithinTheirByteBudgetThenAreDropped() {
@@ -35,6 +37,7 @@ struct PublisherTests {
         let reply = OutboxMessage(topic: "geotify/reply/a", payload: Array(repeating: 0x61, count: 85), qos: 1, retain: false)
         publisher.send(Array(repeating: reply, count: 25))
         #expect(publisher.unacknowledged == 20, "past the limit of 10 messages, replies wait while their bytes fit")
+        #expect(publisher.pending == 20, "nothing left in the outbox: what waits is what is pending")
         #expect(counters.value(.errors(.publishQueueFull)) == 5)
     }
 

@@ -11,7 +11,7 @@ struct StatsReportTests {
     ]
 
     static let report = StatsReport(
-        time: 1_700_000_000, uptime: 3_600, devices: 2, fences: 3, counters: counters,
+        time: 1_700_000_000, uptime: 3_600, devices: 2, fences: 3, pending: 4, counters: counters,
         latency: LatencyHistogram.Summary(count: 8, p50: 0.000_119, p90: 0.0005, p99: 0.001_19, maximum: 0.0013))
 
     func text(_ report: StatsReport) -> String {
@@ -19,7 +19,7 @@ struct StatsReportTests {
     }
 
     @Test func theDocument() {
-        #expect(text(Self.report) == #"{"tst":1700000000,"uptime":3600,"devices":2,"fences":3,"counters":{"fixes_evaluated":8,"messages_received":10,"notifications":2,"transitions":2,"errors":{"invalid_json":1,"state_write":3},"fixes_dropped":{"out_of_order":1}},"latency_ms":{"count":8,"p50":0.119,"p90":0.5,"p99":1.19,"max":1.3}}"#)
+        #expect(text(Self.report) == #"{"tst":1700000000,"uptime":3600,"devices":2,"fences":3,"pending":4,"counters":{"fixes_evaluated":8,"messages_received":10,"notifications":2,"transitions":2,"errors":{"invalid_json":1,"state_write":3},"fixes_dropped":{"out_of_order":1}},"latency_ms":{"count":8,"p50":0.119,"p90":0.5,"p99":1.19,"max":1.3}}"#)
     }
 
     @Test func theMessageIsRetainedOnTheStatsTopic() {
@@ -41,13 +41,17 @@ struct StatsReportTests {
         #expect(parsed.time == Self.report.time)
         #expect(parsed.uptime == 3_600)
         #expect(parsed.devices == 2 && parsed.fences == 3)
+        #expect(parsed.pending == 4)
         #expect(parsed.counters == Self.counters)
         let latency = try #require(parsed.latency)
         #expect(latency.count == 8)
         #expect(abs(latency.p50 - 0.000_119) < 1e-12)
         #expect(abs(latency.maximum - 0.0013) < 1e-12)
         let bare = try StatsReport(parsing: Array(#"{"tst":5,"devices":0,"fences":0,"counters":{}}"#.utf8))
-        #expect(bare == StatsReport(time: 5, devices: 0, fences: 0, counters: [:]))
+        #expect(bare == StatsReport(time: 5, devices: 0, fences: 0, counters: [:]), "a report of an earlier version has no pending count")
+        #expect(throws: InputError(.outOfRange, "\"pending\" must be a whole number of at least 0, not -1")) {
+            _ = try StatsReport(parsing: Array(#"{"tst":5,"devices":0,"fences":0,"pending":-1,"counters":{}}"#.utf8))
+        }
     }
 
     @Test func countersAreGroupedByTheirFirstDot() {

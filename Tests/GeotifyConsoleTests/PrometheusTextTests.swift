@@ -5,13 +5,14 @@ import Testing
     @Test func countersBecomeTotalsAndGroupsBecomeLabels() {
         let metrics = ConsoleMetrics(
             counters: ["messages_received": 10, "errors.invalid_json": 2, "errors.out_of_range": 1, "http_refused.payload_too_large": 3, "odd-name.k\"ey": 1],
-            devices: 2, fences: 3, uptime: 60.5)
+            devices: 2, fences: 3, uptime: 60.5, pending: 7)
         let text = PrometheusText.render(metrics, health: ConsoleHealth(checks: [.init(name: "broker", ok: false, detail: "down")]), connections: 4, subscribers: 1)
         #expect(text.contains("# HELP geotify_messages_received_total MQTT messages received.\n# TYPE geotify_messages_received_total counter\ngeotify_messages_received_total 10\n"))
         #expect(text.contains("# TYPE geotify_errors_total counter\ngeotify_errors_total{kind=\"invalid_json\"} 2\ngeotify_errors_total{kind=\"out_of_range\"} 1\n"))
         #expect(text.contains("geotify_http_refused_total{reason=\"payload_too_large\"} 3\n"))
         #expect(text.contains("geotify_odd_name_total{key=\"k\\\"ey\"} 1\n"))
         #expect(text.contains("geotify_uptime_seconds 60.5\n"))
+        #expect(text.contains("# TYPE geotify_pending_messages gauge\ngeotify_pending_messages 7\n"))
         #expect(text.contains("geotify_healthy{check=\"broker\"} 0\n"))
         #expect(text.contains("geotify_http_connections 4\n"))
     }

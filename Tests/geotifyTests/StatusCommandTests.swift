@@ -15,7 +15,7 @@ struct StatusCommandTests {
     }
 
     static let report = StatsReport(
-        time: 1_700_000_000, uptime: 3_661, devices: 2, fences: 3,
+        time: 1_700_000_000, uptime: 3_661, devices: 2, fences: 3, pending: 0,
         counters: [
             "messages_received": 10, "fixes_evaluated": 8, "transitions": 2, "notifications": 2,
             "errors.invalid_json": 1, "errors.state_write": 3, "fixes_dropped.out_of_order": 1,
@@ -45,6 +45,7 @@ struct StatusCommandTests {
             uptime   1h 1m 1s
             devices  2
             fences   3
+            pending  0
 
             counters
               fixes_evaluated     8
@@ -85,6 +86,7 @@ struct StatusCommandTests {
             uptime   1h 1m 1s
             devices  2
             fences   3
+            pending  0
 
             warning: session taken over 3 times: another client connects with client id "geotify-north" and the broker throws the bridge off; give each bridge its own clientId and let the broker tie client ids to logins (use_username_as_clientid, docs/security.md)
 
