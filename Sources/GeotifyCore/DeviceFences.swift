@@ -6,11 +6,14 @@ public final class DeviceFences: Sendable {
     public let own: [Fence]
     public let shared: [SharedFences]
     /// The boxes of `own`, in order, compact.
-    public let boxes: [CompactBox]
+    public var boxes: [CompactBox] { table.withView { view in (0..<view.count).map(view.box) } }
     /// The identifiers of `own`, in order: found without touching the fences.
     public let identifiers: [String]
-    /// What the evaluator checks of `own`, in order, compact (see `FenceShape`).
-    let shapes: [FenceShape]
+    /// Whether no two of `own` have the same identifier (the fence file refuses clashes;
+    /// a list handed to the evaluator may not), so the first found is the only one.
+    let ownIdentifiersAreUnique: Bool
+    /// What the evaluator reads of `own` for every fix, in one block (see `OwnFenceTable`).
+    let table: OwnFenceTable
     /// Whether any of the fences has a dwell time of its own, so dwell timers may run
     /// even when the global rules set none.
     public let anyDwell: Bool
@@ -21,9 +24,9 @@ public final class DeviceFences: Sendable {
     public init(own: [Fence] = [], shared: [SharedFences] = []) {
         self.own = own
         self.shared = shared
-        boxes = own.map { CompactBox($0.boundingBox) }
         identifiers = own.map(\.identifier)
-        shapes = own.map(FenceShape.init)
+        ownIdentifiersAreUnique = Set(identifiers).count == identifiers.count
+        table = OwnFenceTable(own)
         anyDwell = own.contains { $0.rules.dwell != nil } || shared.contains(where: \.anyDwell)
         newestRevision = own.map(\.addedRevision).max() ?? 0
     }
@@ -43,3 +46,4 @@ public final class DeviceFences: Sendable {
         shared.first { $0.position(of: identifier) != nil }
     }
 }
+
