@@ -37,6 +37,10 @@ public struct Evaluator: Sendable {
     /// longer apply are forgotten (and listed in `Evaluation.forgotten` when the device
     /// was inside).
     public func evaluate(_ fix: Fix, fences: DeviceFences, revision: Int, now: Double, state: inout DeviceState) -> Evaluation {
+        // What the evaluation reads first, asked for at once (see `CacheLines`): the
+        // boxes of the own fences and the state's entries (three, as most devices have).
+        fences.table.prefetchBoxes()
+        CacheLines.prefetch(state.fences, first: 3)
         if let drop = acceptance.drop(fix, lastAccepted: state.lastFix?.timestamp, now: now) {
             return Evaluation(outcome: .dropped(drop))
         }
@@ -71,13 +75,19 @@ public struct Evaluator: Sendable {
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
         let point = fix.coordinate
-        let pointCosine = cos(point.latitude * .pi / 180)
+        // As `PolygonGeometry.planarBracket` computes it (`InteriorDisc.holdsInside`).
+        let pointCosine = cos(point.latitude * (Double.pi / 180))
         // The first 64 own fences whose compact box contains the fix, as bits (the others
         // are looked at one by one), and those the device has state for, so the box scan
         // skips them (from 64 on, and shared fences, through the identifiers).
         var near: UInt64 = 0
         for index in 0..<min(own.count, 64) where own.box(index).contains(point) {
             near |= 1 << index
+        }
+        var nearFences = near
+        while nearFences != 0 {
+            own.prefetchRecord(nearFences.trailingZeroBitCount)
+            nearFences &= nearFences - 1
         }
         var trackedOwn: UInt64 = 0
         let trackedIdentifiers = state.fences.isEmpty || (fences.shared.isEmpty && own.count <= 64)
@@ -86,7 +96,7 @@ public struct Evaluator: Sendable {
         while position < state.fences.count {
             let identifier = state.fences[position].fence
             let count = state.fences.count
-            if let index = ownIndex(of: identifier, near: near, in: fences) {
+            if let index = ownIndex(of: identifier, near: near, in: own, fences: fences) {
                 // The entry at `position` is the fence's first unless an earlier entry
                 // named the same fence (then the first is found by search).
                 let first = index < 64 && trackedOwn & (1 << index) == 0
@@ -126,14 +136,15 @@ public struct Evaluator: Sendable {
 
     /// The position of the own fence `identifier` in `fences.own`, looked for first among
     /// the fences whose box contains the fix (`near`, as bits), where a fence the device
-    /// has state for nearly always is: the other identifiers are not read at all.
+    /// has state for nearly always is, by `IdentifierKey`: the identifiers themselves are
+    /// read only when that finds nothing.
     @inline(__always)
-    private func ownIndex(of identifier: String, near: UInt64, in fences: DeviceFences) -> Int? {
-        if fences.ownIdentifiersAreUnique {
+    private func ownIndex(of identifier: String, near: UInt64, in own: OwnFenceTable.View, fences: DeviceFences) -> Int? {
+        if fences.ownIdentifiersAreUnique, let key = IdentifierKey(identifier) {
             var rest = near
             while rest != 0 {
                 let index = rest.trailingZeroBitCount
-                if fences.identifiers[index] == identifier { return index }
+                if own.identifierKey(index) == key { return index }
                 rest &= rest - 1
             }
         }
@@ -199,7 +210,7 @@ public struct Evaluator: Sendable {
     private func observe(_ fix: Fix, fence: Fence, tracked: Bool, state: inout DeviceState, into evaluation: inout Evaluation) {
         let rules = rules(for: fence)
         observe(
-            fix, identifier: fence.identifier, addedRevision: fence.addedRevision,
+            fix, identifier: { fence.identifier }, addedRevision: fence.addedRevision,
             at: tracked ? state.fences.firstIndex { $0.fence == fence.identifier } : nil,
             near: fence.boundingBox.contains(fix.coordinate), rules: rules,
             relation: { accuracy in
@@ -224,12 +235,16 @@ public struct Evaluator: Sendable {
         let shape = own.shape(index)
         let rules = shape.overridesRules ? fences.own[index].rules.resolved(over: self.rules) : self.rules
         observe(
-            fix, identifier: fences.identifiers[index], addedRevision: shape.addedRevision, at: position, near: true,
+            fix, identifier: { fences.identifiers[index] }, addedRevision: shape.addedRevision, at: position, near: true,
             rules: rules,
             relation: { accuracy in
                 let hysteresis = rules.hysteresis(forSize: shape.size)
                 guard shape.isCircle else {
-                    return own.polygon(at: shape.polygon).containment(
+                    if let disc = own.interiorDisc(index),
+                       disc.holdsInside(fix.coordinate, cosine: pointCosine, margin: min(accuracy, shape.size / 2)) {
+                        return .inside
+                    }
+                    return own.polygon(index).containment(
                         of: fix.coordinate, accuracy: accuracy, hysteresis: hysteresis, size: shape.size
                     ).relation
                 }
@@ -243,16 +258,17 @@ public struct Evaluator: Sendable {
     /// Applies one accepted fix to one fence: `position` is where the device's state has
     /// an entry for it (nil when none), `near` whether the fix is in its bounding box,
     /// `relation` where the fix lies given its accuracy (metres, 0 when not used), `fence`
-    /// the fence itself, read only for a transition. A fix that confirms a settled
-    /// relation (inside and staying in, or outside with no entry and staying out) writes
-    /// nothing.
+    /// the fence itself, read only for a transition, and `identifier` its identifier, read
+    /// only for a change of state. A fix that confirms a settled relation (inside and
+    /// staying in, or outside with no entry and staying out) writes nothing.
     private func observe(
-        _ fix: Fix, identifier: String, addedRevision: Int, at position: Int?, near: Bool, rules: TransitionRules,
+        _ fix: Fix, identifier: () -> String, addedRevision: Int, at position: Int?, near: Bool, rules: TransitionRules,
         relation: (_ accuracy: Double) -> Containment.Relation, fence: () -> Fence,
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
         var index = position
         if !state.hasSeen(addedRevision: addedRevision) {
+            let identifier = identifier()
             let unknown = FenceState(fence: identifier, inside: false, since: fix.timestamp, established: false)
             store(unknown, at: index, state: &state)
             index = state.fences.firstIndex { $0.fence == identifier }
@@ -271,7 +287,7 @@ public struct Evaluator: Sendable {
         } else if !observed {
             return
         }
-        var entry = index.map { state.fences[$0] } ?? FenceState(fence: identifier, inside: false, since: fix.timestamp)
+        var entry = index.map { state.fences[$0] } ?? FenceState(fence: identifier(), inside: false, since: fix.timestamp)
         if !entry.established {
             establish(observed, fix: fix, fence: fence(), rules: rules, entry: &entry, state: &state, into: &evaluation)
         } else if observed == entry.inside {

@@ -1,6 +1,6 @@
 /// What the evaluator reads of one of a device's own fences for every fix near it: a
 /// circle's centre, radius and the cosine of its latitude, the fence's size, the revision
-/// it was added in, where its polygon's run is, and whether it has rules of its own. It
+/// it was added in, and whether it has rules of its own. It
 /// is read out of the device's `OwnFenceTable`, so a fix's checks do not touch the
 /// `Fence` objects, which lie scattered over the heap and span several cache lines each
 /// (with 10 000 devices × 20 fences, a cache miss or more for each fence checked); the
@@ -11,14 +11,12 @@ struct FenceShape {
     let longitude: Double
     /// A circle's radius in metres; negative for a polygon.
     let radius: Double
-    /// cos(latitude), for `CircleDistance`.
+    /// A circle's cos(latitude), for `CircleDistance`.
     let cosineOfLatitude: Double
     /// `Fence.size`.
     let size: Double
     /// `Fence.addedRevision`.
     let addedRevision: Int
-    /// Where a polygon's run starts in the table (see `OwnFenceTable.View.polygon`).
-    let polygon: Int
     /// `Fence.overridesRules`.
     let overridesRules: Bool
 
