@@ -140,7 +140,7 @@ public struct Evaluator: Sendable {
     /// read only when that finds nothing.
     @inline(__always)
     private func ownIndex(of identifier: String, near: UInt64, in own: OwnFenceTable.View, fences: DeviceFences) -> Int? {
-        if fences.ownIdentifiersAreUnique, let key = IdentifierKey(identifier) {
+        if near != 0, fences.ownIdentifiersAreUnique, let key = IdentifierKey(identifier) {
             var rest = near
             while rest != 0 {
                 let index = rest.trailingZeroBitCount
