@@ -42,7 +42,9 @@ let package = Package(
         .target(name: "CBufferedSocket"),
         .target(name: "GeotifyJSON"),
         .target(name: "GeotifyTime"),
-        .target(name: "GeotifyCore"),
+        // The prefetch hint the evaluator gives (Swift cannot emit the instruction).
+        .target(name: "CPrefetch"),
+        .target(name: "GeotifyCore", dependencies: ["CPrefetch"]),
         .target(name: "GeotifyStore", dependencies: ["GeotifyCore", "GeotifyJSON", "CSQLite"]),
         .target(name: "GeotifyMQTT", dependencies: ["CBufferedSocket", "CMosquitto", "GeotifyTime"]),
         .target(

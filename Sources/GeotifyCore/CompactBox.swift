@@ -28,6 +28,20 @@ public struct CompactBox: Sendable, Hashable {
         return (longitude >= west && longitude <= east) || (longitude <= -180 && east >= 180) || (longitude >= 180 && west <= -180)
     }
 
+    /// The box whose edges have these single-precision bit patterns (see `bitPatterns`).
+    @inline(__always)
+    init(bitPatterns: (south: UInt32, north: UInt32, west: UInt32, east: UInt32)) {
+        minLatitude = Float(bitPattern: bitPatterns.south)
+        maxLatitude = Float(bitPattern: bitPatterns.north)
+        minLongitude = Float(bitPattern: bitPatterns.west)
+        maxLongitude = Float(bitPattern: bitPatterns.east)
+    }
+
+    /// The edges' single-precision bit patterns, for packing the box into other storage.
+    var bitPatterns: (south: UInt32, north: UInt32, west: UInt32, east: UInt32) {
+        (minLatitude.bitPattern, maxLatitude.bitPattern, minLongitude.bitPattern, maxLongitude.bitPattern)
+    }
+
     private static func down(_ value: Double) -> Float {
         let rounded = Float(value)
         return Double(rounded) > value ? rounded.nextDown : rounded

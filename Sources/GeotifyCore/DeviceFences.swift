@@ -3,27 +3,32 @@
 /// (found through their indexes). Identifiers are unique across them; the fence file
 /// refuses clashes. A book builds each device's value once, so a fix costs no setup.
 public final class DeviceFences: Sendable {
-    public let own: [Fence]
+    // The properties a fix reads come first, so that they share the object's first
+    // cache line with its header (which the caller's retain reads anyway).
+    /// What the evaluator reads of `own` for every fix, in one block (see `OwnFenceTable`).
+    let table: OwnFenceTable
     public let shared: [SharedFences]
-    /// The boxes of `own`, in order, compact.
-    public let boxes: [CompactBox]
-    /// The identifiers of `own`, in order: found without touching the fences.
-    public let identifiers: [String]
-    /// What the evaluator checks of `own`, in order, compact (see `FenceShape`).
-    let shapes: [FenceShape]
-    /// Whether any of the fences has a dwell time of its own, so dwell timers may run
-    /// even when the global rules set none.
-    public let anyDwell: Bool
     /// The newest `addedRevision` of the own fences: a device evaluated at this revision
     /// or later has seen them all, so only those near a fix need a look.
     public let newestRevision: Int
+    /// Whether any of the fences has a dwell time of its own, so dwell timers may run
+    /// even when the global rules set none.
+    public let anyDwell: Bool
+    /// Whether no two of `own` have the same identifier (the fence file refuses clashes;
+    /// a list handed to the evaluator may not), so the first found is the only one.
+    let ownIdentifiersAreUnique: Bool
+    public let own: [Fence]
+    /// The identifiers of `own`, in order: found without touching the fences.
+    public let identifiers: [String]
+    /// The boxes of `own`, in order, compact.
+    public var boxes: [CompactBox] { table.withView { view in (0..<view.count).map(view.box) } }
 
     public init(own: [Fence] = [], shared: [SharedFences] = []) {
         self.own = own
         self.shared = shared
-        boxes = own.map { CompactBox($0.boundingBox) }
         identifiers = own.map(\.identifier)
-        shapes = own.map(FenceShape.init)
+        ownIdentifiersAreUnique = Set(identifiers).count == identifiers.count
+        table = OwnFenceTable(own)
         anyDwell = own.contains { $0.rules.dwell != nil } || shared.contains(where: \.anyDwell)
         newestRevision = own.map(\.addedRevision).max() ?? 0
     }
@@ -43,3 +48,4 @@ public final class DeviceFences: Sendable {
         shared.first { $0.position(of: identifier) != nil }
     }
 }
+

@@ -37,6 +37,10 @@ public struct Evaluator: Sendable {
     /// longer apply are forgotten (and listed in `Evaluation.forgotten` when the device
     /// was inside).
     public func evaluate(_ fix: Fix, fences: DeviceFences, revision: Int, now: Double, state: inout DeviceState) -> Evaluation {
+        // What the evaluation reads first, asked for at once (see `CacheLines`): the
+        // boxes of the own fences and the state's entries (three, as most devices have).
+        fences.table.prefetchBoxes()
+        CacheLines.prefetch(state.fences, first: 3)
         if let drop = acceptance.drop(fix, lastAccepted: state.lastFix?.timestamp, now: now) {
             return Evaluation(outcome: .dropped(drop))
         }
@@ -48,21 +52,57 @@ public struct Evaluator: Sendable {
             evaluation.outcome = .inaccurate
             return evaluation
         }
+        let candidates = sharedCandidates(of: fix.coordinate, in: fences)
+        fences.table.withView { own in
+            observe(fix, own: own, candidates: candidates, fences: fences, state: &state, into: &evaluation)
+        }
+        state.revision = revision
+        if timers || (!evaluation.transitions.isEmpty && mayHaveTimers(fences, state)) {
+            fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
+        }
+        return evaluation
+    }
+
+    /// Applies one accepted fix to every fence that may matter: first the fences the
+    /// device has state for (inside, pending, undecided), in the order of its state, then
+    /// the other own fences whose compact box contains the fix (all of them while the
+    /// device has not seen every fence), then the other shared candidates. A fence far
+    /// away from a device that is outside it cannot change anything. Fences that no
+    /// longer apply are forgotten (and listed in `Evaluation.forgotten` when the device
+    /// was inside).
+    private func observe(
+        _ fix: Fix, own: OwnFenceTable.View, candidates: [SharedCandidate], fences: DeviceFences,
+        state: inout DeviceState, into evaluation: inout Evaluation
+    ) {
         let point = fix.coordinate
-        let pointCosine = cos(point.latitude * .pi / 180)
-        let candidates = sharedCandidates(of: point, in: fences)
-        // Own fences the device has state for, by position (positions from 64 on, and
-        // shared fences, through the identifiers), so the box scan skips them.
+        // As `PolygonGeometry.planarBracket` computes it (`InteriorDisc.holdsInside`).
+        let pointCosine = cos(point.latitude * (Double.pi / 180))
+        // The first 64 own fences whose compact box contains the fix, as bits (the others
+        // are looked at one by one), and those the device has state for, so the box scan
+        // skips them (from 64 on, and shared fences, through the identifiers).
+        var near: UInt64 = 0
+        for index in 0..<min(own.count, 64) where own.box(index).contains(point) {
+            near |= 1 << index
+        }
+        var nearFences = near
+        while nearFences != 0 {
+            own.prefetchRecord(nearFences.trailingZeroBitCount)
+            nearFences &= nearFences - 1
+        }
         var trackedOwn: UInt64 = 0
-        let trackedIdentifiers = state.fences.isEmpty || (fences.shared.isEmpty && fences.boxes.count <= 64)
+        let trackedIdentifiers = state.fences.isEmpty || (fences.shared.isEmpty && own.count <= 64)
             ? [] : state.fences.map(\.fence)
         var position = 0
         while position < state.fences.count {
             let identifier = state.fences[position].fence
             let count = state.fences.count
-            if let own = fences.identifiers.firstIndex(of: identifier) {
-                if own < 64 { trackedOwn |= 1 << own }
-                observe(fix, own: own, pointCosine: pointCosine, fences: fences, tracked: true, state: &state, into: &evaluation)
+            if let index = ownIndex(of: identifier, near: near, in: own, fences: fences) {
+                // The entry at `position` is the fence's first unless an earlier entry
+                // named the same fence (then the first is found by search).
+                let first = index < 64 && trackedOwn & (1 << index) == 0
+                    ? position : state.fences.firstIndex { $0.fence == identifier }
+                if index < 64 { trackedOwn |= 1 << index }
+                observe(fix, own: index, in: own, pointCosine: pointCosine, fences: fences, at: first, state: &state, into: &evaluation)
             } else if let candidate = trackedCandidate(identifier, among: candidates, fences: fences) {
                 observeShared(fix, candidate, fences: fences, tracked: true, state: &state, into: &evaluation)
             } else if let fence = fences.fence(identifier) {
@@ -75,17 +115,15 @@ public struct Evaluator: Sendable {
             if state.fences.count == count { position += 1 }
         }
         let everySeen = state.revision.map { $0 >= fences.newestRevision } ?? false
-        fences.boxes.withUnsafeBufferPointer { boxes in
-            for index in boxes.indices {
-                let near = boxes[index].contains(point)
-                guard near || !everySeen else { continue }
-                guard near || !state.hasSeen(addedRevision: fences.shapes[index].addedRevision) else { continue }
-                let tracked = index < 64
-                    ? trackedOwn & (1 << index) != 0
-                    : trackedIdentifiers.contains(fences.identifiers[index])
-                if !tracked {
-                    observe(fix, own: index, pointCosine: pointCosine, fences: fences, tracked: false, state: &state, into: &evaluation)
-                }
+        for index in 0..<own.count {
+            let isNear = index < 64 ? near & (1 << index) != 0 : own.box(index).contains(point)
+            guard isNear || !everySeen else { continue }
+            guard isNear || !state.hasSeen(addedRevision: own.shape(index).addedRevision) else { continue }
+            let tracked = index < 64
+                ? trackedOwn & (1 << index) != 0
+                : trackedIdentifiers.contains(fences.identifiers[index])
+            if !tracked {
+                observe(fix, own: index, in: own, pointCosine: pointCosine, fences: fences, at: nil, state: &state, into: &evaluation)
             }
         }
         for candidate in candidates {
@@ -94,11 +132,23 @@ public struct Evaluator: Sendable {
                 observeShared(fix, candidate, fences: fences, tracked: false, state: &state, into: &evaluation)
             }
         }
-        state.revision = revision
-        if timers || (!evaluation.transitions.isEmpty && mayHaveTimers(fences, state)) {
-            fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
+    }
+
+    /// The position of the own fence `identifier` in `fences.own`, looked for first among
+    /// the fences whose box contains the fix (`near`, as bits), where a fence the device
+    /// has state for nearly always is, by `IdentifierKey`: the identifiers themselves are
+    /// read only when that finds nothing.
+    @inline(__always)
+    private func ownIndex(of identifier: String, near: UInt64, in own: OwnFenceTable.View, fences: DeviceFences) -> Int? {
+        if near != 0, fences.ownIdentifiersAreUnique, let key = IdentifierKey(identifier) {
+            var rest = near
+            while rest != 0 {
+                let index = rest.trailingZeroBitCount
+                if own.identifierKey(index) == key { return index }
+                rest &= rest - 1
+            }
         }
-        return evaluation
+        return fences.identifiers.firstIndex(of: identifier)
     }
 
     /// Whether any of the device's fence states may have a timer: a pending change, or
@@ -160,7 +210,8 @@ public struct Evaluator: Sendable {
     private func observe(_ fix: Fix, fence: Fence, tracked: Bool, state: inout DeviceState, into evaluation: inout Evaluation) {
         let rules = rules(for: fence)
         observe(
-            fix, identifier: fence.identifier, addedRevision: fence.addedRevision, tracked: tracked,
+            fix, identifier: { fence.identifier }, addedRevision: fence.addedRevision,
+            at: tracked ? state.fences.firstIndex { $0.fence == fence.identifier } : nil,
             near: fence.boundingBox.contains(fix.coordinate), rules: rules,
             relation: { accuracy in
                 fence.region.containment(
@@ -170,24 +221,30 @@ public struct Evaluator: Sendable {
             fence: { fence }, state: &state, into: &evaluation)
     }
 
-    /// Applies one accepted fix to the device's own fence at `own`, reading its compact
-    /// `FenceShape` (a circle is decided without touching the `Fence`). Called for fences
-    /// whose compact box holds the fix or that the device has state for: a fix in the
-    /// compact box but outside the exact one is outside the region, which changes nothing
-    /// for a fence the device has no state for, so the exact box is not needed.
+    /// Applies one accepted fix to the device's own fence `index`, reading its shape and
+    /// polygon from the device's `OwnFenceTable` (the `Fence` is read only for rules of its
+    /// own or a transition); `position` is where the device's state has an entry for it,
+    /// nil when it has none. Called for fences whose compact box holds the fix or that the
+    /// device has state for: a fix in the compact box but outside the exact one is outside
+    /// the region, which changes nothing for a fence the device has no state for, so the
+    /// exact box is not needed.
     private func observe(
-        _ fix: Fix, own: Int, pointCosine: Double, fences: DeviceFences, tracked: Bool,
+        _ fix: Fix, own index: Int, in own: OwnFenceTable.View, pointCosine: Double, fences: DeviceFences, at position: Int?,
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
-        let shape = fences.shapes[own]
-        let rules = shape.overridesRules ? fences.own[own].rules.resolved(over: self.rules) : self.rules
+        let shape = own.shape(index)
+        let rules = shape.overridesRules ? fences.own[index].rules.resolved(over: self.rules) : self.rules
         observe(
-            fix, identifier: fences.identifiers[own], addedRevision: shape.addedRevision, tracked: tracked, near: true,
+            fix, identifier: { fences.identifiers[index] }, addedRevision: shape.addedRevision, at: position, near: true,
             rules: rules,
             relation: { accuracy in
                 let hysteresis = rules.hysteresis(forSize: shape.size)
                 guard shape.isCircle else {
-                    return fences.own[own].region.containment(
+                    if let disc = own.interiorDisc(index),
+                       disc.holdsInside(fix.coordinate, cosine: pointCosine, margin: min(accuracy, shape.size / 2)) {
+                        return .inside
+                    }
+                    return own.polygon(index).containment(
                         of: fix.coordinate, accuracy: accuracy, hysteresis: hysteresis, size: shape.size
                     ).relation
                 }
@@ -195,20 +252,23 @@ public struct Evaluator: Sendable {
                     shape.center, cosineOfLatitude: shape.cosineOfLatitude, fix.coordinate, cosineOfLatitude: pointCosine)
                 return Region.circleContainment(&distance, radius: shape.radius, accuracy: accuracy, hysteresis: hysteresis).relation
             },
-            fence: { fences.own[own] }, state: &state, into: &evaluation)
+            fence: { fences.own[index] }, state: &state, into: &evaluation)
     }
 
-    /// Applies one accepted fix to one fence: `tracked` says whether the device has state
-    /// for it (so fences without any need no search), `near` whether the fix is in its
-    /// bounding box, `relation` where the fix lies given its accuracy (metres, 0 when
-    /// not used), `fence` the fence itself, read only for a transition.
+    /// Applies one accepted fix to one fence: `position` is where the device's state has
+    /// an entry for it (nil when none), `near` whether the fix is in its bounding box,
+    /// `relation` where the fix lies given its accuracy (metres, 0 when not used), `fence`
+    /// the fence itself, read only for a transition, and `identifier` its identifier, read
+    /// only for a change of state. A fix that confirms a settled relation (inside and
+    /// staying in, or outside with no entry and staying out) writes nothing.
     private func observe(
-        _ fix: Fix, identifier: String, addedRevision: Int, tracked: Bool, near: Bool, rules: TransitionRules,
+        _ fix: Fix, identifier: () -> String, addedRevision: Int, at position: Int?, near: Bool, rules: TransitionRules,
         relation: (_ accuracy: Double) -> Containment.Relation, fence: () -> Fence,
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
-        var index = tracked ? state.fences.firstIndex { $0.fence == identifier } : nil
+        var index = position
         if !state.hasSeen(addedRevision: addedRevision) {
+            let identifier = identifier()
             let unknown = FenceState(fence: identifier, inside: false, since: fix.timestamp, established: false)
             store(unknown, at: index, state: &state)
             index = state.fences.firstIndex { $0.fence == identifier }
@@ -221,7 +281,13 @@ public struct Evaluator: Sendable {
         case .outside: observed = false
         case .uncertain: return
         }
-        var entry = index.map { state.fences[$0] } ?? FenceState(fence: identifier, inside: false, since: fix.timestamp)
+        if let index {
+            let settled = state.fences[index]
+            if observed && settled.inside && settled.established && settled.pending == nil { return }
+        } else if !observed {
+            return
+        }
+        var entry = index.map { state.fences[$0] } ?? FenceState(fence: identifier(), inside: false, since: fix.timestamp)
         if !entry.established {
             establish(observed, fix: fix, fence: fence(), rules: rules, entry: &entry, state: &state, into: &evaluation)
         } else if observed == entry.inside {

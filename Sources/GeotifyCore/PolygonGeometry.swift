@@ -182,11 +182,32 @@ struct PolygonGeometry {
             x: Self.unwrap(c.longitude, against: referenceLongitude), y: y,
             metresPerDegreeX: Geodesy.parallelRadius(cosineOfLatitude: cosine) * radiansPerDegree,
             metresPerDegreeY: Geodesy.meridionalRadius(cosineOfLatitude: cosine) * radiansPerDegree)
-        let theta = planar / 6_335_439
-        guard theta <= 30_000 / 6_335_439 else { return nil }
-        let tangentSquared = (1 - cosine * cosine) / (cosine * cosine)
-        let bound = (1 + tangentSquared.squareRoot()) * theta + 10 * (1 + tangentSquared) * theta * theta + 1e-9
+        guard planar / 6_335_439 <= 30_000 / 6_335_439 else { return nil }
+        let bound = Self.relativeBound(planar: planar, cosine: cosine)
         return (planar * (1 - bound) - 1e-6, planar * (1 + bound) + 1e-6)
+    }
+
+    /// The relative bound of `planarBracket` for a planar distance `planar` at a latitude
+    /// of cosine `cosine`.
+    @inline(__always)
+    private static func relativeBound(planar: Double, cosine: Double) -> Double {
+        let theta = planar / 6_335_439
+        let tangentSquared = (1 - cosine * cosine) / (cosine * cosine)
+        return (1 + tangentSquared.squareRoot()) * theta + 10 * (1 + tangentSquared) * theta * theta + 1e-9
+    }
+
+    /// `planarBracket`'s lower bound for a planar distance `planar` (up to 30 km) at a
+    /// latitude of cosine `cosine`: it grows with `planar`, so for a planar distance of
+    /// at least `planar` the bracket's lower bound is at least this (see `InteriorDisc`).
+    @inline(__always)
+    static func lowerBound(planar: Double, cosine: Double) -> Double {
+        planar * (1 - relativeBound(planar: planar, cosine: cosine)) - 1e-6
+    }
+
+    /// The distance in metres from (x, y) (unwrapped longitude, latitude) to the nearest
+    /// edge of any ring in the plane with the given scales (see `InteriorDisc`).
+    func planarDistance(x: Double, y: Double, metresPerDegreeX: Double, metresPerDegreeY: Double) -> Double {
+        planarNearest(x: x, y: y, metresPerDegreeX: metresPerDegreeX, metresPerDegreeY: metresPerDegreeY).distance
     }
 
     /// The nearest point of any ring's edges to (x, y) (unwrapped longitude, latitude) in

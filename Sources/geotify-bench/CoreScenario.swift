@@ -25,6 +25,7 @@ struct CoreScenario {
         Progress.note("core: per-device evaluation")
         let one = evaluatePerDevice(workload, lanes: 1)
         let two = evaluatePerDevice(workload, lanes: 2)
+        let grouped = evaluateDeviceByDevice(workload)
         let floor = Parallel.run(lanes: 1) { _, ready in
             var inside = 0
             let throughput = Throughput.measure(seconds: options.budget, chunk: 5_000, warmedUp: ready) { first, count in
@@ -45,6 +46,11 @@ struct CoreScenario {
                     + "transitions over the first \(check.fixes) fixes: \(check.transitions), checksum \(String(check.checksum, radix: 16)), "
                     + "the exact path's: \(check.matchesExactPath(seed: options.seed).map { $0 ? "yes" : "NO" } ?? "not recorded for this seed"); "
                     + "circle decisions equal to the exact distance over \(check.comparisons) comparisons: \(check.comparisonsExact ? "yes" : "NO")"),
+            ResultRow(
+                scenario: "core", measure: "10 000 devices × 20 own fences, Evaluator, 1 core, each device's fixes in a row",
+                value: grouped.perSecond, unit: .perSecond,
+                baseline: one.throughput.perSecond, baselineName: "fixes device after device (the row above)",
+                detail: "\(ResultRow.format(grouped.nanosecondsPerItem, .nanoseconds))/fix; the same fixes, \(CoreScenario.fixesInARow) of a device in a row, so its fences and state stay in the cache: the evaluation's own cost, the rest of the row above is waiting for memory"),
             ResultRow(
                 scenario: "core", measure: "10 000 devices × 20 own fences, Evaluator, 2 lanes on 2 cores",
                 value: two.throughput.perSecond, unit: .perSecond,
@@ -68,6 +74,30 @@ struct CoreScenario {
             return (throughput.items, run.transitions)
         }
         return (result.throughput, result.values.reduce(0, +))
+    }
+
+    /// How many fixes of one device `evaluateDeviceByDevice` evaluates in a row.
+    static let fixesInARow = 50
+
+    /// Times the per-device evaluation with each device's fixes `fixesInARow` in a row
+    /// (in the order of the stream, so its timestamps keep increasing), on one lane.
+    private func evaluateDeviceByDevice(_ workload: PerDeviceWorkload) -> Throughput {
+        let budget = options.budget
+        return Parallel.run(lanes: 1) { _, ready in
+            var run = DeviceEvaluationRun(workload)
+            let devices = workload.stream.deviceCount
+            let inARow = CoreScenario.fixesInARow
+            for number in 0..<devices { run.evaluate(number) }
+            ready()
+            let throughput = Throughput.measure(seconds: budget, chunk: 2_000, warmUp: false) { first, count in
+                for item in first..<(first + count) {
+                    let (round, within) = item.quotientAndRemainder(dividingBy: devices * inARow)
+                    let (device, step) = within.quotientAndRemainder(dividingBy: inARow)
+                    run.evaluate((1 + round * inARow + step) * devices + device)
+                }
+            }
+            return (throughput.items, run.transitions)
+        }.throughput
     }
 
     // MARK: Shared fences

@@ -1,0 +1,175 @@
+import Foundation
+
+/// A device's own fences as the evaluator reads them for every fix, in one contiguous
+/// run of 8-byte words, so that a fix touches as few cache lines as it can:
+///
+/// - every fence's compact box, two words a fence, in the order of the fences: what every
+///   fix scans;
+/// - where each fence's record starts (and the last one ends), two to a word;
+/// - the records, each from the start of a cache line: the shape (`FenceShape`, eight
+///   words: a circle's latitude, longitude, radius and cosine of its latitude, or for a
+///   polygon its run's start and end, -1 and its size; the revision it was added in;
+///   whether it overrides the rules; its `IdentifierKey`), then for a polygon its
+///   `InteriorDisc` (a line of its own, a radius of 0 when it has none) and its run
+///   (`PolygonGeometry`).
+///
+/// Fixes arrive device after device, so a device's fence data is cold for nearly every
+/// fix, and memory is the cost: each cache line a fix reads waits for memory (about
+/// 200 ns here, ten times the geometry it feeds) or, asked for ahead (`CacheLines`),
+/// still takes its share of the memory's bandwidth. A fix reads the boxes, then the
+/// first line of the record of each fence whose box holds it (two for a polygon, whose
+/// edges it reads only when the fix is not deep inside its disc); no `Fence`, polygon
+/// storage or identifier, and no reference, so no retain or release either.
+struct OwnFenceTable: Sendable {
+    /// How many fences.
+    let count: Int
+    /// The words (see the type's description), from `origin` on.
+    private let words: [Double]
+    /// Where the table starts in `words`: the first word on a cache line.
+    private let origin: Int
+
+    /// The words of a cache line, of a box and of a shape.
+    fileprivate static let lineWords = CacheLines.length / MemoryLayout<Double>.stride
+    fileprivate static let boxWords = 2
+    fileprivate static let shapeWords = 8
+
+    init(_ fences: [Fence]) {
+        count = fences.count
+        let lineWords = OwnFenceTable.lineWords
+        let boxesEnd = OwnFenceTable.boxWords * fences.count
+        let startsEnd = boxesEnd + (fences.count + 2) / 2
+        var starts: [Int] = []
+        var end = (startsEnd + lineWords - 1) / lineWords * lineWords
+        for fence in fences {
+            starts.append(end)
+            end += OwnFenceTable.shapeWords
+            if case .polygon(let polygon) = fence.region { end += lineWords + polygon.run.count }
+            end = (end + lineWords - 1) / lineWords * lineWords
+        }
+        starts.append(end)
+        // The array never moves once made, so its first cache line is found once and
+        // everything laid out from there.
+        var words = [Double](repeating: 0, count: end + lineWords - 1)
+        let origin = words.withUnsafeBufferPointer { buffer in
+            let misalignment = (Int(bitPattern: buffer.baseAddress) % CacheLines.length) / MemoryLayout<Double>.stride
+            return misalignment == 0 ? 0 : lineWords - misalignment
+        }
+        for (index, fence) in fences.enumerated() {
+            let (south, north, west, east) = CompactBox(fence.boundingBox).bitPatterns
+            words[origin + 2 * index] = Double(bitPattern: UInt64(south) | UInt64(north) << 32)
+            words[origin + 2 * index + 1] = Double(bitPattern: UInt64(west) | UInt64(east) << 32)
+        }
+        for (index, start) in starts.enumerated() {
+            let word = origin + boxesEnd + index / 2
+            let bits = words[word].bitPattern | UInt64(start) << (32 * UInt64(index % 2))
+            words[word] = Double(bitPattern: bits)
+        }
+        for (index, fence) in fences.enumerated() {
+            let start = origin + starts[index]
+            var shape: [Double]
+            switch fence.region {
+            case .circle(let center, let radius):
+                shape = [center.latitude, center.longitude, radius, cos(center.latitude * .pi / 180)]
+            case .polygon(let polygon):
+                let disc = start + OwnFenceTable.shapeWords
+                let run = starts[index] + OwnFenceTable.shapeWords + lineWords
+                shape = [Double(run), Double(run + polygon.run.count), -1, fence.size]
+                words.replaceSubrange((origin + run)..<(origin + run + polygon.run.count), with: polygon.run)
+                let interior = polygon.withGeometry { InteriorDisc($0, center: polygon.center) }
+                if let interior { words.replaceSubrange(disc..<(disc + InteriorDisc.wordCount), with: interior.words) }
+            }
+            let key = IdentifierKey.words(IdentifierKey(fence.identifier))
+            shape += [
+                Double(bitPattern: UInt64(bitPattern: Int64(fence.addedRevision))), fence.overridesRules ? 1 : 0, key.0, key.1,
+            ]
+            words.replaceSubrange(start..<(start + OwnFenceTable.shapeWords), with: shape)
+        }
+        self.words = words
+        self.origin = origin
+    }
+
+    /// Asks for the cache lines of every box (see `CacheLines`): what a fix reads first.
+    @inline(__always)
+    func prefetchBoxes() {
+        withView { own in
+            CacheLines.prefetch(UnsafeRawPointer(own.words.baseAddress), byteCount: OwnFenceTable.boxWords * count * MemoryLayout<Double>.stride)
+        }
+    }
+
+    /// Calls `body` with a view of the table.
+    @inline(__always)
+    func withView<Result>(_ body: (View) -> Result) -> Result {
+        words.withUnsafeBufferPointer { words in
+            body(View(words: UnsafeBufferPointer(rebasing: words[origin...]), count: count))
+        }
+    }
+
+    /// The table read in place.
+    struct View {
+        fileprivate let words: UnsafeBufferPointer<Double>
+        /// How many fences.
+        let count: Int
+
+        /// The compact box of fence `index`.
+        @inline(__always)
+        func box(_ index: Int) -> CompactBox {
+            let latitudes = words[OwnFenceTable.boxWords * index].bitPattern
+            let longitudes = words[OwnFenceTable.boxWords * index + 1].bitPattern
+            return CompactBox(bitPatterns: (
+                UInt32(truncatingIfNeeded: latitudes), UInt32(truncatingIfNeeded: latitudes >> 32),
+                UInt32(truncatingIfNeeded: longitudes), UInt32(truncatingIfNeeded: longitudes >> 32)))
+        }
+
+        /// Where fence `index`'s record starts (for `index` = `count`, where the last ends).
+        @inline(__always)
+        private func recordStart(_ index: Int) -> Int {
+            let bits = words[OwnFenceTable.boxWords * count + index / 2].bitPattern >> (32 * UInt64(index % 2))
+            return Int(truncatingIfNeeded: bits & 0xFFFF_FFFF)
+        }
+
+        /// The shape of fence `index`.
+        @inline(__always)
+        func shape(_ index: Int) -> FenceShape {
+            let start = recordStart(index)
+            let radius = words[start + 2]
+            return FenceShape(
+                latitude: words[start], longitude: words[start + 1], radius: radius,
+                cosineOfLatitude: words[start + 3], size: radius >= 0 ? radius : words[start + 3],
+                addedRevision: Int(Int64(bitPattern: words[start + 4].bitPattern)), overridesRules: words[start + 5] != 0)
+        }
+
+        /// The identifier key of fence `index`, nil when its identifier has none.
+        @inline(__always)
+        func identifierKey(_ index: Int) -> IdentifierKey? {
+            let start = recordStart(index)
+            return IdentifierKey(words: (words[start + 6], words[start + 7]))
+        }
+
+        /// Asks for the cache lines of fence `index`'s record that a fix reads first (see
+        /// `CacheLines`): a circle's shape, or a polygon's shape and disc (its edges are
+        /// read only for a fix its disc does not decide).
+        @inline(__always)
+        func prefetchRecord(_ index: Int) {
+            let start = recordStart(index)
+            let wordCount = min(2 * OwnFenceTable.lineWords, recordStart(index + 1) - start)
+            CacheLines.prefetch(UnsafeRawPointer(words.baseAddress.map { $0 + start }), byteCount: wordCount * MemoryLayout<Double>.stride)
+        }
+
+        /// The interior disc of fence `index`'s polygon, nil when it has none (or is a
+        /// circle).
+        @inline(__always)
+        func interiorDisc(_ index: Int) -> InteriorDisc? {
+            let record = recordStart(index)
+            let start = record + OwnFenceTable.shapeWords
+            guard words[record + 2] < 0, words[start + 2] > 0 else { return nil }
+            return InteriorDisc(words: UnsafeBufferPointer(rebasing: words[start..<(start + InteriorDisc.wordCount)]))
+        }
+
+        /// The geometry of fence `index`'s polygon.
+        @inline(__always)
+        func polygon(_ index: Int) -> PolygonGeometry {
+            let start = recordStart(index)
+            return PolygonGeometry(run: UnsafeBufferPointer(rebasing: words[Int(words[start])..<Int(words[start + 1])]))
+        }
+    }
+}

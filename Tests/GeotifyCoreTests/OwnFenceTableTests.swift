@@ -1,0 +1,127 @@
+import Foundation
+import GeotifyTestSupport
+import Testing
+
+@testable import GeotifyCore
+
+/// A device's own fences packed for the evaluator (`OwnFenceTable`) read back as the
+/// fences they were made from, and the evaluator deciding through it exactly as it does
+/// for the same fences shared (which reads the `Fence`s and their polygons, not the
+/// table): boxes, shapes, identifier keys, polygons and their interior discs.
+@Suite("Own fence table")
+struct OwnFenceTableTests {
+    /// The point `north` and `east` metres from `center` (flat Earth, nearby points).
+    private func offset(_ center: Coordinate, north: Double, east: Double) -> Coordinate {
+        let metresPerDegree = 111_000.0
+        return Coordinate(
+            latitude: center.latitude + north / metresPerDegree,
+            longitude: Coordinate.wrappedLongitude(center.longitude + east / (metresPerDegree * cos(center.latitude * .pi / 180))))
+    }
+
+    /// Circles and star-shaped polygons (some with a hole) of 30 m to 3 km within 4 km of
+    /// `center`, with identifiers short and long, ASCII and not.
+    private func fences(around center: Coordinate, count: Int, _ random: inout SplitMix64) -> [Fence] {
+        (0..<count).map { index in
+            let place = offset(center, north: 8_000 * random.unit() - 4_000, east: 8_000 * random.unit() - 4_000)
+            let radius = pow(10, 1.5 + 2 * random.unit())
+            let identifier = index % 4 == 3 ? "a-fence-named-at-length-\(index)" : index % 4 == 2 ? "zöne\(index)" : "f\(index)"
+            var region = Region.circle(center: place, radius: radius)
+            if index % 3 == 0 {
+                let outer = (0..<(4 + Int(random.unit() * 40))).map { _ in 2 * Double.pi * random.unit() }.sorted().map { angle in
+                    let reach = radius * (0.6 + 0.4 * random.unit())
+                    return offset(place, north: reach * sin(angle), east: reach * cos(angle))
+                }
+                let hole = [(-1.0, -1.0), (-1, 1), (1, 1), (1, -1)].map { offset(place, north: $0.0 * radius / 10, east: $0.1 * radius / 10) }
+                if let polygon = try? Polygon(outer: outer, holes: index % 2 == 0 ? [hole] : []) { region = .polygon(polygon) }
+            }
+            return Fence(identifier: identifier, region: region, note: "", eventType: [.onEntry, .onExit], addedRevision: index % 5)
+        }
+    }
+
+    @Test("every fence reads back: box, shape, key and polygon")
+    func theTableReadsBack() throws {
+        var random = SplitMix64(seed: 3)
+        for center in [Coordinate(latitude: 52.5, longitude: 13.4), Coordinate(latitude: -17.8, longitude: 179.99), Coordinate(latitude: 78, longitude: 15)] {
+            let fences = fences(around: center, count: 30, &random)
+            OwnFenceTable(fences).withView { table in
+                #expect(table.count == fences.count)
+                for (index, fence) in fences.enumerated() {
+                    #expect(table.box(index) == CompactBox(fence.boundingBox))
+                    #expect(table.identifierKey(index) == IdentifierKey(fence.identifier))
+                    let shape = table.shape(index)
+                    #expect(shape.size == fence.size)
+                    #expect(shape.addedRevision == fence.addedRevision)
+                    #expect(shape.overridesRules == fence.overridesRules)
+                    switch fence.region {
+                    case .circle(let center, let radius):
+                        #expect(shape.isCircle && shape.center == center && shape.radius == radius)
+                        #expect(table.interiorDisc(index) == nil)
+                    case .polygon(let polygon):
+                        #expect(!shape.isCircle)
+                        let geometry = table.polygon(index)
+                        for _ in 0..<50 {
+                            let point = offset(polygon.center, north: 4 * fence.size * (random.unit() - 0.5), east: 4 * fence.size * (random.unit() - 0.5))
+                            #expect(geometry.contains(point) == polygon.contains(point))
+                            #expect(geometry.containment(of: point, accuracy: 10, hysteresis: 20, size: fence.size)
+                                == polygon.containment(of: point, accuracy: 10, hysteresis: 20, size: fence.size))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("own fences decide every fix exactly as the same fences shared")
+    func ownDecidesAsShared() {
+        var random = SplitMix64(seed: 8)
+        let evaluator = Evaluator()
+        for center in [Coordinate(latitude: 48.2, longitude: 16.4), Coordinate(latitude: -16.5, longitude: -179.995)] {
+            let fences = fences(around: center, count: 24, &random)
+            let own = DeviceFences(own: fences)
+            let shared = DeviceFences(shared: [SharedFences(owner: "everyone", fences: fences)])
+            var ownState = DeviceState()
+            var sharedState = DeviceState()
+            var position = center
+            for step in 0..<3_000 {
+                position = offset(position, north: 300 * (random.unit() - 0.5), east: 300 * (random.unit() - 0.5))
+                if step % 200 == 0 { position = center }
+                let fix = Fix(device: "d", coordinate: position, accuracy: 40 * random.unit(), timestamp: Double(step))
+                let ownEvaluation = evaluator.evaluate(fix, fences: own, revision: 4, now: fix.timestamp, state: &ownState)
+                let sharedEvaluation = evaluator.evaluate(fix, fences: shared, revision: 4, now: fix.timestamp, state: &sharedState)
+                let decided = { (evaluation: Evaluation) in
+                    evaluation.transitions.map { "\($0.fence.identifier) \($0.kind)" }.sorted()
+                }
+                #expect(decided(ownEvaluation) == decided(sharedEvaluation))
+                #expect(ownState.fences == sharedState.fences)
+            }
+            #expect(ownState.badge == sharedState.badge)
+            #expect(ownState.badge > 20)
+        }
+    }
+
+    @Test("a state entry equal to a fence's identifier but not byte for byte is that fence's")
+    func canonicallyEqualIdentifiersMatch() {
+        let center = Coordinate(latitude: 45.76, longitude: 4.83)
+        let fence = Fence(identifier: "café", region: .circle(center: center, radius: 200), note: "", eventType: [.onEntry, .onExit])
+        var state = DeviceState(revision: 0, fences: [FenceState(fence: "cafe\u{301}", since: 0)])
+        let away = Fix(device: "d", coordinate: offset(center, north: 2_000, east: 0), accuracy: 5, timestamp: 10)
+        let evaluation = Evaluator().evaluate(away, fences: [fence], revision: 0, now: 10, state: &state)
+        #expect(evaluation.transitions.map(\.kind) == [.exit])
+        #expect(evaluation.forgotten.isEmpty)
+        #expect(state.fences.isEmpty)
+    }
+
+    @Test("a fix deep inside a polygon stays in; leaving it exits")
+    func deepInsideAPolygon() throws {
+        let center = Coordinate(latitude: 59.33, longitude: 18.07)
+        let square = [(-1.0, -1.0), (-1, 1), (1, 1), (1, -1)].map { offset(center, north: $0.0 * 1_000, east: $0.1 * 1_000) }
+        let fence = Fence(identifier: "park", region: .polygon(try Polygon(outer: square)), note: "", eventType: [.onEntry, .onExit])
+        var state = DeviceState()
+        var kinds: [[TransitionKind]] = []
+        for (time, place) in [offset(center, north: 3_000, east: 0), center, offset(center, north: 100, east: 50), offset(center, north: 990, east: 0), offset(center, north: 1_200, east: 0)].enumerated() {
+            let fix = Fix(device: "d", coordinate: place, accuracy: 10, timestamp: Double(time))
+            kinds.append(Evaluator().evaluate(fix, fences: [fence], revision: 0, now: fix.timestamp, state: &state).transitions.map(\.kind))
+        }
+        #expect(kinds == [[], [.enter], [], [], [.exit]])
+    }
+}
