@@ -48,4 +48,3 @@ public final class DeviceFences: Sendable {
         shared.first { $0.position(of: identifier) != nil }
     }
 }
-

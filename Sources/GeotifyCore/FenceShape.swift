@@ -1,10 +1,10 @@
 /// What the evaluator reads of one of a device's own fences for every fix near it: a
 /// circle's centre, radius and the cosine of its latitude, the fence's size, the revision
-/// it was added in, and whether it has rules of its own. It
-/// is read out of the device's `OwnFenceTable`, so a fix's checks do not touch the
-/// `Fence` objects, which lie scattered over the heap and span several cache lines each
-/// (with 10 000 devices × 20 fences, a cache miss or more for each fence checked); the
-/// `Fence` is read only for rules of its own or a transition.
+/// it was added in, and whether it has rules of its own. It is read out of the device's
+/// `OwnFenceTable`, so a fix's checks do not touch the `Fence` objects, which lie
+/// scattered over the heap and span several cache lines each (with 10 000 devices × 20
+/// fences, a cache miss or more for each fence checked); the `Fence` is read only for
+/// rules of its own or a transition.
 struct FenceShape {
     /// A circle's centre in degrees; unused for a polygon.
     let latitude: Double

@@ -37,6 +37,7 @@ struct OwnFenceTable: Sendable {
         count = fences.count
         let lineWords = OwnFenceTable.lineWords
         let boxesEnd = OwnFenceTable.boxWords * fences.count
+        // The record starts: count + 1 of them, two to a word.
         let startsEnd = boxesEnd + (fences.count + 2) / 2
         var starts: [Int] = []
         var end = (startsEnd + lineWords - 1) / lineWords * lineWords
@@ -51,7 +52,7 @@ struct OwnFenceTable: Sendable {
         // everything laid out from there.
         var words = [Double](repeating: 0, count: end + lineWords - 1)
         let origin = words.withUnsafeBufferPointer { buffer in
-            let misalignment = (Int(bitPattern: buffer.baseAddress) % CacheLines.length) / MemoryLayout<Double>.stride
+            let misalignment = Int(bitPattern: buffer.baseAddress) % CacheLines.length / MemoryLayout<Double>.stride
             return misalignment == 0 ? 0 : lineWords - misalignment
         }
         for (index, fence) in fences.enumerated() {
@@ -88,11 +89,13 @@ struct OwnFenceTable: Sendable {
         self.origin = origin
     }
 
-    /// Asks for the cache lines of every box (see `CacheLines`): what a fix reads first.
+    /// Asks for the cache lines of every box and record start (see `CacheLines`): what a
+    /// fix reads first.
     @inline(__always)
     func prefetchBoxes() {
         withView { own in
-            CacheLines.prefetch(UnsafeRawPointer(own.words.baseAddress), byteCount: OwnFenceTable.boxWords * count * MemoryLayout<Double>.stride)
+            let wordCount = OwnFenceTable.boxWords * count + (count + 2) / 2
+            CacheLines.prefetch(UnsafeRawPointer(own.words.baseAddress), byteCount: wordCount * MemoryLayout<Double>.stride)
         }
     }
 
@@ -152,7 +155,8 @@ struct OwnFenceTable: Sendable {
         func prefetchRecord(_ index: Int) {
             let start = recordStart(index)
             let wordCount = min(2 * OwnFenceTable.lineWords, recordStart(index + 1) - start)
-            CacheLines.prefetch(UnsafeRawPointer(words.baseAddress.map { $0 + start }), byteCount: wordCount * MemoryLayout<Double>.stride)
+            CacheLines.prefetch(
+                UnsafeRawPointer(words.baseAddress.map { $0 + start }), byteCount: wordCount * MemoryLayout<Double>.stride)
         }
 
         /// The interior disc of fence `index`'s polygon, nil when it has none (or is a

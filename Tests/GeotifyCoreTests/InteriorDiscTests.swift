@@ -10,26 +10,17 @@ import Testing
 /// fixes deep inside, which is what it is for.
 @Suite("Interior disc")
 struct InteriorDiscTests {
-    /// The point `north` and `east` metres from `center` (on a flat Earth: the tests need
-    /// nearby points, not exact offsets).
-    private func offset(_ center: Coordinate, north: Double, east: Double) -> Coordinate {
-        let metresPerDegree = 111_000.0
-        return Coordinate(
-            latitude: center.latitude + north / metresPerDegree,
-            longitude: Coordinate.wrappedLongitude(center.longitude + east / (metresPerDegree * cos(center.latitude * .pi / 180))))
-    }
-
     /// A star-shaped ring of `count` vertices at 60–100 % of `radius` metres around `center`.
     private func star(around center: Coordinate, radius: Double, count: Int, _ random: inout SplitMix64) -> [Coordinate] {
         (0..<count).map { _ in 2 * Double.pi * random.unit() }.sorted().map { angle in
             let reach = radius * (0.6 + 0.4 * random.unit())
-            return offset(center, north: reach * sin(angle), east: reach * cos(angle))
+            return center.offset(north: reach * sin(angle), east: reach * cos(angle))
         }
     }
 
     /// A square of half-side `half` metres around `center`.
     private func square(around center: Coordinate, half: Double) -> [Coordinate] {
-        [(-half, -half), (-half, half), (half, half), (half, -half)].map { offset(center, north: $0.0, east: $0.1) }
+        [(-half, -half), (-half, half), (half, half), (half, -half)].map { center.offset(north: $0.0, east: $0.1) }
     }
 
     /// Stars, some with a hole, some across the antimeridian, from the equator to 80°.
@@ -40,7 +31,7 @@ struct InteriorDiscTests {
             let center = Coordinate(latitude: latitude, longitude: longitude)
             let radius = pow(10, 1.5 + 2.4 * random.unit())
             let outer = star(around: center, radius: radius, count: 4 + Int(random.unit() * 50), &random)
-            let holes = index % 3 == 0 ? [square(around: offset(center, north: radius / 4, east: 0), half: radius / 10)] : []
+            let holes = index % 3 == 0 ? [square(around: center.offset(north: radius / 4, east: 0), half: radius / 10)] : []
             return try? Polygon(outer: outer, holes: holes)
         }
     }
@@ -81,10 +72,10 @@ struct InteriorDiscTests {
         let disc = try #require(polygon.withGeometry { InteriorDisc($0, center: polygon.center) })
         let cosine = { (point: Coordinate) in cos(point.latitude * (Double.pi / 180)) }
         #expect(disc.holdsInside(center, cosine: cosine(center), margin: 30))
-        let nearEdge = offset(center, north: 480, east: 0)
+        let nearEdge = center.offset(north: 480, east: 0)
         #expect(!disc.holdsInside(nearEdge, cosine: cosine(nearEdge), margin: 30))
         #expect(!disc.holdsInside(center, cosine: cosine(center), margin: 600))
-        let outside = offset(center, north: 700, east: 0)
+        let outside = center.offset(north: 700, east: 0)
         #expect(!disc.holdsInside(outside, cosine: cosine(outside), margin: 0))
     }
 

@@ -10,28 +10,20 @@ import Testing
 /// table): boxes, shapes, identifier keys, polygons and their interior discs.
 @Suite("Own fence table")
 struct OwnFenceTableTests {
-    /// The point `north` and `east` metres from `center` (flat Earth, nearby points).
-    private func offset(_ center: Coordinate, north: Double, east: Double) -> Coordinate {
-        let metresPerDegree = 111_000.0
-        return Coordinate(
-            latitude: center.latitude + north / metresPerDegree,
-            longitude: Coordinate.wrappedLongitude(center.longitude + east / (metresPerDegree * cos(center.latitude * .pi / 180))))
-    }
-
     /// Circles and star-shaped polygons (some with a hole) of 30 m to 3 km within 4 km of
     /// `center`, with identifiers short and long, ASCII and not.
     private func fences(around center: Coordinate, count: Int, _ random: inout SplitMix64) -> [Fence] {
         (0..<count).map { index in
-            let place = offset(center, north: 8_000 * random.unit() - 4_000, east: 8_000 * random.unit() - 4_000)
+            let place = center.offset(north: 8_000 * random.unit() - 4_000, east: 8_000 * random.unit() - 4_000)
             let radius = pow(10, 1.5 + 2 * random.unit())
             let identifier = index % 4 == 3 ? "a-fence-named-at-length-\(index)" : index % 4 == 2 ? "zöne\(index)" : "f\(index)"
             var region = Region.circle(center: place, radius: radius)
             if index % 3 == 0 {
                 let outer = (0..<(4 + Int(random.unit() * 40))).map { _ in 2 * Double.pi * random.unit() }.sorted().map { angle in
                     let reach = radius * (0.6 + 0.4 * random.unit())
-                    return offset(place, north: reach * sin(angle), east: reach * cos(angle))
+                    return place.offset(north: reach * sin(angle), east: reach * cos(angle))
                 }
-                let hole = [(-1.0, -1.0), (-1, 1), (1, 1), (1, -1)].map { offset(place, north: $0.0 * radius / 10, east: $0.1 * radius / 10) }
+                let hole = [(-1.0, -1.0), (-1, 1), (1, 1), (1, -1)].map { place.offset(north: $0.0 * radius / 10, east: $0.1 * radius / 10) }
                 if let polygon = try? Polygon(outer: outer, holes: index % 2 == 0 ? [hole] : []) { region = .polygon(polygon) }
             }
             return Fence(identifier: identifier, region: region, note: "", eventType: [.onEntry, .onExit], addedRevision: index % 5)
@@ -60,7 +52,7 @@ struct OwnFenceTableTests {
                         #expect(!shape.isCircle)
                         let geometry = table.polygon(index)
                         for _ in 0..<50 {
-                            let point = offset(polygon.center, north: 4 * fence.size * (random.unit() - 0.5), east: 4 * fence.size * (random.unit() - 0.5))
+                            let point = polygon.center.offset(north: 4 * fence.size * (random.unit() - 0.5), east: 4 * fence.size * (random.unit() - 0.5))
                             #expect(geometry.contains(point) == polygon.contains(point))
                             #expect(geometry.containment(of: point, accuracy: 10, hysteresis: 20, size: fence.size)
                                 == polygon.containment(of: point, accuracy: 10, hysteresis: 20, size: fence.size))
@@ -83,7 +75,7 @@ struct OwnFenceTableTests {
             var sharedState = DeviceState()
             var position = center
             for step in 0..<3_000 {
-                position = offset(position, north: 300 * (random.unit() - 0.5), east: 300 * (random.unit() - 0.5))
+                position = position.offset(north: 300 * (random.unit() - 0.5), east: 300 * (random.unit() - 0.5))
                 if step % 200 == 0 { position = center }
                 let fix = Fix(device: "d", coordinate: position, accuracy: 40 * random.unit(), timestamp: Double(step))
                 let ownEvaluation = evaluator.evaluate(fix, fences: own, revision: 4, now: fix.timestamp, state: &ownState)
@@ -104,7 +96,7 @@ struct OwnFenceTableTests {
         let center = Coordinate(latitude: 45.76, longitude: 4.83)
         let fence = Fence(identifier: "café", region: .circle(center: center, radius: 200), note: "", eventType: [.onEntry, .onExit])
         var state = DeviceState(revision: 0, fences: [FenceState(fence: "cafe\u{301}", since: 0)])
-        let away = Fix(device: "d", coordinate: offset(center, north: 2_000, east: 0), accuracy: 5, timestamp: 10)
+        let away = Fix(device: "d", coordinate: center.offset(north: 2_000, east: 0), accuracy: 5, timestamp: 10)
         let evaluation = Evaluator().evaluate(away, fences: [fence], revision: 0, now: 10, state: &state)
         #expect(evaluation.transitions.map(\.kind) == [.exit])
         #expect(evaluation.forgotten.isEmpty)
@@ -114,11 +106,11 @@ struct OwnFenceTableTests {
     @Test("a fix deep inside a polygon stays in; leaving it exits")
     func deepInsideAPolygon() throws {
         let center = Coordinate(latitude: 59.33, longitude: 18.07)
-        let square = [(-1.0, -1.0), (-1, 1), (1, 1), (1, -1)].map { offset(center, north: $0.0 * 1_000, east: $0.1 * 1_000) }
+        let square = [(-1.0, -1.0), (-1, 1), (1, 1), (1, -1)].map { center.offset(north: $0.0 * 1_000, east: $0.1 * 1_000) }
         let fence = Fence(identifier: "park", region: .polygon(try Polygon(outer: square)), note: "", eventType: [.onEntry, .onExit])
         var state = DeviceState()
         var kinds: [[TransitionKind]] = []
-        for (time, place) in [offset(center, north: 3_000, east: 0), center, offset(center, north: 100, east: 50), offset(center, north: 990, east: 0), offset(center, north: 1_200, east: 0)].enumerated() {
+        for (time, place) in [center.offset(north: 3_000, east: 0), center, center.offset(north: 100, east: 50), center.offset(north: 990, east: 0), center.offset(north: 1_200, east: 0)].enumerated() {
             let fix = Fix(device: "d", coordinate: place, accuracy: 10, timestamp: Double(time))
             kinds.append(Evaluator().evaluate(fix, fences: [fence], revision: 0, now: fix.timestamp, state: &state).transitions.map(\.kind))
         }

@@ -6,21 +6,12 @@ import Testing
 
 @Suite("Polygon planar bracket")
 struct PolygonPlanarBracketTests {
-    /// The point `north` and `east` metres from `center` (on a flat Earth: the tests need
-    /// nearby points, not exact offsets).
-    private func offset(_ center: Coordinate, north: Double, east: Double) -> Coordinate {
-        let metresPerDegree = 111_000.0
-        return Coordinate(
-            latitude: center.latitude + north / metresPerDegree,
-            longitude: Coordinate.wrappedLongitude(center.longitude + east / (metresPerDegree * cos(center.latitude * .pi / 180))))
-    }
-
     /// A star-shaped ring of `count` vertices at 60–100 % of `radius` metres around `center`.
     private func star(around center: Coordinate, radius: Double, count: Int, _ random: inout SplitMix64) throws -> Polygon {
         let angles = (0..<count).map { _ in 2 * Double.pi * random.unit() }.sorted()
         let ring = angles.map { angle in
             let reach = radius * (0.6 + 0.4 * random.unit())
-            return offset(center, north: reach * sin(angle), east: reach * cos(angle))
+            return center.offset(north: reach * sin(angle), east: reach * cos(angle))
         }
         return try Polygon(outer: ring)
     }
@@ -37,7 +28,7 @@ struct PolygonPlanarBracketTests {
             for _ in 0..<10 {
                 let reach = radius * 3 * random.unit()
                 let angle = 2 * Double.pi * random.unit()
-                let point = offset(center, north: reach * sin(angle), east: reach * cos(angle))
+                let point = center.offset(north: reach * sin(angle), east: reach * cos(angle))
                 guard let bracket = polygon.planarBracket(point) else { continue }
                 let distance = polygon.distanceToBoundary(point)
                 #expect(bracket.lower <= distance && distance <= bracket.upper, "\(point): \(distance) not in \(bracket) radius \(radius) center \(center)")
@@ -60,7 +51,7 @@ struct PolygonPlanarBracketTests {
             let center = Coordinate(latitude: 140 * random.unit() - 70, longitude: 360 * random.unit() - 180)
             let radius = pow(10, 2 + 2 * random.unit())
             guard let polygon = try? star(around: center, radius: radius, count: 12, &random) else { continue }
-            let point = offset(center, north: radius * (2 * random.unit() - 1), east: radius * (2 * random.unit() - 1))
+            let point = center.offset(north: radius * (2 * random.unit() - 1), east: radius * (2 * random.unit() - 1))
             let distance = polygon.distanceToBoundary(point)
             for margin in [distance, distance.nextUp, distance.nextDown, distance * 1.000_001, distance * 0.999_999, distance * 2, distance / 2] {
                 let bracket = polygon.planarBracket(point)
