@@ -54,7 +54,7 @@ package enum MemoryRelease {
     /// The text of a file the kernel makes as it is read, such as `/proc/self/smaps`:
     /// read to its end, since its size says 0 (Foundation's readers stopped after the
     /// first 4 kB).
-    private static func kernelFile(_ path: String) -> String? {
+    package static func kernelFile(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }

@@ -260,7 +260,12 @@ final class Publisher: Sendable {
 
     /// The number of messages not yet acknowledged (waiting, being handed over, or in flight).
     var unacknowledged: Int {
-        tracking.withLock { $0.inFlight.count + $0.waiting.count - $0.head + $0.handing }
+        tracking.withLock { Self.inMemory(&$0) }
+    }
+
+    /// The messages in memory not yet acknowledged: waiting, being handed over, in flight.
+    private static func inMemory(_ tracking: inout Tracking) -> Int {
+        tracking.inFlight.count + tracking.waiting.count - tracking.head + tracking.handing
     }
 
     /// How many messages were decided and not yet acknowledged by the broker: waiting,
@@ -268,8 +273,7 @@ final class Publisher: Sendable {
     /// back (counted there; a read-back at that moment may count a few twice).
     var pending: Int {
         let (inMemory, spilledAfter, store) = tracking.withLock { tracking in
-            (tracking.inFlight.count + tracking.waiting.count - tracking.head + tracking.handing,
-             tracking.spilled ? tracking.queuedThrough : nil, tracking.store)
+            (Self.inMemory(&tracking), tracking.spilled ? tracking.queuedThrough : nil, tracking.store)
         }
         guard let spilledAfter, let store else { return inMemory }
         return inMemory + ((try? store.countMessages(after: spilledAfter)) ?? 0)
