@@ -86,9 +86,6 @@ final class Database {
     }
 
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
-
-    /// The rowid of the last inserted row.
-    var lastInsertedRow: Int64 { sqlite3_last_insert_rowid(handle) }
 }
 
 /// One prepared statement of a `Database`.
@@ -127,13 +124,21 @@ final class Statement {
 
     /// Binds `values`, then calls `row` for each result row.
     func query(_ values: [Value] = [], row: (Row) throws(StoreError) -> Void) throws(StoreError) {
+        try rows(values) { (current: Row) throws(StoreError) -> Bool in
+            try row(current)
+            return true
+        }
+    }
+
+    /// Binds `values`, then calls `row` for each result row until it returns false.
+    func rows(_ values: [Value] = [], while row: (Row) throws(StoreError) -> Bool) throws(StoreError) {
         try bind(values)
         defer { sqlite3_reset(handle) }
         while true {
             let status = sqlite3_step(handle)
             if status == SQLITE_DONE { return }
             guard status == SQLITE_ROW else { throw StoreError("read \(database.path)", database.lastError) }
-            try row(Row(handle: handle))
+            guard try row(Row(handle: handle)) else { return }
         }
     }
 

@@ -124,8 +124,7 @@ package enum StateReshard {
             try stores[index].save(devices: [], forgetting: devices, outbox: [])
         }
         for index in to..<max(from, to) where !dropped.isEmpty {
-            let database = try Database(path: stores[index].path)
-            try database.prepare("DELETE FROM outbox WHERE id > ?").run([.integer(stores[index].watermark.read().handed)])
+            try stores[index].dropMessages(after: stores[index].watermark.read().handed)
         }
         return report
     }

@@ -130,6 +130,12 @@ public final class StateStore: Sendable {
         return try database.withLock { connection throws(StoreError) in try connection.prune(through: acknowledged, atMost: limit) }
     }
 
+    /// Deletes the outbox messages with ids past `id` (those a reshard moved to another
+    /// instance's outbox).
+    package func dropMessages(after id: Int64) throws(StoreError) {
+        try database.withLock { connection throws(StoreError) in try connection.dropMessages(after: id) }
+    }
+
     /// The persisted fence revisions (scope → identifier → revision; a scope is a device
     /// or a shared set, see `FenceBook.knownRevisions`) and the current book revision.
     public func loadRevisions() throws(StoreError) -> (known: [String: [String: Int]], current: Int) {
@@ -166,7 +172,10 @@ private final class Connection {
     let database: Database
     let upsertDevice: Statement
     let deleteDevice: Statement
-    let insertMessage: Statement
+    let insertBatch: Statement
+    /// The id the next outbox message gets: past every id in the outbox and past the
+    /// handed-over mark (`adopt`), so no id is ever given twice.
+    var nextMessage: Int64 = 1
     /// The notifications queued for delivery to targets (`DeliveryLog`).
     let deliveryLog: DeliveryLog
     /// Copies the log back into the database off the committing thread; kept as long as
@@ -188,15 +197,14 @@ private final class Connection {
                 PRIMARY KEY (device, fence)
             ) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS outbox (
-                id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
-                qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
+            CREATE TABLE IF NOT EXISTS outbox_batch (
+                first INTEGER PRIMARY KEY, count INTEGER NOT NULL, messages BLOB NOT NULL
             );
             """)
         upsertDevice = try database.prepare(
             "INSERT OR REPLACE INTO device (id, badge, revision, lat, lon, acc, tst, fences) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         deleteDevice = try database.prepare("DELETE FROM device WHERE id = ?")
-        insertMessage = try database.prepare("INSERT INTO outbox (topic, payload, qos, retain) VALUES (?, ?, ?, ?)")
+        insertBatch = try database.prepare("INSERT INTO outbox_batch (first, count, messages) VALUES (?, ?, ?)")
         deliveryLog = try DeliveryLog(database: database)
         if let checkpoints {
             checkpointer = try LogCheckpointer(path: path, queue: checkpoints)
@@ -206,19 +214,39 @@ private final class Connection {
         checkpointer.watch(database)
     }
 
-    /// Reconciles the outbox with the handed-over mark kept outside the database: rows
-    /// an earlier version marked `sent` count as handed over; and the row ids go on past
-    /// the mark, so a database that lost its write-ahead log never reuses an id the mark
-    /// already covers.
+    /// Reconciles the outbox with the handed-over mark kept outside the database: the
+    /// ids go on past the mark and past every stored message, so a database that lost
+    /// its write-ahead log never reuses an id the mark already covers (the rows deleted
+    /// by `prune` were all acknowledged, so at or before the mark). An earlier version's
+    /// outbox, a row a message, becomes batches: rows it marked `sent` count as handed
+    /// over, and its id sequence is carried over.
     func adopt(handedThrough handed: Int64) throws(StoreError) {
+        var last = handed
         try database.transaction { () throws(StoreError) in
-            try database.execute("DELETE FROM outbox WHERE sent = 1")
-            var sequence: Int64 = 0
-            try database.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").query { row in sequence = row.integer(0) }
-            if handed > sequence {
-                try database.prepare("INSERT OR REPLACE INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)").run([.integer(handed)])
+            var legacy = false
+            try database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").query { _ in legacy = true }
+            if legacy {
+                try database.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").query { row in last = max(last, row.integer(0)) }
+                var rows: [(id: Int64, message: OutboxMessage)] = []
+                try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE sent = 0 ORDER BY id").query { row throws(StoreError) in
+                    rows.append((row.integer(0), OutboxMessage(topic: row.text(1), payload: row.blob(2), qos: Int(row.integer(3)), retain: row.integer(4) != 0)))
+                }
+                var start = rows.startIndex
+                while start < rows.endIndex {
+                    var end = start + 1
+                    while end < rows.endIndex, end - start < OutboxBatch.capacity, rows[end].id == rows[end - 1].id + 1 { end += 1 }
+                    try insertBatch.run([
+                        .integer(rows[start].id), .integer(Int64(end - start)), .blob(OutboxBatch.encode(rows[start..<end].map(\.message)[...])),
+                    ])
+                    start = end
+                }
+                try database.execute("DROP TABLE outbox")
+            }
+            try database.prepare("SELECT max(first + count - 1) FROM outbox_batch").query { row in
+                if !row.isNull(0) { last = max(last, row.integer(0)) }
             }
         }
+        nextMessage = last + 1
     }
 
     func loadDevices() throws(StoreError) -> [String: DeviceState] {
@@ -245,7 +273,7 @@ private final class Connection {
         devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage],
         deliveries: [DeliveryEntry], now: Double
     ) throws(StoreError) -> [Int64] {
-        try database.transaction { () throws(StoreError) -> [Int64] in
+        let ids = try database.transaction { () throws(StoreError) -> [Int64] in
             for device in forgetting { try deleteDevice.run([.text(device)]) }
             if !deliveries.isEmpty { try deliveryLog.enqueue(deliveries, at: now) }
             for (device, state) in devices {
@@ -259,48 +287,83 @@ private final class Connection {
                     .text(Connection.encodeFences(state.fences)),
                 ])
             }
-            var ids: [Int64] = []
-            ids.reserveCapacity(outbox.count)
-            for message in outbox {
-                try insertMessage.run([
-                    .text(message.topic), .blob(message.payload), .integer(Int64(message.qos)),
-                    .integer(message.retain ? 1 : 0),
+            var start = outbox.startIndex
+            while start < outbox.endIndex {
+                let end = min(start + OutboxBatch.capacity, outbox.endIndex)
+                try insertBatch.run([
+                    .integer(nextMessage + Int64(start)), .integer(Int64(end - start)), .blob(OutboxBatch.encode(outbox[start..<end])),
                 ])
-                ids.append(database.lastInsertedRow)
+                start = end
             }
-            return ids
+            return Array(nextMessage..<nextMessage + Int64(outbox.count))
         }
+        nextMessage += Int64(outbox.count)
+        return ids
     }
 
+    /// At most `limit` messages (all when it is negative) with ids past `handed`, in id
+    /// order. Each row read holds at least one of them, so `limit` rows are enough.
     func pendingMessages(after handed: Int64, limit: Int) throws(StoreError) -> [StateStore.PendingMessage] {
         var messages: [StateStore.PendingMessage] = []
-        let query = try database.prepare("SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?")
-        try query.query([.integer(handed), .integer(Int64(limit))]) { row throws(StoreError) in
-            messages.append(StateStore.PendingMessage(
-                id: row.integer(0),
-                message: OutboxMessage(
-                    topic: row.text(1), payload: row.blob(2), qos: Int(row.integer(3)), retain: row.integer(4) != 0)))
+        let query = try database.prepare("""
+            SELECT first, count, messages FROM outbox_batch WHERE first > ?1 AND first + count - 1 > ?2 ORDER BY first LIMIT ?3
+            """)
+        try query.rows([.integer(Connection.firstBound(after: handed)), .integer(handed), .integer(Int64(limit))]) { row throws(StoreError) -> Bool in
+            let first = row.integer(0)
+            for (offset, message) in try OutboxBatch.decode(row.blob(2), count: Int(row.integer(1))).enumerated()
+            where first + Int64(offset) > handed && (limit < 0 || messages.count < limit) {
+                messages.append(StateStore.PendingMessage(id: first + Int64(offset), message: message))
+            }
+            return limit < 0 || messages.count < limit
         }
         return messages
+    }
+
+    /// Below the first id of every row that holds an id past `id`: rows hold at most
+    /// `OutboxBatch.capacity` messages.
+    static func firstBound(after id: Int64) -> Int64 {
+        id > Int64.min + Int64(OutboxBatch.capacity) ? id - Int64(OutboxBatch.capacity) : Int64.min
     }
 
 
     func countMessages(after first: Int64, through last: Int64) throws(StoreError) -> Int {
         var count = 0
-        try database.prepare("SELECT count(*) FROM outbox WHERE id > ? AND id <= ?")
-            .query([.integer(first), .integer(last)]) { row in count = Int(row.integer(0)) }
+        try database.prepare("""
+            SELECT coalesce(sum(min(first + count - 1, ?3) - max(first, ?2 + 1) + 1), 0) FROM outbox_batch
+            WHERE first > ?1 AND first <= ?3 AND first + count - 1 > ?2
+            """).query([.integer(Connection.firstBound(after: first)), .integer(first), .integer(last)]) { row in count = Int(row.integer(0)) }
         return count
     }
 
-    /// Deletes the rows through `handed`, at most `limit` of them (the oldest); returns
-    /// whether rows through `handed` are left.
+    /// Deletes the rows whose messages are all at or before `handed`, about `limit`
+    /// messages of them (the oldest; the oldest row whole even when it holds more);
+    /// returns whether such rows are left.
     func prune(through handed: Int64, atMost limit: Int64) throws(StoreError) -> Bool {
-        var oldest: Int64?
-        try database.prepare("SELECT min(id) FROM outbox").query { row in oldest = row.isNull(0) ? nil : row.integer(0) }
-        guard let oldest, oldest <= handed else { return false }
-        let through = limit >= handed - oldest + 1 ? handed : oldest + limit - 1
-        try database.prepare("DELETE FROM outbox WHERE id <= ?").run([.integer(through)])
+        var oldest: (first: Int64, last: Int64)?
+        try database.prepare("SELECT first, first + count - 1 FROM outbox_batch ORDER BY first LIMIT 1").query { row in
+            oldest = (row.integer(0), row.integer(1))
+        }
+        guard let oldest, oldest.last <= handed else { return false }
+        let through = limit >= handed - oldest.first + 1 ? handed : max(oldest.last, oldest.first + limit - 1)
+        try database.prepare("DELETE FROM outbox_batch WHERE first <= ?1 AND first + count - 1 <= ?1").run([.integer(through)])
         return through < handed
+    }
+
+    /// Deletes the messages past `id`: whole rows, and the end of a row that holds `id`.
+    func dropMessages(after id: Int64) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            var straddling: (first: Int64, messages: [OutboxMessage])?
+            try database.prepare("SELECT first, count, messages FROM outbox_batch WHERE first > ?1 AND first <= ?2 AND first + count - 1 > ?2")
+                .query([.integer(Connection.firstBound(after: id)), .integer(id)]) { row throws(StoreError) in
+                    straddling = (row.integer(0), try OutboxBatch.decode(row.blob(2), count: Int(row.integer(1))))
+                }
+            try database.prepare("DELETE FROM outbox_batch WHERE first > ?").run([.integer(id)])
+            if let (first, messages) = straddling {
+                let kept = messages.prefix(Int(id - first + 1))
+                try database.prepare("UPDATE outbox_batch SET count = ?, messages = ? WHERE first = ?")
+                    .run([.integer(Int64(kept.count)), .blob(OutboxBatch.encode(kept)), .integer(first)])
+            }
+        }
     }
 
     func loadRevisions() throws(StoreError) -> (known: [String: [String: Int]], current: Int) {

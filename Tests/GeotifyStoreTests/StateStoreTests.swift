@@ -30,7 +30,9 @@ struct StateStoreTests {
         let store = try StateStore(directory: directory.path, durability: .full)
         let first = OutboxMessage(topic: "geotify/event/a", payload: Array("{}".utf8), qos: 1, retain: false)
         let second = OutboxMessage(topic: "geotify/badge/a", payload: Array("1".utf8), qos: 1, retain: true)
-        let ids = try store.save(devices: [], outbox: [first, second])
+        // Two commits: the outbox keeps a commit's messages together and deletes them
+        // together, once all of them are acknowledged.
+        let ids = try store.save(devices: [], outbox: [first]) + store.save(devices: [], outbox: [second])
         #expect(ids.count == 2)
         #expect(try StateStore(directory: directory.path).pendingMessages().map(\.message) == [first, second])
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[0], acknowledged: ids[0]))
@@ -43,7 +45,8 @@ struct StateStoreTests {
     @Test func acknowledgedRowsArePrunedAFewAtATimeAndNoOthers() throws {
         let store = try StateStore(directory: directory.path)
         let messages = (1...10).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
-        let ids = try store.save(devices: [], outbox: messages)
+        var ids: [Int64] = []
+        for message in messages { ids += try store.save(devices: [], outbox: [message]) }
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[9], acknowledged: ids[6]))
         #expect(try store.pruneAcknowledged(atMost: 3) == true)
         #expect(try store.unacknowledgedAtStop() == 3)
@@ -52,6 +55,48 @@ struct StateStoreTests {
         #expect(try store.pruneAcknowledged(atMost: 3) == false)
         try store.watermark.write(OutboxWatermark.Marks(handed: 0, acknowledged: 0))
         #expect(try store.pendingMessages().map(\.message) == Array(messages[7...]), "the three unacknowledged rows stay")
+    }
+
+    /// A commit's messages are deleted together: while some of them wait for the broker
+    /// the others stay stored, and are still never sent again.
+    @Test func aCommitsMessagesArePrunedOnceAllAreAcknowledged() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let ids = try store.save(devices: [], outbox: messages)
+        #expect(ids == Array(ids[0]...ids[0] + 3), "consecutive ids")
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[3], acknowledged: ids[1]))
+        #expect(try store.pruneAcknowledged() == false)
+        #expect(try store.unacknowledgedAtStop() == 2)
+        #expect(try store.pendingMessages().isEmpty, "nothing handed over is pending")
+        try store.watermark.write(OutboxWatermark.Marks(handed: 0, acknowledged: 0))
+        #expect(try store.pendingMessages().map(\.message) == messages, "the commit's messages are all still stored")
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[3], acknowledged: ids[3]))
+        #expect(try store.pruneAcknowledged() == false)
+        try store.watermark.write(OutboxWatermark.Marks(handed: 0, acknowledged: 0))
+        #expect(try store.pendingMessages().isEmpty, "all acknowledged: deleted together")
+    }
+
+    /// A commit of more messages than a stored row holds: the ids run on across rows, and
+    /// reading and counting from any id sees each message once, in order.
+    @Test func aLargeCommitReadsBackInOrderFromAnyId() throws {
+        let store = try StateStore(directory: directory.path)
+        let count = OutboxBatch.capacity * 2 + 5
+        let messages = (0..<count).map { OutboxMessage(topic: "geotify/event/\($0 % 7)", payload: Array("\($0)".utf8), qos: $0 % 2, retain: $0 % 3 == 0) }
+        let before = try store.save(devices: [], outbox: Array(messages.prefix(3)))
+        let ids = try store.save(devices: [], outbox: Array(messages.dropFirst(3)))
+        #expect(ids.first == before[2] + 1 && ids == Array(ids[0]..<ids[0] + Int64(count - 3)))
+        for after in [before[0] - 1, before[2], ids[1_020], ids[1_021], ids[2_000], ids[count - 4]] {
+            let expected = messages.indices.filter { $0 < 3 ? before[$0] > after : ids[$0 - 3] > after }
+            #expect(try store.countMessages(after: after) == expected.count)
+            var read: [StateStore.PendingMessage] = []
+            try store.pendingMessages(after: after, limit: 700) { read = $0 }
+            #expect(read.map(\.message) == expected.prefix(700).map { messages[$0] }, "after \(after)")
+            #expect(read.map(\.id) == read.indices.map { after + 1 + Int64($0) })
+        }
+        try store.dropMessages(after: ids[1_500])
+        #expect(try store.countMessages(after: 0) == 3 + 1_501)
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[1_400], acknowledged: ids[1_400]))
+        #expect(try store.pendingMessages().map(\.message) == Array(messages[(1_404)...(1_503)]))
     }
 
     @Test func afterACrashOnlyRowsPastTheMarkAreResent() throws {

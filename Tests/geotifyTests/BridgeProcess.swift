@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyStore
 import GeotifyTestSupport
 
 /// A `geotify run` process with its own settings file, state directory and topic prefix,
@@ -65,9 +66,23 @@ final class BridgeProcess {
     /// The log so far.
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
-    /// The id of the newest row ever added to its outbox (pruning keeps the sequence).
-    func newestOutboxRow() throws -> Int64 {
-        try query("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").first.flatMap { Int64($0) } ?? 0
+    /// The id of the newest message in its outbox; 0 when it is empty (pruning deletes
+    /// only messages the broker acknowledged, so those are all handed over).
+    func newestOutboxMessage() throws -> Int64 {
+        try query("SELECT coalesce(max(first + count - 1), 0) FROM outbox_batch").first.flatMap { Int64($0) } ?? 0
+    }
+
+    /// The messages in its outbox with ids past `first` and up to `last`, read with the
+    /// sqlite3 shell (the database of a killed process, as it left it).
+    func outboxMessages(after first: Int64, through last: Int64) throws -> [OutboxMessage] {
+        try query("SELECT first, count, hex(messages) FROM outbox_batch ORDER BY first").flatMap { row -> [OutboxMessage] in
+            let parts = row.split(separator: "|", omittingEmptySubsequences: false)
+            guard parts.count == 3, let start = Int64(parts[0]), let count = Int(parts[1]) else { throw TestSupportError("an outbox row: \(row)") }
+            var bytes: [UInt8] = []
+            var hex = parts[2].utf8.makeIterator()
+            while let high = hex.next(), let low = hex.next(), let byte = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) { bytes.append(byte) }
+            return try OutboxBatch.decode(bytes, count: count).enumerated().filter { first < start + Int64($0.offset) && start + Int64($0.offset) <= last }.map(\.element)
+        }
     }
 
     /// Runs an SQL query on the state database with the sqlite3 shell; one line a row.

@@ -65,7 +65,7 @@ struct CrashRecoveryTests {
     /// handed to the MQTT client), then a second reply, queued behind them all.
     func publishedEverything(_ bridge: BridgeProcess) throws -> Bool {
         guard try drained(bridge) else { return false }
-        let newest = try bridge.newestOutboxRow()
+        let newest = try bridge.newestOutboxMessage()
         guard waitUntil(timeout: 30, { ((try? bridge.outboxMarks().handed) ?? 0) >= newest }) else { return false }
         return try drained(bridge)
     }
@@ -152,14 +152,14 @@ struct CrashRecoveryTests {
         }
         var handedAtKill: Set<String> = []
         let marks = try crashing.outboxMarks()
-        for row in try crashing.query("SELECT payload FROM outbox WHERE id > \(marks.acknowledged) AND id <= \(marks.handed) AND topic LIKE 'crashing/event/%'") {
-            if let object = try? JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any], let id = object["id"] as? String {
+        let handedUnacknowledged = try crashing.outboxMessages(after: marks.acknowledged, through: marks.handed)
+        for message in handedUnacknowledged where message.topic.hasPrefix("crashing/event/") {
+            if let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any], let id = object["id"] as? String {
                 handedAtKill.insert(id)
             }
         }
-        let handedUnacknowledged = try crashing.query("SELECT count(*) FROM outbox WHERE id > \(marks.acknowledged) AND id <= \(marks.handed)")
-        #expect(handedUnacknowledged.first.flatMap { Int($0) }.map { $0 <= 100 } == true, "the mark is never more than the in-flight window ahead of the acknowledged: \(handedUnacknowledged)")
-        let pendingAtKill = try crashing.query("SELECT count(*) FROM outbox WHERE id > \(marks.handed)").first.flatMap { Int($0) } ?? 0
+        #expect(handedUnacknowledged.count <= 100, "the mark is never more than the in-flight window ahead of the acknowledged: \(handedUnacknowledged.count)")
+        let pendingAtKill = try crashing.outboxMessages(after: marks.handed, through: .max).count
         #expect(publishers.allSatisfy { $0.waitForExit(timeout: 30) })
         #expect(waitUntil(timeout: 30) { ids(reference).count == total }, "the reference published \(ids(reference).count) of \(total)")
         try crashing.start()

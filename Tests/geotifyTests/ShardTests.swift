@@ -70,8 +70,8 @@ struct ShardTests {
         }
         var handed: Set<String> = []
         let marks = try killed.outboxMarks()
-        for row in try killed.query("SELECT payload FROM outbox WHERE id > \(marks.acknowledged) AND id <= \(marks.handed) AND topic LIKE 'cluster/event/%'") {
-            if let object = try? JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any], let id = object["id"] as? String { handed.insert(id) }
+        for message in try killed.outboxMessages(after: marks.acknowledged, through: marks.handed) where message.topic.hasPrefix("cluster/event/") {
+            if let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any], let id = object["id"] as? String { handed.insert(id) }
         }
         traffic.resume()
         #expect(traffic.waitFor(step: killedAt + 20), "20 steps of traffic pass while the shard is down")

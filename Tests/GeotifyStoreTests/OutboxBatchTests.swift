@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+@testable import GeotifyStore
+
+/// The stored form of a commit's outbox messages, and the outbox of an earlier version
+/// (a row a message) carried over into it.
+@Suite("Outbox batches")
+struct OutboxBatchTests {
+    let directory = TemporaryDirectory()
+
+    let messages = [
+        OutboxMessage(topic: "geotify/event/alice/phone", payload: Array(#"{"event":"enter"}"#.utf8), qos: 1, retain: false),
+        OutboxMessage(topic: "geotify/badge/alice/phone", payload: Array("1".utf8), qos: 1, retain: true),
+        OutboxMessage(topic: "geotify/état/ünïcode", payload: [], qos: 0, retain: false),
+        OutboxMessage(topic: "t", payload: [0, 255, 10, 13], qos: 2, retain: true),
+    ]
+
+    @Test func messagesReadBackAsTheyWereWritten() throws {
+        let bytes = OutboxBatch.encode(messages[...])
+        #expect(try OutboxBatch.decode(bytes, count: messages.count) == messages)
+        #expect(try OutboxBatch.decode([], count: 0).isEmpty)
+    }
+
+    /// Bytes that do not add up are an error that says so, whatever they are: cut short
+    /// anywhere, a count that disagrees, flags no message has, a length past the end.
+    @Test func damagedBytesAreAnErrorNeverACrash() throws {
+        let bytes = OutboxBatch.encode(messages[...])
+        var failures = 0
+        for end in 1..<bytes.count {
+            do {
+                _ = try OutboxBatch.decode(Array(bytes[..<end]), count: messages.count)
+            } catch {
+                #expect(error.reason.hasPrefix("a stored batch of messages is damaged"))
+                failures += 1
+            }
+        }
+        #expect(failures == bytes.count - 1, "every cut is found")
+        #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: messages.count - 1) }
+        #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: messages.count + 1) }
+        #expect(throws: StoreError.self) { try OutboxBatch.decode([8, 0, 0, 0, 0, 0, 0, 0, 0], count: 1) }
+        #expect(throws: StoreError.self) { try OutboxBatch.decode([3, 0, 0, 0, 0, 0, 0, 0, 0], count: 1) }
+        #expect(throws: StoreError.self) { try OutboxBatch.decode([1, 255, 255, 255, 255, 0], count: 1) }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let noise = (0..<Int.random(in: 0..<64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try? OutboxBatch.decode(noise, count: Int.random(in: 0...4, using: &generator))
+        }
+    }
+
+    /// A state database of an earlier version keeps its outbox a row a message. Opened
+    /// now, its messages not yet handed over keep their ids and are sent; those it had
+    /// marked sent are not; and new messages get ids past its sequence.
+    @Test func anEarlierVersionsOutboxIsCarriedOver() throws {
+        do {
+            let database = try Database(path: directory.file("state.sqlite"))
+            try database.execute("""
+                CREATE TABLE outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
+                    qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+            let insert = try database.prepare("INSERT INTO outbox (id, topic, payload, qos, retain, sent) VALUES (?, ?, ?, ?, ?, ?)")
+            for (id, message, sent) in [(3, messages[0], 1), (4, messages[1], 0), (5, messages[2], 0), (8, messages[3], 0), (9, messages[0], 0)] {
+                try insert.run([
+                    .integer(Int64(id)), .text(message.topic), .blob(message.payload), .integer(Int64(message.qos)),
+                    .integer(message.retain ? 1 : 0), .integer(Int64(sent)),
+                ])
+            }
+            try database.execute("UPDATE sqlite_sequence SET seq = 12 WHERE name = 'outbox'")
+        }
+        let store = try StateStore(directory: directory.path)
+        let pending = try store.pendingMessages()
+        #expect(pending.map(\.id) == [4, 5, 8, 9])
+        #expect(pending.map(\.message) == [messages[1], messages[2], messages[3], messages[0]])
+        #expect(try store.countMessages(after: 4) == 3)
+        #expect(try store.save(devices: [], outbox: [messages[1]]) == [13], "past the earlier version's sequence")
+        let reopened = try StateStore(directory: directory.path)
+        #expect(try reopened.pendingMessages().map(\.id) == [4, 5, 8, 9, 13])
+    }
+}
