@@ -80,9 +80,13 @@ final class Database {
     }
 
     /// Copies as much of the write-ahead log into the database as it can without waiting
-    /// for other connections (`SQLITE_CHECKPOINT_PASSIVE`); returns SQLite's result code.
-    func checkpointPassively() -> Int32 {
-        sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    /// for other connections (`SQLITE_CHECKPOINT_PASSIVE`); returns SQLite's result code,
+    /// the pages in the log and how many of them are now in the database.
+    func checkpointPassively() -> (status: Int32, log: Int32, copied: Int32) {
+        var log: Int32 = 0
+        var copied: Int32 = 0
+        let status = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+        return (status, log, copied)
     }
 
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }

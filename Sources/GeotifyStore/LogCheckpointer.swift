@@ -16,8 +16,15 @@ import Synchronization
 /// commit guarantees is unchanged: the log is synced as before, and a crash at any point
 /// of a checkpoint loses nothing, as with SQLite's own.
 ///
+/// A passive checkpoint copies the log as far as it reached when the checkpoint began.
+/// When commits went on meanwhile, the log cannot start over, and every commit would find
+/// it past `pages` and ask again: back-to-back checkpoints, each syncing the database,
+/// about ten a second under paced position traffic. So after a checkpoint that left
+/// pages behind, commits ask again only once the log has grown by `pages` more; after a
+/// complete one, from `pages` on, as the log starts over.
+///
 /// Thread safety (why `@unchecked Sendable` is sound): `database` is used only on
-/// `queue` (asserted), `requested` is atomic, and the rest is immutable.
+/// `queue` (asserted), `requested` and `threshold` are atomic, and the rest is immutable.
 final class LogCheckpointer: @unchecked Sendable {
     /// How many log pages a commit leaves before it asks for a checkpoint: SQLite's
     /// default for its automatic one.
@@ -27,6 +34,8 @@ final class LogCheckpointer: @unchecked Sendable {
     private let queue: DispatchQueue
     /// A checkpoint is queued and has not begun: commits meanwhile ask for nothing more.
     private let requested = Atomic<Bool>(false)
+    /// The log's size in pages from which a commit asks for a checkpoint.
+    private let threshold = Atomic<Int32>(LogCheckpointer.pages)
 
     /// A checkpointer with its own connection to the database at `path`, checkpointing on
     /// `queue` (a serial queue; tests pass a suspended one to hold checkpoints back).
@@ -43,9 +52,9 @@ final class LogCheckpointer: @unchecked Sendable {
     /// not outlive the checkpointer (the hook holds it unretained); `Connection` keeps it.
     func watch(_ connection: Database) {
         connection.onLogWritten(context: Unmanaged.passUnretained(self).toOpaque()) { context, _, _, pages in
-            if let context, pages >= LogCheckpointer.pages {
-                Unmanaged<LogCheckpointer>.fromOpaque(context).takeUnretainedValue().request()
-            }
+            guard let context else { return SQLITE_OK }
+            let checkpointer = Unmanaged<LogCheckpointer>.fromOpaque(context).takeUnretainedValue()
+            if pages >= checkpointer.threshold.load(ordering: .relaxed) { checkpointer.request() }
             return SQLITE_OK
         }
     }
@@ -61,10 +70,16 @@ final class LogCheckpointer: @unchecked Sendable {
         }
     }
 
+    /// The log size from which commits ask again, after a checkpoint with `result`.
+    static func threshold(after result: (status: Int32, log: Int32, copied: Int32)) -> Int32 {
+        let complete = result.status == SQLITE_OK && result.copied >= result.log
+        return complete ? pages : max(result.log, 0) &+ pages
+    }
+
     private func checkpoint() {
         dispatchPrecondition(condition: .onQueue(queue))
         // Failures are left to the next request: a log that cannot be copied back keeps
         // growing but loses nothing, and a failing disk shows in the commits themselves.
-        _ = database.checkpointPassively()
+        threshold.store(LogCheckpointer.threshold(after: database.checkpointPassively()), ordering: .relaxed)
     }
 }
