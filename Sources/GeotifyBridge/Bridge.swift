@@ -522,15 +522,17 @@ package final class Bridge: Sendable {
         publisher.send(messages.error(error, topic: topic, device: nil))
     }
 
-    /// Hands each lane the messages routed to it since the last burst ended.
+    /// Hands the lanes the messages routed to them since the last burst ended, to be
+    /// committed together (`Lane.handle(_:)`).
     private func submitRouted(_ current: Running) {
         routed.withLock { batches in
+            var submitted: [(lane: Lane, batch: [Inbound])] = []
             for index in batches.indices where !batches[index].isEmpty {
-                let batch = batches[index]
+                submitted.append((current.lanes[index], batches[index]))
+                counters.add(.messagesReceived, batches[index].count)
                 batches[index].removeAll(keepingCapacity: true)
-                counters.add(.messagesReceived, batch.count)
-                current.lanes[index].handle(batch)
             }
+            Lane.handle(submitted)
         }
     }
 

@@ -84,6 +84,49 @@ final class Lane: @unchecked Sendable {
         queue.sync { process(batch) }
     }
 
+    /// Handles the batches routed to several lanes at the end of a burst (called on the
+    /// network thread), with one commit for all of them rather than one a lane: each lane
+    /// decides its batch on its own queue, and with every one of those queues held, one
+    /// transaction commits what they decided and queues their messages for publishing;
+    /// then each lane carries out the rest. A commit's fixed cost (locks, the log's
+    /// header and the pages every commit touches) is paid once a burst. Lanes hold
+    /// different devices, so no device's messages change order. A batch in several
+    /// parts (`LaneCore.parts`: commands that write fences in between) is handled by its
+    /// lane alone, a commit a part as ever, so a reply never follows a later part's
+    /// messages.
+    static func handle(_ batches: [(lane: Lane, batch: [Inbound])]) {
+        var together: [(lane: Lane, batch: [Inbound])] = []
+        for (lane, batch) in batches where !batch.isEmpty {
+            if LaneCore.parts(of: batch).count > 1 {
+                lane.handle(batch)
+            } else {
+                together.append((lane, batch))
+            }
+        }
+        guard together.count > 1 else {
+            if let (lane, batch) = together.first { lane.handle(batch) }
+            return
+        }
+        decide(together[...], decided: [])
+    }
+
+    /// Decides the first batch of `rest` on its lane's queue and goes on to the next
+    /// with that queue held; with all held, commits and carries out what was decided.
+    private static func decide(_ rest: ArraySlice<(lane: Lane, batch: [Inbound])>, decided: [(lane: Lane, batch: [Inbound], effects: LaneEffects)]) {
+        guard let (lane, batch) = rest.first else {
+            let commits = decided.map { ($0.lane, $0.lane.prepare($0.effects)) }
+            commit(commits, environment: decided[0].lane.environment)
+            for (lane, batch, effects) in decided {
+                lane.finish(effects)
+                lane.recordLatency(of: batch)
+            }
+            return
+        }
+        lane.queue.sync {
+            decide(rest.dropFirst(), decided: decided + [(lane, batch, lane.decide(batch))])
+        }
+    }
+
     /// Handles one message for a requester in the process (the web console) on the lane's
     /// queue, then hands `answer` its outcome, once, from the lane's queue.
     func handle(_ inbound: Inbound, answer: @escaping @Sendable (LaneAnswer.Outcome) -> Void) {
@@ -165,14 +208,21 @@ final class Lane: @unchecked Sendable {
         queue.sync {}
     }
 
-    /// Runs the core on `batch` part by part (`LaneCore.parts(of:)`), then records the
-    /// batch's latencies.
+    /// Runs the core on `batch` part by part (`LaneCore.parts(of:)`), carrying out each
+    /// part's decisions before the next part, then records the batch's latencies.
     private func process(_ batch: [Inbound]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let parts = LaneCore.parts(of: batch)
         for part in parts {
-            handle(part: parts.count == 1 ? batch : Array(batch[part]))
+            carryOut(decide(parts.count == 1 ? batch : Array(batch[part])))
         }
+        recordLatency(of: batch)
+    }
+
+    /// Records how long each message of `batch` took from its arrival to now, when it
+    /// is committed.
+    private func recordLatency(of batch: [Inbound]) {
+        dispatchPrecondition(condition: .onQueue(queue))
         let committed = environment.scheduler.now
         for inbound in batch {
             let duration = max(0, committed - inbound.arrival)
@@ -182,8 +232,9 @@ final class Lane: @unchecked Sendable {
     }
 
     /// Runs the core on one part of a batch, writes the fence changes it asked for and
-    /// lets the core answer them, then carries out the rest.
-    private func handle(part batch: [Inbound]) {
+    /// lets the core answer them; returns what is left to carry out.
+    private func decide(_ batch: [Inbound]) -> LaneEffects {
+        dispatchPrecondition(condition: .onQueue(queue))
         var effects = LaneEffects()
         core.handle(batch, book: environment.fences.book, into: &effects)
         if !effects.fenceWrites.isEmpty {
@@ -193,45 +244,88 @@ final class Lane: @unchecked Sendable {
             if let change { environment.announcer.announce(change) }
             core.finish(writes, results: results, book: environment.fences.book, into: &effects)
         }
-        carryOut(effects)
+        return effects
     }
 
     /// Carries out what the core decided: counters and log lines, then the commit of
     /// states with the messages they cause, then publishing them, the shared fences' new
-    /// occupancy counts after them (`publishOccupancy`). When the store
-    /// cannot be written (a full or failing disk) the messages are still published: the
-    /// bridge keeps working, reports the failure once on `geotify/error`, keeps the
-    /// unsaved states to save with the next batch, and reports when writes work again.
+    /// occupancy counts after them (`publishOccupancy`).
     private func carryOut(_ effects: LaneEffects) {
+        Lane.commit([(self, prepare(effects))], environment: environment)
+        finish(effects)
+    }
+
+    /// What a lane asks to commit: its states (with those an earlier commit could not
+    /// save), the devices it forgets, its deliveries and its outbox messages.
+    private struct Commit {
+        var saves: [String: DeviceState]
+        var forgotten: Set<String>
+        var deliveries: [DeliveryEntry]
+        var outbox: [OutboxMessage]
+
+        var isEmpty: Bool { saves.isEmpty && forgotten.isEmpty && deliveries.isEmpty && outbox.isEmpty }
+    }
+
+    /// Counts and logs what the core decided, and gathers what is to be committed.
+    private func prepare(_ effects: LaneEffects) -> Commit {
         dispatchPrecondition(condition: .onQueue(queue))
         environment.counters.add(effects.counters)
         for entry in effects.log { environment.logger.log(entry.level, entry.message) }
-        let outbox = effects.outbox
         let forgotten = unsavedForgotten.union(effects.forgotten)
-        let deliveries = unsavedDeliveries + effects.deliveries
-        if !effects.saves.isEmpty || !outbox.isEmpty || !forgotten.isEmpty || !unsaved.isEmpty || !deliveries.isEmpty {
-            var saves = unsaved
-            for (device, state) in effects.saves { saves[device] = state }
-            for device in forgotten { saves[device] = nil }
-            do {
-                try environment.store.save(
-                    devices: saves.map { ($0.key, $0.value) }, forgetting: Array(forgotten), outbox: outbox,
-                    deliveries: deliveries, now: environment.scheduler.now,
-                    then: { ids in self.environment.publisher.queue(outbox, outboxIDs: ids) })
-                environment.publisher.pump()
-                unsaved.removeAll()
-                unsavedForgotten.removeAll()
-                unsavedDeliveries.removeAll()
-                environment.health.succeeded()
-                if !deliveries.isEmpty { environment.wakeDeliveries?() }
-            } catch {
-                unsaved = saves
-                unsavedForgotten = forgotten
-                unsavedDeliveries = deliveries
-                environment.health.failed("device state", error) { self.environment.publisher.send($0) }
-                environment.publisher.send(outbox)
-            }
+        var saves = unsaved
+        for (device, state) in effects.saves { saves[device] = state }
+        for device in forgotten { saves[device] = nil }
+        return Commit(saves: saves, forgotten: forgotten, deliveries: unsavedDeliveries + effects.deliveries, outbox: effects.outbox)
+    }
+
+    /// Commits what `commits` gathered in one transaction and queues the outbox messages
+    /// for publishing in that order (called with each lane's queue held). When the store
+    /// cannot be written (a full or failing disk) the messages are still published: the
+    /// bridge keeps working, reports the failure once on `geotify/error`, each lane keeps
+    /// its unsaved states to save with its next commit, and the bridge reports when
+    /// writes work again.
+    private static func commit(_ commits: [(lane: Lane, commit: Commit)], environment: Environment) {
+        let commits = commits.filter { !$0.commit.isEmpty }
+        guard !commits.isEmpty else { return }
+        var saves: [(device: String, state: DeviceState)] = []
+        var forgotten: [String] = []
+        var deliveries: [DeliveryEntry] = []
+        var outbox: [OutboxMessage] = []
+        for (lane, commit) in commits {
+            dispatchPrecondition(condition: .onQueue(lane.queue))
+            saves += commit.saves.map { ($0.key, $0.value) }
+            forgotten += commit.forgotten
+            deliveries += commit.deliveries
+            outbox += commit.outbox
         }
+        do {
+            try environment.store.save(
+                devices: saves, forgetting: forgotten, outbox: outbox, deliveries: deliveries, now: environment.scheduler.now,
+                then: { ids in environment.publisher.queue(outbox, outboxIDs: ids) })
+            environment.publisher.pump()
+            for (lane, _) in commits {
+                lane.unsaved.removeAll()
+                lane.unsavedForgotten.removeAll()
+                lane.unsavedDeliveries.removeAll()
+            }
+            environment.health.succeeded()
+            if !deliveries.isEmpty { environment.wakeDeliveries?() }
+        } catch {
+            for (lane, commit) in commits {
+                lane.unsaved = commit.saves
+                lane.unsavedForgotten = commit.forgotten
+                lane.unsavedDeliveries = commit.deliveries
+            }
+            environment.health.failed("device state", error) { environment.publisher.send($0) }
+            environment.publisher.send(outbox)
+        }
+    }
+
+    /// Carries out what follows the commit: the shared fences' new counts, the messages
+    /// that are not persisted, the answers to requesters in the process and the web
+    /// console's updates.
+    private func finish(_ effects: LaneEffects) {
+        dispatchPrecondition(condition: .onQueue(queue))
         publishOccupancy(effects.occupancy)
         environment.publisher.send(effects.direct)
         for answer in effects.answers {

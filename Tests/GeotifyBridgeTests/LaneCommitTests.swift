@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+@testable import GeotifyBridge
+import GeotifyMQTT
+@testable import GeotifyStore
+import GeotifyTestSupport
+import GeotifyTime
+
+/// The lanes' shell around the database: the batches of one burst are committed
+/// together, each lane's batch decided on its own queue (`Lane.handle(_:)`).
+@Suite("Lanes committing a burst")
+struct LaneCommitTests {
+    /// Two lanes, as the bridge makes them, over a state directory of their own; no
+    /// broker: the publisher keeps what it is given.
+    final class Shell {
+        let directory: URL
+        let store: StateStore
+        let publisher: Publisher
+        let lanes: [Lane]
+        let clock: ManualScheduler
+
+        init() throws {
+            let clock = ManualScheduler()
+            self.clock = clock
+            directory = try makeTemporaryDirectory("lanes")
+            let fences = directory.appendingPathComponent("fences.json").path
+            try #"{"devices": {}}"#.write(toFile: fences, atomically: true, encoding: .utf8)
+            var settings = Settings()
+            settings.lanes = 2
+            settings.homeAssistantEnabled = false
+            settings.fencesPath = fences
+            let logger = Logger(level: .error, sink: { _ in })
+            let counters = Counters()
+            let messages = OutboundMessages(topics: Topics())
+            store = try StateStore(directory: directory.appendingPathComponent("state").path)
+            let health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { 0 })
+            publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 1_000)
+            let book = LiveFenceBook(
+                file: FenceFile(path: fences, limits: settings.limits), store: store, logger: logger, counters: counters,
+                messages: messages, report: { _ in })
+            try book.load()
+            let presence = PresenceMessages(topics: Topics())
+            let occupancy = Occupancy()
+            let updates = LiveUpdates()
+            let environment = Lane.Environment(
+                store: store, publisher: publisher, counters: counters, logger: logger, fences: book, occupancy: occupancy,
+                presence: presence, health: health,
+                announcer: FenceChangeAnnouncer(
+                    publisher: publisher, presence: presence, occupancy: occupancy, discovery: nil, waypoints: nil,
+                    announceLimit: settings.limits.maximumFencesPerDevice, updates: updates),
+                scheduler: clock, limits: settings.limits, wakeDeliveries: nil, updates: updates)
+            let admission = DeviceAdmission(maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner)
+            lanes = (0..<2).map { index in
+                Lane(
+                    index: index,
+                    core: LaneCore(configuration: LaneConfiguration(settings: settings), admission: admission, states: [:], book: book.book, now: clock.now),
+                    environment: environment)
+            }
+        }
+
+        /// A first position of `device`: it announces the device's badge and state.
+        func position(_ device: String) -> Inbound {
+            let payload = #"{"_type":"location","lat":52.5,"lon":13.4,"acc":5,"tst":\#(Int(clock.now))}"#
+            return Inbound(route: .location(.ownTracks), device: device, message: MQTTMessage(topic: "owntracks/\(device)", payload: Array(payload.utf8)), arrival: clock.now)
+        }
+
+        /// A device on lane `index`.
+        func device(onLane index: Int, _ name: String) -> String {
+            (0...).lazy.map { "\(name)/\($0)" }.first { MessageRouter.lane(of: $0, among: 2) == index }!
+        }
+
+        /// The outbox as stored: the number of messages in each row, in id order.
+        func rows() throws -> [Int] {
+            var counts: [Int] = []
+            try Database(path: store.path).prepare("SELECT count FROM outbox_batch ORDER BY first").query { counts.append(Int($0.integer(0))) }
+            return counts
+        }
+
+        deinit {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    @Test func aBurstForBothLanesIsOneCommit() throws {
+        let shell = try Shell()
+        let alice = shell.device(onLane: 0, "alice"), bob = shell.device(onLane: 1, "bob")
+        Lane.handle([(shell.lanes[0], [shell.position(alice)]), (shell.lanes[1], [shell.position(bob)])])
+        let rows = try shell.rows()
+        #expect(rows.count == 1, "one transaction, one outbox row: \(rows)")
+        #expect(rows.first.map { $0 >= 2 } == true)
+        #expect(try shell.store.loadDevices().keys.sorted() == [alice, bob])
+        #expect(shell.publisher.pending == rows.reduce(0, +), "every committed message is queued for publishing")
+    }
+
+    @Test func eachLaneAloneCommitsOnItsOwn() throws {
+        let shell = try Shell()
+        let alice = shell.device(onLane: 0, "alice"), bob = shell.device(onLane: 1, "bob")
+        shell.lanes[0].handle([shell.position(alice)])
+        shell.lanes[1].handle([shell.position(bob)])
+        #expect(try shell.rows().count == 2)
+    }
+
+    /// A batch whose commands write fences in between is handled by its lane alone, a
+    /// commit a part, while the other lane's batch is committed on its own.
+    @Test func aBatchInPartsIsCommittedPartByPart() throws {
+        let shell = try Shell()
+        let alice = shell.device(onLane: 0, "alice"), bob = shell.device(onLane: 1, "bob")
+        let add = { (fence: String) in
+            Inbound(
+                route: .command, device: alice,
+                message: MQTTMessage(topic: "geotify/cmd/\(alice)", payload: Array(#"{"id":"\#(fence)","action":"add","fence":{"identifier":"\#(fence)","latitude":52.5,"longitude":13.4,"radius":100,"eventType":"onEntry"}}"#.utf8)),
+                arrival: shell.clock.now)
+        }
+        Lane.handle([(shell.lanes[0], [shell.position(alice), add("a"), add("b")]), (shell.lanes[1], [shell.position(bob)])])
+        #expect(try shell.rows().count >= 2, "not one commit")
+        #expect(try shell.store.loadDevices().keys.sorted() == [alice, bob])
+    }
+}
