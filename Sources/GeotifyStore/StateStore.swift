@@ -173,6 +173,9 @@ private final class Connection {
     let upsertDevice: Statement
     let deleteDevice: Statement
     let insertBatch: Statement
+    /// Reads the rows holding the messages past a mark (`pendingMessages`), often: a
+    /// spilling publisher reads back as the broker acknowledges.
+    let selectPending: Statement
     /// The id the next outbox message gets: past every id in the outbox and past the
     /// handed-over mark (`adopt`), so no id is ever given twice.
     var nextMessage: Int64 = 1
@@ -205,6 +208,9 @@ private final class Connection {
             "INSERT OR REPLACE INTO device (id, badge, revision, lat, lon, acc, tst, fences) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         deleteDevice = try database.prepare("DELETE FROM device WHERE id = ?")
         insertBatch = try database.prepare("INSERT INTO outbox_batch (first, count, messages) VALUES (?, ?, ?)")
+        selectPending = try database.prepare("""
+            SELECT first, count, messages FROM outbox_batch WHERE first > ?1 AND first + count - 1 > ?2 ORDER BY first LIMIT ?3
+            """)
         deliveryLog = try DeliveryLog(database: database)
         if let checkpoints {
             checkpointer = try LogCheckpointer(path: path, queue: checkpoints)
@@ -305,10 +311,7 @@ private final class Connection {
     /// order. Each row read holds at least one of them, so `limit` rows are enough.
     func pendingMessages(after handed: Int64, limit: Int) throws(StoreError) -> [StateStore.PendingMessage] {
         var messages: [StateStore.PendingMessage] = []
-        let query = try database.prepare("""
-            SELECT first, count, messages FROM outbox_batch WHERE first > ?1 AND first + count - 1 > ?2 ORDER BY first LIMIT ?3
-            """)
-        try query.rows([.integer(Connection.firstBound(after: handed)), .integer(handed), .integer(Int64(limit))]) { row throws(StoreError) -> Bool in
+        try selectPending.rows([.integer(Connection.firstBound(after: handed)), .integer(handed), .integer(Int64(limit))]) { row throws(StoreError) -> Bool in
             let first = row.integer(0)
             for (offset, message) in try OutboxBatch.decode(row.blob(2), count: Int(row.integer(1))).enumerated()
             where first + Int64(offset) > handed && (limit < 0 || messages.count < limit) {
