@@ -16,20 +16,20 @@ package struct OutboundMessages: Sendable {
     /// Assistant's MQTT event entity, which reads that key.
     package func event(_ notification: Notification) -> OutboxMessage {
         let fix = notification.transition.fix
-        var object = JSONObject()
-        object["id"] = .string(notification.eventID)
-        object["device"] = .string(notification.device)
-        object["fence"] = .string(notification.fence)
-        object["event"] = .string(notification.kind.rawValue)
-        object["event_type"] = .string(notification.kind.rawValue)
-        object["note"] = .string(notification.note)
-        if let name = notification.transition.fence.name { object["name"] = .string(name) }
-        object["badge"] = .number(Double(notification.badge))
-        object["lat"] = .number(fix.coordinate.latitude)
-        object["lon"] = .number(fix.coordinate.longitude)
-        if let accuracy = fix.accuracy { object["acc"] = .number(accuracy) }
-        object["tst"] = .number(fix.timestamp)
-        return OutboxMessage(topic: topics.event(notification.device), payload: JSONWriter().bytes(.object(object)), qos: 1, retain: false)
+        var object = JSONObjectWriter()
+        object.string("id", notification.eventID)
+        object.string("device", notification.device)
+        object.string("fence", notification.fence)
+        object.string("event", notification.kind.rawValue)
+        object.string("event_type", notification.kind.rawValue)
+        object.string("note", notification.note)
+        if let name = notification.transition.fence.name { object.string("name", name) }
+        object.number("badge", Double(notification.badge))
+        object.number("lat", fix.coordinate.latitude)
+        object.number("lon", fix.coordinate.longitude)
+        if let accuracy = fix.accuracy { object.number("acc", accuracy) }
+        object.number("tst", fix.timestamp)
+        return OutboxMessage(topic: topics.event(notification.device), payload: object.bytes(), qos: 1, retain: false)
     }
 
     /// The badge of `device` as decimal text on `geotify/badge/<device>` (QoS 1, retained).

@@ -6,9 +6,27 @@
 package struct OwnTracksTopics: Sendable, Equatable {
     /// The subscription filter OwnTracks positions arrive on.
     package let filter: String
+    /// The filter's levels, split once: a device's topics are made on every transition.
+    private let levels: [Level]
+
+    /// A level of the filter.
+    private enum Level: Sendable, Equatable {
+        case literal(String)
+        /// `+`: one level of the device.
+        case single
+        /// `#`: the rest of the device's levels, at least one.
+        case rest
+    }
 
     package init(filter: String = "owntracks/+/+") {
         self.filter = filter
+        levels = filter.split(separator: "/", omittingEmptySubsequences: false).map { level in
+            switch level {
+            case "+": .single
+            case "#": .rest
+            default: .literal(String(level))
+            }
+        }
     }
 
     /// The topic a device publishes its locations to: the filter with its wildcards
@@ -16,21 +34,23 @@ package struct OwnTracksTopics: Sendable, Equatable {
     /// when the device's levels do not fit the filter's wildcards.
     package func base(of device: String) -> String? {
         var remaining = device.split(separator: "/", omittingEmptySubsequences: false)[...]
-        var levels: [Substring] = []
-        for level in filter.split(separator: "/", omittingEmptySubsequences: false) {
+        var topic = ""
+        topic.reserveCapacity(filter.utf8.count + device.utf8.count)
+        for (position, level) in levels.enumerated() {
+            if position > 0 { topic.append("/") }
             switch level {
-            case "+":
+            case .single:
                 guard let next = remaining.popFirst() else { return nil }
-                levels.append(next)
-            case "#":
+                topic.append(contentsOf: next)
+            case .rest:
                 guard !remaining.isEmpty else { return nil }
-                levels.append(contentsOf: remaining)
+                topic.append(remaining.joined(separator: "/"))
                 remaining = []
-            default:
-                levels.append(level)
+            case .literal(let text):
+                topic.append(text)
             }
         }
-        return remaining.isEmpty ? levels.joined(separator: "/") : nil
+        return remaining.isEmpty ? topic : nil
     }
 
     /// Where the device's transitions go: `owntracks/<user>/<device>/event`.

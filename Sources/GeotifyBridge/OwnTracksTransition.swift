@@ -45,20 +45,20 @@ package struct OwnTracksTransition: Sendable {
               let topic = topics.event(of: notification.device)
         else { return nil }
         let fix = notification.transition.fix
-        var object = JSONObject()
-        object["_type"] = "transition"
-        object["event"] = .string(event)
+        var object = JSONObjectWriter()
+        object.string("_type", "transition")
+        object.string("event", event)
         let fence = notification.transition.fence
-        object["desc"] = .string(fence.name ?? fence.identifier)
-        object["rid"] = .string(fence.regionID ?? fence.identifier)
-        object["wtst"] = .number(Double(FenceExport.ownTracksCreationTime(of: fence.identifier)))
-        object["lat"] = .number(fix.coordinate.latitude)
-        object["lon"] = .number(fix.coordinate.longitude)
-        if let accuracy = fix.accuracy { object["acc"] = .number(accuracy) }
-        object["tst"] = .number(fix.timestamp.rounded(.down))
-        object["tid"] = .string(OwnTracksTransition.trackerID(of: notification.device))
-        object["t"] = "c"
-        return OutboxMessage(topic: topic, payload: JSONWriter().bytes(.object(object)), qos: 1, retain: false)
+        object.string("desc", fence.name ?? fence.identifier)
+        object.string("rid", fence.regionID ?? fence.identifier)
+        object.number("wtst", Double(FenceExport.ownTracksCreationTime(of: fence.identifier)))
+        object.number("lat", fix.coordinate.latitude)
+        object.number("lon", fix.coordinate.longitude)
+        if let accuracy = fix.accuracy { object.number("acc", accuracy) }
+        object.number("tst", fix.timestamp.rounded(.down))
+        object.string("tid", OwnTracksTransition.trackerID(of: notification.device))
+        object.string("t", "c")
+        return OutboxMessage(topic: topic, payload: object.bytes(), qos: 1, retain: false)
     }
 
     /// The tracker id shown for `device`: its last two characters, as the OwnTracks apps

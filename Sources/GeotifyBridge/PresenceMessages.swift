@@ -67,27 +67,26 @@ package struct PresenceMessages: Sendable {
     /// `acc` and `gps_accuracy` when the fix had no accuracy.
     /// (https://www.home-assistant.io/integrations/device_tracker.mqtt/)
     package func state(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
-        var object = JSONObject()
-        object["device"] = .string(device)
-        object["tracker"] = .string(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)))
-        object["inside"] = .array(fences.filter { state.isInside($0.identifier) }.map { fence in
-            var entry = JSONObject()
-            entry["fence"] = .string(fence.identifier)
-            if let name = fence.name { entry["name"] = .string(name) }
-            entry["note"] = .string(fence.note)
-            return .object(entry)
-        })
-        object["badge"] = .number(Double(state.badge))
-        if let fix = state.lastFix {
-            object["lat"] = .number(fix.coordinate.latitude)
-            object["lon"] = .number(fix.coordinate.longitude)
-            if let accuracy = fix.accuracy { object["acc"] = .number(accuracy) }
-            object["tst"] = .number(fix.timestamp)
-            object["latitude"] = .number(fix.coordinate.latitude)
-            object["longitude"] = .number(fix.coordinate.longitude)
-            if let accuracy = fix.accuracy { object["gps_accuracy"] = .number(accuracy) }
+        let inside = fences.filter { state.isInside($0.identifier) }
+        var object = JSONObjectWriter()
+        object.string("device", device)
+        object.string("tracker", PresenceMessages.trackerState(inside.first))
+        object.objects("inside", inside) { entry, fence in
+            entry.string("fence", fence.identifier)
+            if let name = fence.name { entry.string("name", name) }
+            entry.string("note", fence.note)
         }
-        return retained(stateTopic(device), JSONWriter().bytes(.object(object)))
+        object.number("badge", Double(state.badge))
+        if let fix = state.lastFix {
+            object.number("lat", fix.coordinate.latitude)
+            object.number("lon", fix.coordinate.longitude)
+            if let accuracy = fix.accuracy { object.number("acc", accuracy) }
+            object.number("tst", fix.timestamp)
+            object.number("latitude", fix.coordinate.latitude)
+            object.number("longitude", fix.coordinate.longitude)
+            if let accuracy = fix.accuracy { object.number("gps_accuracy", accuracy) }
+        }
+        return retained(stateTopic(device), object.bytes())
     }
 
     /// `inside` or `outside` on `geotify/presence/<device>/<fence>`.
