@@ -439,7 +439,8 @@ package final class Bridge: Sendable {
     private func handle(_ event: MQTTEvent) {
         // Positions and commands, the bulk of the traffic, need only the routing.
         if case .message(let message) = event, discovery?.birthTopic != message.topic {
-            if let routing = running.withLock({ $0.flatMap { $0.stopping ? nil : $0.routing } }) { route(message, routing) }
+            // Read field by field: `flatMap` would copy the whole `Running`.
+            if let routing = running.withLock({ $0?.stopping == false ? $0?.routing : nil }) { route(message, routing) }
             return
         }
         guard let current = running.withLock({ $0 }) else { return }
