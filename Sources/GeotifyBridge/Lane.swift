@@ -107,12 +107,12 @@ final class Lane: @unchecked Sendable {
             if let (lane, batch) = together.first { lane.handle(batch) }
             return
         }
-        decide(together[...], decided: [])
+        decideHolding(together[...], decided: [])
     }
 
     /// Decides the first batch of `rest` on its lane's queue and goes on to the next
     /// with that queue held; with all held, commits and carries out what was decided.
-    private static func decide(_ rest: ArraySlice<(lane: Lane, batch: [Inbound])>, decided: [(lane: Lane, batch: [Inbound], effects: LaneEffects)]) {
+    private static func decideHolding(_ rest: ArraySlice<(lane: Lane, batch: [Inbound])>, decided: [(lane: Lane, batch: [Inbound], effects: LaneEffects)]) {
         guard let (lane, batch) = rest.first else {
             let commits = decided.map { ($0.lane, $0.lane.prepare($0.effects)) }
             commit(commits, environment: decided[0].lane.environment)
@@ -123,7 +123,7 @@ final class Lane: @unchecked Sendable {
             return
         }
         lane.queue.sync {
-            decide(rest.dropFirst(), decided: decided + [(lane, batch, lane.decide(batch))])
+            decideHolding(rest.dropFirst(), decided: decided + [(lane, batch, lane.decide(batch))])
         }
     }
 
