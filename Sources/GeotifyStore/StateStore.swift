@@ -328,7 +328,7 @@ private final class Connection {
         id > Int64.min + Int64(OutboxBatch.capacity) ? id - Int64(OutboxBatch.capacity) : Int64.min
     }
 
-
+    /// How many messages have ids past `first` and up to `last`.
     func countMessages(after first: Int64, through last: Int64) throws(StoreError) -> Int {
         var count = 0
         try database.prepare("""
