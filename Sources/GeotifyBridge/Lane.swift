@@ -68,8 +68,9 @@ final class Lane: @unchecked Sendable {
     /// Requesters in the process waiting for an answer, by id.
     private var requesters: [Int: @Sendable (LaneAnswer.Outcome) -> Void] = [:]
     private var nextRequester = 0
-    /// Every arrival-to-commit latency since the start, for `/metrics`.
-    private var totalLatency = LatencyHistogram()
+    /// The latencies recorded before `latency` was last reset: with it, every one since
+    /// the start, for `/metrics` (each message's latency is recorded once, in `latency`).
+    private var earlierLatency = LatencyHistogram()
 
     init(index: Int, core: LaneCore, environment: Environment) {
         queue = DispatchQueue(label: "geotify.lane.\(index)")
@@ -146,7 +147,11 @@ final class Lane: @unchecked Sendable {
 
     /// Every latency recorded since the start.
     func latencySinceStart() -> LatencyHistogram {
-        queue.sync { totalLatency }
+        queue.sync {
+            var total = earlierLatency
+            total.merge(latency)
+            return total
+        }
     }
 
     static func snapshot(of device: String, _ state: DeviceState) -> DeviceSnapshot {
@@ -193,7 +198,12 @@ final class Lane: @unchecked Sendable {
     /// last call that was `resetting`.
     func statistics(resetting: Bool = true) -> (devices: Int, latency: LatencyHistogram) {
         queue.sync {
-            defer { if resetting { latency = LatencyHistogram() } }
+            defer {
+                if resetting {
+                    earlierLatency.merge(latency)
+                    latency = LatencyHistogram()
+                }
+            }
             return (core.deviceCount, latency)
         }
     }
@@ -227,7 +237,6 @@ final class Lane: @unchecked Sendable {
         for inbound in batch {
             let duration = max(0, committed - inbound.arrival)
             latency.record(duration)
-            totalLatency.record(duration)
         }
     }
 

@@ -7,7 +7,8 @@ import GeotifyTestSupport
 import GeotifyTime
 
 /// The lanes' shell around the database: the batches of one burst are committed
-/// together, each lane's batch decided on its own queue (`Lane.handle(_:)`).
+/// together, each lane's batch decided on its own queue (`Lane.handle(_:)`); and what
+/// it records of them.
 @Suite("Lanes committing a burst")
 struct LaneCommitTests {
     /// Two lanes, as the bridge makes them, over a state directory of their own; no
@@ -98,6 +99,21 @@ struct LaneCommitTests {
         shell.lanes[0].handle([shell.position(alice)])
         shell.lanes[1].handle([shell.position(bob)])
         #expect(try shell.rows().count == 2)
+    }
+
+    /// Each message's latency is recorded once: the statistics' report takes it and
+    /// resets, `/metrics` still counts it since the start.
+    @Test func latenciesSinceTheStartOutliveTheReportsResets() throws {
+        let shell = try Shell()
+        let lane = shell.lanes[0]
+        let alice = shell.device(onLane: 0, "alice")
+        lane.handle([shell.position(alice), shell.position(alice)])
+        #expect(lane.statistics(resetting: true).latency.count == 2)
+        lane.handle([shell.position(alice)])
+        #expect(lane.statistics(resetting: false).latency.count == 1, "the report counts from its last reset")
+        #expect(lane.latencySinceStart().count == 3)
+        #expect(lane.statistics(resetting: true).latency.count == 1)
+        #expect(lane.latencySinceStart().count == 3, "a reset loses nothing since the start")
     }
 
     /// A batch whose commands write fences in between is handled by its lane alone, a
