@@ -1,5 +1,5 @@
 /// The fences one device is evaluated against: its own (at most a few dozen, checked
-/// one by one through compact bounding boxes) and the shared sets that apply to it
+/// one by one through their boxes on a grid of their own) and the shared sets that apply to it
 /// (found through their indexes). Identifiers are unique across them; the fence file
 /// refuses clashes. A book builds each device's value once, so a fix costs no setup.
 public final class DeviceFences: Sendable {
@@ -20,8 +20,6 @@ public final class DeviceFences: Sendable {
     public let own: [Fence]
     /// The identifiers of `own`, in order: found without touching the fences.
     public let identifiers: [String]
-    /// The boxes of `own`, in order, compact.
-    public var boxes: [CompactBox] { table.withView { view in (0..<view.count).map(view.box) } }
 
     public init(own: [Fence] = [], shared: [SharedFences] = []) {
         self.own = own
