@@ -241,9 +241,13 @@ public struct Evaluator: Sendable {
             relation: { accuracy in
                 let hysteresis = rules.hysteresis(forSize: shape.size)
                 guard shape.isCircle else {
-                    if let disc = own.interiorDisc(index),
-                       disc.holdsInside(fix.coordinate, cosine: pointCosine, margin: min(accuracy, shape.size / 2)) {
+                    let insideMargin = min(accuracy, shape.size / 2)
+                    if let disc = own.interiorDisc(index), disc.holdsInside(fix.coordinate, cosine: pointCosine, margin: insideMargin) {
                         return .inside
+                    }
+                    if let grid = own.clearanceGrid(index), let relation = grid.relation(
+                        of: fix.coordinate, cosine: pointCosine, insideMargin: insideMargin, outsideMargin: hysteresis + accuracy) {
+                        return relation
                     }
                     return own.polygon(index).containment(
                         of: fix.coordinate, accuracy: accuracy, hysteresis: hysteresis, size: shape.size

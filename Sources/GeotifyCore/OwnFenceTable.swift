@@ -12,16 +12,16 @@ import Foundation
 ///   words: a circle's latitude, longitude, radius and cosine of its latitude, or for a
 ///   polygon its run's start and end, -1 and its size; the revision it was added in;
 ///   whether it overrides the rules; its `IdentifierKey`), then for a polygon its
-///   `InteriorDisc` (a line of its own, a radius of 0 when it has none) and its run
-///   (`PolygonGeometry`).
+///   `InteriorDisc` (a line of its own, a radius of 0 when it has none), its
+///   `ClearanceGrid` (two lines, zeros when it has none) and its run (`PolygonGeometry`).
 ///
 /// Fixes arrive device after device, so a device's fence data is cold for nearly every
 /// fix, and memory is the cost: each cache line a fix reads waits for memory (about
 /// 200 ns here, ten times the geometry it feeds) or, asked for ahead (`CacheLines`),
 /// still takes its share of the memory's bandwidth. A fix reads the grid and boxes (four
 /// or five lines with the array's header for 20 fences), then the first line of the
-/// record of each fence whose box holds it (two for a polygon, whose edges it reads only
-/// when the fix is not deep inside its disc); no `Fence`, polygon storage or
+/// record of each fence whose box holds it (four for a polygon, whose edges it reads only
+/// when neither its disc nor its clearance grid decides); no `Fence`, polygon storage or
 /// identifier, and no reference, so no retain or release either.
 struct OwnFenceTable: Sendable {
     /// How many fences.
@@ -33,6 +33,9 @@ struct OwnFenceTable: Sendable {
     fileprivate static let lineWords = CacheLines.length / MemoryLayout<Double>.stride
     fileprivate static let gridWords = 4
     fileprivate static let shapeWords = 8
+    /// The words of a polygon's record after its shape and before its run: its
+    /// `InteriorDisc` (a line) and its `ClearanceGrid` (from a line of its own).
+    fileprivate static let polygonWords = (1 + (ClearanceGrid.wordCount + lineWords - 1) / lineWords) * lineWords
 
     init(_ fences: [Fence]) {
         count = fences.count
@@ -43,7 +46,7 @@ struct OwnFenceTable: Sendable {
         var lengths: [Int] = []
         for fence in fences {
             var length = OwnFenceTable.shapeWords
-            if case .polygon(let polygon) = fence.region { length += lineWords + polygon.run.count }
+            if case .polygon(let polygon) = fence.region { length += OwnFenceTable.polygonWords + polygon.run.count }
             lengths.append((length + lineWords - 1) / lineWords * lineWords)
         }
         // The array never moves once made, so where its cache lines start is found once
@@ -72,11 +75,15 @@ struct OwnFenceTable: Sendable {
                 shape = [center.latitude, center.longitude, radius, cos(center.latitude * .pi / 180)]
             case .polygon(let polygon):
                 let disc = start + OwnFenceTable.shapeWords
-                let run = start + OwnFenceTable.shapeWords + lineWords
+                let grid = disc + lineWords
+                let run = start + OwnFenceTable.shapeWords + OwnFenceTable.polygonWords
                 shape = [Double(run), Double(run + polygon.run.count), -1, fence.size]
                 words.replaceSubrange(run..<(run + polygon.run.count), with: polygon.run)
                 let interior = polygon.withGeometry { InteriorDisc($0, center: polygon.center) }
                 if let interior { words.replaceSubrange(disc..<(disc + InteriorDisc.wordCount), with: interior.words) }
+                if let cells = polygon.withGeometry(ClearanceGrid.words) {
+                    words.replaceSubrange(grid..<(grid + ClearanceGrid.wordCount), with: cells)
+                }
             }
             let key = IdentifierKey.words(IdentifierKey(fence.identifier))
             shape += [
@@ -147,12 +154,13 @@ struct OwnFenceTable: Sendable {
         }
 
         /// Asks for the cache lines of fence `index`'s record that a fix reads first (see
-        /// `CacheLines`): a circle's shape, or a polygon's shape and disc (its edges are
-        /// read only for a fix its disc does not decide).
+        /// `CacheLines`): a circle's shape, or a polygon's shape, disc and clearance grid's
+        /// numbers (the line of the fix's cell is read only for a fix the disc does not
+        /// decide, its edges only for one neither decides).
         @inline(__always)
         func prefetchRecord(_ index: Int) {
             let start = recordStart(index)
-            let wordCount = min(2 * OwnFenceTable.lineWords, recordStart(index + 1) - start)
+            let wordCount = min(3 * OwnFenceTable.lineWords, recordStart(index + 1) - start)
             CacheLines.prefetch(
                 UnsafeRawPointer(words.baseAddress.map { $0 + start }), byteCount: wordCount * MemoryLayout<Double>.stride)
         }
@@ -165,6 +173,17 @@ struct OwnFenceTable: Sendable {
             let start = record + OwnFenceTable.shapeWords
             guard words[record + 2] < 0, words[start + 2] > 0 else { return nil }
             return InteriorDisc(words: UnsafeBufferPointer(rebasing: words[start..<(start + InteriorDisc.wordCount)]))
+        }
+
+        /// The clearance grid of fence `index`'s polygon, nil when it has none (or is a
+        /// circle).
+        @inline(__always)
+        func clearanceGrid(_ index: Int) -> ClearanceGrid? {
+            let record = recordStart(index)
+            let start = record + OwnFenceTable.shapeWords + OwnFenceTable.lineWords
+            guard words[record + 2] < 0 else { return nil }
+            let grid = ClearanceGrid(words: UnsafeBufferPointer(rebasing: words[start..<(start + ClearanceGrid.wordCount)]))
+            return grid.exists ? grid : nil
         }
 
         /// The geometry of fence `index`'s polygon.
