@@ -18,8 +18,10 @@
 /// A cell stores its centre's clearance as a signed byte, in units of 1/64 of the cell's
 /// half-diagonal (positive inside, negative outside, 0 for none), rounded towards zero
 /// after shaving 1e-9 relative and 1 µm, so every rounding errs towards asking the
-/// edges; the centres are computed from the stored corner and scales by the same
-/// function when the grid is made and when it is read.
+/// edges (a clearance of 128 units or more is stored as 127, so finding one stops at
+/// 128); the centres are computed from the stored corner and scales by the same
+/// function when the grid is made and when it is read. 40 words: a line of numbers, and
+/// four of cells, of which a fix reads one.
 struct ClearanceGrid {
     /// The grid's words: the west edge of the box (unwrapped against the reference
     /// longitude) and its south edge in degrees, cells per degree of longitude and of
@@ -64,8 +66,9 @@ struct ClearanceGrid {
             for column in 0..<side {
                 let (x, y) = center(column: column, row: row, west: west, south: south,
                                     columnsPerDegree: columnsPerDegree, rowsPerDegree: rowsPerDegree)
-                let clearance = polygon.planarDistance(x: x, y: y, metresPerDegreeX: scaleX, metresPerDegreeY: scaleY)
-                    * (1 - 1e-9) - 1e-6
+                // Beyond 128 units a clearance is stored as 127: no need to look further.
+                let clearance = polygon.planarDistance(
+                    x: x, y: y, metresPerDegreeX: scaleX, metresPerDegreeY: scaleY, limit: 128 * unit) * (1 - 1e-9) - 1e-6
                 let units = (clearance / unit * (1 - 1e-6)).rounded(.down)
                 guard clearance > InteriorDisc.minimumClearance, units >= 1 else { continue }
                 let magnitude = Int8(min(127, units))
