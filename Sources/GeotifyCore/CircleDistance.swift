@@ -132,8 +132,9 @@ public struct CircleDistance {
         let farSine = max(0, 1 - far * far).squareRoot()
         let nearSine = max(0, 1 - near * near).squareRoot()
         let bandFar = max(0, far * (1 - w * w / 2) - w * farSine)
-        // Within w of the equator (sin x ≤ w gives x ≤ w·π/2), the band's largest cosine is 1.
-        let bandNear = nearSine <= w * (Double.pi / 2) ? 1 : min(1, near + w * nearSine)
+        // sin x > w means x > w (x ≥ sin x): the band stays off the equator. Else it may
+        // reach it, and its largest cosine is 1.
+        let bandNear = nearSine <= w ? 1 : min(1, near + w * nearSine)
         let northBelow = Geodesy.meridionalRadius(cosineOfLatitude: bandNear) * dLatitude
         let eastBelow = Geodesy.parallelRadius(cosineOfLatitude: bandFar) * dLongitude
         let lower = (northBelow * northBelow + eastBelow * eastBelow).squareRoot() * (1 - 1e-9) - 1e-6

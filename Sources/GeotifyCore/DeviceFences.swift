@@ -1,7 +1,8 @@
 /// The fences one device is evaluated against: its own (at most a few dozen, checked
-/// one by one through their boxes on a grid of their own) and the shared sets that apply to it
-/// (found through their indexes). Identifiers are unique across them; the fence file
-/// refuses clashes. A book builds each device's value once, so a fix costs no setup.
+/// one by one through their boxes on a grid of their own) and the shared sets that
+/// apply to it (found through their indexes). Identifiers are unique across them; the
+/// fence file refuses clashes. A book builds each device's value once, so a fix costs
+/// no setup.
 public final class DeviceFences: Sendable {
     // The properties a fix reads come first, so that they share the object's first
     // cache line with its header (which the caller's retain reads anyway).

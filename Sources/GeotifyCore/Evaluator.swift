@@ -75,7 +75,7 @@ public struct Evaluator: Sendable {
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
         let point = fix.coordinate
-        // As `PolygonGeometry.planarBracket` computes it (`InteriorDisc.holdsInside`).
+        // As `PolygonGeometry.planarBracket` computes it (`InteriorDisc`, `ClearanceGrid`).
         let pointCosine = cos(point.latitude * (Double.pi / 180))
         // The first 64 own fences whose grid box holds the fix, as bits (the others
         // are looked at one by one), and those the device has state for, so the box scan

@@ -13,16 +13,17 @@ import Foundation
 ///   polygon its run's start and end, -1 and its size; the revision it was added in;
 ///   whether it overrides the rules; its `IdentifierKey`), then for a polygon its
 ///   `InteriorDisc` (a line of its own, a radius of 0 when it has none), its
-///   `ClearanceGrid` (two lines, zeros when it has none) and its run (`PolygonGeometry`).
+///   `ClearanceGrid` (five lines, zeros when it has none) and its run (`PolygonGeometry`).
 ///
 /// Fixes arrive device after device, so a device's fence data is cold for nearly every
 /// fix, and memory is the cost: each cache line a fix reads waits for memory (about
 /// 200 ns here, ten times the geometry it feeds) or, asked for ahead (`CacheLines`),
 /// still takes its share of the memory's bandwidth. A fix reads the grid and boxes (four
 /// or five lines with the array's header for 20 fences), then the first line of the
-/// record of each fence whose box holds it (four for a polygon, whose edges it reads only
-/// when neither its disc nor its clearance grid decides); no `Fence`, polygon storage or
-/// identifier, and no reference, so no retain or release either.
+/// record of each fence whose box holds it (three for a polygon: shape, disc and the
+/// clearance grid's numbers; then the line of the fix's cell when the disc does not
+/// decide, and the edges only when the cell does not either); no `Fence`, polygon
+/// storage or identifier, and no reference, so no retain or release either.
 struct OwnFenceTable: Sendable {
     /// How many fences.
     let count: Int
