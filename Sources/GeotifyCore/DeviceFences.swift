@@ -1,7 +1,8 @@
 /// The fences one device is evaluated against: its own (at most a few dozen, checked
-/// one by one through compact bounding boxes) and the shared sets that apply to it
-/// (found through their indexes). Identifiers are unique across them; the fence file
-/// refuses clashes. A book builds each device's value once, so a fix costs no setup.
+/// one by one through their boxes on a grid of their own) and the shared sets that
+/// apply to it (found through their indexes). Identifiers are unique across them; the
+/// fence file refuses clashes. A book builds each device's value once, so a fix costs
+/// no setup.
 public final class DeviceFences: Sendable {
     // The properties a fix reads come first, so that they share the object's first
     // cache line with its header (which the caller's retain reads anyway).
@@ -20,8 +21,6 @@ public final class DeviceFences: Sendable {
     public let own: [Fence]
     /// The identifiers of `own`, in order: found without touching the fences.
     public let identifiers: [String]
-    /// The boxes of `own`, in order, compact.
-    public var boxes: [CompactBox] { table.withView { view in (0..<view.count).map(view.box) } }
 
     public init(own: [Fence] = [], shared: [SharedFences] = []) {
         self.own = own

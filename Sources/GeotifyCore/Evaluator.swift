@@ -65,7 +65,7 @@ public struct Evaluator: Sendable {
 
     /// Applies one accepted fix to every fence that may matter: first the fences the
     /// device has state for (inside, pending, undecided), in the order of its state, then
-    /// the other own fences whose compact box contains the fix (all of them while the
+    /// the other own fences whose grid box (`BoxGrid`) holds the fix (all of them while the
     /// device has not seen every fence), then the other shared candidates. A fence far
     /// away from a device that is outside it cannot change anything. Fences that no
     /// longer apply are forgotten (and listed in `Evaluation.forgotten` when the device
@@ -75,13 +75,14 @@ public struct Evaluator: Sendable {
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
         let point = fix.coordinate
-        // As `PolygonGeometry.planarBracket` computes it (`InteriorDisc.holdsInside`).
+        // As `PolygonGeometry.planarBracket` computes it (`InteriorDisc`, `ClearanceGrid`).
         let pointCosine = cos(point.latitude * (Double.pi / 180))
-        // The first 64 own fences whose compact box contains the fix, as bits (the others
+        // The first 64 own fences whose grid box holds the fix, as bits (the others
         // are looked at one by one), and those the device has state for, so the box scan
         // skips them (from 64 on, and shared fences, through the identifiers).
+        let cell = own.grid.cell(of: point)
         var near: UInt64 = 0
-        for index in 0..<min(own.count, 64) where own.box(index).contains(point) {
+        for index in 0..<min(own.count, 64) where own.box(index).contains(cell) {
             near |= 1 << index
         }
         var nearFences = near
@@ -116,7 +117,7 @@ public struct Evaluator: Sendable {
         }
         let everySeen = state.revision.map { $0 >= fences.newestRevision } ?? false
         for index in 0..<own.count {
-            let isNear = index < 64 ? near & (1 << index) != 0 : own.box(index).contains(point)
+            let isNear = index < 64 ? near & (1 << index) != 0 : own.box(index).contains(cell)
             guard isNear || !everySeen else { continue }
             guard isNear || !state.hasSeen(addedRevision: own.shape(index).addedRevision) else { continue }
             let tracked = index < 64
@@ -224,8 +225,8 @@ public struct Evaluator: Sendable {
     /// Applies one accepted fix to the device's own fence `index`, reading its shape and
     /// polygon from the device's `OwnFenceTable` (the `Fence` is read only for rules of its
     /// own or a transition); `position` is where the device's state has an entry for it,
-    /// nil when it has none. Called for fences whose compact box holds the fix or that the
-    /// device has state for: a fix in the compact box but outside the exact one is outside
+    /// nil when it has none. Called for fences whose grid box holds the fix or that the
+    /// device has state for: a fix in the grid box but outside the exact one is outside
     /// the region, which changes nothing for a fence the device has no state for, so the
     /// exact box is not needed.
     private func observe(
@@ -240,9 +241,13 @@ public struct Evaluator: Sendable {
             relation: { accuracy in
                 let hysteresis = rules.hysteresis(forSize: shape.size)
                 guard shape.isCircle else {
-                    if let disc = own.interiorDisc(index),
-                       disc.holdsInside(fix.coordinate, cosine: pointCosine, margin: min(accuracy, shape.size / 2)) {
+                    let insideMargin = min(accuracy, shape.size / 2)
+                    if let disc = own.interiorDisc(index), disc.holdsInside(fix.coordinate, cosine: pointCosine, margin: insideMargin) {
                         return .inside
+                    }
+                    if let grid = own.clearanceGrid(index), let relation = grid.relation(
+                        of: fix.coordinate, cosine: pointCosine, insideMargin: insideMargin, outsideMargin: hysteresis + accuracy) {
+                        return relation
                     }
                     return own.polygon(index).containment(
                         of: fix.coordinate, accuracy: accuracy, hysteresis: hysteresis, size: shape.size

@@ -34,9 +34,11 @@ struct InteriorDisc {
     /// ray-crossing test, so a fix that clear of every edge is inside for that test too.
     static let minimumClearance = 0.1
 
-    /// The disc of `polygon`, nil when the polygon is outside the range the bracket is
-    /// proven for or no candidate centre lies inside it clear of the edges.
-    init?(_ polygon: PolygonGeometry, center: Coordinate) {
+    /// The fixed plane of `polygon`'s box: metres per degree of longitude and latitude, the
+    /// smallest the local planes take anywhere in the box (shaved by 1e-9 relative), and
+    /// the box's longitude span; nil when the box reaches beyond ±80° or its diagonal
+    /// exceeds 25 km (so the bracket might open for a point in it).
+    static func fixedPlane(of polygon: PolygonGeometry) -> (scaleX: Double, scaleY: Double, span: Double)? {
         let box = polygon.boundingBox
         guard box.minLatitude >= -80, box.maxLatitude <= 80 else { return nil }
         let radiansPerDegree = Double.pi / 180
@@ -53,7 +55,14 @@ struct InteriorDisc {
         let width = span * Geodesy.parallelRadius(cosineOfLatitude: nearCosine) * radiansPerDegree
         let height = (box.maxLatitude - box.minLatitude) * Geodesy.meridionalRadius(cosineOfLatitude: farCosine) * radiansPerDegree
         guard (width * width + height * height).squareRoot() <= 25_000 else { return nil }
+        return (scaleX, scaleY, span)
+    }
 
+    /// The disc of `polygon`, nil when the polygon is outside the range the bracket is
+    /// proven for or no candidate centre lies inside it clear of the edges.
+    init?(_ polygon: PolygonGeometry, center: Coordinate) {
+        guard let (scaleX, scaleY, span) = InteriorDisc.fixedPlane(of: polygon) else { return nil }
+        let box = polygon.boundingBox
         let west = PolygonGeometry.unwrap(box.minLongitude, against: polygon.referenceLongitude)
         var candidates = [(x: PolygonGeometry.unwrap(center.longitude, against: polygon.referenceLongitude), y: center.latitude)]
         let steps = 4

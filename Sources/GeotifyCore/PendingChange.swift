@@ -1,13 +1,15 @@
 /// A change of relation seen but not yet published: the device's `minimumDuration`
 /// has not passed since the fix that first showed it.
 public struct PendingChange: Sendable, Hashable {
-    /// The relation the device seems to have moved to.
-    public var inside: Bool
+    // Stored widest first, so the value is 34 bytes (40 with `inside` first) and a
+    // `FenceState` holding it a cache line.
     /// The fix that first showed it; the transition, once confirmed, carries its time
     /// and position.
     public var coordinate: Coordinate
-    public var accuracy: Double?
     public var timestamp: Double
+    public var accuracy: Double?
+    /// The relation the device seems to have moved to.
+    public var inside: Bool
 
     public init(inside: Bool, coordinate: Coordinate, accuracy: Double?, timestamp: Double) {
         self.inside = inside

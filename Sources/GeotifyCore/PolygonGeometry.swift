@@ -205,18 +205,27 @@ struct PolygonGeometry {
     }
 
     /// The distance in metres from (x, y) (unwrapped longitude, latitude) to the nearest
-    /// edge of any ring in the plane with the given scales (see `InteriorDisc`).
-    func planarDistance(x: Double, y: Double, metresPerDegreeX: Double, metresPerDegreeY: Double) -> Double {
-        planarNearest(x: x, y: y, metresPerDegreeX: metresPerDegreeX, metresPerDegreeY: metresPerDegreeY).distance
+    /// edge of any ring in the plane with the given scales (see `InteriorDisc`), or `limit`
+    /// when no edge is nearer.
+    func planarDistance(
+        x: Double, y: Double, metresPerDegreeX: Double, metresPerDegreeY: Double, limit: Double = .infinity
+    ) -> Double {
+        planarNearest(x: x, y: y, metresPerDegreeX: metresPerDegreeX, metresPerDegreeY: metresPerDegreeY, limit: limit).distance
     }
 
     /// The nearest point of any ring's edges to (x, y) (unwrapped longitude, latitude) in
     /// the local equirectangular projection with the given scales, and its distance in
-    /// metres in that projection.
+    /// metres in that projection (`limit` and (x, y) when no edge is nearer than `limit`).
+    ///
+    /// An edge whose box is no nearer than the nearest edge so far is skipped without
+    /// the division that finds its nearest point: that point, ax + t·dx with t in 0...1
+    /// rounded, lies between ax and ax + dx as computed (rounding is monotonic), so its
+    /// squared distance as computed is at least the box's, and the strict comparison
+    /// would not have taken it. The result is the one every edge gives, to the bit.
     private func planarNearest(
-        x: Double, y: Double, metresPerDegreeX: Double, metresPerDegreeY: Double
+        x: Double, y: Double, metresPerDegreeX: Double, metresPerDegreeY: Double, limit: Double = .infinity
     ) -> (distance: Double, nearest: (x: Double, y: Double)) {
-        var best = Double.infinity
+        var best = limit * limit
         var nearest = (x: x, y: y)
         var start = 0
         for end in ringEnds {
@@ -230,6 +239,9 @@ struct PolygonGeometry {
                 let ay = (y1 - y) * metresPerDegreeY
                 let dx = (x2 - x1) * metresPerDegreeX
                 let dy = (y2 - y1) * metresPerDegreeY
+                let gapX = Self.gap(ax, ax + dx)
+                let gapY = Self.gap(ay, ay + dy)
+                if gapX * gapX + gapY * gapY >= best { continue }
                 let lengthSquared = dx * dx + dy * dy
                 var t = lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0
                 t = min(1, max(0, t))
@@ -244,5 +256,11 @@ struct PolygonGeometry {
             start = Int(end)
         }
         return (best.squareRoot(), nearest)
+    }
+
+    /// How far 0 is from the interval between `a` and `b` (0 when inside it).
+    @inline(__always)
+    private static func gap(_ a: Double, _ b: Double) -> Double {
+        a > 0 && b > 0 ? min(a, b) : a < 0 && b < 0 ? -max(a, b) : 0
     }
 }

@@ -10,38 +10,12 @@ import Testing
 /// fixes deep inside, which is what it is for.
 @Suite("Interior disc")
 struct InteriorDiscTests {
-    /// A star-shaped ring of `count` vertices at 60–100 % of `radius` metres around `center`.
-    private func star(around center: Coordinate, radius: Double, count: Int, _ random: inout SplitMix64) -> [Coordinate] {
-        (0..<count).map { _ in 2 * Double.pi * random.unit() }.sorted().map { angle in
-            let reach = radius * (0.6 + 0.4 * random.unit())
-            return center.offset(north: reach * sin(angle), east: reach * cos(angle))
-        }
-    }
-
-    /// A square of half-side `half` metres around `center`.
-    private func square(around center: Coordinate, half: Double) -> [Coordinate] {
-        [(-half, -half), (-half, half), (half, half), (half, -half)].map { center.offset(north: $0.0, east: $0.1) }
-    }
-
-    /// Stars, some with a hole, some across the antimeridian, from the equator to 80°.
-    private func polygons(_ random: inout SplitMix64) -> [Polygon] {
-        (0..<600).compactMap { index in
-            let latitude = index % 10 == 0 ? 79.9 * (random.unit() < 0.5 ? 1 : -1) : 159 * random.unit() - 79.5
-            let longitude = index % 7 == 0 ? 179.99 : 360 * random.unit() - 180
-            let center = Coordinate(latitude: latitude, longitude: longitude)
-            let radius = pow(10, 1.5 + 2.4 * random.unit())
-            let outer = star(around: center, radius: radius, count: 4 + Int(random.unit() * 50), &random)
-            let holes = index % 3 == 0 ? [square(around: center.offset(north: radius / 4, east: 0), half: radius / 10)] : []
-            return try? Polygon(outer: outer, holes: holes)
-        }
-    }
-
     @Test("the disc says inside only where ray crossing and bracket say inside by the margin")
     func theDiscIsSound() throws {
         var random = SplitMix64(seed: 12)
         var decided = 0
         var checked = 0
-        for polygon in polygons(&random) {
+        for polygon in RandomPolygons.stars(&random) {
             guard let disc = polygon.withGeometry({ InteriorDisc($0, center: polygon.center) }) else { continue }
             let box = polygon.boundingBox
             var span = box.maxLongitude - box.minLongitude
@@ -68,7 +42,7 @@ struct InteriorDiscTests {
     @Test("a fix at the centre of a square decides; one by its edge, or beyond the margin, does not")
     func theCentreDecidesTheEdgeDoesNot() throws {
         let center = Coordinate(latitude: 48.2, longitude: 16.37)
-        let polygon = try Polygon(outer: square(around: center, half: 500))
+        let polygon = try Polygon(outer: RandomPolygons.square(around: center, half: 500))
         let disc = try #require(polygon.withGeometry { InteriorDisc($0, center: polygon.center) })
         let cosine = { (point: Coordinate) in cos(point.latitude * (Double.pi / 180)) }
         #expect(disc.holdsInside(center, cosine: cosine(center), margin: 30))
@@ -81,9 +55,9 @@ struct InteriorDiscTests {
 
     @Test("no disc beyond 80° of latitude or for a polygon wider than 25 km")
     func noDiscWhereTheBracketIsNotProven() throws {
-        let polar = try Polygon(outer: square(around: Coordinate(latitude: 80.1, longitude: 10), half: 300))
+        let polar = try Polygon(outer: RandomPolygons.square(around: Coordinate(latitude: 80.1, longitude: 10), half: 300))
         #expect(polar.withGeometry { InteriorDisc($0, center: polar.center) } == nil)
-        let wide = try Polygon(outer: square(around: Coordinate(latitude: 10, longitude: 10), half: 10_000))
+        let wide = try Polygon(outer: RandomPolygons.square(around: Coordinate(latitude: 10, longitude: 10), half: 10_000))
         #expect(wide.withGeometry { InteriorDisc($0, center: wide.center) } == nil)
     }
 }

@@ -37,8 +37,9 @@ struct OwnFenceTableTests {
             let fences = fences(around: center, count: 30, &random)
             OwnFenceTable(fences).withView { table in
                 #expect(table.count == fences.count)
+                #expect(table.grid == BoxGrid(fences.map(\.boundingBox)))
                 for (index, fence) in fences.enumerated() {
-                    #expect(table.box(index) == CompactBox(fence.boundingBox))
+                    #expect(table.box(index) == table.grid.box(fence.boundingBox))
                     #expect(table.identifierKey(index) == IdentifierKey(fence.identifier))
                     let shape = table.shape(index)
                     #expect(shape.size == fence.size)

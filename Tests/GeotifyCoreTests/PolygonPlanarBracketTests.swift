@@ -16,6 +16,43 @@ struct PolygonPlanarBracketTests {
         return try Polygon(outer: ring)
     }
 
+    @Test("edges skipped by their box change nothing: the planar distance is every edge's minimum, to the bit")
+    func skippedEdgesChangeNothing() throws {
+        var random = SplitMix64(seed: 23)
+        var compared = 0
+        for _ in 0..<300 {
+            let center = Coordinate(latitude: 160 * random.unit() - 80, longitude: 360 * random.unit() - 180)
+            let radius = pow(10, 1 + 3.7 * random.unit())
+            guard let polygon = try? star(around: center, radius: radius, count: 4 + Int(random.unit() * 60), &random) else { continue }
+            let reference = polygon.withGeometry(\.referenceLongitude)
+            let ring = (polygon.outer + [polygon.outer[0]]).map { (x: PolygonGeometry.unwrap($0.longitude, against: reference), y: $0.latitude) }
+            for _ in 0..<20 {
+                let x = PolygonGeometry.unwrap(center.longitude, against: reference) + radius * 3e-5 * (random.unit() - 0.5)
+                let y = center.latitude + radius * 3e-5 * (random.unit() - 0.5)
+                let (scaleX, scaleY) = (111_000 * cos(y * .pi / 180), 111_000.0)
+                // Every edge, as `planarNearest` computes one, none skipped.
+                var best = Double.infinity
+                for (start, end) in zip(ring, ring.dropFirst()) {
+                    let ax = (start.x - x) * scaleX, ay = (start.y - y) * scaleY
+                    let dx = (end.x - start.x) * scaleX, dy = (end.y - start.y) * scaleY
+                    let lengthSquared = dx * dx + dy * dy
+                    let t = min(1, max(0, lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0))
+                    let (px, py) = (ax + t * dx, ay + t * dy)
+                    best = min(best, px * px + py * py)
+                }
+                let distance = polygon.withGeometry { $0.planarDistance(x: x, y: y, metresPerDegreeX: scaleX, metresPerDegreeY: scaleY) }
+                #expect(distance.bitPattern == best.squareRoot().bitPattern)
+                let limit = best.squareRoot() * 2 * random.unit()
+                let limited = polygon.withGeometry {
+                    $0.planarDistance(x: x, y: y, metresPerDegreeX: scaleX, metresPerDegreeY: scaleY, limit: limit)
+                }
+                #expect(limited == min(limit, best.squareRoot()))
+                compared += 1
+            }
+        }
+        #expect(compared > 4_000)
+    }
+
     @Test("the bracket holds distanceToBoundary at every latitude to 80°, with at least a factor 2 to spare")
     func bracketHoldsTheDistance() throws {
         var random = SplitMix64(seed: 5)
