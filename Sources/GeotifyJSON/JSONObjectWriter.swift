@@ -6,12 +6,12 @@
 /// about as much again as the writing.
 ///
 /// The caller adds each key once, as `JSONObject` would keep it once.
-public struct JSONObjectWriter: Sendable {
+package struct JSONObjectWriter: Sendable {
     private var out: [UInt8]
     private var empty = true
 
     /// A writer with room for about `capacity` bytes.
-    public init(capacity: Int = 256) {
+    package init(capacity: Int = 256) {
         out = []
         out.reserveCapacity(capacity)
         out.append(UInt8(ascii: "{"))
@@ -31,20 +31,20 @@ public struct JSONObjectWriter: Sendable {
     }
 
     /// Adds `"key":"value"`.
-    public mutating func string(_ key: String, _ value: String) {
+    package mutating func string(_ key: String, _ value: String) {
         self.key(key)
         JSONWriter.appendString(value, to: &out)
     }
 
     /// Adds `"key":number` (`JSONWriter.appendNumber`: integral numbers without a
     /// fraction, non-finite ones as null).
-    public mutating func number(_ key: String, _ value: Double) {
+    package mutating func number(_ key: String, _ value: Double) {
         self.key(key)
         JSONWriter.appendNumber(value, to: &out)
     }
 
     /// Adds `"key":[...]`, one object for each of `elements`, written by `body`.
-    public mutating func objects<Elements: Sequence>(
+    package mutating func objects<Elements: Sequence>(
         _ key: String, _ elements: Elements, _ body: (inout JSONObjectWriter, Elements.Element) -> Void
     ) {
         self.key(key)
@@ -64,7 +64,7 @@ public struct JSONObjectWriter: Sendable {
     }
 
     /// The object's bytes.
-    public consuming func bytes() -> [UInt8] {
+    package consuming func bytes() -> [UInt8] {
         out.append(UInt8(ascii: "}"))
         return out
     }
