@@ -50,7 +50,6 @@ package final class Bridge: Sendable {
         /// What each message from the broker needs, behind one reference.
         let routing: Routing
         var lanes: [Lane] { routing.lanes }
-        var router: MessageRouter { routing.router }
         let housekeeping: ScheduledWork
         /// Delivers notifications to targets; nil when none is configured.
         let deliveries: DeliveryWorker?

@@ -98,16 +98,14 @@ final class Lane: @unchecked Sendable {
     static func handle(_ batches: [(lane: Lane, batch: [Inbound])]) {
         var together: [(lane: Lane, batch: [Inbound])] = []
         for (lane, batch) in batches where !batch.isEmpty {
-            if LaneCore.parts(of: batch).count > 1 {
-                lane.handle(batch)
+            let parts = LaneCore.parts(of: batch)
+            if parts.count > 1 {
+                lane.queue.sync { lane.process(batch, parts: parts) }
             } else {
                 together.append((lane, batch))
             }
         }
-        guard together.count > 1 else {
-            if let (lane, batch) = together.first { lane.handle(batch) }
-            return
-        }
+        guard !together.isEmpty else { return }
         decideHolding(together[...], decided: [])
     }
 
@@ -218,11 +216,12 @@ final class Lane: @unchecked Sendable {
         queue.sync {}
     }
 
-    /// Runs the core on `batch` part by part (`LaneCore.parts(of:)`), carrying out each
-    /// part's decisions before the next part, then records the batch's latencies.
-    private func process(_ batch: [Inbound]) {
+    /// Runs the core on `batch` part by part (`parts`, else `LaneCore.parts(of:)`),
+    /// carrying out each part's decisions before the next part, then records the batch's
+    /// latencies.
+    private func process(_ batch: [Inbound], parts: [Range<Int>]? = nil) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let parts = LaneCore.parts(of: batch)
+        let parts = parts ?? LaneCore.parts(of: batch)
         for part in parts {
             carryOut(decide(parts.count == 1 ? batch : Array(batch[part])))
         }

@@ -30,6 +30,13 @@ struct OwnFenceTableTests {
         }
     }
 
+    /// A fix reads every state entry of its device: the fields' order keeps an entry on
+    /// one cache line, as `FenceState` says; a field added or moved must not undo it.
+    @Test("a state entry is one cache line")
+    func aStateEntryIsOneCacheLine() {
+        #expect(MemoryLayout<FenceState>.stride == 64)
+    }
+
     @Test("every fence reads back: box, shape, key and polygon")
     func theTableReadsBack() throws {
         var random = SplitMix64(seed: 3)
