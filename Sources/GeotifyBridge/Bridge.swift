@@ -240,7 +240,9 @@ package final class Bridge: Sendable {
         }
         let client: MQTTClient
         do {
-            client = try MQTTClient(options: options, scheduler: scheduler) { [weak self] event in self?.handle(event) }
+            client = try MQTTClient(options: options, scheduler: scheduler, hurry: { [publisher] in publisher.canSendMore }) { [weak self] event in
+                self?.handle(event)
+            }
         } catch {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }

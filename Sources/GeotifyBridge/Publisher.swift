@@ -258,6 +258,14 @@ final class Publisher: Sendable {
         flight?.acknowledged?()
     }
 
+    /// Whether messages wait (in memory, or spilled to the outbox) while at least half
+    /// the window is free: the window is refilled at a burst's end, from the
+    /// acknowledgements the burst read, so the network loop then ends the burst at once
+    /// rather than wait for more (`BurstPacing`).
+    var canSendMore: Bool {
+        tracking.withLock { ($0.waiting.count > $0.head || $0.spilled) && $0.inFlight.count <= Self.windowSize / 2 }
+    }
+
     /// The number of messages not yet acknowledged (waiting, being handed over, or in flight).
     var unacknowledged: Int {
         tracking.withLock { Self.inMemory(&$0) }

@@ -77,13 +77,21 @@ final class ConnectionSupervisor: @unchecked Sendable {
     private let scheduler: any Scheduler
     /// Wakes the network loop when another thread queued something to write.
     private let wakeup = NetworkWakeup()
+    /// Asked before a burst waits for more (`BurstPacing`): true when the owner needs
+    /// the burst's end at once.
+    private let hurry: (@Sendable () -> Bool)?
 
     /// A supervisor for `handle`, whose callbacks reach `relay`, retrying after the
-    /// delays `backoff` gives. Nothing runs until `begin(_:)`.
-    init(handle: OpaquePointer, relay: MQTTEventRelay, backoff: ReconnectBackoff, scheduler: any Scheduler) {
+    /// delays `backoff` gives, asking `hurry` before a burst waits for more. Nothing runs
+    /// until `begin(_:)`.
+    init(
+        handle: OpaquePointer, relay: MQTTEventRelay, backoff: ReconnectBackoff, scheduler: any Scheduler,
+        hurry: (@Sendable () -> Bool)? = nil
+    ) {
         self.handle = handle
         self.relay = relay
         self.scheduler = scheduler
+        self.hurry = hurry
         state = Mutex(State(backoff: backoff))
         mosquitto_threaded_set(handle, true)
     }
@@ -190,6 +198,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
     private func loop() -> (Int32, String) {
         var stopDeadline: ContinuousClock.Instant?
         var acknowledgements = AcknowledgementPacing.standard
+        var bursts = BurstPacing.standard
         while true {
             if isStopping {
                 if mosquitto_socket(handle) < 0 {
@@ -206,7 +215,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
                     mosquitto_disconnect(handle)
                 }
             }
-            let code = turn(&acknowledgements)
+            let code = turn(&acknowledgements, &bursts)
             if code != MOSQ_ERR_SUCCESS.rawValue {
                 relay.caughtUp()
                 let reason = MQTTEventRelay.reason(disconnect: code)
@@ -222,13 +231,35 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// the owner has handled it: threaded libmosquitto writes only in `mosquitto_loop_write`.)
     private static let burstLimit = 64
 
+    /// Reads packets until the socket has no more or `packets` (counting those read so
+    /// far in the burst) reaches `burstLimit`; returns libmosquitto's code when a read
+    /// failed (the connection ended), nil otherwise.
+    private func readBurst(_ packets: inout Int) -> Int32? {
+        repeat {
+            errno = 0
+            let code = mosquitto_loop_read(handle, 1)
+            if code != MOSQ_ERR_SUCCESS.rawValue { return code }
+            packets += 1
+        } while packets < Self.burstLimit && Self.hasMoreToRead(socket: mosquitto_socket(handle))
+        return nil
+    }
+
+    /// Whether the read buffer or the socket has something to read now (a poll that
+    /// does not wait).
+    private static func hasArrived(socket: Int32) -> Bool {
+        guard socket >= 0 else { return false }
+        if geotify_buffered_socket_pending() > 0 { return true }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+    }
+
     /// One turn of the loop: waits (up to `loopTimeout`, or until an owed acknowledgement
     /// is due) for the socket or a wake-up, reads every packet that has arrived (up to
     /// `burstLimit`), asks for the ACK of what was read as `acknowledgements` paces it,
     /// reports the burst's end (where the client's owner handles it and publishes what
     /// follows), writes what is queued, and lets libmosquitto keep the connection alive.
     /// Returns libmosquitto's code (not success: the connection ended).
-    private func turn(_ acknowledgements: inout AcknowledgementPacing) -> Int32 {
+    private func turn(_ acknowledgements: inout AcknowledgementPacing, _ bursts: inout BurstPacing) -> Int32 {
         assert(isNetworkThread, "only the network thread drives the connection")
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
@@ -250,12 +281,20 @@ final class ConnectionSupervisor: @unchecked Sendable {
         let reading = buffered || descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
         if reading {
             var packets = 0
-            repeat {
-                errno = 0
-                let code = mosquitto_loop_read(handle, 1)
-                if code != MOSQ_ERR_SUCCESS.rawValue { return code }
-                packets += 1
-            } while packets < Self.burstLimit && Self.hasMoreToRead(socket: mosquitto_socket(handle))
+            if let code = readBurst(&packets) { return code }
+            // Dense traffic: wait for more before the burst ends (BurstPacing).
+            while true {
+                let wait = bursts.wait(
+                    at: DispatchTime.now().uptimeNanoseconds, full: packets >= Self.burstLimit,
+                    mustWrite: mosquitto_want_write(handle) || geotify_buffered_socket_unsent() > 0,
+                    hurried: hurry?() ?? false)
+                guard wait > 0 else { break }
+                var duration = timespec(tv_sec: 0, tv_nsec: Int(wait))
+                nanosleep(&duration, nil)
+                guard Self.hasArrived(socket: mosquitto_socket(handle)) else { break }
+                if let code = readBurst(&packets) { return code }
+            }
+            bursts.ended(at: DispatchTime.now().uptimeNanoseconds)
         }
         if acknowledgements.acknowledgeNow(read: reading, at: DispatchTime.now().uptimeNanoseconds) {
             Self.acknowledgeAtOnce(socket: mosquitto_socket(handle))

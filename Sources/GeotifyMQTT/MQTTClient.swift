@@ -35,6 +35,8 @@ package final class MQTTClient: @unchecked Sendable {
     private let relay: Unmanaged<MQTTEventRelay>
     private let options: MQTTOptions
     private let scheduler: any Scheduler
+    /// Asked before a burst waits for more (`BurstPacing`).
+    private let hurry: (@Sendable () -> Bool)?
     /// The supervisor of the running client, nil while stopped; held during start and
     /// stop (including the join).
     private let phase = Mutex<ConnectionSupervisor?>(nil)
@@ -52,7 +54,13 @@ package final class MQTTClient: @unchecked Sendable {
     }
 
     /// A client whose reconnect delays are timed by `scheduler` (see the other `init`).
-    package init(options: MQTTOptions, scheduler: any Scheduler, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
+    /// While messages arrive densely, the network loop waits a little before it reports
+    /// the end of a burst, so that bursts end at most once a millisecond
+    /// (`BurstPacing`), unless `hurry` says the owner needs each burst's end at once.
+    package init(
+        options: MQTTOptions, scheduler: any Scheduler, hurry: (@Sendable () -> Bool)? = nil,
+        onEvent: @escaping @Sendable (MQTTEvent) -> Void
+    ) throws(MQTTError) {
         try MosquittoLibrary.ensureInitialised()
         try options.validate()
         let relay = Unmanaged.passRetained(MQTTEventRelay(
@@ -73,6 +81,7 @@ package final class MQTTClient: @unchecked Sendable {
         self.relay = relay
         self.options = options
         self.scheduler = scheduler
+        self.hurry = hurry
         MQTTEventRelay.install(on: handle)
     }
 
@@ -116,7 +125,7 @@ package final class MQTTClient: @unchecked Sendable {
                 handle: handle, relay: relay,
                 backoff: ReconnectBackoff(
                     minimum: options.reconnectDelayMin, maximum: options.reconnectDelayMax),
-                scheduler: scheduler)
+                scheduler: scheduler, hurry: hurry)
             guard supervisor.begin(first) else {
                 throw MQTTError(
                     operation: "start", code: MOSQ_ERR_NOMEM.rawValue,

@@ -41,6 +41,16 @@ struct PublisherTests {
         #expect(counters.value(.errors(.publishQueueFull)) == 5)
     }
 
+    @Test func itAsksForTheBurstsEndWhenMessagesWaitAndTheWindowHasRoom() {
+        let counters = Counters()
+        let logger = Logger(level: .error, sink: { _ in })
+        let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
+        let publisher = Publisher(logger: logger, counters: counters, health: health)
+        #expect(!publisher.canSendMore, "nothing waits")
+        publisher.send([OutboxMessage(topic: "geotify/reply/a", payload: Array("ok".utf8), qos: 1, retain: false)])
+        #expect(publisher.canSendMore, "a message waits and the whole window is free")
+    }
+
     /// What the lanes do: save on the network thread, at the end of each burst, while the
     /// publisher is reading a spill back from the outbox. Handing over inside the save
     /// would read the outbox under the store's own lock (once, the process stopped there).
