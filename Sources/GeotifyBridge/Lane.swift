@@ -178,6 +178,12 @@ final class Lane: @unchecked Sendable {
         }
     }
 
+    /// Republishes every device's retained topics, a share at each tick (after a
+    /// connection to the broker: `LaneCore.republishAll`).
+    func republishAll() {
+        queue.async { self.core.republishAll() }
+    }
+
     /// The most last fixes saved at a tick: with thousands of devices moving, saving them
     /// all at once held the lane (and so the network thread, which hands it bursts) for
     /// well over 100 ms every five seconds; a share at each tick keeps every stall short.

@@ -32,9 +32,10 @@ package struct OutboundMessages: Sendable {
         return OutboxMessage(topic: topics.event(notification.device), payload: object.bytes(), qos: 1, retain: false)
     }
 
-    /// The badge of `device` as decimal text on `geotify/badge/<device>` (QoS 1, retained).
+    /// The badge of `device` as decimal text on `geotify/badge/<device>`: a retained last
+    /// value, at QoS 0 (`PresenceMessages.lastValue`).
     package func badge(_ count: Int, of device: String) -> OutboxMessage {
-        OutboxMessage(topic: topics.badge(device), payload: Array(String(count).utf8), qos: 1, retain: true)
+        PresenceMessages.lastValue(topics.badge(device), Array(String(count).utf8))
     }
 
     /// A reply to a command on `geotify/reply/<device>` (QoS 1, not retained).

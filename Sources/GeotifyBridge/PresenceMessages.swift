@@ -86,12 +86,12 @@ package struct PresenceMessages: Sendable {
             object.number("longitude", fix.coordinate.longitude)
             if let accuracy = fix.accuracy { object.number("gps_accuracy", accuracy) }
         }
-        return retained(stateTopic(device), object.bytes())
+        return lastValue(stateTopic(device), object.bytes())
     }
 
     /// `inside` or `outside` on `geotify/presence/<device>/<fence>`.
     package func presence(of device: String, fence: String, inside: Bool) -> OutboxMessage {
-        retained(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
+        lastValue(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
     }
 
     /// The fence the device tracker shows for `state`: the first of `fences`, in the
@@ -106,7 +106,7 @@ package struct PresenceMessages: Sendable {
     /// that want the location alone (the state document's `tracker` says the same; Home
     /// Assistant reads that one).
     package func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
-        retained(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
+        lastValue(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
     }
 
     /// What the device tracker says for a device in `fence` (nil: in none), so that it
@@ -156,7 +156,23 @@ package struct PresenceMessages: Sendable {
         return messages
     }
 
+    /// A retained message at QoS 1: occupancy counts and the removals of retained topics
+    /// (an empty payload), which no later message would repeat.
     private func retained(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {
         OutboxMessage(topic: topic, payload: payload, qos: 1, retain: true)
+    }
+
+    /// A device's retained last value (state document, tracker, presence; the badge is
+    /// `OutboundMessages.badge`) at QoS 0. A last value needs no acknowledgement: the
+    /// lanes republish every device's from its committed state after each start and each
+    /// connection to the broker (`LaneCore.republishAll`), so one lost with a connection
+    /// or a crash is put right then, and each change is one message the broker takes
+    /// without an acknowledgement to send back. See docs/reliability.md.
+    static func lastValue(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {
+        OutboxMessage(topic: topic, payload: payload, qos: 0, retain: true)
+    }
+
+    private func lastValue(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {
+        Self.lastValue(topic, payload)
     }
 }

@@ -265,7 +265,7 @@ struct SideBySideScenario {
         let warm = publishers.send((0..<warmUp).map { workload.traffic.prepared($0) }, rate: rate)
         if !drain(warmUp) { problems.append("the warm-up did not drain within 30 s") }
         // The warm-up's first fixes announce every device's presence in all its fences
-        // (20 000 retained QoS 1 messages, published 100 in flight at a time): the timed
+        // (20 000 retained messages; at QoS 1, as before December 2026, 100 in flight at a time): the timed
         // traffic starts once the bridge has sent them.
         if !SideBySideScenario.waitUntilCaughtUp(bridge, handled: warmUp) { problems.append("the bridge did not catch up within 30 s of the warm-up") }
         bridge.observer.startRecording(since: BenchClock.wall())

@@ -52,6 +52,48 @@ struct BrokerRestartTests {
         #expect(observer.notificationIDs() == expected)
         #expect(!bridge.logged("connected to").isEmpty && bridge.logged("lost the connection").count >= 1)
     }
+
+    /// A device's retained topics are last values at QoS 0: after the bridge reconnects,
+    /// it publishes them again from its state, so a broker that came back without its
+    /// retained messages (no persistence) has them again with no new position.
+    @Test func afterReconnectingTheBridgePublishesTheRetainedLastValuesAgain() throws {
+        let broker = try TestBroker()
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-republish", clock: clock)
+        let tracker = try BrokerObserver(port: broker.port, subscribe: [])
+        try bridge.start()
+        #expect(waitUntil { !bridge.logged("connected to").isEmpty })
+        let now = Int(Date().timeIntervalSince1970)
+        try tracker.publish("owntracks/walker/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"acc":5,"tst":\#(now)}"#)
+        let before = try BrokerObserver(port: broker.port, subscribe: ["geotify/presence/walker/phone/home"])
+        #expect(before.events.waitFor { event -> Bool? in
+            if case .message(let message) = event, message.payload == Array("inside".utf8) { return true }
+            return nil
+        } == true, "the first position's presence, retained")
+
+        try broker.restart()
+        #expect(broker.log.components(separatedBy: " running").count - 1 == 2, "the broker was restarted")
+        // The bridge's back-off runs on the test's clock; its ticks republish a share of
+        // the devices each.
+        #expect(waitUntil(advancing: clock, by: 1, timeout: 30) { bridge.logged("connected to").count >= 2 }, "reconnected")
+        let filters = ["geotify/presence/walker/phone/home", "geotify/state/walker/phone"]
+        // Both as they are published again (or, if that came first, as retained)...
+        let after = try BrokerObserver(port: broker.port, subscribe: filters)
+        let republished = waitUntil(advancing: clock, by: 1, timeout: 30) { Self.showsHome(after, retained: false) }
+        #expect(republished, "the broker lost its retained messages; the bridge published them again: \(after.events.all.suffix(5))")
+        // ...and retained by the broker for whoever subscribes next.
+        let later = try BrokerObserver(port: broker.port, subscribe: filters)
+        #expect(waitUntil { Self.showsHome(later, retained: true) }, "retained: \(later.events.all.suffix(5))")
+    }
+
+    /// Whether `observer` got walker/phone's presence `inside` home and a state document
+    /// whose tracker says `home` (both with the retain flag, when `retained`).
+    private static func showsHome(_ observer: BrokerObserver, retained: Bool) -> Bool {
+        let presence = observer.messages(under: "geotify/presence/walker/phone/home")
+        let state = observer.messages(under: "geotify/state/walker/phone")
+        return presence.contains { $0.payload == Array("inside".utf8) && ($0.retain || !retained) }
+            && state.contains { String(decoding: $0.payload, as: UTF8.self).contains(#""tracker":"home""#) && ($0.retain || !retained) }
+    }
 }
 
 /// Two devices crossing their fences over and over, with accurate fixes 10 s apart

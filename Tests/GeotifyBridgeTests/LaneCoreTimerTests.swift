@@ -4,7 +4,7 @@ import Testing
 import GeotifyCore
 
 /// The lane's timers, driven by its clock: dwell, minimum duration, preview expiry, and
-/// the republishing after a start. No sleeping: the fixture's clock moves when told.
+/// the republishing after a start or a connection. No sleeping: the fixture's clock moves when told.
 @Suite("Lane core: timers")
 struct LaneCoreTimerTests {
     static let fences = """
@@ -74,5 +74,27 @@ struct LaneCoreTimerTests {
         ])
         #expect(effects.direct.map { String(decoding: $0.payload, as: UTF8.self) }.contains("inside"))
         #expect(lane.advance(0.2).direct.isEmpty, "once")
+    }
+
+    @Test func afterAConnectionEveryDevicesLastValuesArePublishedAgainAShareATick() throws {
+        let devices = (0..<(LaneCore.republishedPerTick + 50)).map { "van/\($0)" }
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        for device in devices { _ = lane.plain(device, 10, 10) }
+        #expect(lane.advance(0.2).direct.isEmpty, "nothing loaded at start: nothing to republish")
+        lane.core.republishAll()
+        let first = lane.advance(0.2).direct
+        let second = lane.advance(0.2).direct
+        #expect(lane.advance(0.2).direct.isEmpty, "once a connection")
+        let badges = (first + second).filter { $0.topic.hasPrefix("geotify/badge/") }.map(\.topic)
+        #expect(first.filter { $0.topic.hasPrefix("geotify/badge/") }.count == LaneCore.republishedPerTick, "a share at a tick")
+        #expect(Set(badges) == Set((devices + ["alice/phone"]).map { "geotify/badge/\($0)" }), "every device, once")
+        #expect(badges.count == devices.count + 1)
+        let alice = (first + second).filter { $0.topic.hasSuffix("/alice/phone") || $0.topic.contains("/alice/phone/") }
+        #expect(alice.map(\.topic) == [
+            "geotify/badge/alice/phone", "geotify/state/alice/phone", "geotify/tracker/alice/phone",
+            "geotify/presence/alice/phone/home", "geotify/presence/alice/phone/shop",
+        ])
+        #expect((first + second).allSatisfy { $0.retain && $0.qos == 0 }, "last values, at QoS 0")
     }
 }

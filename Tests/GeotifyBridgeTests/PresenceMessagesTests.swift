@@ -27,7 +27,7 @@ struct PresenceMessagesTests {
     @Test func theStateDocument() throws {
         let message = messages.state(of: "alice/phone", Self.state(inside: ["home", "office"]), fences: Self.fences)
         #expect(message.topic == "geotify/state/alice/phone")
-        #expect(message.retain && message.qos == 1)
+        #expect(message.retain && message.qos == 0, "a last value, republished after each connection")
         #expect(text(message) == #"{"device":"alice/phone","tracker":"office","inside":[{"fence":"office","note":"At work"},{"fence":"home","note":"Welcome home"}],"badge":1,"lat":52.52,"lon":13.405,"acc":12,"tst":1700000060,"latitude":52.52,"longitude":13.405,"gps_accuracy":12}"#)
     }
 
@@ -49,17 +49,24 @@ struct PresenceMessagesTests {
         let outside = messages.presence(of: "alice/phone", fence: "desk", inside: false)
         #expect([inside, outside].map(\.topic) == ["geotify/presence/alice/phone/home", "geotify/presence/alice/phone/desk"])
         #expect([inside, outside].map(text) == ["inside", "outside"])
-        #expect([inside, outside].allSatisfy { $0.retain && $0.qos == 1 })
+        #expect([inside, outside].allSatisfy { $0.retain && $0.qos == 0 })
     }
 
     @Test func theTrackerShowsTheFirstFenceOfTheFileTheDeviceIsIn() {
         let nested = messages.tracker(of: "alice/phone", Self.state(inside: ["office", "desk"]), fences: Self.fences)
         #expect(nested.topic == "geotify/tracker/alice/phone")
         #expect(text(nested) == "desk")
-        #expect(nested.retain && nested.qos == 1)
+        #expect(nested.retain && nested.qos == 0)
         #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: ["home"]), fences: Self.fences)) == "home")
         #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: []), fences: Self.fences)) == "not_home")
         #expect(PresenceMessages.trackedFence(Self.state(inside: ["home", "office"]), fences: Self.fences)?.identifier == "office")
+    }
+
+    @Test func theBadgeIsALastValue() {
+        let message = OutboundMessages(topics: Topics()).badge(3, of: "alice/phone")
+        #expect(message.topic == "geotify/badge/alice/phone")
+        #expect(text(message) == "3")
+        #expect(message.retain && message.qos == 0)
     }
 
     @Test func occupancyIsACount() {
@@ -89,7 +96,7 @@ struct PresenceMessagesTests {
             "geotify/presence/alice/phone/desk",
             "geotify/presence/alice/phone/office",
         ])
-        #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
+        #expect(removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 }, "no later message would repeat a removal: QoS 1")
         #expect(messages.removals(previous: previous, current: previous).isEmpty)
     }
 

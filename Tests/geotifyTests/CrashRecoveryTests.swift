@@ -158,7 +158,10 @@ struct CrashRecoveryTests {
                 handedAtKill.insert(id)
             }
         }
-        #expect(handedUnacknowledged.count <= 100, "the mark is never more than the in-flight window ahead of the acknowledged: \(handedUnacknowledged.count)")
+        // Between the marks lie the QoS 1 messages in flight and the retained last values
+        // (QoS 0, republished after a restart) handed over among them.
+        let inFlightAtKill = handedUnacknowledged.filter { $0.qos > 0 }.count
+        #expect(inFlightAtKill <= 100, "the mark is never more than the in-flight window of QoS 1 messages ahead of the acknowledged: \(inFlightAtKill)")
         let pendingAtKill = try crashing.outboxMessages(after: marks.handed, through: .max).count
         #expect(publishers.allSatisfy { $0.waitForExit(timeout: 30) })
         #expect(waitUntil(timeout: 30) { ids(reference).count == total }, "the reference published \(ids(reference).count) of \(total)")
