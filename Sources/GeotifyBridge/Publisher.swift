@@ -8,8 +8,13 @@ import Synchronization
 /// in step so that after a crash nothing decided is lost and nothing handed over is
 /// repeated.
 ///
-/// At most `windowSize` QoS 1 messages are handed to libmosquitto at a time (its own
-/// in-flight limit, so it never queues them out of sight); the rest wait here. Before a
+/// At most `windowSize` messages are handed to libmosquitto at a time (its own in-flight
+/// limit, so it never queues QoS 1 messages out of sight); the rest wait here. A QoS 1
+/// message leaves the window when the broker acknowledges it, a QoS 0 message (a retained
+/// last value) when libmosquitto has written it to the socket (it reports that as it
+/// reports an acknowledgement): so a flood of last values, such as the first fixes of
+/// thousands of devices announcing their presence in every fence, waits here, and what
+/// libmosquitto holds stays bounded. Before a
 /// persisted message is handed over, the outbox's mark (`OutboxWatermark`) is moved past
 /// it; after a crash only rows past the mark are published again. So the only
 /// notifications a crash can lose are the few handed over but not yet acknowledged (the
@@ -54,10 +59,12 @@ final class Publisher: Sendable {
         var size: Int { message.topic.utf8.count + message.payload.count }
     }
 
-    /// A message handed over, waiting for its acknowledgement.
+    /// A message handed over, waiting for its acknowledgement (QoS 1) or to be written
+    /// (QoS 0).
     private struct Flight: Sendable {
         var outboxID: Int64?
         var acknowledged: (@Sendable () -> Void)?
+        var qos: Int
     }
 
     private struct Tracking {
@@ -240,14 +247,27 @@ final class Publisher: Sendable {
         pump()
     }
 
-    /// The connection dropped: nothing more is handed over until it is back (libmosquitto
-    /// resends what was in flight itself).
+    /// The connection dropped: nothing more is handed over until it is back. libmosquitto
+    /// resends the QoS 1 messages in flight itself; the QoS 0 ones not yet written are
+    /// gone (the lanes publish every last value again on connecting), so they leave the
+    /// window.
     func disconnected() {
-        tracking.withLock { $0.online = false }
+        let lost = tracking.withLock { tracking -> [Flight] in
+            tracking.online = false
+            let lost = tracking.inFlight.filter { $0.value.qos == 0 }
+            for (messageID, flight) in lost {
+                tracking.inFlight[messageID] = nil
+                if let row = flight.outboxID { tracking.rowsInFlight.acknowledged(row) }
+            }
+            tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
+            return Array(lost.values)
+        }
+        for flight in lost { flight.acknowledged?() }
     }
 
-    /// Records the broker's acknowledgement of `messageID` (on the network thread, which
-    /// pumps at the end of the burst).
+    /// Records the broker's acknowledgement of `messageID`, or for a QoS 0 message that
+    /// libmosquitto wrote it (on the network thread, which pumps at the end of the burst
+    /// and after writing).
     func acknowledged(_ messageID: Int32) {
         let flight = tracking.withLock { tracking -> Flight? in
             guard let flight = tracking.inFlight.removeValue(forKey: messageID) else { return nil }
@@ -263,7 +283,13 @@ final class Publisher: Sendable {
     /// acknowledgements the burst read, so the network loop then ends the burst at once
     /// rather than wait for more (`BurstPacing`).
     var canSendMore: Bool {
-        tracking.withLock { ($0.waiting.count > $0.head || $0.spilled) && $0.inFlight.count <= Self.windowSize / 2 }
+        tracking.withLock { $0.online && ($0.waiting.count > $0.head || $0.spilled) && $0.inFlight.count <= Self.windowSize / 2 }
+    }
+
+    /// The number of messages handed to libmosquitto and not yet acknowledged (QoS 1) or
+    /// written (QoS 0): at most `windowSize`.
+    var inFlightCount: Int {
+        tracking.withLock { $0.inFlight.count }
     }
 
     /// The number of messages not yet acknowledged (waiting, being handed over, or in flight).
@@ -359,12 +385,9 @@ final class Publisher: Sendable {
             guard tracking.online, tracking.client != nil else { return ([], nil, nil) }
             var batch: [Queued] = []
             var capacity = Publisher.windowSize - tracking.inFlight.count
-            while tracking.head < tracking.waiting.count {
+            while tracking.head < tracking.waiting.count, capacity > 0 {
                 let next = tracking.waiting[tracking.head]
-                if next.message.qos > 0 {
-                    guard capacity > 0 else { break }
-                    capacity -= 1
-                }
+                capacity -= 1
                 batch.append(next)
                 if next.budgeted { tracking.directBytes -= next.size }
                 tracking.head += 1
@@ -397,7 +420,6 @@ final class Publisher: Sendable {
                 }
             }
         }
-        var done: [@Sendable () -> Void] = []
         let again = tracking.withLock { tracking -> Bool in
             defer { tracking.handing -= batch.count }
             publishing: for (position, queued) in batch.enumerated() {
@@ -406,16 +428,12 @@ final class Publisher: Sendable {
                     let messageID = try client.publish(
                         topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
                         retain: queued.message.retain, correlationData: queued.message.correlationData)
-                    if queued.message.qos > 0 {
-                        let replaced = tracking.inFlight.updateValue(
-                            Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged), forKey: messageID)
-                        // A message id libmosquitto gives again (they wrap at 65 535) ends
-                        // the wait for the row that had it, as the search of the window did.
-                        if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }
-                        if let row = queued.outboxID { tracking.rowsInFlight.handed(row) }
-                    } else if let acknowledged = queued.acknowledged {
-                        done.append(acknowledged)
-                    }
+                    let replaced = tracking.inFlight.updateValue(
+                        Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged, qos: queued.message.qos), forKey: messageID)
+                    // A message id libmosquitto gives again (they wrap at 65 535) ends
+                    // the wait for the row that had it, as the search of the window did.
+                    if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }
+                    if let row = queued.outboxID { tracking.rowsInFlight.handed(row) }
                     if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
                 } catch where error.isNotConnected {
                     tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[position...])
@@ -432,7 +450,6 @@ final class Publisher: Sendable {
             tracking.pumping = false
             return false
         }
-        for callback in done { callback() }
         return again
     }
 }

@@ -304,6 +304,10 @@ final class ConnectionSupervisor: @unchecked Sendable {
         if mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
             let code = mosquitto_loop_write(handle, 1)
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
+            // Writing a QoS 0 message reports it as published, as an acknowledgement does:
+            // the owner hears of it now (it may hand over more, written next turn), not
+            // only after whatever the socket next brings.
+            relay.caughtUp()
         }
         let code = mosquitto_loop_misc(handle)
         // What the turn wrote (its packets, a keep-alive's ping) leaves in one system call

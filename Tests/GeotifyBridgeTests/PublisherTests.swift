@@ -41,6 +41,34 @@ struct PublisherTests {
         #expect(counters.value(.errors(.publishQueueFull)) == 5)
     }
 
+    /// The first fixes of thousands of devices announce their presence in every fence:
+    /// retained last values at QoS 0, which have no acknowledgement. They take the
+    /// window too, each until libmosquitto has written it, so libmosquitto never holds
+    /// more than the window; and writing one makes room for the next without waiting
+    /// for anything to arrive.
+    @Test func aFloodOfQoS0LastValuesGoesOutAWindowAtATimeEachOnceInOrder() throws {
+        let count = 3_000
+        let inFlight = Mutex<[Int]>([])
+        // Sampled at each burst's end once the publisher has handed over what it can.
+        let spill = try SpillFixture(waitingLimit: count) { spill in
+            spill.publisher.pump()
+            let now = spill.publisher.inFlightCount
+            inFlight.withLock { $0.append(now) }
+        }
+        defer { spill.close() }
+        let messages = (0..<count).map { OutboxMessage(topic: "spill/\($0)", payload: Array("\($0)".utf8), qos: 0, retain: true) }
+        try spill.save(messages)
+        try spill.client.start()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: count)
+        #expect(received.count == count, "every one, without waiting for anything to arrive")
+        #expect(received.map(\.text).elementsEqual((0..<count).lazy.map(String.init)), "once each, in order")
+        #expect(waitUntil { spill.publisher.isDrained })
+        let sampled = inFlight.withLock { $0 }
+        #expect(sampled.allSatisfy { $0 <= Publisher.windowSize })
+        #expect(sampled.contains { $0 > 0 }, "QoS 0 messages are in the window until written")
+        #expect(try spill.store.pendingMessages().isEmpty, "every row handed over: none left to publish after a restart")
+    }
+
     @Test func itAsksForTheBurstsEndWhenMessagesWaitAndTheWindowHasRoom() {
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
@@ -48,6 +76,9 @@ struct PublisherTests {
         let publisher = Publisher(logger: logger, counters: counters, health: health)
         #expect(!publisher.canSendMore, "nothing waits")
         publisher.send([OutboxMessage(topic: "geotify/reply/a", payload: Array("ok".utf8), qos: 1, retain: false)])
+        #expect(!publisher.canSendMore, "offline: nothing is handed over before the broker accepted the connection")
+        // Online, with no client attached: the message stays waiting, the window free.
+        publisher.connected()
         #expect(publisher.canSendMore, "a message waits and the whole window is free")
     }
 
