@@ -21,6 +21,9 @@ struct EndToEndScenario {
         /// Whether everything the system decided to publish has left it (the bridge's
         /// first fixes announce each device's state and presence in every fence).
         var outboundDrained: () -> Bool = { true }
+        /// Waits until what has left the system has also been taken by the broker (the
+        /// bridge's last values go at QoS 0: written is not yet taken).
+        var settle: () -> Bool = { true }
     }
 
     /// What the ladder found for one system.
@@ -99,7 +102,8 @@ struct EndToEndScenario {
             handled: { GeotifyProcess.handled(bridge.counters.snapshot) },
             published: { bridge.counters.value(.notifications) },
             observed: { observer.count },
-            outboundDrained: { bridge.outboundDrained })
+            outboundDrained: { bridge.outboundDrained },
+            settle: { ProcessProbe.waitUntilIdle { ProcessProbe.cpuSeconds(of: broker.pid) } })
         return try ladder(&workload, publishers, observer, probe)
     }
 
@@ -140,7 +144,8 @@ struct EndToEndScenario {
         guard BenchClock.wait(timeout: EndToEndScenario.drainTimeout, interval: 0.01, until: probe.outboundDrained) else {
             throw BenchError("the first fixes' announcements did not leave within \(Int(EndToEndScenario.drainTimeout)) s")
         }
-        Progress.note("e2e:   warm-up: one fix per device, its announcements out \(ResultRow.format(BenchClock.now() - announcing, .seconds)) after the fixes were handled")
+        guard probe.settle() else { throw BenchError("the broker did not settle within 30 s of the first fixes' announcements") }
+        Progress.note("e2e:   warm-up: one fix per device, its announcements out and taken by the broker \(ResultRow.format(BenchClock.now() - announcing, .seconds)) after the fixes were handled")
         var steps: [String] = []
         var best = 0.0
         var failed: Double?

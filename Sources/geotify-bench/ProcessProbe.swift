@@ -16,6 +16,21 @@ enum ProcessProbe {
     }
 
     /// User plus system CPU seconds of this process so far.
+    /// Waits (at most 30 s) until `cpu` (a process's CPU seconds so far) has grown by
+    /// less than 5 ms in 0.3 s: the process has caught up with what it was given.
+    static func waitUntilIdle(cpu: () -> Double?) -> Bool {
+        var last = cpu() ?? 0
+        var since = BenchClock.now()
+        return BenchClock.wait(timeout: 30, interval: 0.05) {
+            let now = cpu() ?? last
+            if now - last >= 0.005 {
+                last = now
+                since = BenchClock.now()
+            }
+            return BenchClock.now() - since >= 0.3
+        }
+    }
+
     static func ownCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)

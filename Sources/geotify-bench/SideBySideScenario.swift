@@ -268,6 +268,9 @@ struct SideBySideScenario {
         // (20 000 retained messages; at QoS 1, as before December 2026, 100 in flight at a time): the timed
         // traffic starts once the bridge has sent them.
         if !SideBySideScenario.waitUntilCaughtUp(bridge, handled: warmUp) { problems.append("the bridge did not catch up within 30 s of the warm-up") }
+        // Retained last values go at QoS 0 (since December 2026): the bridge is done with
+        // them once they are written, the broker only once it has read them all.
+        if !ProcessProbe.waitUntilIdle(cpu: { ProcessProbe.cpuSeconds(of: broker.pid) }) { problems.append("the broker did not settle within 30 s of the warm-up") }
         bridge.observer.startRecording(since: BenchClock.wall())
         let report = publishers.send((warmUp..<count).map { workload.traffic.prepared($0) }, rate: rate)
         if !drain(count) { problems.append("not drained within 30 s") }
@@ -294,16 +297,7 @@ struct SideBySideScenario {
 
     /// Waits (at most 30 s) until `process` has used less than 5 ms of CPU in 0.3 s.
     private static func waitUntilIdle(_ process: MeasuredProcess) -> Bool {
-        var last = process.cpuSeconds() ?? 0
-        var since = BenchClock.now()
-        return BenchClock.wait(timeout: 30, interval: 0.05) {
-            let cpu = process.cpuSeconds() ?? last
-            if cpu - last >= 0.005 {
-                last = cpu
-                since = BenchClock.now()
-            }
-            return BenchClock.now() - since >= 0.3
-        }
+        ProcessProbe.waitUntilIdle { process.cpuSeconds() }
     }
 
     /// The baseline of the latency run: the same paced positions through a fresh broker,
