@@ -8,15 +8,16 @@ import Synchronization
 /// in step so that after a crash nothing decided is lost and nothing handed over is
 /// repeated.
 ///
-/// At most `windowSize` messages are handed to libmosquitto at a time (its own in-flight
-/// limit, so it never queues QoS 1 messages out of sight); the rest wait here. A QoS 1
-/// message leaves the window when the broker acknowledges it, a QoS 0 message (a retained
-/// last value) when libmosquitto has written it to the socket (it reports that as it
-/// reports an acknowledgement): so a flood of last values, such as the first fixes of
-/// thousands of devices announcing their presence in every fence, waits here, and what
-/// libmosquitto holds stays bounded. Before a
-/// persisted message is handed over, the outbox's mark (`OutboxWatermark`) is moved past
-/// it; after a crash only rows past the mark are published again. So the only
+/// At most `windowSize` QoS 1 messages are handed to libmosquitto at a time (its own
+/// in-flight limit, so it never queues them out of sight), each until the broker
+/// acknowledges it; and at most `unwrittenLimit` QoS 0 messages (retained last values),
+/// each until libmosquitto has written it to the socket (it reports that as it reports
+/// an acknowledgement). The rest wait here, in order: so a flood of last values, such as
+/// the first fixes of thousands of devices announcing their presence in every fence,
+/// waits here, and what libmosquitto holds stays bounded.
+///
+/// Before a persisted message is handed over, the outbox's mark (`OutboxWatermark`) is
+/// moved past it; after a crash only rows past the mark are published again. So the only
 /// notifications a crash can lose are the few handed over but not yet acknowledged (the
 /// in-flight window), and none is repeated. Persisted messages must be sent in the
 /// order of their row ids (`StateStore.save(...:then:)` makes that so, with `queue`).
@@ -59,12 +60,10 @@ final class Publisher: Sendable {
         var size: Int { message.topic.utf8.count + message.payload.count }
     }
 
-    /// A message handed over, waiting for its acknowledgement (QoS 1) or to be written
-    /// (QoS 0).
+    /// A QoS 1 message handed over, waiting for its acknowledgement.
     private struct Flight: Sendable {
         var outboxID: Int64?
         var acknowledged: (@Sendable () -> Void)?
-        var qos: Int
     }
 
     private struct Tracking {
@@ -75,6 +74,8 @@ final class Publisher: Sendable {
         var online = false
         /// libmosquitto message id → what was handed over.
         var inFlight: [Int32: Flight] = [:]
+        /// QoS 0 messages handed over and not yet written (reported as published).
+        var unwritten = 0
         /// The outbox rows among them, for the acknowledged mark.
         var rowsInFlight = RowsInFlight()
         /// Messages not yet handed over, oldest first, from `head` on.
@@ -104,6 +105,11 @@ final class Publisher: Sendable {
     /// fix announces its presence in every fence) leaves in a few round trips; these
     /// are what a crash can lose of the notifications.
     static let windowSize = 100
+    /// The most QoS 0 messages handed to libmosquitto and not yet written: a few hundred
+    /// kilobytes at most. They are not what a crash can lose (the last values are
+    /// published again after a start), so this bounds memory only, and is larger than
+    /// the window so that last values rarely wait for it.
+    static let unwrittenLimit = 1_024
     /// The most messages waiting in memory by default: a few hundred kilobytes. A burst
     /// of transitions larger than that (every device's first fix announcing its presence
     /// in all its fences, a broker busy with a flood) waits in the outbox and is read back
@@ -249,20 +255,13 @@ final class Publisher: Sendable {
 
     /// The connection dropped: nothing more is handed over until it is back. libmosquitto
     /// resends the QoS 1 messages in flight itself; the QoS 0 ones not yet written are
-    /// gone (the lanes publish every last value again on connecting), so they leave the
-    /// window.
+    /// gone (the lanes publish every last value again on connecting), so they no longer
+    /// count.
     func disconnected() {
-        let lost = tracking.withLock { tracking -> [Flight] in
+        tracking.withLock { tracking in
             tracking.online = false
-            let lost = tracking.inFlight.filter { $0.value.qos == 0 }
-            for (messageID, flight) in lost {
-                tracking.inFlight[messageID] = nil
-                if let row = flight.outboxID { tracking.rowsInFlight.acknowledged(row) }
-            }
-            tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
-            return Array(lost.values)
+            tracking.unwritten = 0
         }
-        for flight in lost { flight.acknowledged?() }
     }
 
     /// Records the broker's acknowledgement of `messageID`, or for a QoS 0 message that
@@ -270,7 +269,11 @@ final class Publisher: Sendable {
     /// and after writing).
     func acknowledged(_ messageID: Int32) {
         let flight = tracking.withLock { tracking -> Flight? in
-            guard let flight = tracking.inFlight.removeValue(forKey: messageID) else { return nil }
+            guard let flight = tracking.inFlight.removeValue(forKey: messageID) else {
+                // Not a QoS 1 message in flight: a QoS 0 one written.
+                if tracking.unwritten > 0 { tracking.unwritten -= 1 }
+                return nil
+            }
             if let row = flight.outboxID { tracking.rowsInFlight.acknowledged(row) }
             tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
             return flight
@@ -283,13 +286,16 @@ final class Publisher: Sendable {
     /// acknowledgements the burst read, so the network loop then ends the burst at once
     /// rather than wait for more (`BurstPacing`).
     var canSendMore: Bool {
-        tracking.withLock { $0.online && ($0.waiting.count > $0.head || $0.spilled) && $0.inFlight.count <= Self.windowSize / 2 }
+        tracking.withLock {
+            $0.online && ($0.waiting.count > $0.head || $0.spilled)
+                && $0.inFlight.count <= Self.windowSize / 2 && $0.unwritten <= Self.unwrittenLimit / 2
+        }
     }
 
-    /// The number of messages handed to libmosquitto and not yet acknowledged (QoS 1) or
-    /// written (QoS 0): at most `windowSize`.
-    var inFlightCount: Int {
-        tracking.withLock { $0.inFlight.count }
+    /// The messages handed to libmosquitto and not yet acknowledged (QoS 1, at most
+    /// `windowSize`) or written (QoS 0, at most `unwrittenLimit`).
+    var handedOver: (acknowledging: Int, writing: Int) {
+        tracking.withLock { ($0.inFlight.count, $0.unwritten) }
     }
 
     /// The number of messages not yet acknowledged (waiting, being handed over, or in flight).
@@ -299,7 +305,7 @@ final class Publisher: Sendable {
 
     /// The messages in memory not yet acknowledged: waiting, being handed over, in flight.
     private static func inMemory(_ tracking: inout Tracking) -> Int {
-        tracking.inFlight.count + tracking.waiting.count - tracking.head + tracking.handing
+        tracking.inFlight.count + tracking.unwritten + tracking.waiting.count - tracking.head + tracking.handing
     }
 
     /// How many messages were decided and not yet acknowledged by the broker: waiting,
@@ -316,7 +322,7 @@ final class Publisher: Sendable {
     /// Whether everything queued was acknowledged: nothing waiting, being handed over, in
     /// flight, or left in the outbox by a spill.
     var isDrained: Bool {
-        tracking.withLock { $0.inFlight.isEmpty && $0.waiting.count == $0.head && $0.handing == 0 && !$0.spilled }
+        tracking.withLock { $0.inFlight.isEmpty && $0.unwritten == 0 && $0.waiting.count == $0.head && $0.handing == 0 && !$0.spilled }
     }
 
     /// Writes the outbox marks as they are now (the acknowledged one moves without a
@@ -385,9 +391,16 @@ final class Publisher: Sendable {
             guard tracking.online, tracking.client != nil else { return ([], nil, nil) }
             var batch: [Queued] = []
             var capacity = Publisher.windowSize - tracking.inFlight.count
-            while tracking.head < tracking.waiting.count, capacity > 0 {
+            var unwritten = Publisher.unwrittenLimit - tracking.unwritten
+            while tracking.head < tracking.waiting.count {
                 let next = tracking.waiting[tracking.head]
-                capacity -= 1
+                if next.message.qos > 0 {
+                    guard capacity > 0 else { break }
+                    capacity -= 1
+                } else {
+                    guard unwritten > 0 else { break }
+                    unwritten -= 1
+                }
                 batch.append(next)
                 if next.budgeted { tracking.directBytes -= next.size }
                 tracking.head += 1
@@ -420,6 +433,7 @@ final class Publisher: Sendable {
                 }
             }
         }
+        var done: [@Sendable () -> Void] = []
         let again = tracking.withLock { tracking -> Bool in
             defer { tracking.handing -= batch.count }
             publishing: for (position, queued) in batch.enumerated() {
@@ -428,12 +442,17 @@ final class Publisher: Sendable {
                     let messageID = try client.publish(
                         topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
                         retain: queued.message.retain, correlationData: queued.message.correlationData)
-                    let replaced = tracking.inFlight.updateValue(
-                        Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged, qos: queued.message.qos), forKey: messageID)
-                    // A message id libmosquitto gives again (they wrap at 65 535) ends
-                    // the wait for the row that had it, as the search of the window did.
-                    if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }
-                    if let row = queued.outboxID { tracking.rowsInFlight.handed(row) }
+                    if queued.message.qos > 0 {
+                        let replaced = tracking.inFlight.updateValue(
+                            Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged), forKey: messageID)
+                        // A message id libmosquitto gives again (they wrap at 65 535) ends
+                        // the wait for the row that had it, as the search of the window did.
+                        if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }
+                        if let row = queued.outboxID { tracking.rowsInFlight.handed(row) }
+                    } else {
+                        tracking.unwritten += 1
+                        if let acknowledged = queued.acknowledged { done.append(acknowledged) }
+                    }
                     if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
                 } catch where error.isNotConnected {
                     tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[position...])
@@ -450,6 +469,7 @@ final class Publisher: Sendable {
             tracking.pumping = false
             return false
         }
+        for callback in done { callback() }
         return again
     }
 }

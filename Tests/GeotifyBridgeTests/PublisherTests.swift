@@ -42,9 +42,9 @@ struct PublisherTests {
     }
 
     /// The first fixes of thousands of devices announce their presence in every fence:
-    /// retained last values at QoS 0, which have no acknowledgement. They take the
-    /// window too, each until libmosquitto has written it, so libmosquitto never holds
-    /// more than the window; and writing one makes room for the next without waiting
+    /// retained last values at QoS 0, which have no acknowledgement. Each counts until
+    /// libmosquitto has written it, so libmosquitto never holds more than
+    /// `unwrittenLimit` of them; and writing them makes room for the next without waiting
     /// for anything to arrive.
     @Test func aFloodOfQoS0LastValuesGoesOutAWindowAtATimeEachOnceInOrder() throws {
         let count = 3_000
@@ -52,7 +52,7 @@ struct PublisherTests {
         // Sampled at each burst's end once the publisher has handed over what it can.
         let spill = try SpillFixture(waitingLimit: count) { spill in
             spill.publisher.pump()
-            let now = spill.publisher.inFlightCount
+            let now = spill.publisher.handedOver.writing
             inFlight.withLock { $0.append(now) }
         }
         defer { spill.close() }
@@ -64,8 +64,8 @@ struct PublisherTests {
         #expect(received.map(\.text).elementsEqual((0..<count).lazy.map(String.init)), "once each, in order")
         #expect(waitUntil { spill.publisher.isDrained })
         let sampled = inFlight.withLock { $0 }
-        #expect(sampled.allSatisfy { $0 <= Publisher.windowSize })
-        #expect(sampled.contains { $0 > 0 }, "QoS 0 messages are in the window until written")
+        #expect(sampled.allSatisfy { $0 <= Publisher.unwrittenLimit })
+        #expect(sampled.contains { $0 > 0 }, "QoS 0 messages count until written")
         #expect(try spill.store.pendingMessages().isEmpty, "every row handed over: none left to publish after a restart")
     }
 
