@@ -281,10 +281,10 @@ final class Publisher: Sendable {
         flight?.acknowledged?()
     }
 
-    /// Whether messages wait (in memory, or spilled to the outbox) while at least half
-    /// the window is free: the window is refilled at a burst's end, from the
-    /// acknowledgements the burst read, so the network loop then ends the burst at once
-    /// rather than wait for more (`BurstPacing`).
+    /// Whether, online, messages wait (in memory, or spilled to the outbox) while at
+    /// least half the window (and half the QoS 0 limit) is free: the window is refilled
+    /// at a burst's end, from the acknowledgements the burst read, so the network loop
+    /// then ends the burst at once rather than wait for more (`BurstPacing`).
     var canSendMore: Bool {
         tracking.withLock {
             $0.online && ($0.waiting.count > $0.head || $0.spilled)

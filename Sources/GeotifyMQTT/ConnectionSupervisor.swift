@@ -255,9 +255,11 @@ final class ConnectionSupervisor: @unchecked Sendable {
 
     /// One turn of the loop: waits (up to `loopTimeout`, or until an owed acknowledgement
     /// is due) for the socket or a wake-up, reads every packet that has arrived (up to
-    /// `burstLimit`), asks for the ACK of what was read as `acknowledgements` paces it,
+    /// `burstLimit`) and, while traffic is dense, what arrives until `bursts` lets the
+    /// burst end, asks for the ACK of what was read as `acknowledgements` paces it,
     /// reports the burst's end (where the client's owner handles it and publishes what
-    /// follows), writes what is queued, and lets libmosquitto keep the connection alive.
+    /// follows), writes what is queued (and reports what writing it published), and lets
+    /// libmosquitto keep the connection alive.
     /// Returns libmosquitto's code (not success: the connection ended).
     private func turn(_ acknowledgements: inout AcknowledgementPacing, _ bursts: inout BurstPacing) -> Int32 {
         assert(isNetworkThread, "only the network thread drives the connection")
@@ -289,7 +291,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
                     mustWrite: mosquitto_want_write(handle) || geotify_buffered_socket_unsent() > 0,
                     hurried: hurry?() ?? false)
                 guard wait > 0 else { break }
-                var duration = timespec(tv_sec: 0, tv_nsec: Int(wait))
+                var duration = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
                 nanosleep(&duration, nil)
                 guard Self.hasArrived(socket: mosquitto_socket(handle)) else { break }
                 if let code = readBurst(&packets) { return code }
