@@ -46,7 +46,7 @@ struct PublisherTests {
     /// libmosquitto has written it, so libmosquitto never holds more than
     /// `unwrittenLimit` of them; and writing them makes room for the next without waiting
     /// for anything to arrive.
-    @Test func aFloodOfQoS0LastValuesGoesOutAWindowAtATimeEachOnceInOrder() throws {
+    @Test func aFloodOfQoS0LastValuesGoesOutBoundedEachOnceInOrder() throws {
         let count = 3_000
         let inFlight = Mutex<[Int]>([])
         // Sampled at each burst's end once the publisher has handed over what it can.
