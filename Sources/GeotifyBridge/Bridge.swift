@@ -477,8 +477,10 @@ package final class Bridge: Sendable {
                 if !closed { publisher.send(OutboxMessage(topic: topics.status, payload: Array("online".utf8), qos: 1, retain: true)) }
             }
             current.announcer.announceAll(current.fences.book)
-            // The devices' retained last values go at QoS 0: what a lost connection or a
-            // broker that lost its retained messages left out is published again.
+            // The devices' retained last values go at QoS 0: on every connection, the
+            // first after a start included, each lane publishes them all from its states,
+            // so what a lost connection, a crash or a broker that lost its retained
+            // messages left out is published again.
             for lane in current.routing.lanes { lane.republishAll() }
         case .connectionRefused(let code, let reason):
             publisher.disconnected()

@@ -29,8 +29,8 @@ package struct LaneCore: Sendable {
     private var deadlines: [String: Double] = [:]
     /// The previews waiting for a commit or cancel.
     var previews: PreviewBook
-    /// The devices whose retained topics are still to be republished after a start or a
-    /// connection.
+    /// The devices whose retained topics are still to be republished after a connection
+    /// (`republishAll`).
     private var republishing: [String] = []
     /// What is reported only once and was: an admission limit a refusal reached, or
     /// (`key <device>`) a device whose encrypted positions have no key.
@@ -49,7 +49,6 @@ package struct LaneCore: Sendable {
             if let deadline = record.deadline { deadlines[device] = deadline }
             devices[device] = record
         }
-        republishing = states.keys.sorted()
     }
 
     /// How many devices have state here.
@@ -424,7 +423,7 @@ package struct LaneCore: Sendable {
 
     /// Advances the clock to `now`: fires the dwell and minimum-duration timers that are
     /// due, forgets expired previews, and republishes a share of the retained topics of
-    /// devices loaded at start or of every device after a connection (`republishAll`).
+    /// every device after a connection (`republishAll`).
     package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
         previews.expire(now: now)
         republish(book: book, into: &effects)
@@ -445,21 +444,23 @@ package struct LaneCore: Sendable {
         }
     }
 
-    /// The devices republished per tick after a start or a connection.
+    /// The devices republished per tick after a connection.
     static let republishedPerTick = 200
 
-    /// Republishes every device's retained topics from now on, a share each tick: after
-    /// the bridge (re)connects to the broker. They are last values sent at QoS 0
-    /// (`PresenceMessages.lastValue`), so one the connection lost, or a broker that lost
-    /// its retained messages, is put right.
+    /// Republishes every device's retained topics from now on, a share each tick: each
+    /// time the bridge connects to the broker, the first time after a start included (so
+    /// the states loaded at start are published once connected, not into a queue that
+    /// waits for the connection). They are last values sent at QoS 0
+    /// (`PresenceMessages.lastValue`), so one the connection or a crash lost, or a broker
+    /// that lost its retained messages, is put right.
     package mutating func republishAll() {
         republishing = devices.keys.sorted()
     }
 
-    /// Republishes the retained topics of the next devices to republish (those loaded at
-    /// start, or all after a connection: state document, tracker, badge, presence of each
-    /// fence whose relation is known), so they are right even if the broker lost them; a
-    /// share each tick, not all at once.
+    /// Republishes the retained topics of the next devices to republish after a
+    /// connection (state document, tracker, badge, presence of each fence whose relation
+    /// is known), so they are right even if the broker lost them; a share each tick, not
+    /// all at once.
     private mutating func republish(book: FenceBook, into effects: inout LaneEffects) {
         guard !republishing.isEmpty else { return }
         for device in republishing.suffix(Self.republishedPerTick) {

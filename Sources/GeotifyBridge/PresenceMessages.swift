@@ -86,12 +86,12 @@ package struct PresenceMessages: Sendable {
             object.number("longitude", fix.coordinate.longitude)
             if let accuracy = fix.accuracy { object.number("gps_accuracy", accuracy) }
         }
-        return lastValue(stateTopic(device), object.bytes())
+        return Self.lastValue(stateTopic(device), object.bytes())
     }
 
     /// `inside` or `outside` on `geotify/presence/<device>/<fence>`.
     package func presence(of device: String, fence: String, inside: Bool) -> OutboxMessage {
-        lastValue(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
+        Self.lastValue(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
     }
 
     /// The fence the device tracker shows for `state`: the first of `fences`, in the
@@ -106,7 +106,7 @@ package struct PresenceMessages: Sendable {
     /// that want the location alone (the state document's `tracker` says the same; Home
     /// Assistant reads that one).
     package func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
-        lastValue(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
+        Self.lastValue(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
     }
 
     /// What the device tracker says for a device in `fence` (nil: in none), so that it
@@ -170,9 +170,5 @@ package struct PresenceMessages: Sendable {
     /// without an acknowledgement to send back. See docs/reliability.md.
     static func lastValue(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {
         OutboxMessage(topic: topic, payload: payload, qos: 0, retain: true)
-    }
-
-    private func lastValue(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {
-        Self.lastValue(topic, payload)
     }
 }

@@ -15,7 +15,6 @@ enum ProcessProbe {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// User plus system CPU seconds of this process so far.
     /// Waits (at most 30 s) until `cpu` (a process's CPU seconds so far) has grown by
     /// less than 5 ms in 0.3 s: the process has caught up with what it was given.
     static func waitUntilIdle(cpu: () -> Double?) -> Bool {
@@ -31,6 +30,7 @@ enum ProcessProbe {
         }
     }
 
+    /// User plus system CPU seconds of this process so far.
     static func ownCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)

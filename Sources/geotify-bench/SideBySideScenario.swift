@@ -265,8 +265,8 @@ struct SideBySideScenario {
         let warm = publishers.send((0..<warmUp).map { workload.traffic.prepared($0) }, rate: rate)
         if !drain(warmUp) { problems.append("the warm-up did not drain within 30 s") }
         // The warm-up's first fixes announce every device's presence in all its fences
-        // (20 000 retained messages; at QoS 1, as before December 2026, 100 in flight at a time): the timed
-        // traffic starts once the bridge has sent them.
+        // (20 000 retained messages): the timed traffic starts once the bridge has sent
+        // them.
         if !SideBySideScenario.waitUntilCaughtUp(bridge, handled: warmUp) { problems.append("the bridge did not catch up within 30 s of the warm-up") }
         // Retained last values go at QoS 0 (since December 2026): the bridge is done with
         // them once they are written, the broker only once it has read them all.
@@ -292,12 +292,7 @@ struct SideBySideScenario {
             }
             return pending == 0
         }
-        return caughtUp && (reportsPending || waitUntilIdle(bridge.process))
-    }
-
-    /// Waits (at most 30 s) until `process` has used less than 5 ms of CPU in 0.3 s.
-    private static func waitUntilIdle(_ process: MeasuredProcess) -> Bool {
-        ProcessProbe.waitUntilIdle { process.cpuSeconds() }
+        return caughtUp && (reportsPending || ProcessProbe.waitUntilIdle { bridge.process.cpuSeconds() })
     }
 
     /// The baseline of the latency run: the same paced positions through a fresh broker,

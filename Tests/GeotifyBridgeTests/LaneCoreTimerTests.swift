@@ -4,7 +4,7 @@ import Testing
 import GeotifyCore
 
 /// The lane's timers, driven by its clock: dwell, minimum duration, preview expiry, and
-/// the republishing after a start or a connection. No sleeping: the fixture's clock moves when told.
+/// the republishing after a connection. No sleeping: the fixture's clock moves when told.
 @Suite("Lane core: timers")
 struct LaneCoreTimerTests {
     static let fences = """
@@ -62,10 +62,12 @@ struct LaneCoreTimerTests {
         #expect((forgotten.reply("alice/phone")?["error"] as? [String: Any])?["code"] as? String == "unknown_token")
     }
 
-    @Test func afterAStartTheRetainedTopicsArePublishedAgainFromTheSavedState() throws {
+    @Test func afterAStartTheRetainedTopicsArePublishedAgainFromTheSavedStateOnceConnected() throws {
         var saved = DeviceState(badge: 3, revision: 1, fences: [FenceState(fence: "home", since: 1_699_999_000)])
         saved.lastFix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 5, timestamp: 1_699_999_000)
         var lane = try LaneFixture(fences: Self.fences, states: ["alice/phone": saved])
+        #expect(lane.advance(0.2).direct.isEmpty, "not before the connection: the messages would only wait for it")
+        lane.core.republishAll()
         let effects = lane.advance(0.2)
         let topics = effects.direct.map(\.topic)
         #expect(topics == [
@@ -81,7 +83,7 @@ struct LaneCoreTimerTests {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", 52.52, 13.405)
         for device in devices { _ = lane.plain(device, 10, 10) }
-        #expect(lane.advance(0.2).direct.isEmpty, "nothing loaded at start: nothing to republish")
+        #expect(lane.advance(0.2).direct.isEmpty, "nothing is republished before a connection")
         lane.core.republishAll()
         let first = lane.advance(0.2).direct
         let second = lane.advance(0.2).direct
