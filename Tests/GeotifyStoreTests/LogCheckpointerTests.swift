@@ -46,10 +46,23 @@ struct PartialCheckpointTests {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
     }
 
-    @Test func afterAPartialCheckpointCommitsAskAgainOnlyOnceTheLogHasGrownAsMuchAgain() {
-        #expect(LogCheckpointer.threshold(after: (0, 1_800, 1_800)) == LogCheckpointer.pages, "complete: the log starts over")
-        #expect(LogCheckpointer.threshold(after: (0, 1_800, 300)) == 1_800 + LogCheckpointer.pages)
-        #expect(LogCheckpointer.threshold(after: (1, -1, -1)) == LogCheckpointer.pages, "a failure: asked again as usual")
+    @Test func commitsAskOnlyOnceTheLogHasGrownByPagesSinceTheLastCheckpointOrSinceItStartedOver() {
+        let pages = LogCheckpointer.pages
+        #expect(LogCheckpointer.checkpointed(after: (0, 1_800, 1_800)) == 1_800, "complete")
+        #expect(LogCheckpointer.checkpointed(after: (0, 1_800, 300)) == 1_800, "partial")
+        #expect(LogCheckpointer.checkpointed(after: (1, -1, -1)) == 0, "a failure: asked again as before any checkpoint")
+
+        #expect(LogCheckpointer.afterCommit(pages: pages - 1, previous: pages - 5, checkpointed: 0) == (nil, false))
+        #expect(LogCheckpointer.afterCommit(pages: pages, previous: pages - 5, checkpointed: 0) == (nil, true))
+        // After a checkpoint found 1 800 pages, commits that go on appending (they began
+        // while it ran, so the log could not start over) ask only 1 000 pages later.
+        #expect(LogCheckpointer.afterCommit(pages: 1_810, previous: 1_800, checkpointed: 1_800) == (nil, false))
+        #expect(LogCheckpointer.afterCommit(pages: 2_799, previous: 2_790, checkpointed: 1_800) == (nil, false))
+        #expect(LogCheckpointer.afterCommit(pages: 2_800, previous: 2_790, checkpointed: 1_800) == (nil, true))
+        // A log that started over is measured from 0 again, and asks at 1 000 pages.
+        #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, checkpointed: 1_800) == (0, false))
+        #expect(LogCheckpointer.afterCommit(pages: pages, previous: pages - 5, checkpointed: 0) == (nil, true))
+        #expect(LogCheckpointer.afterCommit(pages: pages + 7, previous: 1_810, checkpointed: 1_800) == (0, true))
     }
 
     /// A reader's snapshot holds the first checkpoint back, so it leaves most of the log
@@ -86,5 +99,54 @@ struct PartialCheckpointTests {
         try commit(900)
         queue.sync {}
         #expect(size(path) > afterPartial + 1_000 * 4_096, "past the log's size then plus pages: copied back")
+    }
+
+    /// A commit whose transaction began while a complete checkpoint ran appends to the log
+    /// (it cannot start over under the commit's snapshot), past `pages`: it asks for no
+    /// checkpoint (before, it ran one after every such commit). Commits begun after the
+    /// next checkpoint start the log over, and the commit that takes it to `pages` again
+    /// asks.
+    @Test func commitsBegunDuringACompleteCheckpointDoNotRunAnotherOne() throws {
+        let path = directory.file("log.sqlite")
+        let writer = try Database(path: path)
+        try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE page (bytes BLOB NOT NULL)")
+        let queue = DispatchQueue(label: "PartialCheckpointTests.complete")
+        let checkpointer = try LogCheckpointer(path: path, queue: queue)
+        checkpointer.watch(writer)
+        let insert = try writer.prepare("INSERT INTO page (bytes) VALUES (?)")
+        let commit = { (pages: Int) throws(StoreError) in
+            for _ in 0..<pages { try insert.run([.blob([UInt8](repeating: 1, count: 3_000))]) }
+        }
+
+        queue.suspend()
+        try commit(1_050)
+        // A transaction that reads (so takes its snapshot) before the checkpoint runs.
+        try writer.execute("BEGIN")
+        try writer.prepare("SELECT count(*) FROM page").query { _ in }
+        try commit(1)
+        queue.resume()
+        queue.sync {}
+        let afterFirst = size(path)
+        #expect(afterFirst > 1_000 * 4_096, "the first checkpoint copied the whole log back")
+        try writer.execute("COMMIT")
+        #expect(size(path + "-wal") > 1_050 * 4_096, "the commit appended to the log")
+        try commit(20)
+        queue.sync {}
+        #expect(size(path) == afterFirst, "no checkpoint for commits that appended to a log just checkpointed")
+
+        queue.suspend()
+        try commit(600)
+        queue.resume()
+        queue.sync {}
+        let afterSecond = size(path)
+        #expect(afterSecond > afterFirst, "1 000 pages on: copied back")
+        // A commit here writes three pages to the log: the row's own, the page above it
+        // and the database's first (its size).
+        try commit(300)
+        queue.sync {}
+        #expect(size(path) == afterSecond, "the log started over: no checkpoint before 1 000 pages")
+        try commit(100)
+        queue.sync {}
+        #expect(size(path) > afterSecond, "the log started over and reached 1 000 pages: copied back")
     }
 }
