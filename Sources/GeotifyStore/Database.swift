@@ -83,6 +83,12 @@ final class Database {
     /// for other connections (`SQLITE_CHECKPOINT_PASSIVE`); returns SQLite's result code,
     /// the pages in the log and how many of them are now in the database.
     func checkpointPassively() -> (status: Int32, log: Int32, copied: Int32) {
+        Database.checkpointPassively(handle)
+    }
+
+    /// `checkpointPassively` on the connection `handle` (a hook's, which gets the
+    /// connection as a handle).
+    static func checkpointPassively(_ handle: OpaquePointer?) -> (status: Int32, log: Int32, copied: Int32) {
         var log: Int32 = 0
         var copied: Int32 = 0
         let status = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)

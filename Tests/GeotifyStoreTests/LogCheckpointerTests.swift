@@ -47,22 +47,29 @@ struct PartialCheckpointTests {
     }
 
     @Test func commitsAskOnlyOnceTheLogHasGrownByPagesSinceTheLastCheckpointOrSinceItStartedOver() {
+        typealias Mark = LogCheckpointer.Mark
         let pages = LogCheckpointer.pages
-        #expect(LogCheckpointer.checkpointed(after: (0, 1_800, 1_800)) == 1_800, "complete")
-        #expect(LogCheckpointer.checkpointed(after: (0, 1_800, 300)) == 1_800, "partial")
-        #expect(LogCheckpointer.checkpointed(after: (1, -1, -1)) == 0, "a failure: asked again as before any checkpoint")
+        #expect(Mark(after: (0, 1_800, 1_800)) == Mark(log: 1_800, complete: true))
+        #expect(Mark(after: (0, 1_800, 300)) == Mark(log: 1_800, complete: false))
+        #expect(Mark(after: (1, -1, -1)) == .empty, "a failure: asked again as before any checkpoint")
+        #expect(Mark(word: Mark(log: 1_800, complete: true).word) == Mark(log: 1_800, complete: true))
+        #expect(Mark(word: Mark(log: Int32.max, complete: false).word) == Mark(log: Int32.max, complete: false))
 
-        #expect(LogCheckpointer.afterCommit(pages: pages - 1, previous: pages - 5, checkpointed: 0) == (nil, false))
-        #expect(LogCheckpointer.afterCommit(pages: pages, previous: pages - 5, checkpointed: 0) == (nil, true))
-        // After a checkpoint found 1 800 pages, commits that go on appending (they began
-        // while it ran, so the log could not start over) ask only 1 000 pages later.
-        #expect(LogCheckpointer.afterCommit(pages: 1_810, previous: 1_800, checkpointed: 1_800) == (nil, false))
-        #expect(LogCheckpointer.afterCommit(pages: 2_799, previous: 2_790, checkpointed: 1_800) == (nil, false))
-        #expect(LogCheckpointer.afterCommit(pages: 2_800, previous: 2_790, checkpointed: 1_800) == (nil, true))
+        #expect(LogCheckpointer.afterCommit(pages: pages - 1, previous: pages - 5, mark: .empty) == (nil, .nothing))
+        #expect(LogCheckpointer.afterCommit(pages: pages, previous: pages - 5, mark: .empty) == (nil, .ask))
+        // After a partial checkpoint found 1 800 pages, commits ask 1 000 pages later.
+        let partial = Mark(log: 1_800, complete: false)
+        #expect(LogCheckpointer.afterCommit(pages: 1_810, previous: 1_800, mark: partial) == (nil, .nothing))
+        #expect(LogCheckpointer.afterCommit(pages: 2_799, previous: 2_790, mark: partial) == (nil, .nothing))
+        #expect(LogCheckpointer.afterCommit(pages: 2_800, previous: 2_790, mark: partial) == (nil, .ask))
+        // After a complete one, a commit that appended (it began while the checkpoint ran)
+        // copies what it appended itself, instead of asking for another checkpoint.
+        let complete = Mark(log: 1_800, complete: true)
+        #expect(LogCheckpointer.afterCommit(pages: 1_810, previous: 1_800, mark: complete) == (nil, .catchUp))
         // A log that started over is measured from 0 again, and asks at 1 000 pages.
-        #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, checkpointed: 1_800) == (0, false))
-        #expect(LogCheckpointer.afterCommit(pages: pages, previous: pages - 5, checkpointed: 0) == (nil, true))
-        #expect(LogCheckpointer.afterCommit(pages: pages + 7, previous: 1_810, checkpointed: 1_800) == (0, true))
+        #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, mark: complete) == (.empty, .nothing))
+        #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, mark: partial) == (.empty, .nothing))
+        #expect(LogCheckpointer.afterCommit(pages: pages + 7, previous: 1_810, mark: partial) == (.empty, .ask))
     }
 
     /// A reader's snapshot holds the first checkpoint back, so it leaves most of the log
@@ -102,11 +109,11 @@ struct PartialCheckpointTests {
     }
 
     /// A commit whose transaction began while a complete checkpoint ran appends to the log
-    /// (it cannot start over under the commit's snapshot), past `pages`: it asks for no
-    /// checkpoint (before, it ran one after every such commit). Commits begun after the
-    /// next checkpoint start the log over, and the commit that takes it to `pages` again
-    /// asks.
-    @Test func commitsBegunDuringACompleteCheckpointDoNotRunAnotherOne() throws {
+    /// (the log cannot start over under the commit's snapshot): that commit copies what
+    /// it appended itself, so the next commit starts the log over (before, commits asked
+    /// for checkpoint after checkpoint until one fell between two commits), and from
+    /// there a commit asks again only at `pages`.
+    @Test func aCommitAfterACompleteCheckpointCatchesUpAndTheLogStartsOver() throws {
         let path = directory.file("log.sqlite")
         let writer = try Database(path: path)
         try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE page (bytes BLOB NOT NULL)")
@@ -118,35 +125,29 @@ struct PartialCheckpointTests {
             for _ in 0..<pages { try insert.run([.blob([UInt8](repeating: 1, count: 3_000))]) }
         }
 
+        // A commit here writes three pages to the log: the row's own, the page above it
+        // and the database's first (its size).
         queue.suspend()
-        try commit(1_050)
+        try commit(400)
         // A transaction that reads (so takes its snapshot) before the checkpoint runs.
         try writer.execute("BEGIN")
         try writer.prepare("SELECT count(*) FROM page").query { _ in }
         try commit(1)
         queue.resume()
         queue.sync {}
-        let afterFirst = size(path)
-        #expect(afterFirst > 1_000 * 4_096, "the first checkpoint copied the whole log back")
+        #expect(size(path) > 400 * 3_000, "the checkpoint copied the log back")
         try writer.execute("COMMIT")
-        #expect(size(path + "-wal") > 1_050 * 4_096, "the commit appended to the log")
-        try commit(20)
-        queue.sync {}
-        #expect(size(path) == afterFirst, "no checkpoint for commits that appended to a log just checkpointed")
+        let appended = checkpointer.loggedPages
+        #expect(appended > 1_200, "the commit appended to the log")
+        try commit(1)
+        #expect(checkpointer.loggedPages < 10, "the log started over at the next commit")
 
-        queue.suspend()
-        try commit(600)
-        queue.resume()
-        queue.sync {}
-        let afterSecond = size(path)
-        #expect(afterSecond > afterFirst, "1 000 pages on: copied back")
-        // A commit here writes three pages to the log: the row's own, the page above it
-        // and the database's first (its size).
+        let afterFirst = size(path)
         try commit(300)
         queue.sync {}
-        #expect(size(path) == afterSecond, "the log started over: no checkpoint before 1 000 pages")
+        #expect(size(path) == afterFirst, "no checkpoint before the log has 1 000 pages again")
         try commit(100)
         queue.sync {}
-        #expect(size(path) > afterSecond, "the log started over and reached 1 000 pages: copied back")
+        #expect(size(path) > afterFirst, "the log reached 1 000 pages: copied back")
     }
 }
