@@ -24,8 +24,8 @@ import Synchronization
 /// `pages` more stopped those, but then the log never started over and grew without
 /// end. So the first commit after a checkpoint that copied all it found copies the few
 /// pages appended meanwhile itself (`Step.catchUp`, a passive checkpoint on the writing
-/// connection, in the commit, while no other commit can run), and the commit after it
-/// starts the log over. Otherwise a commit asks once the log has grown by `pages` since
+/// connection, in the commit, while no other commit can run; at most `catchUpPages`,
+/// more go to the queue again), and the commit after it starts the log over. Otherwise a commit asks once the log has grown by `pages` since
 /// the last checkpoint found it, or since it started over (`afterCommit`).
 ///
 /// Thread safety (why `@unchecked Sendable` is sound): `database` is used only on
@@ -35,6 +35,11 @@ final class LogCheckpointer: @unchecked Sendable {
     /// How many log pages a commit leaves before it asks for a checkpoint: SQLite's
     /// default for its automatic one.
     static let pages: Int32 = 1_000
+    /// The most pages a commit copies itself (`Step.catchUp`): about a millisecond of
+    /// copying and syncing here. A log that went on by more (a checkpoint that ran long
+    /// while large commits went on, as when the first fixes of 10 000 devices are saved)
+    /// is left to another checkpoint on the queue.
+    static let catchUpPages: Int32 = 64
 
     /// What a commit does about the log.
     enum Step: Equatable {
@@ -145,13 +150,16 @@ final class LogCheckpointer: @unchecked Sendable {
     /// keep (nil: unchanged).
     ///
     /// - A log shorter than before started over: its growth is measured from 0 again.
-    /// - A log past a checkpoint that copied all it found is caught up.
+    /// - A log past a checkpoint that copied all it found is caught up, or when it went
+    ///   on by more than `catchUpPages`, checkpointed again on the queue.
     /// - Otherwise a commit asks once the log has grown by `pages` since the mark.
     static func afterCommit(pages: Int32, previous: Int32, mark: Mark) -> (mark: Mark?, step: Step) {
         if pages < previous {
             return (.empty, pages >= LogCheckpointer.pages ? .ask : .nothing)
         }
-        if mark.complete && pages > mark.log { return (nil, .catchUp) }
+        if mark.complete && pages > mark.log {
+            return (nil, pages - mark.log <= LogCheckpointer.catchUpPages ? .catchUp : .ask)
+        }
         return (nil, Int64(pages) >= Int64(mark.log) + Int64(LogCheckpointer.pages) ? .ask : .nothing)
     }
 

@@ -66,6 +66,10 @@ struct PartialCheckpointTests {
         // copies what it appended itself, instead of asking for another checkpoint.
         let complete = Mark(log: 1_800, complete: true)
         #expect(LogCheckpointer.afterCommit(pages: 1_810, previous: 1_800, mark: complete) == (nil, .catchUp))
+        let most = 1_800 + LogCheckpointer.catchUpPages
+        #expect(LogCheckpointer.afterCommit(pages: most, previous: 1_810, mark: complete) == (nil, .catchUp))
+        // More than a commit should copy itself: left to the queue.
+        #expect(LogCheckpointer.afterCommit(pages: most + 1, previous: 1_810, mark: complete) == (nil, .ask))
         // A log that started over is measured from 0 again, and asks at 1 000 pages.
         #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, mark: complete) == (.empty, .nothing))
         #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, mark: partial) == (.empty, .nothing))
