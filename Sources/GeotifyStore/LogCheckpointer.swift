@@ -19,14 +19,15 @@ import Synchronization
 /// starts over only at a write that begins when all of it is copied. Commits go on
 /// during the checkpoint, so the log has grown past what it copied by the time it ends.
 /// Asking again whenever the log was past `pages` ran checkpoints back to back until one
-/// happened to fall between two commits: four to ten every 0.3 s at 50 000 positions a
+/// happened to fall between two commits: two to nine every 0.3 s at 50 000 positions a
 /// second, each syncing the log and the database. Asking only once the log had grown by
 /// `pages` more stopped those, but then the log never started over and grew without
 /// end. So the first commit after a checkpoint that copied all it found copies the few
-/// pages appended meanwhile itself (`Step.catchUp`, a passive checkpoint on the writing
+/// pages appended meanwhile itself (`Step.catchUp`: a passive checkpoint on the writing
 /// connection, in the commit, while no other commit can run; at most `catchUpPages`,
-/// more go to the queue again), and the commit after it starts the log over. Otherwise a commit asks once the log has grown by `pages` since
-/// the last checkpoint found it, or since it started over (`afterCommit`).
+/// more go to the queue again), and the commit after it starts the log over. Otherwise
+/// a commit asks once the log has grown by `pages` since the last checkpoint found it,
+/// or since it started over (`afterCommit`).
 ///
 /// Thread safety (why `@unchecked Sendable` is sound): `database` is used only on
 /// `queue` (asserted), `requested`, `mark` and `logged` are atomic, and the rest is
@@ -90,7 +91,7 @@ final class LogCheckpointer: @unchecked Sendable {
     /// hook alone): a commit that finds the log shorter knows it started over.
     private let logged = Atomic<Int32>(0)
 
-    /// The log's size in pages after the last commit.
+    /// The log's size in pages after the last commit (what tests look at).
     var loggedPages: Int32 { logged.load(ordering: .relaxed) }
 
     /// A checkpointer with its own connection to the database at `path`, checkpointing on

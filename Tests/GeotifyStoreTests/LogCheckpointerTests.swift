@@ -46,6 +46,30 @@ struct PartialCheckpointTests {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
     }
 
+    /// A database of one table whose commits a checkpointer watches, checkpointing on
+    /// `queue`.
+    private struct WatchedLog {
+        let path: String
+        let writer: Database
+        let queue = DispatchQueue(label: "PartialCheckpointTests")
+        let checkpointer: LogCheckpointer
+        private let insert: Statement
+
+        init(_ directory: TemporaryDirectory) throws {
+            path = directory.file("log.sqlite")
+            writer = try Database(path: path)
+            try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE page (bytes BLOB NOT NULL)")
+            checkpointer = try LogCheckpointer(path: path, queue: queue)
+            checkpointer.watch(writer)
+            insert = try writer.prepare("INSERT INTO page (bytes) VALUES (?)")
+        }
+
+        /// `count` commits of a row of 3 000 bytes each.
+        func commit(_ count: Int) throws {
+            for _ in 0..<count { try insert.run([.blob([UInt8](repeating: 1, count: 3_000))]) }
+        }
+    }
+
     @Test func commitsAskOnlyOnceTheLogHasGrownByPagesSinceTheLastCheckpointOrSinceItStartedOver() {
         typealias Mark = LogCheckpointer.Mark
         let pages = LogCheckpointer.pages
@@ -81,16 +105,8 @@ struct PartialCheckpointTests {
     /// `pages`, run no checkpoint (the database file does not grow); the commit past
     /// that asks, and the checkpoint copies the log back.
     @Test func aPartialCheckpointIsNotRepeatedAtEveryCommit() throws {
-        let path = directory.file("log.sqlite")
-        let writer = try Database(path: path)
-        try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE page (bytes BLOB NOT NULL)")
-        let queue = DispatchQueue(label: "PartialCheckpointTests")
-        let checkpointer = try LogCheckpointer(path: path, queue: queue)
-        checkpointer.watch(writer)
-        let insert = try writer.prepare("INSERT INTO page (bytes) VALUES (?)")
-        let commit = { (pages: Int) throws(StoreError) in
-            for _ in 0..<pages { try insert.run([.blob([UInt8](repeating: 1, count: 3_000))]) }
-        }
+        let log = try WatchedLog(directory)
+        let (path, queue, commit) = (log.path, log.queue, log.commit)
 
         let reader = try Database(path: path)
         try reader.execute("PRAGMA journal_mode = WAL; BEGIN")
@@ -118,16 +134,8 @@ struct PartialCheckpointTests {
     /// for checkpoint after checkpoint until one fell between two commits), and from
     /// there a commit asks again only at `pages`.
     @Test func aCommitAfterACompleteCheckpointCatchesUpAndTheLogStartsOver() throws {
-        let path = directory.file("log.sqlite")
-        let writer = try Database(path: path)
-        try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE page (bytes BLOB NOT NULL)")
-        let queue = DispatchQueue(label: "PartialCheckpointTests.complete")
-        let checkpointer = try LogCheckpointer(path: path, queue: queue)
-        checkpointer.watch(writer)
-        let insert = try writer.prepare("INSERT INTO page (bytes) VALUES (?)")
-        let commit = { (pages: Int) throws(StoreError) in
-            for _ in 0..<pages { try insert.run([.blob([UInt8](repeating: 1, count: 3_000))]) }
-        }
+        let log = try WatchedLog(directory)
+        let (path, writer, queue, checkpointer, commit) = (log.path, log.writer, log.queue, log.checkpointer, log.commit)
 
         // A commit here writes three pages to the log: the row's own, the page above it
         // and the database's first (its size).
