@@ -13,10 +13,12 @@ import GeotifyStore
 /// | `geotify/tracker/<device>` | where the device is (`trackerState`): `home`, a fence's name, or `not_home`; also the state document's `tracker` |
 /// | `geotify/occupancy/<owner>/<fence>` | how many devices are inside a shared fence, as decimal text |
 ///
-/// All are QoS 1 and retained, and meant to be published on every transition and badge
-/// change, not on every fix. They are pure functions of domain values, so the
-/// evaluation lane can build them next to the notifications and commit them in the
-/// same outbox transaction.
+/// All are retained, and meant to be published on every transition and badge change, not
+/// on every fix. The device's own topics are last values at QoS 0 (`lastValue`: the lanes
+/// publish them again after every connection); occupancy counts and removals (empty
+/// payloads) are QoS 1, since nothing would repeat them. They are pure functions of
+/// domain values, so the evaluation lane can build them next to the notifications and
+/// commit them in the same outbox transaction.
 package struct PresenceMessages: Sendable {
     package let topics: Topics
 

@@ -287,9 +287,16 @@ final class Publisher: Sendable {
     /// then ends the burst at once rather than wait for more (`BurstPacing`).
     var canSendMore: Bool {
         tracking.withLock {
-            $0.online && ($0.waiting.count > $0.head || $0.spilled)
-                && $0.inFlight.count <= Self.windowSize / 2 && $0.unwritten <= Self.unwrittenLimit / 2
+            Self.canSendMore(
+                online: $0.online, waiting: $0.waiting.count > $0.head || $0.spilled,
+                inFlight: $0.inFlight.count, unwritten: $0.unwritten)
         }
+    }
+
+    /// `canSendMore` of a publisher `online` or not, with messages `waiting` or not,
+    /// `inFlight` QoS 1 messages handed over and `unwritten` QoS 0 ones.
+    static func canSendMore(online: Bool, waiting: Bool, inFlight: Int, unwritten: Int) -> Bool {
+        online && waiting && inFlight <= windowSize / 2 && unwritten <= unwrittenLimit / 2
     }
 
     /// The messages handed to libmosquitto and not yet acknowledged (QoS 1, at most

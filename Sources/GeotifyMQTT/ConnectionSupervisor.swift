@@ -340,12 +340,13 @@ final class ConnectionSupervisor: @unchecked Sendable {
     private static func hasMoreToRead(socket: Int32) -> Bool {
         guard socket >= 0 else { return false }
         guard errno == EAGAIN || errno == EWOULDBLOCK else { return true }
-        if geotify_buffered_socket_pending() > 0 { return true }
         // The buffer's own read found the socket empty (the usual end of a burst): what
         // came since, the next turn's poll sees.
-        if geotify_buffered_socket_socket() == socket && geotify_buffered_socket_drained() != 0 { return false }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+        if geotify_buffered_socket_pending() == 0 && geotify_buffered_socket_socket() == socket
+            && geotify_buffered_socket_drained() != 0 {
+            return false
+        }
+        return hasArrived(socket: socket)
     }
 
     /// The watchdog: every network thread ends here, whatever ended it. Unless stopping,

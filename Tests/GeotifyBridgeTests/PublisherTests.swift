@@ -80,6 +80,14 @@ struct PublisherTests {
         // Online, with no client attached: the message stays waiting, the window free.
         publisher.connected()
         #expect(publisher.canSendMore, "a message waits and the whole window is free")
+
+        let half = Publisher.windowSize / 2, unwrittenHalf = Publisher.unwrittenLimit / 2
+        #expect(Publisher.canSendMore(online: true, waiting: true, inFlight: half, unwritten: unwrittenHalf))
+        #expect(!Publisher.canSendMore(online: true, waiting: true, inFlight: half + 1, unwritten: 0),
+                "more than half the window in flight: the burst may wait for more acknowledgements")
+        #expect(!Publisher.canSendMore(online: true, waiting: true, inFlight: 0, unwritten: unwrittenHalf + 1))
+        #expect(!Publisher.canSendMore(online: true, waiting: false, inFlight: 0, unwritten: 0))
+        #expect(!Publisher.canSendMore(online: false, waiting: true, inFlight: 0, unwritten: 0))
     }
 
     /// What the lanes do: save on the network thread, at the end of each burst, while the
