@@ -8,7 +8,7 @@ import Testing
 /// the fence file looked at every second, one housekeeping however quickly the bridge is
 /// stopped and started. Nothing sleeps; "nothing came" is told by a later command's
 /// reply, which the bridge publishes after everything it decided before.
-@Suite("Bridge housekeeping on the test's clock", .serialized)
+@Suite("Bridge housekeeping on the test's clock", .serialized, .waiting)
 struct BridgeClockTests {
     /// Sends a command and waits for its reply: everything published before it is then here.
     func settle(_ harness: BridgeHarness) throws {

@@ -5,7 +5,7 @@ import GeotifyStore
 import GeotifyTestSupport
 
 /// The bridge end to end through a real mosquitto.
-@Suite("Bridge through mosquitto", .serialized)
+@Suite("Bridge through mosquitto", .serialized, .waiting)
 struct BridgeTests {
     let away = (52.50, 13.405)
     let home = (52.52, 13.405)

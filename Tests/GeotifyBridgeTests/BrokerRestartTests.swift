@@ -8,7 +8,7 @@ import Testing
 /// cross fences, and the notifications that come out must be those of a run that was
 /// never interrupted, nothing lost and nothing extra (repeats, which at-least-once
 /// delivery allows, are recognised by their id).
-@Suite("Bridge across a broker restart", .serialized, .timeLimit(.minutes(2)))
+@Suite("Bridge across a broker restart", .serialized, .timeLimit(.minutes(2)), .waiting)
 struct BrokerRestartTests {
     @Test func transitionsAcrossABrokerRestartEqualThoseOfAnUninterruptedRun() throws {
         let track = CrossingTrack(base: Int(Date().timeIntervalSince1970) - 3_600, fixesPerDevice: 40)

@@ -7,7 +7,7 @@ import Testing
 
 /// The bridge against brokers that demand TLS or a password, end to end through a real
 /// mosquitto with certificates made by `openssl` and passwords by `mosquitto_passwd`.
-@Suite("Bridge with TLS and passwords", .serialized, .timeLimit(.minutes(1)))
+@Suite("Bridge with TLS and passwords", .serialized, .timeLimit(.minutes(1)), .waiting)
 struct BrokerSecurityBridgeTests {
     let base = Int(Date().timeIntervalSince1970) - 3_600
 

@@ -14,7 +14,7 @@ import Testing
 /// broker logging the connection, the n-th notification of a burst) instead of a guess
 /// of how long a process takes to get there, and 50 stops fit in seconds.
 /// `scripts/attack` stops real `geotify run` processes with SIGTERM as well.
-@Suite("Clean stop", .serialized)
+@Suite("Clean stop", .serialized, .waiting)
 struct CleanStopTests {
     /// When a round stops the bridge.
     enum Moment: String, CaseIterable {

@@ -8,7 +8,7 @@ import Testing
 /// starts with them (paths moved into a temporary directory). Client ids are pinned to
 /// user names, so a shard's session is its own, and each health check user reads only
 /// its own shard's status.
-@Suite("Compose broker configuration", .serialized, .timeLimit(.minutes(1)))
+@Suite("Compose broker configuration", .serialized, .timeLimit(.minutes(1)), .waiting)
 struct ComposeBrokerConfigTests {
     @Test func clientIDsArePinnedToUserNamesAndEachHealthUserReadsItsOwnShard() throws {
         let broker = try ComposeBroker(shards: 3)

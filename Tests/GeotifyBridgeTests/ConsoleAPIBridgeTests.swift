@@ -9,7 +9,7 @@ import Testing
 /// cannot show, because it has no lanes, no evaluation rules, no MQTT and no live fence
 /// book. Each change is checked in the fence file, in what the bridge then evaluates, and
 /// in what it publishes.
-@Suite("Web console API of the real bridge", .serialized)
+@Suite("Web console API of the real bridge", .serialized, .waiting)
 struct ConsoleAPIBridgeTests {
     static let gym = #"{"identifier":"gym","latitude":52.53,"longitude":13.38,"radius":0,"note":"Leg day","eventType":"onEntryAndExit"}"#
 

@@ -7,7 +7,7 @@ import Testing
 /// Hostile HTTP at the real bridge's console while positions keep arriving over MQTT:
 /// each gets its clear status and counter, and the lanes go on evaluating (a
 /// notification comes during the slow client and during the crowd of connections).
-@Suite("Hostile HTTP at the real bridge", .serialized)
+@Suite("Hostile HTTP at the real bridge", .serialized, .waiting)
 struct ConsoleAbuseBridgeTests {
     /// Sends `raw` on a connection of its own and reads the answer.
     func send(_ raw: String, to console: ConsoleBridge) throws -> RawHTTPConnection.Response {

@@ -8,7 +8,7 @@ import Testing
 /// OwnTracks HTTP mode on the real bridge: a position posted to `/pub` with the
 /// tracker's credential goes through the same decoding, lane and outputs as the same
 /// position published on `owntracks/<user>/<device>`.
-@Suite("OwnTracks HTTP mode of the real bridge", .serialized)
+@Suite("OwnTracks HTTP mode of the real bridge", .serialized, .waiting)
 struct ConsoleOwnTracksHTTPTests {
     /// `message` as it would read for `alice/mqtt`: the device's name (in topics, `device`
     /// and `id`) is all that may differ between the twins.

@@ -8,7 +8,7 @@ import GeotifyTime
 
 /// Home Assistant discovery, OwnTracks transitions, presence and occupancy, and the
 /// statistics, through a real mosquitto, seen as Home Assistant and OwnTracks see them.
-@Suite("Home Assistant, OwnTracks and presence through mosquitto", .serialized)
+@Suite("Home Assistant, OwnTracks and presence through mosquitto", .serialized, .waiting)
 struct EcosystemTests {
     static let fences = """
         { "devices": {

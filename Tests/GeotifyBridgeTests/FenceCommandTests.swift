@@ -6,7 +6,7 @@ import GeotifyTime
 
 /// Managing fences over MQTT through a real mosquitto: the app's list, Add/Edit,
 /// Delete... (Cancel / Delete) and Peek & Pop, all written to the fence file.
-@Suite("Fence commands through mosquitto", .serialized)
+@Suite("Fence commands through mosquitto", .serialized, .waiting)
 struct FenceCommandTests {
     /// Sends `request` (a JSON object text without braces' id) for `device` and returns
     /// the reply with the same correlation id.
@@ -226,7 +226,7 @@ struct FenceCommandTests {
 }
 
 /// Replies to MQTT v5 requests also go to their response topic, with their correlation data.
-@Suite("Fence commands over MQTT v5", .serialized)
+@Suite("Fence commands over MQTT v5", .serialized, .waiting)
 struct FenceCommandV5Tests {
     @Test func aReplyGoesToTheResponseTopicWithTheCorrelationData() throws {
         let harness = try BridgeHarness(start: false, configure: { $0.security.protocolVersion = .v5 })

@@ -8,7 +8,7 @@ import Testing
 /// test moves: the next look at the file reports it (log, `geotify/error`, counter),
 /// commands that write are refused with `invalid_file` and create no file, the fences in
 /// force keep working, and once the file is back commands work again.
-@Suite("A fence file lost under a running bridge", .serialized)
+@Suite("A fence file lost under a running bridge", .serialized, .waiting)
 struct FenceFileLossTests {
     /// Sends a command for `device` and returns its reply (the one with its id).
     func send(_ harness: BridgeHarness, _ body: String, device: String = "alice/phone") throws -> [String: Any] {

@@ -5,7 +5,7 @@ import GeotifyTestSupport
 
 /// The configurable limits on hostile input, through a real mosquitto: topic depth,
 /// devices tracked, payload size and fence-file size.
-@Suite("Input limits through mosquitto", .serialized)
+@Suite("Input limits through mosquitto", .serialized, .waiting)
 struct LimitsTests {
     @Test func topicsDeeperThanTheLimitAreRefused() throws {
         let harness = try BridgeHarness(start: false, configure: { $0.maximumTopicDepth = 5 })

@@ -5,7 +5,7 @@ import GeotifyCore
 import GeotifyJSON
 import GeotifyTestSupport
 
-@Suite("OwnTracks payload decryption")
+@Suite("OwnTracks payload decryption", .waiting)
 struct OwnTracksDecryptionTests {
     static let location = #"{"_type":"location","lat":52.52,"lon":13.405,"acc":12,"tst":1700000000}"#
     static let fix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 12, timestamp: 1_700_000_000)

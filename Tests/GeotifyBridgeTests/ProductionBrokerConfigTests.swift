@@ -7,7 +7,7 @@ import Testing
 /// them (their paths moved into a temporary directory), and the ACL lets each client do
 /// what docs/production.md says and no more: trackers publish only their own positions, only
 /// named clients publish commands, nobody gets in without a password.
-@Suite("Production broker configuration", .serialized, .timeLimit(.minutes(1)))
+@Suite("Production broker configuration", .serialized, .timeLimit(.minutes(1)), .waiting)
 struct ProductionBrokerConfigTests {
     /// Options that log in as `user` with the test password.
     func login(_ user: String) -> (inout MQTTOptions) -> Void {

@@ -8,7 +8,7 @@ import Testing
 
 /// The publisher through a real mosquitto: what it keeps in memory is bounded, and what
 /// does not fit waits in the outbox and still goes out, every message once and in order.
-@Suite("Publisher through mosquitto")
+@Suite("Publisher through mosquitto", .waiting)
 struct PublisherTests {
     @Test func aBacklogBeyondTheLimitWaitsInTheOutboxAndGoesOutInOrder() throws {
         let spill = try SpillFixture()

@@ -9,7 +9,7 @@ import Testing
 /// which just closes the old connection): the two throw each other off, and the bridge
 /// says why in its log, in its `errors.session_taken_over` counter and so in its
 /// statistics, which `geotify status` reads.
-@Suite("A session taken over, seen by the bridge", .serialized, .timeLimit(.minutes(2)))
+@Suite("A session taken over, seen by the bridge", .serialized, .timeLimit(.minutes(2)), .waiting)
 struct SessionTakeoverBridgeTests {
     @Test func aSecondClientWithTheBridgesClientIDIsLoggedAndCounted() throws {
         // The bridge and the intruder reconnect on the test's clock: moving it on while

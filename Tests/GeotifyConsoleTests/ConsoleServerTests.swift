@@ -9,7 +9,7 @@ import Testing
 
 /// The console on a real socket: the headers a browser sees, and hostile HTTP that must
 /// get a clear status while positions keep being evaluated.
-@Suite(.serialized) struct ConsoleServerTests {
+@Suite(.serialized, .waiting) struct ConsoleServerTests {
     final class Served {
         let harness: ConsoleHarness
         let port: Int

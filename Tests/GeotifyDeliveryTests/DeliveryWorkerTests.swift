@@ -8,7 +8,7 @@ import Testing
 
 /// The worker against local servers, its clock a `ManualScheduler`: back-off, `Retry-After`
 /// and the retry window pass by advancing it, never by waiting.
-@Suite("Delivery worker")
+@Suite("Delivery worker", .waiting)
 struct DeliveryWorkerTests {
     /// Notifications of `device` at successive fix times.
     func notifications(_ device: String, _ count: Int, from start: Double = 1_700_000_000) -> [GeotifyCore.Notification] {

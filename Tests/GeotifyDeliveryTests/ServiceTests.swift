@@ -6,7 +6,7 @@ import Testing
 
 /// Each type against a local server that speaks the service's API as documented: the
 /// server checks the request the way the service would and answers as the service does.
-@Suite("Delivery to local fake services")
+@Suite("Delivery to local fake services", .waiting)
 struct ServiceTests {
     let transport = CurlTransport()
     let payload = Samples.payload(Samples.notification())

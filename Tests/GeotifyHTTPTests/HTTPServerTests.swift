@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// The server on a real socket: what only libmicrohttpd and the kernel can show.
-@Suite(.serialized) struct HTTPServerTests {
+@Suite(.serialized, .waiting) struct HTTPServerTests {
     /// A running server with a few test routes, on a free port, with a manual clock.
     final class Running: Sendable {
         /// What the handler and the counter saw, and the gate that keeps the polling

@@ -12,7 +12,7 @@ import Testing
 /// full made every QoS 1 burst end after its first packet: one batch, one commit and one
 /// fence write per message.) The packets of a burst are read from the socket in as few
 /// system calls as fit the read buffer (CBufferedSocket), not three or more a packet.
-@Suite("MQTTClient bursts", .timeLimit(.minutes(1)))
+@Suite("MQTTClient bursts", .timeLimit(.minutes(1)), .waiting)
 struct MQTTClientBurstTests {
     @Test("messages waiting in the socket are read in one burst, at QoS 0 and 1", arguments: [0, 1])
     func waitingMessagesAreOneBurst(qos: Int) throws {
@@ -63,7 +63,10 @@ struct MQTTClientBurstTests {
         #expect(bursts.count <= 2, "the \(count) messages waiting in the socket came in \(bursts.count) bursts: \(String(events))")
         let recorded = fills.withLock { $0 }
         if let first = recorded.first, let last = recorded.last {
-            #expect(last > first && last - first <= 2, "the waiting messages took \(last - first) reads into the buffer: \(recorded)")
+            // The counter is the network thread's own (it has read the CONNACK at least).
+            // All may have come in the first message's read when the thread took long
+            // to read it: none more is then the best case, not a failure.
+            #expect(first > 0 && last - first <= 2, "the waiting messages took \(last - first) reads into the buffer: \(recorded)")
         }
     }
 

@@ -4,7 +4,7 @@ import GeotifyTestSupport
 import GeotifyTime
 import Testing
 
-@Suite("MQTTClient connection", .timeLimit(.minutes(1)))
+@Suite("MQTTClient connection", .timeLimit(.minutes(1)), .waiting)
 struct MQTTClientConnectionTests {
     @Test("connects to a broker and reports .connected", arguments: [MQTTProtocolVersion.v311, .v5])
     func connects(version: MQTTProtocolVersion) throws {

@@ -3,7 +3,7 @@ import GeotifyMQTT
 import GeotifyTestSupport
 import Testing
 
-@Suite("MQTTClient messaging", .timeLimit(.minutes(1)))
+@Suite("MQTTClient messaging", .timeLimit(.minutes(1)), .waiting)
 struct MQTTClientMessagingTests {
     @Test("binary payloads round-trip at QoS 0 and 1, from empty to 1 MiB", arguments: [0, 1])
     func roundTrip(qos: Int) throws {

@@ -7,7 +7,7 @@ import Testing
 /// Reconnection against a real broker: every failure is retried with backoff, including
 /// those that end libmosquitto's own network thread for good (an MQTT v5 refusal), and
 /// each change is reported once, not once per retry.
-@Suite("MQTTClient reconnection", .timeLimit(.minutes(1)))
+@Suite("MQTTClient reconnection", .timeLimit(.minutes(1)), .waiting)
 struct MQTTClientReconnectTests {
     @Test("a refused client keeps retrying (v5 too), reports the refusal once, and connects once the broker accepts it",
           arguments: [MQTTProtocolVersion.v311, .v5])

@@ -10,7 +10,7 @@ import Testing
 /// the client's TCP socket down under libmosquitto (exactly what the broker sees when a
 /// process dies or the network fails). A clean `stop()` sends DISCONNECT, and the broker
 /// must then discard the will.
-@Suite("MQTTClient will", .timeLimit(.minutes(1)))
+@Suite("MQTTClient will", .timeLimit(.minutes(1)), .waiting)
 struct MQTTClientWillTests {
     @Test("the broker publishes the (retained) will when the connection drops uncleanly")
     func willOnUncleanDrop() throws {

@@ -7,7 +7,7 @@ import Testing
 /// A session taken over is told from other lost connections: at once when an MQTT v5
 /// broker says so, else by the broker closing accepted connections right away, again
 /// and again. Pure values first, then two clients fighting over one id on mosquitto.
-@Suite("Session takeover", .timeLimit(.minutes(2)))
+@Suite("Session takeover", .timeLimit(.minutes(2)), .waiting)
 struct SessionTakeoverTests {
     let lost = SessionTakeover.closedByBroker
 

@@ -3,7 +3,7 @@ import GeotifyMQTT
 import GeotifyTestSupport
 import Testing
 
-@Suite("Test support")
+@Suite("Test support", .waiting)
 struct TestSupportTests {
     @Test("freePort gives a port nothing listens on")
     func freePortIsFree() throws {

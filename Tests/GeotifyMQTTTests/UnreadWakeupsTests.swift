@@ -9,7 +9,7 @@ import Glibc
 
 /// libmosquitto's wake-up socket pair, which the network loop never reads, is not made
 /// (UnreadWakeups.h); every other `socketpair` works as the C library's.
-@Suite struct UnreadWakeupsTests {
+@Suite(.waiting) struct UnreadWakeupsTests {
     @Test func aClientIsMadeWithoutTheWakeupPairAndStillDeliversEachWay() throws {
         let broker = try TestBroker()
         let before = geotify_unread_wakeups_refused()

@@ -11,7 +11,7 @@ import Testing
 /// the retry window passes by advancing the clock, never by waiting. The delivery ends
 /// in the dead letters after the window, reported once on `geotify/error`, counted in
 /// `geotify/stats`, and shown by `geotify notify status`.
-@Suite("Dead letters through the bridge")
+@Suite("Dead letters through the bridge", .waiting)
 struct DeadLetterTests {
     let retryFor = 600.0
     /// How far the clock moves at a time; the stats report comes once per step.

@@ -7,7 +7,7 @@ import GeotifyTestSupport
 /// fail as on a full disk. The bridge keeps
 /// evaluating and publishing, reports the failure, recovers by itself when the limit is
 /// lifted, and never leaves a corrupt state database or fence file.
-@Suite("Disk full", .serialized)
+@Suite("Disk full", .serialized, .waiting)
 struct DiskFullTests {
     let directory: URL
     let broker: TestBroker

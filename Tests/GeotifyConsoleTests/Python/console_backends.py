@@ -119,6 +119,7 @@ class BridgeBackend(FixtureBackend):
 
     def __init__(self, binary, fences=FENCES):
         import socket
+        import threading
         import time
         import paho.mqtt.client as mqtt
         self.prepare("geotify-bridge-browser-", fences)
@@ -158,9 +159,28 @@ class BridgeBackend(FixtureBackend):
             self.stop()
             raise RuntimeError("the bridge did not start its web console")
         self.credentials = {"username": "alice", "password": PASSWORD}
+        # The console serves before the bridge has subscribed: a fix published then
+        # would reach no one. The bridge subscribes before it publishes its retained
+        # `online`, and the broker keeps a client's order, so once `online` is seen the
+        # bridge receives what is published next.
+        online = threading.Event()
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"browser-test-{os.getpid()}")
-        self.client.connect("127.0.0.1", self.port)
+        self.client.on_connect = lambda client, *_: client.subscribe("geotify/status", qos=1)
+        self.client.on_message = lambda _client, _data, message: message.payload == b"online" and online.set()
+        deadline = time.time() + 60
+        while True:
+            try:
+                self.client.connect("127.0.0.1", self.port)
+                break
+            except ConnectionRefusedError:
+                if time.time() > deadline:
+                    self.stop()
+                    raise RuntimeError("mosquitto did not start listening")
+                time.sleep(0.05)
         self.client.loop_start()
+        if not online.wait(max(0, deadline - time.time())):
+            self.stop()
+            raise RuntimeError("the bridge did not come online")
 
     def move(self, device, latitude, longitude, tst):
         """Publishes a fix for `device` (user/device) on its OwnTracks topic."""
