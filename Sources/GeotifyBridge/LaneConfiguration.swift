@@ -10,6 +10,8 @@ package struct LaneConfiguration: Sendable {
     package var decoder: LocationDecoder
     package var messages: OutboundMessages
     package var presence: PresenceMessages
+    /// The retained topics kept for each device (`Settings.deviceTopics`).
+    package var deviceTopics: Set<DeviceTopic>
     /// OwnTracks transitions for OwnTracks devices; nil when off.
     package var ownTracks: OwnTracksTransition?
     package var strictDevices: Bool
@@ -49,6 +51,7 @@ package struct LaneConfiguration: Sendable {
         decoder = LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
+        deviceTopics = Set(settings.deviceTopics)
         ownTracks = settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil
         strictDevices = settings.strictDevices
         commandsEnabled = settings.commandsEnabled

@@ -69,10 +69,10 @@ extension LaneCore {
             effects.saves[device] = state
             effects.log(.info, at: configuration.logLevel, "\(device) badge reset by a command")
             if configuration.observing { effects.observed.append(device) }
-            effects.outbox.append(configuration.messages.badge(0, of: device))
+            keep(.badge, in: &effects.outbox) { configuration.messages.badge(0, of: device) }
             let relevant = Self.relevantFences(state, book.deviceFences(of: device))
-            effects.outbox.append(configuration.presence.state(of: device, state, fences: relevant))
-            effects.outbox.append(configuration.presence.tracker(of: device, state, fences: relevant))
+            keep(.state, in: &effects.outbox) { configuration.presence.state(of: device, state, fences: relevant) }
+            keep(.tracker, in: &effects.outbox) { configuration.presence.tracker(of: device, state, fences: relevant) }
             result["badge"] = 0
         case .list:
             result["fences"] = .array(book.fences(of: device).map(FenceCodec.encode))

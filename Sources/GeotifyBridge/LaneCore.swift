@@ -188,7 +188,7 @@ package struct LaneCore: Sendable {
         }
         if isNew {
             warnAboutCase(of: device, book: book, into: &effects)
-            effects.outbox.append(configuration.messages.badge(0, of: device))
+            keep(.badge, in: &effects.outbox) { configuration.messages.badge(0, of: device) }
             announceSharedPresence(of: device, fences: fences, into: &effects)
         }
         if configuration.observing { effects.observed.append(device) }
@@ -269,7 +269,7 @@ package struct LaneCore: Sendable {
             }
         }
         if let last = evaluation.notifications.last {
-            effects.outbox.append(configuration.messages.badge(last.badge, of: device))
+            keep(.badge, in: &effects.outbox) { configuration.messages.badge(last.badge, of: device) }
         }
         guard evaluation.changedPresence || !evaluation.notifications.isEmpty else {
             followPosition(of: device, at: index, fences: fences, into: &effects)
@@ -277,7 +277,7 @@ package struct LaneCore: Sendable {
         }
         for transition in evaluation.transitions where transition.kind != .dwell {
             let inside = transition.kind == .enter
-            effects.outbox.append(configuration.presence.presence(of: device, fence: transition.fence.identifier, inside: inside))
+            keep(.presence, in: &effects.outbox) { configuration.presence.presence(of: device, fence: transition.fence.identifier, inside: inside) }
             if let set = fences.owner(of: transition.fence.identifier) {
                 effects.occupancy.append(OccupancyChange(owner: set.owner, fence: transition.fence.identifier, device: device, inside: inside))
             }
@@ -286,7 +286,7 @@ package struct LaneCore: Sendable {
             let inside = state.isInside(identifier)
             let set = fences.owner(of: identifier)
             if set == nil || inside || set!.fences.count <= configuration.announceLimit {
-                effects.outbox.append(configuration.presence.presence(of: device, fence: identifier, inside: inside))
+                keep(.presence, in: &effects.outbox) { configuration.presence.presence(of: device, fence: identifier, inside: inside) }
             }
             if inside, let set {
                 effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: true))
@@ -310,8 +310,14 @@ package struct LaneCore: Sendable {
             return record.state
         }
         let relevant = Self.relevantFences(state, fences)
-        effects.outbox.append(configuration.presence.state(of: device, state, fences: relevant))
-        effects.outbox.append(configuration.presence.tracker(of: device, state, fences: relevant))
+        keep(.state, in: &effects.outbox) { configuration.presence.state(of: device, state, fences: relevant) }
+        keep(.tracker, in: &effects.outbox) { configuration.presence.tracker(of: device, state, fences: relevant) }
+    }
+
+    /// Appends the message `make` builds to `messages` when `topic` is one of the
+    /// device topics kept (`LaneConfiguration.deviceTopics`); else builds nothing.
+    func keep(_ topic: DeviceTopic, in messages: inout [OutboxMessage], _ make: () -> OutboxMessage) {
+        if configuration.deviceTopics.contains(topic) { messages.append(make()) }
     }
 
     /// A new position with no change of presence: the state document follows it when the
@@ -341,7 +347,7 @@ package struct LaneCore: Sendable {
     /// inside (shared sets are looked at only near a fix, so far ones are never
     /// "established" fence by fence).
     private func announceSharedPresence(of device: String, fences: DeviceFences, into effects: inout LaneEffects) {
-        guard let state = devices[device]?.state else { return }
+        guard configuration.deviceTopics.contains(.presence), let state = devices[device]?.state else { return }
         for set in fences.shared where set.fences.count <= configuration.announceLimit {
             for fence in set.fences where !state.fences.contains(where: { $0.fence == fence.identifier }) {
                 effects.outbox.append(configuration.presence.presence(of: device, fence: fence.identifier, inside: false))
@@ -467,14 +473,14 @@ package struct LaneCore: Sendable {
             guard let index = devices.index(forKey: device) else { continue }
             let state = withRecord(at: index) { $0.state }
             let fences = book.deviceFences(of: device)
-            effects.direct.append(configuration.messages.badge(state.badge, of: device))
+            keep(.badge, in: &effects.direct) { configuration.messages.badge(state.badge, of: device) }
             let relevant = Self.relevantFences(state, fences)
-            effects.direct.append(configuration.presence.state(of: device, state, fences: relevant))
-            effects.direct.append(configuration.presence.tracker(of: device, state, fences: relevant))
+            keep(.state, in: &effects.direct) { configuration.presence.state(of: device, state, fences: relevant) }
+            keep(.tracker, in: &effects.direct) { configuration.presence.tracker(of: device, state, fences: relevant) }
             for fence in fences.own where state.hasSeen(fence) {
                 let entry = state.fences.first { $0.fence == fence.identifier }
                 if entry?.established == false { continue }
-                effects.direct.append(configuration.presence.presence(of: device, fence: fence.identifier, inside: entry?.inside == true))
+                keep(.presence, in: &effects.direct) { configuration.presence.presence(of: device, fence: fence.identifier, inside: entry?.inside == true) }
             }
         }
         republishing.removeLast(min(Self.republishedPerTick, republishing.count))

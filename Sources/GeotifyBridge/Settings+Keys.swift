@@ -135,6 +135,13 @@ extension Settings {
         .number("trackerInterval", \.trackerInterval, atLeast: 0, unit: "s",
                 help: "With Home Assistant on, the tracker's position follows fixes at most once per this many seconds of fix time..."),
         .number("trackerDistance", \.trackerDistance, atLeast: 0, unit: "m", help: "...and only once the device moved at least this far."),
+        SettingsKey.make(
+            "deviceTopics", .texts, \.deviceTopics,
+            help: "The retained topics kept for each device: state (<topicPrefix>/state/<device>, the state document), presence (one a fence), tracker, badge. The state document says what the others say: with it alone the broker handles three messages a transition instead of six. Home Assistant reads state, presence and badge. What the broker retained of a topic left out stays there (docs/mqtt.md says how to clear it).",
+            check: { value, source throws(SettingsError) in
+                try SettingsKey.field(source) { () throws(FenceIssue) in try DeviceTopic.list(value, key: "deviceTopics") }
+            },
+            describe: { .array($0.map { .string($0.rawValue) }) }),
         .bool("owntracksTransitions", \.ownTracksTransitions, help: "Also publish notifications of OwnTracks devices as OwnTracks transition messages on owntracks/<user>/<device>/event."),
         .bool("owntracksWaypoints", \.ownTracksWaypoints, help: "Push a device's fences to its OwnTracks app (setWaypoints) when they change."),
         .optionalPath("owntracksKeysFile", \.ownTracksKeysFile,

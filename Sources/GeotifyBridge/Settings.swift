@@ -72,6 +72,8 @@ package struct Settings: Sendable, Equatable {
     package var homeAssistantSupportURL: String?
     /// The OwnTracks secrets file (`user/device secret` lines) for encrypted payloads.
     package var ownTracksKeysFile: String?
+    /// The retained topics kept for each device; all four by default.
+    package var deviceTopics: [DeviceTopic] = DeviceTopic.allCases
     /// Whether notifications of OwnTracks devices are also published as OwnTracks
     /// `transition` messages on `owntracks/<user>/<device>/event`.
     package var ownTracksTransitions = true
@@ -180,6 +182,9 @@ package struct Settings: Sendable, Equatable {
         }
         if homeAssistantPrefix.isEmpty || homeAssistantPrefix.contains(where: { $0 == "+" || $0 == "#" }) {
             throw SettingsError("\(file): the Home Assistant \"prefix\" must be non-empty and hold no '+' or '#'")
+        }
+        if homeAssistantEnabled, let missing = DeviceTopic.readByHomeAssistant.first(where: { !deviceTopics.contains($0) }) {
+            throw SettingsError("\(file): \"deviceTopics\" leaves out \"\(missing.rawValue)\", which Home Assistant's entities read: add it, or set \"homeassistant\": {\"enabled\": false}")
         }
         if clientID.isEmpty {
             throw SettingsError("\(file): \"clientId\" must not be empty: the broker keeps the bridge's session under it")

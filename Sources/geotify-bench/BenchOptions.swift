@@ -1,3 +1,5 @@
+import GeotifyBridge
+
 /// What the command line asked for.
 struct BenchOptions: Sendable {
     /// The scenarios that can be run, in the order they run (memory first, while the heap
@@ -27,7 +29,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: geotify-bench [core|decode|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
                              [--rounds N] [--devices N] [--fences N] [--messages N]
-                             [--latency-rate N] [--broker-nodelay]
+                             [--latency-rate N] [--broker-nodelay] [--device-topics LIST]
                              [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
         Builds a deterministic synthetic workload and prints one table: each row measured
@@ -43,7 +45,8 @@ struct BenchOptions: Sendable {
         8 000) with --fences circles each (default 20), published as fast as one
         libmosquitto client can; then the p99 latency at half the bridge's rate (or
         --latency-rate messages/s). --broker-nodelay runs the brokers with
-        set_tcp_nodelay true (mosquitto's default is false). --sidebyside-json writes
+        set_tcp_nodelay true (mosquitto's default is false). --device-topics state,badge
+        sets the bridge's deviceTopics (default: all four). --sidebyside-json writes
         every measurement as JSON; --sidebyside-dir keeps the traffic (traffic.txt,
         fences.json) for replaying with ../shared/bench/pubfile.c; --perf DIR adds one
         bridge run under `perf record` (DIR/perf.data, for scripts/perf-groups).
@@ -79,6 +82,13 @@ struct BenchOptions: Sendable {
                 default: options.sideBySide.messages = number
                 }
             case "--broker-nodelay": options.sideBySide.brokerNoDelay = true
+            case "--device-topics":
+                let names = remaining.popFirst()?.split(separator: ",").map(String.init) ?? []
+                let topics = names.compactMap(DeviceTopic.init(rawValue:))
+                guard !names.isEmpty, topics.count == names.count else {
+                    return .failure(UsageProblem("--device-topics needs a comma-separated list of \(DeviceTopic.allCases.map(\.rawValue).joined(separator: ", "))"))
+                }
+                options.sideBySide.deviceTopics = topics
             case "--latency-rate":
                 guard let text = remaining.popFirst(), let rate = Double(text), rate > 0 else {
                     return .failure(UsageProblem("--latency-rate needs messages per second above 0"))

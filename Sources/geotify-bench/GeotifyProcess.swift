@@ -15,16 +15,21 @@ final class GeotifyProcess {
     let directory: URL
 
     /// Starts the bridge on `broker` with the fences at `fencesPath`, `lanes` lanes and
-    /// `limits`, the observer counting messages on `filters`, and waits (up to 60 s) until
-    /// the bridge says it is online (after it has subscribed).
-    init(executable: String, broker: BrokerProcess, fencesPath: String, lanes: Int, limits: FenceLimits, filters: [String]) throws {
+    /// `limits`, the device topics `deviceTopics` (nil: the default, all), the observer
+    /// counting messages on `filters`, and waits (up to 60 s) until the bridge says it is
+    /// online (after it has subscribed).
+    init(
+        executable: String, broker: BrokerProcess, fencesPath: String, lanes: Int, limits: FenceLimits,
+        deviceTopics: [DeviceTopic]?, filters: [String]
+    ) throws {
         directory = broker.directory.appendingPathComponent("geotify")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let topics = deviceTopics.map { #", "deviceTopics": [\#($0.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))]"# } ?? ""
         let settings = #"""
             {"broker": "mqtt://127.0.0.1:\#(broker.port)", "clientId": "geotify-bench-sidebyside",
              "fences": "\#(fencesPath)", "stateDir": "\#(directory.appendingPathComponent("state").path)",
              "logLevel": "warning", "homeassistant": {"enabled": false}, "statsInterval": \#(GeotifyProcess.statsInterval),
-             "lanes": \#(lanes), "maximumFencesPerDevice": \#(limits.maximumFencesPerDevice)}
+             "lanes": \#(lanes), "maximumFencesPerDevice": \#(limits.maximumFencesPerDevice)\#(topics)}
             """#
         let settingsPath = directory.appendingPathComponent("geotify.json").path
         try settings.write(toFile: settingsPath, atomically: true, encoding: .utf8)

@@ -1,7 +1,8 @@
 import Foundation
+import GeotifyBridge
 
 /// What the side-by-side scenario runs (`--rounds`, `--devices`, `--fences`,
-/// `--messages`, `--latency-rate`, `--broker-nodelay`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
+/// `--messages`, `--latency-rate`, `--broker-nodelay`, `--device-topics`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
 /// `--sidebyside-dir`, `--perf`). Unset counts follow `--quick`.
 struct SideBySideOptions: Sendable {
     /// The most seconds of fix time a device's fixes may span: they are 30 s apart and
@@ -19,6 +20,8 @@ struct SideBySideOptions: Sendable {
     var brokerNoDelay = false
     /// The rate of the latency run; nil: half the bridge's median rate.
     var latencyRate: Double?
+    /// The bridge's `deviceTopics` (`--device-topics state,badge`); nil: its default, all.
+    var deviceTopics: [DeviceTopic]?
     /// Where a profile of one more bridge run goes, if anywhere.
     var perfDirectory: String?
 

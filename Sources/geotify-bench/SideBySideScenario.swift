@@ -81,7 +81,7 @@ struct SideBySideScenario {
         let result = SideBySideResult(
             workload: workload, expectation: expectation, lanes: lanes, geotify: geotify, seed: options.seed,
             loadBefore: loadBefore, measurements: measurements, latency: latency, brokerLatency: brokerLatency,
-            brokerNoDelay: settings.brokerNoDelay, latencyRequested: settings.latencyRate != nil)
+            brokerNoDelay: settings.brokerNoDelay, deviceTopics: settings.deviceTopics, latencyRequested: settings.latencyRate != nil)
         if let path = settings.jsonPath {
             try Data((JSONWriter(pretty: true).string(result.json) + "\n").utf8).write(to: URL(fileURLWithPath: path))
             Progress.note("sidebyside: wrote \(path)")
@@ -152,7 +152,7 @@ struct SideBySideScenario {
         let total = workload.traffic.count
         let bridge = try GeotifyProcess(
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
-            filters: workload.sentinels.map { "geotify/event/\($0)" })
+            deviceTopics: options.sideBySide.deviceTopics, filters: workload.sentinels.map { "geotify/event/\($0)" })
         defer { bridge.stop() }
         var problems = SideBySideScenario.identityProblems(bridge.process)
         let publisher = try BulkPublisher(port: broker.port)
@@ -246,7 +246,7 @@ struct SideBySideScenario {
         defer { broker.stop() }
         let bridge = try GeotifyProcess(
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
-            filters: ["geotify/event/#"])
+            deviceTopics: options.sideBySide.deviceTopics, filters: ["geotify/event/#"])
         defer { bridge.stop() }
         let publishers = try PositionPublishers(port: broker.port, count: 1, qos: 0)
         defer { publishers.stop() }
@@ -328,7 +328,7 @@ struct SideBySideScenario {
         defer { broker.stop() }
         let bridge = try GeotifyProcess(
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
-            filters: workload.sentinels.map { "geotify/event/\($0)" })
+            deviceTopics: options.sideBySide.deviceTopics, filters: workload.sentinels.map { "geotify/event/\($0)" })
         defer { bridge.stop() }
         let perf = try MeasuredProcess(
             BrokerProcess.executable("perf", in: ["/usr/bin"]),

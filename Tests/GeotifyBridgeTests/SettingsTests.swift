@@ -76,6 +76,18 @@ struct SettingsTests {
         #expect(message(#"{"commandDevices": "all"}"#) == #": "commandDevices" must be an array of strings, not a string"#)
     }
 
+    @Test func deviceTopicsAreReadAndHomeAssistantKeepsThoseItReads() throws {
+        let settings = try load(#"{"deviceTopics": ["tracker", "state", "state"], "homeassistant": {"enabled": false}}"#)
+        #expect(settings.deviceTopics == [.state, .tracker], "in their own order, once each")
+        #expect(try load("{}").deviceTopics == DeviceTopic.allCases)
+        #expect(try load(#"{"deviceTopics": ["badge", "presence", "state"]}"#).homeAssistantEnabled)
+        #expect(message(#"{"deviceTopics": ["state", "badge"]}"#)
+                == #": "deviceTopics" leaves out "presence", which Home Assistant's entities read: add it, or set "homeassistant": {"enabled": false}"#)
+        #expect(message(#"{"deviceTopics": ["states"], "homeassistant": {"enabled": false}}"#)
+                == #": "deviceTopics" may hold state, presence, tracker, badge, not "states" (did you mean "state"?)"#)
+        #expect(message(#"{"deviceTopics": "state"}"#) == #": "deviceTopics" must be an array of strings, not a string"#)
+    }
+
     @Test func transitionRulesAreRead() throws {
         let settings = try load(#"{"maximumAccuracy": 100, "accuracyAware": false, "hysteresis": 25, "minimumDuration": 30, "dwell": 600, "initialTrigger": "enter", "maximumAge": 3600, "maximumFutureSkew": 60}"#)
         #expect(settings.rules == TransitionRules(

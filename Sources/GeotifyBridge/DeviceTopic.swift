@@ -1,0 +1,40 @@
+import GeotifyCore
+import GeotifyJSON
+import GeotifyStore
+
+/// One of the retained topics the bridge keeps for each device (`Settings.deviceTopics`).
+/// The state document says what the three others say, so a deployment whose
+/// subscribers read only it can leave them out: the broker then handles three messages
+/// a transition instead of six (with the notification and the OwnTracks transition),
+/// and one instead of one a fence for a device's first fix.
+package enum DeviceTopic: String, CaseIterable, Sendable {
+    /// `geotify/state/<device>`: the state document (`PresenceMessages.state`).
+    case state
+    /// `geotify/presence/<device>/<fence>`: `inside` or `outside`, one topic a fence.
+    case presence
+    /// `geotify/tracker/<device>`: the fence the device is in, or `not_home`.
+    case tracker
+    /// `geotify/badge/<device>`: the badge count.
+    case badge
+
+    /// The topics Home Assistant's discovered entities read: the tracker reads the state
+    /// document, each presence sensor its fence's presence topic, the badge sensor the
+    /// badge topic (`HomeAssistantDiscovery`).
+    package static let readByHomeAssistant: [DeviceTopic] = [.state, .presence, .badge]
+
+    /// The topics listed in `value`, a JSON array of their names, in this type's order
+    /// (a name given twice counts once); a name that is none of them is refused with the
+    /// names there are.
+    package static func list(_ value: JSON, key: String) throws(FenceIssue) -> [DeviceTopic] {
+        var chosen = Set<DeviceTopic>()
+        for name in try JSONField.strings(value, key: key) {
+            guard let topic = DeviceTopic(rawValue: name) else {
+                let names = allCases.map(\.rawValue)
+                let hint = NameSuggestion.hint(for: name, in: names)
+                throw FenceIssue(.invalidValue, "\"\(key)\" may hold \(names.joined(separator: ", ")), not \(JSONWriter().string(.string(name)))\(hint)")
+            }
+            chosen.insert(topic)
+        }
+        return allCases.filter(chosen.contains)
+    }
+}
