@@ -11,9 +11,9 @@ import GeotifyStore
 /// time comes in with the inputs (each message's arrival, each tick's `now`).
 ///
 /// Everything a user sees between transitions is decided here too: a device's retained
-/// state, tracker, presence and badge topics say what is known from its first confident
-/// fix on (silently: a first fix never notifies, as iOS does not for a region it starts
-/// in); the state document follows the device's position, throttled; and one retained
+/// state, tracker, presence and badge topics (those `deviceTopics` keeps) say what is
+/// known from its first confident fix on (silently: a first fix never notifies, as iOS
+/// does not for a region it starts in); the state document follows the device's position, throttled; and one retained
 /// state document per change carries both the location name and the position, so a
 /// subscriber sees one change per transition.
 ///
