@@ -13,9 +13,9 @@ import GeotifyStore
 /// Everything a user sees between transitions is decided here too: a device's retained
 /// state, tracker, presence and badge topics (those `deviceTopics` keeps) say what is
 /// known from its first confident fix on (silently: a first fix never notifies, as iOS
-/// does not for a region it starts in); the state document follows the device's position, throttled; and one retained
-/// state document per change carries both the location name and the position, so a
-/// subscriber sees one change per transition.
+/// does not for a region it starts in); the state document follows the device's
+/// position, throttled; and one retained state document per change carries both the
+/// location name and the position, so a subscriber sees one change per transition.
 ///
 /// `LaneCore+Commands.swift` holds the fence commands (the app's list, Add, Edit,
 /// Delete and Peek & Pop).
