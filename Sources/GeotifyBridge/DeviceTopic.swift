@@ -6,7 +6,8 @@ import GeotifyStore
 /// The state document says what the three others say, so a deployment whose
 /// subscribers read only it can leave them out: the broker then handles three messages
 /// a transition instead of six (with the notification and the OwnTracks transition),
-/// and one instead of one a fence for a device's first fix.
+/// and one instead of one a fence for a device's first fix. What is left out is cleared
+/// after each connection (`PresenceMessages.clearances`).
 package enum DeviceTopic: String, CaseIterable, Sendable {
     /// `geotify/state/<device>`: the state document (`PresenceMessages.state`).
     case state

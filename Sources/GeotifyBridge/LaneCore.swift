@@ -465,8 +465,8 @@ package struct LaneCore: Sendable {
 
     /// Republishes the retained topics of the next devices to republish after a
     /// connection (state document, tracker, badge, presence of each fence whose relation
-    /// is known), so they are right even if the broker lost them; a share each tick, not
-    /// all at once.
+    /// is known), so they are right even if the broker lost them, and clears those
+    /// `deviceTopics` leaves out; a share each tick, not all at once.
     private mutating func republish(book: FenceBook, into effects: inout LaneEffects) {
         guard !republishing.isEmpty else { return }
         for device in republishing.suffix(Self.republishedPerTick) {
@@ -482,6 +482,8 @@ package struct LaneCore: Sendable {
                 if entry?.established == false { continue }
                 keep(.presence, in: &effects.direct) { configuration.presence.presence(of: device, fence: fence.identifier, inside: entry?.inside == true) }
             }
+            effects.direct += configuration.presence.clearances(
+                of: device, left: configuration.leftOutTopics, fences: fences, announceLimit: configuration.announceLimit)
         }
         republishing.removeLast(min(Self.republishedPerTick, republishing.count))
     }

@@ -164,6 +164,25 @@ package struct PresenceMessages: Sendable {
         OutboxMessage(topic: topic, payload: payload, qos: 1, retain: true)
     }
 
+    /// Empty retained messages, at QoS 0 as the last values, on the topics of `device` of
+    /// each kind in `left` (topics `deviceTopics` leaves out): its state document, its
+    /// badge, its tracker, and the presence of each of `fences`' own fences and of the
+    /// fences of its shared sets of at most `announceLimit` (those a first fix announces).
+    /// So what an earlier start that kept them left retained does not stay behind.
+    package func clearances(of device: String, left: [DeviceTopic], fences: DeviceFences, announceLimit: Int) -> [OutboxMessage] {
+        left.flatMap { kind -> [OutboxMessage] in
+            switch kind {
+            case .state: [Self.lastValue(stateTopic(device), [])]
+            case .badge: [Self.lastValue(topics.badge(device), [])]
+            case .tracker: [Self.lastValue(trackerTopic(device), [])]
+            case .presence:
+                (fences.own + fences.shared.filter { $0.fences.count <= announceLimit }.flatMap(\.fences)).map {
+                    Self.lastValue(presenceTopic(device, fence: $0.identifier), [])
+                }
+            }
+        }
+    }
+
     /// A device's retained last value (state document, tracker, presence; the badge is
     /// `OutboundMessages.badge`) at QoS 0. A last value needs no acknowledgement: the
     /// lanes republish every device's from its committed state after each start and each

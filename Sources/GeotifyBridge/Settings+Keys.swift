@@ -137,7 +137,7 @@ extension Settings {
         .number("trackerDistance", \.trackerDistance, atLeast: 0, unit: "m", help: "...and only once the device moved at least this far."),
         SettingsKey.make(
             "deviceTopics", .texts, \.deviceTopics,
-            help: "The retained topics kept for each device: state (<topicPrefix>/state/<device>, the state document), presence (one a fence), tracker, badge. The state document says what the others say: with it alone the broker handles three messages a transition instead of six. Home Assistant reads state, presence and badge. What the broker retained of a topic left out stays there (docs/mqtt.md says how to clear it).",
+            help: "The retained topics kept for each device: state (<topicPrefix>/state/<device>, the state document), presence (one a fence), tracker, badge. The state document says what the others say: with it alone the broker handles three messages a transition instead of six. Home Assistant reads state, presence and badge. A topic left out is cleared (an empty retained message) after each connection.",
             check: { value, source throws(SettingsError) in
                 try SettingsKey.field(source) { () throws(FenceIssue) in try DeviceTopic.list(value, key: "deviceTopics") }
             },
