@@ -1,4 +1,3 @@
-import GeotifyCore
 import GeotifyJSON
 import GeotifyStore
 
@@ -24,17 +23,13 @@ package enum DeviceTopic: String, CaseIterable, Sendable {
     package static let readByHomeAssistant: [DeviceTopic] = [.state, .presence, .badge]
 
     /// The topics listed in `value`, a JSON array of their names, in this type's order
-    /// (a name given twice counts once); a name that is none of them is refused with the
-    /// names there are.
+    /// (a name given twice counts once); a name that is none of them is refused as any
+    /// other choice is (`JSONField.choice`), naming its place in the array.
     package static func list(_ value: JSON, key: String) throws(FenceIssue) -> [DeviceTopic] {
+        let choices = allCases.map { ($0.rawValue, $0) }
         var chosen = Set<DeviceTopic>()
-        for name in try JSONField.strings(value, key: key) {
-            guard let topic = DeviceTopic(rawValue: name) else {
-                let names = allCases.map(\.rawValue)
-                let hint = NameSuggestion.hint(for: name, in: names)
-                throw FenceIssue(.invalidValue, "\"\(key)\" may hold \(names.joined(separator: ", ")), not \(JSONWriter().string(.string(name)))\(hint)")
-            }
-            chosen.insert(topic)
+        for (index, name) in try JSONField.strings(value, key: key).enumerated() {
+            chosen.insert(try JSONField.choice(.string(name), key: "\(key)[\(index)]", among: choices))
         }
         return allCases.filter(chosen.contains)
     }

@@ -12,8 +12,7 @@ extension FenceBook {
         if let scope { devices.formIntersection(scope) }
         var announced: [String: [Fence]] = [:]
         for device in devices {
-            let fences = deviceFences(of: device)
-            announced[device] = fences.own + fences.shared.filter { $0.fences.count <= limit }.flatMap(\.fences)
+            announced[device] = deviceFences(of: device).announced(limit: limit)
         }
         return announced
     }
@@ -22,5 +21,13 @@ extension FenceBook {
     /// Assistant), by owner: those of at most `limit` fences, as `announcedFences`.
     func announcedSharedFences(limit: Int) -> [String: [Fence]] {
         shared.filter { $0.value.fences.count <= limit }.mapValues(\.fences)
+    }
+}
+
+extension DeviceFences {
+    /// The fences a device is announced with (`FenceBook.announcedFences`): its own, and
+    /// those of its shared sets of at most `limit` fences.
+    func announced(limit: Int) -> [Fence] {
+        own + shared.filter { $0.fences.count <= limit }.flatMap(\.fences)
     }
 }

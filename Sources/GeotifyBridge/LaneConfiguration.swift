@@ -13,7 +13,7 @@ package struct LaneConfiguration: Sendable {
     /// The retained topics kept for each device (`Settings.deviceTopics`).
     package var deviceTopics: Set<DeviceTopic>
     /// Those left out: cleared after each connection (`PresenceMessages.clearances`).
-    package var leftOutTopics: [DeviceTopic]
+    package var leftOutTopics: [DeviceTopic] { DeviceTopic.allCases.filter { !deviceTopics.contains($0) } }
     /// OwnTracks transitions for OwnTracks devices; nil when off.
     package var ownTracks: OwnTracksTransition?
     package var strictDevices: Bool
@@ -54,7 +54,6 @@ package struct LaneConfiguration: Sendable {
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         deviceTopics = Set(settings.deviceTopics)
-        leftOutTopics = DeviceTopic.allCases.filter { !settings.deviceTopics.contains($0) }
         ownTracks = settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil
         strictDevices = settings.strictDevices
         commandsEnabled = settings.commandsEnabled

@@ -176,9 +176,7 @@ package struct PresenceMessages: Sendable {
             case .badge: [Self.lastValue(topics.badge(device), [])]
             case .tracker: [Self.lastValue(trackerTopic(device), [])]
             case .presence:
-                (fences.own + fences.shared.filter { $0.fences.count <= announceLimit }.flatMap(\.fences)).map {
-                    Self.lastValue(presenceTopic(device, fence: $0.identifier), [])
-                }
+                fences.announced(limit: announceLimit).map { Self.lastValue(presenceTopic(device, fence: $0.identifier), []) }
             }
         }
     }

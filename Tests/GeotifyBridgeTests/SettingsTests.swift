@@ -83,8 +83,8 @@ struct SettingsTests {
         #expect(try load(#"{"deviceTopics": ["badge", "presence", "state"]}"#).homeAssistantEnabled)
         #expect(message(#"{"deviceTopics": ["state", "badge"]}"#)
                 == #": "deviceTopics" leaves out "presence", which Home Assistant's entities read: add it, or set "homeassistant": {"enabled": false}"#)
-        #expect(message(#"{"deviceTopics": ["states"], "homeassistant": {"enabled": false}}"#)
-                == #": "deviceTopics" may hold state, presence, tracker, badge, not "states" (did you mean "state"?)"#)
+        #expect(message(#"{"deviceTopics": ["state", "states"], "homeassistant": {"enabled": false}}"#)
+                == #": "deviceTopics[1]" must be one of state, presence, tracker, badge, not "states" (did you mean "state"?)"#)
         #expect(message(#"{"deviceTopics": "state"}"#) == #": "deviceTopics" must be an array of strings, not a string"#)
     }
 

@@ -167,7 +167,9 @@ struct ReadmeTests {
             #expect(rest.isEmpty, "terminal \(number) showed more than the README says:\n\(rest.joined(separator: "\n"))")
         }
         #expect(try Self.git(clone, ["status", "--porcelain"]) == "", "the examples changed tracked files")
-        #expect(!acceptsConnections(port: port), "the broker scripts/run-bridge started still runs")
+        let shown = terminals.values.map(\.text).joined(separator: "\n")
+        let pid = try #require(runBridgeBrokerPID(in: shown, port: port), "scripts/run-bridge said nothing of the broker it started")
+        #expect(waitUntilEnded(pid: pid), "the broker scripts/run-bridge started (pid \(pid)) still runs")
     }
 
     /// Copies the working tree's files that git would commit (tracked or new, not

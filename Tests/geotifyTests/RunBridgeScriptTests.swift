@@ -77,9 +77,7 @@ struct RunBridgeScriptTests {
         #expect(!result.output.contains("warning"))
         let config = try String(contentsOf: directory.appendingPathComponent("local/mosquitto.conf"), encoding: .utf8)
         #expect(config.contains("max_queued_messages 100000\n"))
-        // The broker's process, not its port: another test's broker may take the port.
-        let pid = try #require(result.output.components(separatedBy: "on 127.0.0.1:\(port) (pid ").dropFirst().first
-            .flatMap { Int32($0.prefix { $0.isNumber }) })
-        #expect(waitUntil { kill(pid, 0) == -1 && errno == ESRCH }, "the broker it started (pid \(pid)) is stopped with the bridge")
+        let pid = try #require(runBridgeBrokerPID(in: result.output, port: port), "\(result.output)")
+        #expect(waitUntilEnded(pid: pid), "the broker it started (pid \(pid)) is stopped with the bridge")
     }
 }

@@ -113,6 +113,11 @@ final class ShellTerminal {
         return Array(shown.dropFirst(consumed))
     }
 
+    /// Everything the terminal showed so far, as it showed it.
+    var text: String {
+        (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+    }
+
     /// The complete lines shown so far, without the markers.
     private var shown: [String] {
         lines.shown
@@ -124,7 +129,6 @@ final class ShellTerminal {
     }
 
     private var lines: (shown: [String], finished: Int) {
-        let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
         var shown: [String] = []
         var finished = 0
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
