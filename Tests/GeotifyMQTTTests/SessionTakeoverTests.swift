@@ -115,11 +115,14 @@ private final class TakeoverBroker: Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
         Thread.detachNewThread {
             defer { close(listener) }
-            let connection = accept(listener, nil, nil)
+            var connection: Int32
+            repeat { connection = accept(listener, nil, nil) } while connection < 0 && errno == EINTR
             guard connection >= 0 else { return }
             defer { close(connection) }
             var buffer = [UInt8](repeating: 0, count: 1_024)
-            guard read(connection, &buffer, buffer.count) > 0 else { return }
+            var count: Int
+            repeat { count = read(connection, &buffer, buffer.count) } while count < 0 && errno == EINTR
+            guard count > 0 else { return }
             // CONNACK: no session present, success, no properties; DISCONNECT: 0x8E.
             let reply: [UInt8] = [0x20, 0x03, 0x00, 0x00, 0x00, 0xE0, 0x02, 0x8E, 0x00]
             guard write(connection, reply, reply.count) == reply.count else { return }

@@ -37,11 +37,30 @@ package final class RawHTTPConnection {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else {
+        guard connected == 0 || (errno == EINTR && Self.finishConnecting(descriptor, timeout: timeout)) else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
             throw TestSupportError("connect(127.0.0.1:\(port)) failed: \(reason)")
         }
+    }
+
+    /// Whether a connect that a signal interrupted (`EINTR`; the connection goes on being
+    /// made) succeeds within `timeout` seconds; `errno` says why not when it does not.
+    /// Other tests' child processes end all the time, and the signals that tells the test
+    /// process of may land on this thread.
+    private static func finishConnecting(_ descriptor: Int32, timeout: Double) -> Bool {
+        var writable = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        var ready: Int32
+        repeat { ready = poll(&writable, 1, Int32(timeout * 1_000)) } while ready < 0 && errno == EINTR
+        guard ready > 0 else {
+            if ready == 0 { errno = ETIMEDOUT }
+            return false
+        }
+        var failure: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length) == 0 else { return false }
+        errno = failure
+        return failure == 0
     }
 
     deinit {
@@ -58,6 +77,7 @@ package final class RawHTTPConnection {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && errno == EINTR { continue }
             guard written > 0 else { throw TestSupportError("send failed: \(String(cString: strerror(errno)))") }
             offset += written
         }
@@ -66,7 +86,10 @@ package final class RawHTTPConnection {
     /// Reads more bytes into the buffer; false at the end of the stream (or on timeout).
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        var count: Int
+        repeat {
+            count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        } while count < 0 && errno == EINTR
         guard count > 0 else { return false }
         buffer += chunk[..<count]
         return true

@@ -118,6 +118,7 @@ package final class TestHTTPServer: Sendable {
                 return request
             }
             let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return nil }
             buffer += chunk[0..<count]
             if headEnd == nil, let end = buffer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
