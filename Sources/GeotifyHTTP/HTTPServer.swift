@@ -79,6 +79,9 @@ package final class HTTPServer: Sendable {
     let handler: Handler
     private let timers = DispatchQueue(label: "geotify.http.timers")
     private let state = Mutex(State())
+    /// Signalled once, when the last request waiting at a stop has ended (`completed`),
+    /// so that `stop()` waits for the refusals without polling.
+    private let waitingEnded = DispatchSemaphore(value: 0)
 
     private struct State {
         var daemon: DaemonHandle?
@@ -173,7 +176,7 @@ package final class HTTPServer: Sendable {
     /// Stops accepting, answers requests still waiting with 503, ends event streams and
     /// stops libmicrohttpd. Idempotent.
     /// The longest `stop()` waits for refusals to waiting requests to go out.
-    static let stopGrace: Duration = .seconds(2)
+    static let stopGrace: DispatchTimeInterval = .seconds(2)
 
     package func stop() {
         let (daemon, waiting, streams, reaper) = state.withLock { state in
@@ -196,10 +199,9 @@ package final class HTTPServer: Sendable {
         }
         // The 503s go out on libmicrohttpd's threads: give them a moment (at most
         // `stopGrace`, on the real clock) to be sent before the daemon closes every
-        // connection.
-        let deadline = ContinuousClock.now + HTTPServer.stopGrace
-        while !state.withLock({ $0.waiting.isEmpty }) && ContinuousClock.now < deadline {
-            usleep(2_000)
+        // connection. The last to end signals `waitingEnded`.
+        if !state.withLock({ $0.waiting.isEmpty }) {
+            _ = waitingEnded.wait(timeout: .now() + HTTPServer.stopGrace)
         }
         state.withLock { $0.waiting = [:] }
         geotify_mhd_stop_daemon(daemon.pointer)
@@ -354,10 +356,12 @@ package final class HTTPServer: Sendable {
             exchange = Unmanaged<Exchange>.fromOpaque(context).takeRetainedValue()
             requestContext.pointee = nil
         }
-        state.withLock { state in
+        let lastWaitingAtStop = state.withLock { state in
             state.connections.requestEnded(id, at: now)
-            if let exchange { state.waiting[ObjectIdentifier(exchange)] = nil }
+            guard let exchange, state.waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil else { return false }
+            return state.stopping && state.waiting.isEmpty
         }
+        if lastWaitingAtStop { waitingEnded.signal() }
     }
 
     private func notify(_ connection: OpaquePointer, opened: Bool) {
