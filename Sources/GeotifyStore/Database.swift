@@ -8,11 +8,11 @@ import CSQLite
 final class Database {
     private let handle: OpaquePointer
     let path: String
-    /// The transaction statements, compiled at the first transaction: the lanes commit
-    /// once a burst, a few rows each time, and `execute` had SQLite parse `BEGIN` and
-    /// `COMMIT` again at every one.
-    private var begin: Statement?
-    private var commit: Statement?
+    /// The statements run again and again (`statement(_:)`), each compiled once, by its
+    /// text: the transaction's `BEGIN` and `COMMIT` (the lanes commit once a burst, and
+    /// `execute` had SQLite parse them again at every one), the housekeeping tick's outbox
+    /// pruning.
+    private var kept: [String: Statement] = [:]
 
     init(path: String) throws(StoreError) {
         var connection: OpaquePointer?
@@ -43,6 +43,15 @@ final class Database {
         }
     }
 
+    /// The compiled statement for `sql`, compiled at its first use and kept for the
+    /// connection's life: for statements run often, which SQLite then parses once.
+    func statement(_ sql: String) throws(StoreError) -> Statement {
+        if let statement = kept[sql] { return statement }
+        let statement = try prepare(sql)
+        kept[sql] = statement
+        return statement
+    }
+
     /// A compiled statement, reusable with `reset`.
     func prepare(_ sql: String) throws(StoreError) -> Statement {
         var statement: OpaquePointer?
@@ -55,14 +64,10 @@ final class Database {
     /// Runs `body` in a transaction that is committed when it returns and rolled back
     /// when it throws.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        if begin == nil {
-            begin = try prepare("BEGIN IMMEDIATE")
-            commit = try prepare("COMMIT")
-        }
-        try begin?.run([])
+        try statement("BEGIN IMMEDIATE").run([])
         do {
             let result = try body()
-            try commit?.run([])
+            try statement("COMMIT").run([])
             return result
         } catch {
             try? execute("ROLLBACK")

@@ -331,7 +331,7 @@ private final class Connection {
     /// How many messages have ids past `first` and up to `last`.
     func countMessages(after first: Int64, through last: Int64) throws(StoreError) -> Int {
         var count = 0
-        try database.prepare("""
+        try database.statement("""
             SELECT coalesce(sum(min(first + count - 1, ?3) - max(first, ?2 + 1) + 1), 0) FROM outbox_batch
             WHERE first > ?1 AND first <= ?3 AND first + count - 1 > ?2
             """).query([.integer(Connection.firstBound(after: first)), .integer(first), .integer(last)]) { row in count = Int(row.integer(0)) }
@@ -343,12 +343,12 @@ private final class Connection {
     /// returns whether such rows are left.
     func prune(through handed: Int64, atMost limit: Int64) throws(StoreError) -> Bool {
         var oldest: (first: Int64, last: Int64)?
-        try database.prepare("SELECT first, first + count - 1 FROM outbox_batch ORDER BY first LIMIT 1").query { row in
+        try database.statement("SELECT first, first + count - 1 FROM outbox_batch ORDER BY first LIMIT 1").query { row in
             oldest = (row.integer(0), row.integer(1))
         }
         guard let oldest, oldest.last <= handed else { return false }
         let through = limit >= handed - oldest.first + 1 ? handed : max(oldest.last, oldest.first + limit - 1)
-        try database.prepare("DELETE FROM outbox_batch WHERE first <= ?1 AND first + count - 1 <= ?1").run([.integer(through)])
+        try database.statement("DELETE FROM outbox_batch WHERE first <= ?1 AND first + count - 1 <= ?1").run([.integer(through)])
         return through < handed
     }
 
