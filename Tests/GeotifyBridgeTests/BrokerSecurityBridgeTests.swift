@@ -99,12 +99,14 @@ struct BrokerSecurityBridgeTests {
         // which lies between half its ceiling and the ceiling (1 s, then 2 s): never
         // sooner, so never a tight loop.
         let retryWaiting = { clock.pendingCount == 2 }
-        #expect(waitUntil { broker.refusedLogins >= 1 && retryWaiting() }, "\(broker.log)")
+        // What a failure needs to be read: the clock, what waits on it, both logs.
+        let seen = { "refused \(broker.refusedLogins), \(clock.pendingCount) waiting on the clock at \(clock.uptime) s; bridge: \(bridge.logLines.all); broker: \(broker.log)" }
+        #expect(waitUntil { broker.refusedLogins >= 1 && retryWaiting() }, "\(seen())")
         for (attempt, ceiling) in [(2, 1.0), (3, 2.0)] {
             clock.advance(by: ceiling / 2 - 0.01)
-            #expect(broker.refusedLogins == attempt - 1 && retryWaiting(), "attempt \(attempt) before \(ceiling / 2) s of the clock: \(broker.log)")
+            #expect(broker.refusedLogins == attempt - 1 && retryWaiting(), "attempt \(attempt) before \(ceiling / 2) s of the clock: \(seen())")
             clock.advance(by: ceiling / 2 + 0.01)
-            #expect(waitUntil { broker.refusedLogins >= attempt && retryWaiting() }, "attempt \(attempt) by \(ceiling) s of the clock: \(broker.log)")
+            #expect(waitUntil { broker.refusedLogins >= attempt && retryWaiting() }, "attempt \(attempt) by \(ceiling) s of the clock: \(seen())")
         }
 
         let refusedLines = bridge.logged("refused the connection")
