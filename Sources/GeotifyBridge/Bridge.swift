@@ -121,8 +121,15 @@ package final class Bridge: Sendable {
     package var consoleConnections: Int { running.withLock { $0?.console?.server }?.connectionCount ?? 0 }
 
     /// Whether the broker has acknowledged everything the bridge decided to publish (a
-    /// benchmark waits for this after the first fixes' announcements).
-    package var outboundDrained: Bool { publisher.isDrained }
+    /// benchmark waits for this after the first fixes' announcements): the announcements
+    /// of the fences (Home Assistant's discovery configs) all handed to the publisher, and
+    /// the publisher drained. An announcement is built first and then handed over in
+    /// pieces as the publisher has room, so the publisher alone can be drained while
+    /// more is to come.
+    package var outboundDrained: Bool {
+        let announced = running.withLock { $0?.announcer }?.isIdle ?? true
+        return announced && publisher.isDrained
+    }
 
     /// The fences in force (empty when not running).
     package var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }

@@ -1,6 +1,7 @@
 import Dispatch
 import GeotifyCore
 import GeotifyStore
+import Synchronization
 
 /// Tells subscribers what a change of the fences in force means, whoever made it (a
 /// command's write on a lane, an edit of the file noticed by the bridge): removed
@@ -17,7 +18,7 @@ import GeotifyStore
 /// has room (`Publisher.sendPatiently`): never on the network thread, which must go on
 /// reading the acknowledgements that make the room.
 final class FenceChangeAnnouncer: Sendable {
-    private let queue = DispatchQueue(label: "geotify.announcements")
+    private let queue: DispatchQueue
     private let publisher: Publisher
     private let presence: PresenceMessages
     private let occupancy: Occupancy
@@ -27,11 +28,17 @@ final class FenceChangeAnnouncer: Sendable {
     private let announceLimit: Int
     /// The web console's live updates.
     private let updates: LiveUpdates
+    /// Announcements asked for and not yet handed to the publisher whole.
+    private let unfinished = Atomic<Int>(0)
 
+    /// `queue` is where announcements are built and handed over, one at a time, in order
+    /// (a test holds it to see one waiting).
     init(
         publisher: Publisher, presence: PresenceMessages, occupancy: Occupancy,
-        discovery: HomeAssistantDiscovery?, waypoints: OwnTracksWaypoints?, announceLimit: Int, updates: LiveUpdates
+        discovery: HomeAssistantDiscovery?, waypoints: OwnTracksWaypoints?, announceLimit: Int, updates: LiveUpdates,
+        queue: DispatchQueue = DispatchQueue(label: "geotify.announcements")
     ) {
+        self.queue = queue
         self.updates = updates
         self.publisher = publisher
         self.presence = presence
@@ -45,7 +52,7 @@ final class FenceChangeAnnouncer: Sendable {
     /// `book` and its shared fences, and the occupancy of the announced shared fences
     /// (so an empty one says 0 rather than nothing).
     func announceAll(_ book: FenceBook) {
-        queue.async { [self] in
+        enqueue { [self] in
             let shared = book.announcedSharedFences(limit: announceLimit)
             if let discovery {
                 publisher.sendPatiently(discovery.announcement(devices: owned(book.announcedFences(limit: announceLimit)), shared: shared))
@@ -57,6 +64,21 @@ final class FenceChangeAnnouncer: Sendable {
     /// Waits until every announcement asked for so far is handed to the publisher.
     func waitUntilAnnounced() {
         queue.sync {}
+    }
+
+    /// Whether every announcement asked for so far is handed to the publisher, without
+    /// waiting. An announcement (every Home Assistant config of the fence file: 240 000 in
+    /// the e2e benchmark) may still be in the making, or waiting for room, while the
+    /// publisher has, for a moment, nothing left to send.
+    var isIdle: Bool { unfinished.load(ordering: .acquiring) == 0 }
+
+    /// Runs `work` on the queue, counted in `unfinished` until it has returned.
+    private func enqueue(_ work: @escaping @Sendable () -> Void) {
+        unfinished.add(1, ordering: .relaxed)
+        queue.async { [self] in
+            work()
+            unfinished.subtract(1, ordering: .releasing)
+        }
     }
 
     /// Publishes the retained occupancy counts of the shared fences in `shared` (owner →
@@ -81,7 +103,7 @@ final class FenceChangeAnnouncer: Sendable {
     /// Publishes what changed from `change.old` to `change.new`.
     func announce(_ change: LiveFenceBook.Change) {
         updates.send(.fencesChanged)
-        queue.async { [self] in
+        enqueue { [self] in
             publisher.sendPatiently(messages(for: change))
             publishOccupancies(added(from: change))
         }
