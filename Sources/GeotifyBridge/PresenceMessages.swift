@@ -144,10 +144,9 @@ package struct PresenceMessages: Sendable {
         var messages = discovery?.removals(
             previous: previous, current: current, previousShared: previousShared, currentShared: currentShared) ?? []
         for device in previous.keys.sorted() where current[device] == nil {
-            messages.append(retained(stateTopic(device), []))
-            messages.append(retained(trackerTopic(device), []))
-            for fence in previous[device] ?? [] { messages.append(retained(presenceTopic(device, fence: fence.identifier), [])) }
-            messages.append(retained(topics.badge(device), []))
+            for kind in [DeviceTopic.state, .tracker, .presence, .badge] {
+                messages += topics(of: device, kind, fences: previous[device] ?? []).map { retained($0, []) }
+            }
         }
         for device in previous.keys.sorted() {
             guard let kept = current[device].map({ Set($0.map(\.identifier)) }) else { continue }
@@ -170,14 +169,19 @@ package struct PresenceMessages: Sendable {
     /// fences of its shared sets of at most `announceLimit` (those a first fix announces).
     /// So what an earlier start that kept them left retained does not stay behind.
     package func clearances(of device: String, left: [DeviceTopic], fences: DeviceFences, announceLimit: Int) -> [OutboxMessage] {
-        left.flatMap { kind -> [OutboxMessage] in
-            switch kind {
-            case .state: [Self.lastValue(stateTopic(device), [])]
-            case .badge: [Self.lastValue(topics.badge(device), [])]
-            case .tracker: [Self.lastValue(trackerTopic(device), [])]
-            case .presence:
-                fences.announced(limit: announceLimit).map { Self.lastValue(presenceTopic(device, fence: $0.identifier), []) }
-            }
+        guard !left.isEmpty else { return [] }
+        let announced = left.contains(.presence) ? fences.announced(limit: announceLimit) : []
+        return left.flatMap { topics(of: device, $0, fences: announced) }.map { Self.lastValue($0, []) }
+    }
+
+    /// The retained topics of `device` of one kind: its state document, tracker or badge
+    /// topic, or the presence topic of each of `fences`.
+    private func topics(of device: String, _ kind: DeviceTopic, fences: [Fence]) -> [String] {
+        switch kind {
+        case .state: [stateTopic(device)]
+        case .tracker: [trackerTopic(device)]
+        case .badge: [topics.badge(device)]
+        case .presence: fences.map { presenceTopic(device, fence: $0.identifier) }
         }
     }
 

@@ -1,4 +1,6 @@
 import GeotifyBridge
+import GeotifyJSON
+import GeotifyStore
 
 /// What the command line asked for.
 struct BenchOptions: Sendable {
@@ -83,12 +85,16 @@ struct BenchOptions: Sendable {
                 }
             case "--broker-nodelay": options.sideBySide.brokerNoDelay = true
             case "--device-topics":
-                let names = remaining.popFirst()?.split(separator: ",").map(String.init) ?? []
-                let topics = names.compactMap(DeviceTopic.init(rawValue:))
-                guard !names.isEmpty, topics.count == names.count else {
+                // Read as the setting is, so a wrong name gets the setting's refusal.
+                let names = remaining.popFirst()?.split(separator: ",").map { JSON.string(String($0)) } ?? []
+                guard !names.isEmpty else {
                     return .failure(UsageProblem("--device-topics needs a comma-separated list of \(DeviceTopic.allCases.map(\.rawValue).joined(separator: ", "))"))
                 }
-                options.sideBySide.deviceTopics = topics
+                do throws(FenceIssue) {
+                    options.sideBySide.deviceTopics = try DeviceTopic.list(.array(names), key: "--device-topics")
+                } catch {
+                    return .failure(UsageProblem(error.message))
+                }
             case "--latency-rate":
                 guard let text = remaining.popFirst(), let rate = Double(text), rate > 0 else {
                     return .failure(UsageProblem("--latency-rate needs messages per second above 0"))
