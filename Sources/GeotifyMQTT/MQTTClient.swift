@@ -182,10 +182,13 @@ package final class MQTTClient: @unchecked Sendable {
             try addProperties(to: &properties, correlationData: correlationData, responseTopic: responseTopic)
         }
         var messageID: Int32 = 0
-        let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish_v5(
-                handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties
-            )
+        // The topic's own bytes, lent (see `MQTTTopic.checkName`): libmosquitto copies them.
+        let code = topic.withCString { topic in
+            payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(
+                    handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties
+                )
+            }
         }
         try MQTTError.check(operation(), code)
         wakeUnlessCallingBack()

@@ -10,7 +10,9 @@ enum MQTTTopic {
     /// character, at most 65 535 UTF-8 bytes.
     static func checkName(_ topic: String, operation: @autoclosure () -> String) throws(MQTTError) {
         try checkCommon(topic, kind: "topic", operation: operation())
-        guard mosquitto_pub_topic_check(topic) == MOSQ_ERR_SUCCESS.rawValue else {
+        // `withCString` lends the string's own bytes; passing `topic` as a C string
+        // argument would copy it into a new array on every publish.
+        guard topic.withCString(mosquitto_pub_topic_check) == MOSQ_ERR_SUCCESS.rawValue else {
             throw .invalid(operation(), "topic \"\(topic)\" must not contain the wildcards + or #")
         }
     }

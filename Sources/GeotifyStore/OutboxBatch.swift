@@ -32,9 +32,18 @@ package enum OutboxBatch {
 
     /// The `count` messages in `bytes`; throws when the bytes do not hold exactly that.
     package static func decode(_ bytes: [UInt8], count: Int) throws(StoreError) -> [OutboxMessage] {
+        try decode(bytes, count: count, keeping: 0..<max(0, count))
+    }
+
+    /// The messages at the positions `kept` among the `count` in `bytes` (the others
+    /// are checked as thoroughly, but not made: a row read for its last few messages
+    /// makes no strings and arrays for the ones before). Throws when the bytes do not
+    /// hold exactly `count` messages.
+    package static func decode(_ bytes: [UInt8], count: Int, keeping kept: Range<Int>) throws(StoreError) -> [OutboxMessage] {
         var messages: [OutboxMessage] = []
-        messages.reserveCapacity(max(0, min(count, capacity)))
+        messages.reserveCapacity(max(0, min(kept.clamped(to: 0..<max(0, count)).count, capacity)))
         var offset = 0
+        var position = 0
         func length() throws(StoreError) -> Int {
             guard bytes.count - offset >= 4 else { throw damaged("it ends inside a length") }
             var value = 0
@@ -44,19 +53,23 @@ package enum OutboxBatch {
             return value
         }
         while offset < bytes.count {
-            guard messages.count < count else { throw damaged("it holds more than its \(count) messages") }
+            guard position < count else { throw damaged("it holds more than its \(count) messages") }
             let flags = bytes[offset]
             offset += 1
             guard flags & ~7 == 0, flags & 3 != 3 else { throw damaged("a message has the flags \(flags)") }
             let topicLength = try length()
-            let topic = String(decoding: bytes[offset..<offset + topicLength], as: UTF8.self)
+            let topicStart = offset
             offset += topicLength
             let payloadLength = try length()
-            let payload = Array(bytes[offset..<offset + payloadLength])
+            if kept.contains(position) {
+                messages.append(OutboxMessage(
+                    topic: String(decoding: bytes[topicStart..<topicStart + topicLength], as: UTF8.self),
+                    payload: Array(bytes[offset..<offset + payloadLength]), qos: Int(flags & 3), retain: flags & 4 != 0))
+            }
             offset += payloadLength
-            messages.append(OutboxMessage(topic: topic, payload: payload, qos: Int(flags & 3), retain: flags & 4 != 0))
+            position += 1
         }
-        guard messages.count == count else { throw damaged("it holds \(messages.count) messages, not \(count)") }
+        guard position == count else { throw damaged("it holds \(position) messages, not \(count)") }
         return messages
     }
 

@@ -313,9 +313,18 @@ private final class Connection {
         var messages: [StateStore.PendingMessage] = []
         try selectPending.rows([.integer(Connection.firstBound(after: handed)), .integer(handed), .integer(Int64(limit))]) { row throws(StoreError) -> Bool in
             let first = row.integer(0)
-            for (offset, message) in try OutboxBatch.decode(row.blob(2), count: Int(row.integer(1))).enumerated()
-            where first + Int64(offset) > handed && (limit < 0 || messages.count < limit) {
-                messages.append(StateStore.PendingMessage(id: first + Int64(offset), message: message))
+            let count = Int(row.integer(1))
+            // Made: the row's messages past `handed`, as many as `limit` still wants (the
+            // row is read back as untrusted: no arithmetic on it may trap).
+            let held = max(0, count)
+            guard !first.addingReportingOverflow(Int64(held)).overflow else {
+                throw StoreError("read the outbox", "a stored batch of messages is damaged: its ids run past the largest")
+            }
+            let (behind, overflow) = handed.subtractingReportingOverflow(first)
+            let start = overflow ? (handed > first ? held : 0) : behind < 0 ? 0 : behind >= Int64(held) ? held : Int(behind) + 1
+            let end = limit < 0 ? held : min(held, start + max(0, limit - messages.count))
+            for (offset, message) in try OutboxBatch.decode(row.blob(2), count: count, keeping: start..<end).enumerated() {
+                messages.append(StateStore.PendingMessage(id: first + Int64(start + offset), message: message))
             }
             return limit < 0 || messages.count < limit
         }

@@ -21,6 +21,23 @@ struct OutboxBatchTests {
         #expect(try OutboxBatch.decode([], count: 0).isEmpty)
     }
 
+    /// Read for some of its messages, a batch gives exactly those, and checks the others
+    /// as thoroughly: damaged bytes anywhere are an error whichever are kept.
+    @Test func someMessagesReadBackAsTheyWereWritten() throws {
+        let bytes = OutboxBatch.encode(messages[...])
+        for start in 0...messages.count {
+            for end in start...messages.count {
+                #expect(try OutboxBatch.decode(bytes, count: messages.count, keeping: start..<end) == Array(messages[start..<end]))
+            }
+        }
+        #expect(try OutboxBatch.decode(bytes, count: messages.count, keeping: 2..<9) == Array(messages[2...]), "past the end: none")
+        for end in 1..<bytes.count {
+            #expect(throws: StoreError.self) { try OutboxBatch.decode(Array(bytes[..<end]), count: messages.count, keeping: 0..<1) }
+        }
+        #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: messages.count + 1, keeping: 0..<0) }
+        #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: -1) }
+    }
+
     /// Bytes that do not add up are an error that says so, whatever they are: cut short
     /// anywhere, a count that disagrees, flags no message has, a length past the end.
     @Test func damagedBytesAreAnErrorNeverACrash() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import GeotifyCore
-import GeotifyStore
+@testable import GeotifyStore
 
 @Suite("State store")
 struct StateStoreTests {
@@ -97,6 +97,23 @@ struct StateStoreTests {
         #expect(try store.countMessages(after: 0) == 3 + 1_501)
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[1_400], acknowledged: ids[1_400]))
         #expect(try store.pendingMessages().map(\.message) == Array(messages[(1_404)...(1_503)]))
+    }
+
+    /// The outbox is read back as untrusted: a row whose ids run past the largest, or
+    /// that claims fewer than no messages, is an error that says so, never a trap.
+    @Test func aDamagedOutboxRowIsAnErrorNeverACrash() throws {
+        let store = try StateStore(directory: directory.path)
+        let message = OutboxMessage(topic: "geotify/event/a", payload: [], qos: 1, retain: false)
+        let database = try Database(path: directory.file("state.sqlite"))
+        // Four whole messages whose last ids would pass the largest; one message in a row
+        // that says it holds -1.
+        for (first, count, held) in [(Int64.max - 1, Int64(4), 4), (10, -1, 1)] {
+            try database.execute("DELETE FROM outbox_batch")
+            try database.prepare("INSERT INTO outbox_batch (first, count, messages) VALUES (?, ?, ?)")
+                .run([.integer(first), .integer(count), .blob(OutboxBatch.encode(Array(repeating: message, count: held)[...]))])
+            let error = #expect(throws: StoreError.self) { try store.pendingMessages(after: 0, limit: 10) { _ in } }
+            #expect(error?.reason.hasPrefix("a stored batch of messages is damaged") == true, "first \(first), count \(count)")
+        }
     }
 
     @Test func afterACrashOnlyRowsPastTheMarkAreResent() throws {
