@@ -165,7 +165,10 @@ final class Statement {
             switch value {
             case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
             case .real(let number): status = sqlite3_bind_double(handle, index, number)
-            case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, sqliteTransient)
+            case .text(let text):
+                // The string's own bytes, lent (SQLite copies them): passing `text` as a C
+                // string argument would copy it into a new array first.
+                status = text.withCString { sqlite3_bind_text(handle, index, $0, -1, sqliteTransient) }
             case .blob(let bytes):
                 status = bytes.withUnsafeBytes { raw in
                     sqlite3_bind_blob(handle, index, raw.baseAddress, Int32(raw.count), sqliteTransient)
