@@ -283,7 +283,7 @@ package struct HomeAssistantDiscovery: Sendable {
 
     /// `<prefix>/<component>/<node_id>/<object_id>/config`.
     package func configTopic(_ component: String, _ node: String, _ object: String) -> String {
-        "\(prefix)/\(component)/\(node)/\(object)/config"
+        Topics.path(prefix, component, node, object, "config")
     }
 
     /// The object id of the presence sensor of `fence`.

@@ -33,9 +33,14 @@ package struct OwnTracksTopics: Sendable, Equatable {
     /// replaced by the device's levels (`alice/phone` → `owntracks/alice/phone`); nil
     /// when the device's levels do not fit the filter's wildcards.
     package func base(of device: String) -> String? {
+        base(of: device, then: nil)
+    }
+
+    /// `base(of:)` with the level `suffix` after it, made in one allocation.
+    private func base(of device: String, then suffix: String?) -> String? {
         var remaining = device.split(separator: "/", omittingEmptySubsequences: false)[...]
         var topic = ""
-        topic.reserveCapacity(filter.utf8.count + device.utf8.count)
+        topic.reserveCapacity(filter.utf8.count + device.utf8.count + (suffix.map { $0.utf8.count + 1 } ?? 0))
         for (position, level) in levels.enumerated() {
             if position > 0 { topic.append("/") }
             switch level {
@@ -50,16 +55,21 @@ package struct OwnTracksTopics: Sendable, Equatable {
                 topic.append(text)
             }
         }
-        return remaining.isEmpty ? topic : nil
+        guard remaining.isEmpty else { return nil }
+        if let suffix {
+            topic.append("/")
+            topic.append(suffix)
+        }
+        return topic
     }
 
     /// Where the device's transitions go: `owntracks/<user>/<device>/event`.
     package func event(of device: String) -> String? {
-        base(of: device).map { "\($0)/event" }
+        base(of: device, then: "event")
     }
 
     /// Where the device takes remote commands: `owntracks/<user>/<device>/cmd`.
     package func command(of device: String) -> String? {
-        base(of: device).map { "\($0)/cmd" }
+        base(of: device, then: "cmd")
     }
 }

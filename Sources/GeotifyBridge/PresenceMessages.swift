@@ -26,6 +26,10 @@ package struct PresenceMessages: Sendable {
     package static let inside = "inside"
     /// The payload of a presence topic while the device is outside the fence.
     package static let outside = "outside"
+    /// The two payloads, made once and shared by every presence message (an array per
+    /// message would be an allocation per message).
+    private static let insidePayload = Array(inside.utf8)
+    private static let outsidePayload = Array(outside.utf8)
     /// The payload of the tracker topic while the device is in none of its fences: Home
     /// Assistant's `not_home` state.
     package static let notHome = "not_home"
@@ -38,11 +42,11 @@ package struct PresenceMessages: Sendable {
     }
 
     /// The state document of `device`: `geotify/state/<device>`.
-    package func stateTopic(_ device: String) -> String { "\(topics.prefix)/state/\(device)" }
+    package func stateTopic(_ device: String) -> String { Topics.path(topics.prefix, "state", device) }
     /// `inside` / `outside` of `device` for `fence`: `geotify/presence/<device>/<fence>`.
-    package func presenceTopic(_ device: String, fence: String) -> String { "\(topics.prefix)/presence/\(device)/\(fence)" }
+    package func presenceTopic(_ device: String, fence: String) -> String { Topics.path(topics.prefix, "presence", device, fence) }
     /// The fence name or `not_home` of `device`: `geotify/tracker/<device>`.
-    package func trackerTopic(_ device: String) -> String { "\(topics.prefix)/tracker/\(device)" }
+    package func trackerTopic(_ device: String) -> String { Topics.path(topics.prefix, "tracker", device) }
     /// The number of devices inside the shared `fence` of `owner` (the group the fence
     /// belongs to): `geotify/occupancy/<owner>/<fence>`, or this instance's part of it
     /// when several share the devices (`Topics.occupancy`).
@@ -93,7 +97,7 @@ package struct PresenceMessages: Sendable {
 
     /// `inside` or `outside` on `geotify/presence/<device>/<fence>`.
     package func presence(of device: String, fence: String, inside: Bool) -> OutboxMessage {
-        Self.lastValue(presenceTopic(device, fence: fence), Array((inside ? PresenceMessages.inside : PresenceMessages.outside).utf8))
+        Self.lastValue(presenceTopic(device, fence: fence), inside ? Self.insidePayload : Self.outsidePayload)
     }
 
     /// The fence the device tracker shows for `state`: the first of `fences`, in the

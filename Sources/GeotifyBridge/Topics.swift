@@ -17,10 +17,26 @@ package struct Topics: Sendable, Equatable {
         self.shard = (shard?.count ?? 1) > 1 ? shard : nil
     }
 
+    /// `levels` joined by `/`, made in one allocation: an interpolation such as
+    /// `"\(prefix)/event/\(device)"` guesses its length and grows its buffer (two or
+    /// three allocations for a topic), and a topic is made for every message published.
+    @inline(__always)
+    package static func path(_ levels: String...) -> String {
+        var length = levels.count - 1
+        for level in levels { length += level.utf8.count }
+        var path = ""
+        path.reserveCapacity(length)
+        for (position, level) in levels.enumerated() {
+            if position > 0 { path.append("/") }
+            path.append(level)
+        }
+        return path
+    }
+
     /// Notifications of `device`: `geotify/event/<device>`.
-    package func event(_ device: String) -> String { "\(prefix)/event/\(device)" }
+    package func event(_ device: String) -> String { Topics.path(prefix, "event", device) }
     /// The retained badge count of `device`: `geotify/badge/<device>`.
-    package func badge(_ device: String) -> String { "\(prefix)/badge/\(device)" }
+    package func badge(_ device: String) -> String { Topics.path(prefix, "badge", device) }
     /// The bridge's retained `online` / `offline`: `geotify/status`, or
     /// `geotify/shard/<index>/status` for one of several instances.
     package var status: String { "\(instancePrefix)/status" }
