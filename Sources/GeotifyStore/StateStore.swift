@@ -312,16 +312,16 @@ private final class Connection {
     func pendingMessages(after handed: Int64, limit: Int) throws(StoreError) -> [StateStore.PendingMessage] {
         var messages: [StateStore.PendingMessage] = []
         try selectPending.rows([.integer(Connection.firstBound(after: handed)), .integer(handed), .integer(Int64(limit))]) { row throws(StoreError) -> Bool in
+            // The row is read back as untrusted: no arithmetic on what it says may trap.
             let first = row.integer(0)
             let count = Int(row.integer(1))
-            // Made: the row's messages past `handed`, as many as `limit` still wants (the
-            // row is read back as untrusted: no arithmetic on it may trap).
             let held = max(0, count)
-            guard !first.addingReportingOverflow(Int64(held)).overflow else {
+            let (afterLast, overflow) = first.addingReportingOverflow(Int64(held))
+            guard !overflow else {
                 throw StoreError("read the outbox", "a stored batch of messages is damaged: its ids run past the largest")
             }
-            let (behind, overflow) = handed.subtractingReportingOverflow(first)
-            let start = overflow ? (handed > first ? held : 0) : behind < 0 ? 0 : behind >= Int64(held) ? held : Int(behind) + 1
+            // Made: the row's messages past `handed`, as many as `limit` still wants.
+            let start = handed < first ? 0 : handed >= afterLast ? held : Int(handed - first) + 1
             let end = limit < 0 ? held : min(held, start + max(0, limit - messages.count))
             for (offset, message) in try OutboxBatch.decode(row.blob(2), count: count, keeping: start..<end).enumerated() {
                 messages.append(StateStore.PendingMessage(id: first + Int64(start + offset), message: message))
