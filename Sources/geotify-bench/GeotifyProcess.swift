@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyBridge
 import GeotifyCore
+import GeotifyJSON
 
 /// The bridge as it is deployed: the `geotify` release binary running `geotify run
 /// --config` as a child process against a broker of the bench's, with the settings the
@@ -24,15 +25,21 @@ final class GeotifyProcess {
     ) throws {
         directory = broker.directory.appendingPathComponent("geotify")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let topics = deviceTopics.map { #", "deviceTopics": [\#($0.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))]"# } ?? ""
-        let settings = #"""
-            {"broker": "mqtt://127.0.0.1:\#(broker.port)", "clientId": "geotify-bench-sidebyside",
-             "fences": "\#(fencesPath)", "stateDir": "\#(directory.appendingPathComponent("state").path)",
-             "logLevel": "warning", "homeassistant": {"enabled": false}, "statsInterval": \#(GeotifyProcess.statsInterval),
-             "lanes": \#(lanes), "maximumFencesPerDevice": \#(limits.maximumFencesPerDevice)\#(topics)}
-            """#
+        // Written by the JSON writer, so that no path or name can break the document.
+        var settings = JSONObject([
+            .init(key: "broker", value: .string("mqtt://127.0.0.1:\(broker.port)")),
+            .init(key: "clientId", value: .string("geotify-bench-sidebyside")),
+            .init(key: "fences", value: .string(fencesPath)),
+            .init(key: "stateDir", value: .string(directory.appendingPathComponent("state").path)),
+            .init(key: "logLevel", value: .string("warning")),
+            .init(key: "homeassistant", value: .object(JSONObject([.init(key: "enabled", value: .bool(false))]))),
+            .init(key: "statsInterval", value: .number(GeotifyProcess.statsInterval)),
+            .init(key: "lanes", value: .number(Double(lanes))),
+            .init(key: "maximumFencesPerDevice", value: .number(Double(limits.maximumFencesPerDevice))),
+        ])
+        if let deviceTopics { settings["deviceTopics"] = .array(deviceTopics.map { .string($0.rawValue) }) }
         let settingsPath = directory.appendingPathComponent("geotify.json").path
-        try settings.write(toFile: settingsPath, atomically: true, encoding: .utf8)
+        try JSONWriter().string(.object(settings)).write(toFile: settingsPath, atomically: true, encoding: .utf8)
         observer = try ArrivalObserver(port: broker.port, filters: filters, keptTopics: ["geotify/status", "geotify/stats"])
         let log = directory.appendingPathComponent("geotify.log").path
         do {
