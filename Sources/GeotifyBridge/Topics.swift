@@ -22,7 +22,7 @@ package struct Topics: Sendable, Equatable {
     /// three allocations for a topic), and a topic is made for every message published.
     @inline(__always)
     package static func path(_ levels: String...) -> String {
-        var length = levels.count - 1
+        var length = max(0, levels.count - 1)
         for level in levels { length += level.utf8.count }
         var path = ""
         path.reserveCapacity(length)
