@@ -60,12 +60,16 @@ extension LaneCore {
         var result = JSONObject()
         switch command.action {
         case .resetBadge:
-            if devices[device] == nil {
+            var record: DeviceRecord
+            if let existing = devices[device] {
+                record = existing
+            } else {
                 if let refusal = admit(device, book: book, now: now, into: &effects) { throw refusal.error }
-                devices[device] = DeviceRecord(state: DeviceState(), lastSeen: now)
+                record = DeviceRecord(state: DeviceState(), lastSeen: now)
             }
-            devices[device]?.state.badge = 0
-            let state = devices[device]!.state
+            record.state.badge = 0
+            devices[device] = record
+            let state = record.state
             effects.saves[device] = state
             effects.log(.info, at: configuration.logLevel, "\(device) badge reset by a command")
             if configuration.observing { effects.observed.append(device) }

@@ -413,7 +413,7 @@ package struct LaneCore: Sendable {
         let limit = now - configuration.evictionAge
         var oldest: (device: String, seen: Double)?
         for (device, record) in devices where record.lastSeen <= limit && !book.knows(device) {
-            if oldest == nil || record.lastSeen < oldest!.seen { oldest = (device, record.lastSeen) }
+            if record.lastSeen < oldest?.seen ?? .infinity { oldest = (device, record.lastSeen) }
         }
         guard let (device, _) = oldest else { return false }
         devices[device] = nil

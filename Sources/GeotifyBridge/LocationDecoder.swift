@@ -93,10 +93,10 @@ public struct LocationDecoder: Sendable {
             longitudeKey = try LocationDecoder.spelling(object, "lon", "longitude")
         }
 
-        let latitude = try LocationDecoder.number(object, latitudeKey, range: -90...90, required: true)!
-        let longitude = try LocationDecoder.number(object, longitudeKey, range: -180...180, required: true)!
-        let accuracy = try LocationDecoder.number(object, "acc", range: 0...Double.greatestFiniteMagnitude, required: false)
-        let timestamp = try LocationDecoder.number(object, "tst", range: 0...Double.greatestFiniteMagnitude, required: false)
+        let latitude = try LocationDecoder.requiredNumber(object, latitudeKey, range: -90...90)
+        let longitude = try LocationDecoder.requiredNumber(object, longitudeKey, range: -180...180)
+        let accuracy = try LocationDecoder.number(object, "acc", range: 0...Double.greatestFiniteMagnitude)
+        let timestamp = try LocationDecoder.number(object, "tst", range: 0...Double.greatestFiniteMagnitude)
         return Fix(
             device: device,
             coordinate: Coordinate(latitude: latitude, longitude: longitude),
@@ -119,10 +119,16 @@ public struct LocationDecoder: Sendable {
         return long
     }
 
-    private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>, required: Bool) throws(InputError) -> Double? {
+    /// The number `key` of `object`, which must be there.
+    private static func requiredNumber(_ object: JSONObject, _ key: String, range: ClosedRange<Double>) throws(InputError) -> Double {
+        guard let value = try number(object, key, range: range) else { throw InputError(.missingField, "missing \"\(key)\"") }
+        return value
+    }
+
+    /// The number `key` of `object` within `range`, nil when the object has no `key`.
+    private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>) throws(InputError) -> Double? {
         switch object[key] {
         case nil:
-            if required { throw InputError(.missingField, "missing \"\(key)\"") }
             return nil
         case .number(let value)?:
             guard range.contains(value) else {

@@ -81,8 +81,8 @@ package struct StatsReport: Sendable, Equatable {
             plain.remove(at: index)
         }
         let sortedPlain = plain.sorted { $0.key < $1.key }
-        let sortedGroups = groups.keys.sorted().map { group in
-            (group: Optional(group), counters: groups[group]!.sorted { $0.key < $1.key })
+        let sortedGroups = groups.sorted { $0.key < $1.key }.map { group in
+            (group: Optional(group.key), counters: group.value.sorted { $0.key < $1.key })
         }
         return (sortedPlain.isEmpty ? [] : [(group: nil, counters: sortedPlain)]) + sortedGroups
     }

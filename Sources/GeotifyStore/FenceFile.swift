@@ -427,7 +427,7 @@ public struct FenceFile: Sendable {
     static func addShared(of book: FenceBook, to root: inout JSONObject) {
         if !book.groups.isEmpty {
             var groups = JSONObject()
-            for group in book.groups.keys.sorted() { groups[group] = .array(book.groups[group]!.map(JSON.string)) }
+            for (group, members) in book.groups.sorted(by: { $0.key < $1.key }) { groups[group] = .array(members.map(JSON.string)) }
             root["groups"] = .object(groups)
         }
         if !book.shared.isEmpty {
@@ -435,7 +435,7 @@ public struct FenceFile: Sendable {
             let groups = book.shared.keys.filter { $0 != SharedFences.everyDevice }.sorted()
             let owners = (book.shared[SharedFences.everyDevice] == nil ? [] : [SharedFences.everyDevice]) + groups
             for owner in owners {
-                for fence in book.shared[owner]!.fences {
+                for fence in book.shared[owner]?.fences ?? [] {
                     var object = FenceCodec.encode(fence).objectValue ?? JSONObject()
                     if owner != SharedFences.everyDevice { object["group"] = .string(owner) }
                     shared.append(.object(object))

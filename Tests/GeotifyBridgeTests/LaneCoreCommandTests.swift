@@ -134,7 +134,12 @@ struct LaneCoreCommandTests {
         let allowed = lane.command("alice/phone", #"{"action":"list"}"#, responseTopic: "geotify/reply/alice/phone/app-7", correlationData: Array("c-1".utf8))
         let response = try #require(allowed.direct.first { $0.topic == "geotify/reply/alice/phone/app-7" })
         #expect(response.correlationData == Array("c-1".utf8))
-        for hostile in ["owntracks/alice/phone/cmd", "homeassistant/sensor/evil/config", "geotify/event/van/7", "geotify/cmd/alice/phone", "geotify/reply/bob/phone"] {
+        // "geotify/reply/alice/phone2" begins with the device's reply topic but is
+        // another device's (alice/phone2).
+        for hostile in [
+            "owntracks/alice/phone/cmd", "homeassistant/sensor/evil/config", "geotify/event/van/7", "geotify/cmd/alice/phone",
+            "geotify/reply/bob/phone", "geotify/reply/alice/phone2", "geotify/reply/alice/phone2/app",
+        ] {
             let refused = lane.command("alice/phone", #"{"action":"list"}"#, responseTopic: hostile)
             #expect(refused.direct.map(\.topic) == ["geotify/reply/alice/phone"], "nothing is published to \(hostile)")
             #expect(code(refused.reply("alice/phone")) == "not_allowed")

@@ -131,6 +131,20 @@ struct LaneCoreTests {
         #expect(effects.events.isEmpty)
     }
 
+    /// "At most once per `trackerInterval` seconds": a position exactly that long after
+    /// the last one published, and far enough from it, is published.
+    @Test func theTrackerFollowsAgainExactlyOneIntervalLater() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.homeAssistantEnabled = true
+            $0.trackerInterval = 60
+            $0.trackerDistance = 50
+        }
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        lane.now += 60
+        let effects = lane.ownTracks("alice/phone", Self.away.0 + 0.01, Self.away.1)
+        #expect(effects.outboxTopics == ["geotify/state/alice/phone", "geotify/tracker/alice/phone"])
+    }
+
     @Test func sharedFencesChangeOccupancy() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("bob/phone", Self.away.0, Self.away.1)
@@ -243,5 +257,22 @@ struct LaneCoreTests {
         #expect(admitted.counters[.fixesEvaluated] == 1)
         #expect(admitted.forgotten == ["a/1"], "the least recently seen goes, and its saved state with it")
         #expect(lane.core.state(of: "a/1") == nil)
+    }
+
+    /// Of several devices idle long enough, the one seen longest ago makes room.
+    @Test func theDeviceSeenLongestAgoMakesRoom() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.maximumDevices = 2
+            $0.deviceEvictionAge = 3_600
+        }
+        _ = lane.ownTracks("a/1", 1, 1)
+        lane.now += 10
+        _ = lane.ownTracks("b/1", 1, 1)
+        lane.now += 4_000
+        let admitted = lane.ownTracks("c/1", 1, 1)
+        #expect(admitted.counters[.fixesEvaluated] == 1)
+        #expect(admitted.forgotten == ["a/1"], "a/1 was seen 10 s before b/1")
+        #expect(lane.core.state(of: "a/1") == nil)
+        #expect(lane.core.state(of: "b/1") != nil)
     }
 }
