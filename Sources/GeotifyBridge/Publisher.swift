@@ -443,27 +443,39 @@ final class Publisher: Sendable {
         var done: [@Sendable () -> Void] = []
         let again = tracking.withLock { tracking -> Bool in
             defer { tracking.handing -= batch.count }
+            /// Records `queued` as libmosquitto's, under `messageID`.
+            func handedOver(_ queued: Queued, messageID: Int32) {
+                if queued.message.qos > 0 {
+                    let replaced = tracking.inFlight.updateValue(
+                        Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged), forKey: messageID)
+                    // A message id libmosquitto gives again (they wrap at 65 535) ends
+                    // the wait for the row that had it, as the search of the window did.
+                    if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }
+                    if let row = queued.outboxID { tracking.rowsInFlight.handed(row) }
+                } else {
+                    tracking.unwritten += 1
+                    if let acknowledged = queued.acknowledged { done.append(acknowledged) }
+                }
+                if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
+            }
             publishing: for (position, queued) in batch.enumerated() {
                 guard let client = tracking.client else { break }
                 do throws(MQTTError) {
                     let messageID = try client.publish(
                         topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
                         retain: queued.message.retain, correlationData: queued.message.correlationData)
-                    if queued.message.qos > 0 {
-                        let replaced = tracking.inFlight.updateValue(
-                            Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged), forKey: messageID)
-                        // A message id libmosquitto gives again (they wrap at 65 535) ends
-                        // the wait for the row that had it, as the search of the window did.
-                        if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }
-                        if let row = queued.outboxID { tracking.rowsInFlight.handed(row) }
-                    } else {
-                        tracking.unwritten += 1
-                        if let acknowledged = queued.acknowledged { done.append(acknowledged) }
+                    handedOver(queued, messageID: messageID)
+                } catch where error.isNotConnected || error.keptMessageID != nil {
+                    // A QoS 1 message libmosquitto kept goes out when the connection is
+                    // back, as those in flight do: handing it over again would send it
+                    // twice. The rest wait, in order, for `connected()`.
+                    var rest = position
+                    if let messageID = error.keptMessageID {
+                        handedOver(queued, messageID: messageID)
+                        rest += 1
                     }
-                    if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
-                } catch where error.isNotConnected {
-                    tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[position...])
-                    tracking.directBytes += batch[position...].filter(\.budgeted).reduce(0) { $0 + $1.size }
+                    tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[rest...])
+                    tracking.directBytes += batch[rest...].filter(\.budgeted).reduce(0) { $0 + $1.size }
                     tracking.online = false
                     break publishing
                 } catch {

@@ -154,8 +154,11 @@ package final class MQTTClient: @unchecked Sendable {
 
     /// Publishes `payload` to `topic` and returns the message id the matching
     /// `.published` event will carry. Needs a connection: without one it throws
-    /// `MOSQ_ERR_NO_CONN` (4) whatever the QoS, since libmosquitto 2.0.11 queues nothing
-    /// while it has no socket; keep the message and publish it after `.connected`.
+    /// `MOSQ_ERR_NO_CONN` (4) whatever the QoS. A QoS 0 message is then gone: keep it and
+    /// publish it after `.connected`. A QoS 1 or 2 message is not: libmosquitto 2.0.11
+    /// queues it before it tries to write it, and sends it once connected again, so the
+    /// error carries its id (`keptMessageID`, also when the connection is lost during the
+    /// write) and it must not be published again.
     /// `correlationData` and `responseTopic` are sent as MQTT v5 properties with `.v5`,
     /// and ignored on v3.1.1, which has no properties.
     @discardableResult
@@ -189,6 +192,11 @@ package final class MQTTClient: @unchecked Sendable {
                     handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties
                 )
             }
+        }
+        if qos > 0 && MQTTError.leavesMessageQueued(code) {
+            var error = MQTTError.mosquitto(operation(), code)
+            error.keptMessageID = messageID
+            throw error
         }
         try MQTTError.check(operation(), code)
         wakeUnlessCallingBack()

@@ -14,6 +14,12 @@ package struct MQTTError: Error, CustomStringConvertible, Sendable, Equatable {
     package var code: Int32
     /// A human-readable explanation.
     package var message: String
+    /// The id of the message a failed publish leaves with libmosquitto: a QoS 1 or 2
+    /// message it queued before the write failed (not connected, the connection lost, a
+    /// failed write). libmosquitto sends it when the connection is back (it resends what
+    /// it holds in flight itself), and the `.published` event for this id follows; so
+    /// it must not be published again. Nil for everything else.
+    package var keptMessageID: Int32?
 
     /// Creates an error from its parts.
     package init(operation: String, code: Int32, message: String) {
@@ -31,6 +37,14 @@ package struct MQTTError: Error, CustomStringConvertible, Sendable, Equatable {
     /// publish or subscribe while disconnected, worth trying again after `.connected`.
     package var isNotConnected: Bool {
         code == MOSQ_ERR_NO_CONN.rawValue
+    }
+
+    /// Whether `code`, returned by `mosquitto_publish_v5` for a QoS 1 or 2 message, comes
+    /// from writing it, after libmosquitto 2.0.11 queued it (`message__queue` appends the
+    /// message to its list in flight, then `send__publish` fails): those codes come from
+    /// the write and nothing before it.
+    static func leavesMessageQueued(_ code: Int32) -> Bool {
+        code == MOSQ_ERR_NO_CONN.rawValue || code == MOSQ_ERR_CONN_LOST.rawValue || code == MOSQ_ERR_ERRNO.rawValue
     }
 
     /// An error for input this module rejects before calling libmosquitto.

@@ -9,7 +9,10 @@
 package enum MQTTEvent: Sendable {
     /// The broker accepted the connection. `sessionPresent` says it still held this
     /// client's session (subscriptions and queued messages) from an earlier connection;
-    /// when false, subscribe again.
+    /// when false, subscribe again. It comes once libmosquitto has queued again the
+    /// QoS 1 and 2 messages it held from before (those in flight at the drop, and those
+    /// a publish without a connection left with it, `MQTTError.keptMessageID`), so what
+    /// is published on hearing of it goes out after them.
     case connected(sessionPresent: Bool)
     /// The broker answered CONNECT with a refusal (bad credentials, not authorised, ...).
     /// `code` is the CONNACK return code (v3.1.1) or reason code (v5); `.disconnected`

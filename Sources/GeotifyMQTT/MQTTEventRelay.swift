@@ -43,6 +43,13 @@ final class MQTTEventRelay: Sendable {
         var lastLoggedError: String?
         /// Whether messages or acknowledgements were delivered since the last `.caughtUp`.
         var messagesSinceCaughtUp = false
+        /// A `.connected` (its session-present flag) not yet delivered. libmosquitto
+        /// calls back on the CONNACK before it resends the QoS 1 messages it holds
+        /// (`message__retry_check` follows the callback), so what the owner published on
+        /// hearing of the connection would go out ahead of them: an older notification
+        /// after a newer one. The event waits for the next event or the burst's end, by
+        /// when the resends are queued.
+        var pendingConnected: Bool?
         /// How accepted connections have been ending, to tell a session taken over.
         var takeover: SessionTakeover
     }
@@ -175,8 +182,10 @@ final class MQTTEventRelay: Sendable {
                 state.connectedAt = .now
                 state.failure = nil
                 state.previousFailure = nil
+                state.isConnected = true
+                // Delivered after libmosquitto's resends (see `State.pendingConnected`).
+                state.pendingConnected = flags & 1 != 0
             }
-            deliver(.connected(sessionPresent: flags & 1 != 0), connected: true)
         } else {
             let reason = switch protocolVersion {
             case .v311: String(cString: mosquitto_connack_string(code))
@@ -256,6 +265,7 @@ final class MQTTEventRelay: Sendable {
     /// Says `.caughtUp` when messages were delivered since it was last said; the network
     /// loop calls it each time it has handled what it read.
     func caughtUp() {
+        deliverPendingConnected()
         guard state.withLock({ state in
             defer { state.messagesSinceCaughtUp = false }
             return state.messagesSinceCaughtUp
@@ -263,7 +273,22 @@ final class MQTTEventRelay: Sendable {
         deliver(.caughtUp)
     }
 
+    /// Delivers `event`, after a `.connected` still waiting (`State.pendingConnected`).
     private func deliver(_ event: MQTTEvent, connected: Bool? = nil, message: Bool = false) {
+        deliverPendingConnected()
+        send(event, connected: connected, message: message)
+    }
+
+    /// Delivers the `.connected` that waits for libmosquitto's resends, if one does.
+    private func deliverPendingConnected() {
+        let sessionPresent = state.withLock { state -> Bool? in
+            defer { state.pendingConnected = nil }
+            return state.pendingConnected
+        }
+        if let sessionPresent { send(.connected(sessionPresent: sessionPresent), connected: true, message: false) }
+    }
+
+    private func send(_ event: MQTTEvent, connected: Bool?, message: Bool) {
         state.withLock { state in
             state.callbackThread = pthread_self()
             if let connected {

@@ -28,6 +28,39 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.pending == 0 })
     }
 
+    /// The publisher can believe itself connected a moment before libmosquitto knows its
+    /// socket is gone (the drop seen on the network thread, a publish on another). A
+    /// QoS 1 message libmosquitto queued before its write failed is then libmosquitto's:
+    /// it sends it on reconnecting, so the publisher must not hand it over again.
+    @Test func aQoS1MessageLibmosquittoKeptGoesOutOnce() throws {
+        let spill = try SpillFixture(waitingLimit: 200)
+        defer { spill.close() }
+        spill.publisher.connected()
+        try spill.save(SpillFixture.messages(0..<5))
+        try spill.client.start()
+        #expect(spill.observer.waitForMessages(on: "spill/#", count: 5).count == 5)
+        // A last message, sent after all the others: a repeated one would come before it.
+        try spill.save(SpillFixture.messages(5..<6))
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 6)
+        #expect(received.map(\.text) == (0..<6).map(String.init), "each once, in order")
+        #expect(waitUntil { spill.publisher.unacknowledged == 0 }, "the kept message's acknowledgement counts as its own")
+    }
+
+    /// Messages refused for want of a connection keep their place ahead of those that
+    /// waited behind them.
+    @Test func messagesRefusedForWantOfAConnectionKeepTheirPlace() throws {
+        let spill = try SpillFixture(waitingLimit: 200)
+        defer { spill.close() }
+        spill.publisher.connected()
+        // A QoS 0 message first, which libmosquitto does not keep: the whole first
+        // handing-over (the window of 100) goes back, ahead of the 51 left waiting.
+        let first = OutboxMessage(topic: "spill/0", payload: Array("0".utf8), qos: 0, retain: false)
+        try spill.save([first] + SpillFixture.messages(1..<152))
+        try spill.client.start()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 152)
+        #expect(received.map(\.text) == (0..<152).map(String.init))
+    }
+
     @Test func repliesPastTheLimitWaitWithinTheirByteBudgetThenAreDropped() {
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })

@@ -159,14 +159,14 @@ struct MQTTClientMessagingTests {
 
     @Test("publishing or subscribing without a connection fails with MOSQ_ERR_NO_CONN", arguments: [0, 1])
     func publishWhileDisconnected(qos: Int) throws {
-        // libmosquitto 2.0.11 queues nothing while it has no socket: the caller must
-        // keep what it could not send and try again after `.connected`.
+        // A QoS 0 message is gone: the caller keeps it and tries again after
+        // `.connected`. A QoS 1 message libmosquitto has queued (its id in the error).
         let fixture = try ClientFixture(port: try freePort())
         let topic = uniqueTopic("offline")
         #expect {
             try fixture.client.publish(topic: topic, payload: [1], qos: qos, retain: false)
         } throws: { error in
-            (error as? MQTTError)?.code == 4
+            (error as? MQTTError)?.code == 4 && ((error as? MQTTError)?.keptMessageID != nil) == (qos > 0)
         }
         #expect {
             try fixture.client.subscribe(topic, qos: qos)
@@ -174,5 +174,28 @@ struct MQTTClientMessagingTests {
             (error as? MQTTError)?.code == 4
         }
         fixture.client.stop()
+    }
+
+    /// libmosquitto 2.0.11 queues a QoS 1 message before it tries to write it, and
+    /// sends what it holds once connected: the message a publish without a connection
+    /// refused still arrives, and its acknowledgement carries the id the error gave.
+    @Test func aQoS1MessageRefusedWithoutAConnectionIsSentOnConnecting() throws {
+        let port = try freePort()
+        let fixture = try ClientFixture(port: port)
+        defer { fixture.client.stop() }
+        let topic = uniqueTopic("kept")
+        var kept: Int32?
+        do {
+            try fixture.client.publish(topic: topic, payload: Array("kept".utf8), qos: 1, retain: true)
+        } catch {
+            kept = error.keptMessageID
+        }
+        let messageID = try #require(kept)
+        let broker = try TestBroker(port: port)
+        defer { broker.stop() }
+        #expect(fixture.events.waitForPublished(messageID, timeout: 15))
+        let observer = try TestClient(port: port)
+        try observer.subscribe(topic)
+        #expect(observer.waitForMessage(on: topic)?.text == "kept")
     }
 }
