@@ -30,6 +30,15 @@ struct LocationDecoderTests {
         #expect(fix.timestamp == 1_000)
     }
 
+    /// The limits themselves are positions: the poles, the antimeridian from either
+    /// side, an accuracy of 0 and the epoch.
+    @Test func theRangesIncludeTheirLimits() throws {
+        let plain = try #require(try decode(#"{"lat":90,"lon":180,"acc":0,"tst":0}"#, .plain))
+        #expect(plain == Fix(device: "alice/phone", coordinate: Coordinate(latitude: 90, longitude: 180), accuracy: 0, timestamp: 0))
+        let ownTracks = try #require(try decode(#"{"_type":"location","lat":-90,"lon":-180}"#))
+        #expect(ownTracks.coordinate == Coordinate(latitude: -90, longitude: -180))
+    }
+
     @Test func theArrivalTimeIsTakenInWholeSecondsSoEventIdsAreWhole() throws {
         let fix = try #require(try decoder.decode(
             Array(#"{"lat":1,"lon":2}"#.utf8), device: "alice/phone", format: .plain, arrival: 1_796_052_749.3634605))

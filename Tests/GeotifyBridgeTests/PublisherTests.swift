@@ -173,6 +173,34 @@ struct PublisherTests {
     }
 }
 
+extension PublisherTests {
+    /// Read back in chunks after a spill, the messages waiting in memory never pass the
+    /// limit, and the acknowledged mark stops just before the oldest row in flight (a
+    /// crash then counts every row in flight as possibly lost, none more, none fewer).
+    @Test func aReadBackStaysWithinTheLimitAndTheMarkBehindTheOldestInFlight() throws {
+        struct Sample { var marks: OutboxWatermark.Marks; var inFlight: Int; var waiting: Int }
+        let samples = Mutex<[Sample]>([])
+        let spill = try SpillFixture(waitingLimit: 200) { spill in
+            // On the network thread, where acknowledgements are handled: nothing moves.
+            spill.publisher.saveMarks()
+            let (acknowledging, writing) = spill.publisher.handedOver
+            let sample = Sample(
+                marks: spill.store.watermark.read(), inFlight: acknowledging,
+                waiting: spill.publisher.unacknowledged - acknowledging - writing)
+            samples.withLock { $0.append(sample) }
+        }
+        defer { spill.close() }
+        try spill.save(SpillFixture.messages(0..<1_000))
+        try spill.client.start()
+        _ = spill.observer.waitForMessages(on: "spill/#", count: 1_000)
+        #expect(waitUntil { spill.publisher.isDrained })
+        let sampled = samples.withLock { $0 }
+        #expect(sampled.contains { $0.inFlight > 0 })
+        #expect(sampled.allSatisfy { $0.waiting <= 200 }, "at most the limit waits in memory: \(sampled.map(\.waiting).max() ?? 0)")
+        #expect(sampled.allSatisfy { $0.marks.acknowledged == $0.marks.handed - Int64($0.inFlight) })
+    }
+}
+
 /// A publisher that keeps at most `waitingLimit` (10) messages in memory, its store, its
 /// client (not started) to a fresh mosquitto, and an observer of `spill/#`.
 private final class SpillFixture: Sendable {

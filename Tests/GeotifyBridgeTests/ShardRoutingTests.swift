@@ -34,6 +34,22 @@ struct ShardRoutingTests {
         }
     }
 
+    /// A topic that does not fit the filters (an OwnTracks topic with a level too many)
+    /// is no position of any instance's: every instance says so, none drops it as
+    /// another's.
+    @Test func aTopicThatFitsNoFilterIsUnroutedOnEveryInstance() throws {
+        let routers = try (0..<3).map { try router(ShardAssignment(index: $0, count: 3)) }
+        for device in devices.prefix(30) {
+            for topic in ["owntracks/\(device)/extra", "owntracks/\(device)/a/b"] {
+                for router in routers {
+                    let unrouted: Bool
+                    if case .unrouted = router.route(message(topic), arrival: 0) { unrouted = true } else { unrouted = false }
+                    #expect(unrouted, "\(topic)")
+                }
+            }
+        }
+    }
+
     @Test func filtersWithALiteralAfterAWildcardRouteTheSame() throws {
         var settings = Settings()
         settings.ownTracksTopic = "trackers/+/pos"
