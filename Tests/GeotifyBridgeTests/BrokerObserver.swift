@@ -64,15 +64,25 @@ final class BrokerObserver: Sendable {
         guard let client = holder.client.withLock({ $0 }) else { throw TestSupportError("no client") }
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            do {
-                let messageID = try client.publish(topic: topic, payload: Array(payload.utf8), qos: 1, retain: false)
-                guard events.waitForPublished(messageID, timeout: max(deadline.timeIntervalSinceNow, 0)) else {
-                    throw TestSupportError("no acknowledgement for the publish to \(topic): \(events.all.suffix(5))")
+            let messageID: Int32
+            do throws(MQTTError) {
+                messageID = try client.publish(topic: topic, payload: Array(payload.utf8), qos: 1, retain: false)
+            } catch {
+                if let kept = error.keptMessageID {
+                    // libmosquitto kept it and sends it on reconnecting: publishing it
+                    // again would send it twice.
+                    messageID = kept
+                } else if error.isNotConnected && Date() < deadline {
+                    Thread.sleep(forTimeInterval: 0.02)
+                    continue
+                } else {
+                    throw error
                 }
-                return
-            } catch let error as MQTTError where error.isNotConnected && Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.02)
             }
+            guard events.waitForPublished(messageID, timeout: max(deadline.timeIntervalSinceNow, 0)) else {
+                throw TestSupportError("no acknowledgement for the publish to \(topic): \(events.all.suffix(5))")
+            }
+            return
         }
     }
 
