@@ -465,22 +465,23 @@ final class Publisher: Sendable {
                         topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
                         retain: queued.message.retain, correlationData: queued.message.correlationData)
                     handedOver(queued, messageID: messageID)
-                } catch where error.isNotConnected || error.keptMessageID != nil {
-                    // A QoS 1 message libmosquitto kept goes out when the connection is
-                    // back, as those in flight do: handing it over again would send it
-                    // twice. The rest wait, in order, for `connected()`.
-                    var rest = position
-                    if let messageID = error.keptMessageID {
-                        handedOver(queued, messageID: messageID)
-                        rest += 1
-                    }
-                    tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[rest...])
-                    tracking.directBytes += batch[rest...].filter(\.budgeted).reduce(0) { $0 + $1.size }
-                    tracking.online = false
-                    break publishing
                 } catch {
-                    counters.add(.errors(.publish))
-                    logger.error("could not publish to \(queued.message.topic): \(error)")
+                    // A QoS 1 message libmosquitto kept (its write failed, or there was
+                    // no connection) goes out when the connection is back, as those in
+                    // flight do: handing it over again would send it twice.
+                    if let messageID = error.keptMessageID { handedOver(queued, messageID: messageID) }
+                    if error.isNotConnected {
+                        // The rest wait, in order, for `connected()`.
+                        let rest = error.keptMessageID == nil ? position : position + 1
+                        tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[rest...])
+                        tracking.directBytes += batch[rest...].filter(\.budgeted).reduce(0) { $0 + $1.size }
+                        tracking.online = false
+                        break publishing
+                    }
+                    if error.keptMessageID == nil {
+                        counters.add(.errors(.publish))
+                        logger.error("could not publish to \(queued.message.topic): \(error)")
+                    }
                 }
             }
             tracking.marks.acknowledged = Self.acknowledgedMark(tracking)

@@ -288,6 +288,7 @@ final class MQTTEventRelay: Sendable {
         if let sessionPresent { send(.connected(sessionPresent: sessionPresent), connected: true, message: false) }
     }
 
+    /// Hands `event` to the owner, noting this thread as the one calling back while it runs.
     private func send(_ event: MQTTEvent, connected: Bool?, message: Bool) {
         state.withLock { state in
             state.callbackThread = pthread_self()
