@@ -113,13 +113,20 @@ struct LaneCoreTests {
         #expect(again.saves.isEmpty, "and only once")
     }
 
-    @Test func withHomeAssistantTheTrackerFollowsTheDeviceThrottled() throws {
+    /// A lane with Home Assistant on and the tracker throttled to 60 s and 50 m, whose
+    /// alice/phone has had its first fix, away from its fences.
+    static func trackedAway() throws -> LaneFixture {
         var lane = try LaneFixture(fences: Self.fences) {
             $0.homeAssistantEnabled = true
             $0.trackerInterval = 60
             $0.trackerDistance = 50
         }
         _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        return lane
+    }
+
+    @Test func withHomeAssistantTheTrackerFollowsTheDeviceThrottled() throws {
+        var lane = try Self.trackedAway()
         lane.now += 30
         #expect(lane.ownTracks("alice/phone", Self.away.0 + 0.01, Self.away.1).outbox.isEmpty, "too soon")
         lane.now += 40
@@ -134,12 +141,7 @@ struct LaneCoreTests {
     /// "At most once per `trackerInterval` seconds": a position exactly that long after
     /// the last one published, and far enough from it, is published.
     @Test func theTrackerFollowsAgainExactlyOneIntervalLater() throws {
-        var lane = try LaneFixture(fences: Self.fences) {
-            $0.homeAssistantEnabled = true
-            $0.trackerInterval = 60
-            $0.trackerDistance = 50
-        }
-        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        var lane = try Self.trackedAway()
         lane.now += 60
         let effects = lane.ownTracks("alice/phone", Self.away.0 + 0.01, Self.away.1)
         #expect(effects.outboxTopics == ["geotify/state/alice/phone", "geotify/tracker/alice/phone"])
