@@ -262,41 +262,35 @@ final class MQTTEventRelay: Sendable {
         return String(cString: mosquitto_strerror(code))
     }
 
-    /// Says `.caughtUp` when messages were delivered since it was last said; the network
-    /// loop calls it each time it has handled what it read.
+    /// Says `.caughtUp` when messages were delivered since it was last said, after a
+    /// `.connected` still waiting (`State.pendingConnected`); the network loop calls it
+    /// each time it has handled what it read.
     func caughtUp() {
-        deliverPendingConnected()
-        guard state.withLock({ state in
-            defer { state.messagesSinceCaughtUp = false }
-            return state.messagesSinceCaughtUp
-        }) else { return }
-        deliver(.caughtUp)
-    }
-
-    /// Delivers `event`, after a `.connected` still waiting (`State.pendingConnected`).
-    private func deliver(_ event: MQTTEvent, connected: Bool? = nil, message: Bool = false) {
-        deliverPendingConnected()
-        send(event, connected: connected, message: message)
-    }
-
-    /// Delivers the `.connected` that waits for libmosquitto's resends, if one does.
-    private func deliverPendingConnected() {
-        let sessionPresent = state.withLock { state -> Bool? in
-            defer { state.pendingConnected = nil }
-            return state.pendingConnected
+        let (connected, messages) = state.withLock { state in
+            defer {
+                state.pendingConnected = nil
+                state.messagesSinceCaughtUp = false
+            }
+            return (state.pendingConnected, state.messagesSinceCaughtUp)
         }
-        if let sessionPresent { send(.connected(sessionPresent: sessionPresent), connected: true, message: false) }
+        if let connected { deliver(.connected(sessionPresent: connected)) }
+        if messages { deliver(.caughtUp) }
     }
 
-    /// Hands `event` to the owner, noting this thread as the one calling back while it runs.
-    private func send(_ event: MQTTEvent, connected: Bool?, message: Bool) {
-        state.withLock { state in
+    /// Hands `event` to the owner, after a `.connected` still waiting
+    /// (`State.pendingConnected`), noting this thread as the one calling back meanwhile.
+    /// One lock before and one after, as every message and acknowledgement comes here.
+    private func deliver(_ event: MQTTEvent, connected: Bool? = nil, message: Bool = false) {
+        let pending = state.withLock { state -> Bool? in
+            defer { state.pendingConnected = nil }
             state.callbackThread = pthread_self()
             if let connected {
                 state.isConnected = connected
             }
             if message { state.messagesSinceCaughtUp = true }
+            return state.pendingConnected
         }
+        if let pending { onEvent(.connected(sessionPresent: pending)) }
         onEvent(event)
         state.withLock { $0.callbackThread = nil }
     }
