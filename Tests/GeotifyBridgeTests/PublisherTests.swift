@@ -104,6 +104,38 @@ struct PublisherTests {
         #expect(try spill.store.pendingMessages().isEmpty, "every row handed over: none left to publish after a restart")
     }
 
+    /// A dropped connection takes the QoS 0 messages libmosquitto had not yet written
+    /// with it, with no word for each, so they stop counting against `unwrittenLimit`.
+    /// Else a publisher that had filled the limit before the drop (a broker that
+    /// stalled, then died) would never hand over a QoS 0 message again.
+    @Test func qos0MessagesUnwrittenWhenTheConnectionDropsStopCounting() throws {
+        let spill = try SpillFixture(waitingLimit: 4_000)
+        defer { spill.close() }
+        try spill.client.start()
+        spill.publisher.send([OutboxMessage(topic: "spill/ready", payload: Array("ready".utf8), qos: 1, retain: false)])
+        #expect(spill.observer.waitForMessages(on: "spill/ready", count: 1).count == 1)
+
+        // The broker stalls: what the client writes fills the sockets (16 KiB a message,
+        // 48 MiB in all, past what loopback sockets hold), the rest waits in
+        // libmosquitto up to the limit, then in the publisher.
+        spill.broker.pause()
+        let payload = [UInt8](repeating: 0x61, count: 16 << 10)
+        spill.publisher.send((0..<3_000).map { OutboxMessage(topic: "spill/\($0)", payload: payload, qos: 0, retain: false) })
+        #expect(waitUntil { spill.publisher.handedOver.writing == Publisher.unwrittenLimit },
+                "libmosquitto holds the limit unwritten: \(spill.publisher.handedOver.writing)")
+        // Then it dies: the connection drops with them.
+        spill.broker.kill()
+        #expect(waitUntil { spill.publisher.handedOver.writing == 0 }, "the messages lost with the connection no longer count")
+
+        // It comes back: QoS 0 messages go out again, those that waited and a new one.
+        try spill.broker.restart()
+        let observer = try TestClient(port: spill.broker.port)
+        try observer.subscribe("spill/after")
+        spill.publisher.send([OutboxMessage(topic: "spill/after", payload: Array("after".utf8), qos: 0, retain: true)])
+        #expect(observer.waitForMessages(on: "spill/after", count: 1, timeout: 30).count == 1)
+        #expect(waitUntil { spill.publisher.isDrained })
+    }
+
     @Test func itAsksForTheBurstsEndWhenMessagesWaitAndTheWindowHasRoom() {
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })

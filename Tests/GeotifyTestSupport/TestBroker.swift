@@ -78,6 +78,29 @@ package final class TestBroker: @unchecked Sendable {
         }
     }
 
+    /// Stops the broker in its tracks (SIGSTOP): it holds its connections open and reads
+    /// nothing, as a broker stalled by its machine would, so what its clients write stays
+    /// in their sockets. `kill()` or `stop()` after `resume()` ends it.
+    package func pause() {
+        process.withLock { $0?.terminate(signal: SIGSTOP) }
+    }
+
+    /// Lets a broker `pause()` stopped go on (SIGCONT).
+    package func resume() {
+        process.withLock { $0?.terminate(signal: SIGCONT) }
+    }
+
+    /// Ends the broker at once (SIGKILL, also when paused), as a crash would: its
+    /// clients' connections drop, and it saves nothing. `restart()` starts it again.
+    package func kill() {
+        process.withLock { process in
+            guard let running = process else { return }
+            process = nil
+            running.terminate(signal: SIGKILL)
+            _ = running.waitForExit(timeout: 5)
+        }
+    }
+
     /// Stops the broker and starts it again on the same port with the same config, so a
     /// persistent broker comes back with its sessions and queued messages.
     package func restart() throws {
