@@ -80,14 +80,10 @@ package final class TestBroker: @unchecked Sendable {
 
     /// Stops the broker in its tracks (SIGSTOP): it holds its connections open and reads
     /// nothing, as a broker stalled by its machine would, so what its clients write stays
-    /// in their sockets. `kill()` or `stop()` after `resume()` ends it.
+    /// in their sockets. `kill()` ends it (`stop()` would wait for a SIGTERM it cannot
+    /// handle while stopped).
     package func pause() {
         process.withLock { $0?.terminate(signal: SIGSTOP) }
-    }
-
-    /// Lets a broker `pause()` stopped go on (SIGCONT).
-    package func resume() {
-        process.withLock { $0?.terminate(signal: SIGCONT) }
     }
 
     /// Ends the broker at once (SIGKILL, also when paused), as a crash would: its
