@@ -81,16 +81,18 @@ private final class ComposeBroker {
         guard initialised.status == 0 else {
             throw TestSupportError("docker/mosquitto-init failed: \(initialised.output)")
         }
-        port = try freePort()
-        broker = try ShippedBrokerProcess(
-            config: "docker/mosquitto.conf",
-            moves: [
-                ("listener 1883", "listener \(port) 127.0.0.1"),
+        let secrets = secrets
+        let started = try ShippedBrokerProcess.onFreePorts(
+            1, config: "docker/mosquitto.conf",
+            moves: { ports in [
+                ("listener 1883", "listener \(ports[0]) 127.0.0.1"),
                 ("password_file /run/geotify/passwd", "password_file \(secrets.path)/passwd"),
                 ("acl_file /run/geotify/acl", "acl_file \(secrets.path)/acl"),
                 ("persistence_location /mosquitto/data/", "persistence_location \(directory.path)/"),
-            ],
+            ] },
             logLine: "log_dest stdout", in: directory)
+        broker = started.broker
+        port = started.ports[0]
     }
 
     /// Options that log in as `user` with the password mosquitto-init made for it.

@@ -135,22 +135,24 @@ private final class ProductionBroker {
         let passwords = try BrokerPasswordFile(
             path: directory.appendingPathComponent("passwd").path,
             users: Dictionary(uniqueKeysWithValues: ["geotify", "geotify-0", "geotify-1", "geotify-2", "geotify-admin", "homeassistant", "alice", "bob"].map { ($0, Self.password) }))
-        port = try freePort()
-        tlsPort = try freePort()
         let acl = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/mosquitto.acl")
-        broker = try ShippedBrokerProcess(
-            config: "config/mosquitto.conf",
-            moves: [
-                ("listener 1883 127.0.0.1", "listener \(port) 127.0.0.1"),
-                ("listener 8883", "listener \(tlsPort) 127.0.0.1"),
+        let certificates = certificates
+        let started = try ShippedBrokerProcess.onFreePorts(
+            2, config: "config/mosquitto.conf",
+            moves: { ports in [
+                ("listener 1883 127.0.0.1", "listener \(ports[0]) 127.0.0.1"),
+                ("listener 8883", "listener \(ports[1]) 127.0.0.1"),
                 ("password_file /etc/mosquitto/passwd", "password_file \(passwords.path)"),
                 ("acl_file /etc/mosquitto/geotify.acl", "acl_file \(acl.standardized.path)"),
                 ("cafile /etc/mosquitto/certs/ca.crt", "cafile \(certificates.caFile)"),
                 ("certfile /etc/mosquitto/certs/server.crt", "certfile \(certificates.certFile)"),
                 ("keyfile /etc/mosquitto/certs/server.key", "keyfile \(certificates.keyFile)"),
                 ("persistence_location /var/lib/mosquitto/", "persistence_location \(directory.path)/"),
-            ],
+            ] },
             logLine: "log_dest syslog", in: directory)
+        broker = started.broker
+        port = started.ports[0]
+        tlsPort = started.ports[1]
     }
 
     /// What mosquitto logged.

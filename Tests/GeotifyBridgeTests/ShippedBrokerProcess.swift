@@ -39,6 +39,25 @@ final class ShippedBrokerProcess {
         }
     }
 
+    /// Starts mosquitto with `config` on `count` ports `freePort()` chose, moving its
+    /// lines as `moves(ports)` says (see `init`); returns it with the ports. A port
+    /// another process took between its choice and mosquitto's bind (the suites run in
+    /// parallel, each picking ports) is tried again with fresh ones, up to five times.
+    static func onFreePorts(
+        _ count: Int, config: String, moves: ([Int]) -> [(String, String)], logLine: String, in directory: URL
+    ) throws -> (broker: ShippedBrokerProcess, ports: [Int]) {
+        var attempt = 1
+        while true {
+            let ports = try (0..<count).map { _ in try freePort() }
+            do {
+                let broker = try ShippedBrokerProcess(config: config, moves: moves(ports), logLine: logLine, in: directory)
+                return (broker, ports)
+            } catch let error as TestSupportError where error.message.contains("Address already in use") && attempt < 5 {
+                attempt += 1
+            }
+        }
+    }
+
     /// What mosquitto logged.
     var log: String {
         (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? ""
