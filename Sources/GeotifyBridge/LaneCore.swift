@@ -285,7 +285,7 @@ package struct LaneCore: Sendable {
         for identifier in evaluation.established where !evaluation.transitions.contains(where: { $0.fence.identifier == identifier }) {
             let inside = state.isInside(identifier)
             let set = fences.owner(of: identifier)
-            if set == nil || inside || set!.fences.count <= configuration.announceLimit {
+            if inside || (set.map { $0.fences.count <= configuration.announceLimit } ?? true) {
                 keep(.presence, in: &effects.outbox) { configuration.presence.presence(of: device, fence: identifier, inside: inside) }
             }
             if inside, let set {

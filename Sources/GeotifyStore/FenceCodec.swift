@@ -178,8 +178,8 @@ public enum FenceCodec {
             case nil:
                 errors.append(FenceIssue(.missingField, "missing \"eventType\" (\(accepted))"))
                 return nil
-            case .string?:
-                names = [object["eventType"]!]
+            case .string(let name)?:
+                names = [.string(name)]
             case .array(let elements)? where !elements.isEmpty:
                 names = elements
             case let other?:
