@@ -167,6 +167,92 @@ struct LaneCoreCommandTests {
         #expect(code(malformed.reply("alice/phone")) == "unknown_action")
         #expect(malformed.direct.contains { $0.topic == "geotify/error" })
     }
+
+    /// The badge reset is the device's own: a device the fence file names may reset its
+    /// badge even when `commandDevices` does not let it manage fences, and a device the
+    /// file does not name may not, so no state is made for it.
+    @Test func aDeviceInTheFileMayResetItsBadgeWithoutManagingFences() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.commandDevices = ["bob/phone"] }
+        #expect(code(lane.command("alice/phone", #"{"action":"list"}"#).reply("alice/phone")) == "not_allowed")
+        let reset = lane.command("alice/phone", #"{"action":"resetBadge"}"#)
+        #expect(reset.reply("alice/phone")?["ok"] as? Bool == true)
+        #expect(reset.saves["alice/phone"]?.badge == 0)
+        let stranger = lane.command("mallory/phone", #"{"action":"resetBadge"}"#)
+        #expect(code(stranger.reply("mallory/phone")) == "not_allowed")
+        #expect(stranger.saves.isEmpty && stranger.outbox.isEmpty)
+        #expect(lane.core.state(of: "mallory/phone") == nil)
+    }
+
+    /// A prefix in `commandDevices` (`alice/#`) covers `alice` and the devices below it,
+    /// not another owner whose name merely begins the same (`alice2/phone`).
+    @Test func aPrefixInCommandDevicesStopsAtTheLevel() throws {
+        let fences = #"{"devices": {"alice/phone": [], "alice": [], "alice2/phone": []}}"#
+        var lane = try LaneFixture(fences: fences) { $0.commandDevices = ["alice/#"] }
+        #expect(lane.command("alice/phone", #"{"action":"list"}"#).reply("alice/phone")?["ok"] as? Bool == true)
+        #expect(lane.command("alice", #"{"action":"list"}"#).reply("alice")?["ok"] as? Bool == true)
+        #expect(code(lane.command("alice2/phone", #"{"action":"list"}"#).reply("alice2/phone")) == "not_allowed")
+    }
+
+    /// A command is counted as executed once, when it is answered: a list at once, an
+    /// add when its write is answered (not when it is handed to the shell), a refused
+    /// write as refused.
+    @Test func aWrittenCommandIsCountedWhenItIsAnswered() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        #expect(lane.command("alice/phone", #"{"action":"list"}"#).counters[.commandsExecuted] == 1)
+        let asked = lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#)
+        #expect(asked.counters[.commandsExecuted] == 0, "not yet written")
+        let answered = lane.write(asked)
+        #expect(answered.reply("alice/phone")?["ok"] as? Bool == true)
+        #expect(answered.counters[.commandsExecuted] == 1)
+        let twice = lane.write(lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#))
+        #expect(twice.counters[.commandsExecuted] == 0)
+        #expect(twice.counters[.commandsRefused(.duplicateIdentifier)] == 1)
+    }
+
+    /// A commit is stale when a fence was added to the device since the preview, even
+    /// though the fences the preview saw are all still there, unchanged.
+    @Test func aCommitAfterAFenceWasAddedIsStale() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let peek = lane.command("alice/phone", #"{"action":"preview","change":{"action":"delete","fence":"home"}}"#)
+        let token = try #require(peek.reply("alice/phone")?["token"] as? String)
+        _ = lane.write(lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#))
+        let pop = lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#)
+        #expect(code(pop.reply("alice/phone")) == "stale")
+        #expect(pop.fenceWrites.isEmpty)
+        #expect(lane.book.fences(of: "alice/phone").map(\.identifier) == ["home", "office"])
+    }
+
+    /// A token is its device's: another device may not commit or cancel it (it hears
+    /// `unknown_token`, and nothing is written), and the device itself still can.
+    @Test func anotherDeviceCannotUseAPreviewsToken() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let peek = lane.command("alice/phone", #"{"action":"preview","change":{"action":"delete","fence":"home"}}"#)
+        let token = try #require(peek.reply("alice/phone")?["token"] as? String)
+        let stolen = lane.command("bob/phone", #"{"action":"commit","token":"\#(token)"}"#)
+        #expect(code(stolen.reply("bob/phone")) == "unknown_token")
+        #expect(stolen.fenceWrites.isEmpty)
+        #expect(code(lane.command("bob/phone", #"{"action":"cancel","token":"\#(token)"}"#).reply("bob/phone")) == "unknown_token")
+        let own = lane.write(lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#))
+        #expect(own.reply("alice/phone")?["committed"] as? String == "delete")
+        #expect(lane.book.fences(of: "alice/phone").isEmpty)
+    }
+
+    /// Past `maximumPreviews` on the lane, across devices, the oldest preview goes: the
+    /// lane keeps exactly that many.
+    @Test func previewsAreCappedPerLaneOldestFirst() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.maximumPreviews = 2 }
+        let delete = #"{"action":"preview","change":{"action":"delete","fence":"home"}}"#
+        let add = #"{"action":"preview","change":{"action":"add","fence":\#(Self.office)}}"#
+        let first = try #require(lane.command("alice/phone", delete).reply("alice/phone")?["token"] as? String)
+        let second = try #require(lane.command("bob/phone", add).reply("bob/phone")?["token"] as? String)
+        #expect(lane.core.previewCount == 2)
+        let third = try #require(lane.command("bob/phone", add).reply("bob/phone")?["token"] as? String)
+        #expect(lane.core.previewCount == 2)
+        #expect(code(lane.command("alice/phone", #"{"action":"cancel","token":"\#(first)"}"#).reply("alice/phone")) == "unknown_token")
+        for token in [second, third] {
+            #expect(lane.command("bob/phone", #"{"action":"cancel","token":"\#(token)"}"#).reply("bob/phone")?["ok"] as? Bool == true)
+        }
+    }
 }
 
 /// Where a lane cuts a batch so that each command sees the fences as the commands before

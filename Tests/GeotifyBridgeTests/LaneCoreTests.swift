@@ -277,4 +277,16 @@ struct LaneCoreTests {
         #expect(lane.core.state(of: "a/1") == nil)
         #expect(lane.core.state(of: "b/1") != nil)
     }
+
+    /// The unnamed devices kept from before a restart hold their places at once: their
+    /// owner's and the bridge's; releasing one gives its place back.
+    @Test func devicesKeptFromBeforeARestartHoldTheirPlaces() {
+        let admission = DeviceAdmission(maximum: 3, perOwner: 2, devices: ["mallory/a", "mallory/b", "carol/a"])
+        #expect(admission.admitted == 3)
+        #expect(admission.admit("mallory/c") == .ownerFull)
+        #expect(admission.admit("dave/a") == .full)
+        admission.release("carol/a")
+        #expect(admission.admit("dave/a") == .admitted)
+        #expect(admission.admitted == 3)
+    }
 }

@@ -62,6 +62,23 @@ struct LaneCoreTimerTests {
         #expect((forgotten.reply("alice/phone")?["error"] as? [String: Any])?["code"] as? String == "unknown_token")
     }
 
+    /// A preview lives `previewTimeout` seconds and not a moment longer: a commit at the
+    /// time its reply gave as `expires` is refused as expired; one just before is taken.
+    @Test func aPreviewExpiresAtTheTimeItsReplyGives() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.previewTimeout = 60 }
+        let delete = #"{"action":"preview","change":{"action":"delete","fence":"shop"}}"#
+        let peek = try #require(lane.command("alice/phone", delete).reply("alice/phone"))
+        let token = try #require(peek["token"] as? String)
+        #expect(peek["expires"] as? Double == lane.now + 60)
+        _ = lane.advance(60)
+        let late = lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#)
+        #expect((late.reply("alice/phone")?["error"] as? [String: Any])?["code"] as? String == "expired_token")
+        #expect(late.fenceWrites.isEmpty)
+        let again = try #require(lane.command("alice/phone", delete).reply("alice/phone")?["token"] as? String)
+        _ = lane.advance(59)
+        #expect(lane.command("alice/phone", #"{"action":"commit","token":"\#(again)"}"#).fenceWrites.count == 1)
+    }
+
     @Test func afterAStartTheRetainedTopicsArePublishedAgainFromTheSavedStateOnceConnected() throws {
         var saved = DeviceState(badge: 3, revision: 1, fences: [FenceState(fence: "home", since: 1_699_999_000)])
         saved.lastFix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 5, timestamp: 1_699_999_000)

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 
 @testable import GeotifyBridge
+import GeotifyCore
+import GeotifyStore
 
 /// The shared fences' occupancy: counts by the set of devices inside, and the order in
 /// which counts are queued for publishing across lanes and announcements.
@@ -24,6 +26,27 @@ import Testing
         #expect(queued == [1, 2, 1], "leaving a fence one was not inside changes nothing")
         occupancy.counts(of: [Self.plaza, Occupancy.Key(owner: "shared", fence: "empty")]) { queued += $0 }
         #expect(queued == [1, 2, 1, 1, 0])
+    }
+
+    /// At start the counts come from the saved states: a device counts in the shared
+    /// fences it was inside, not in those it was last outside of.
+    @Test func theCountsAtStartAreOfTheDevicesInside() throws {
+        let text = """
+            {"devices": {"a/phone": [], "b/phone": [], "c/phone": []},
+             "shared": [
+              {"identifier": "plaza", "latitude": 52.5, "longitude": 13.4, "radius": 100, "eventType": "onEntry"},
+              {"identifier": "park", "latitude": 52.6, "longitude": 13.4, "radius": 100, "eventType": "onEntry"}]}
+            """
+        let book = try #require(FenceFile(path: "fences.json").parse(Array(text.utf8)).book)
+        let occupancy = Occupancy()
+        occupancy.load([
+            "a/phone": DeviceState(fences: [FenceState(fence: "plaza", since: 1), FenceState(fence: "park", inside: false, since: 1)]),
+            "b/phone": DeviceState(fences: [FenceState(fence: "plaza", inside: false, since: 1)]),
+            "c/phone": DeviceState(fences: [FenceState(fence: "plaza", since: 1), FenceState(fence: "park", inside: false, since: 1)]),
+        ], book: book)
+        var counts: [Int] = []
+        occupancy.counts(of: [Self.plaza, Occupancy.Key(owner: "shared", fence: "park")]) { counts = $0 }
+        #expect(counts == [2, 0])
     }
 
     /// A lane changes a count while an announcement (on connecting) reads it: whatever

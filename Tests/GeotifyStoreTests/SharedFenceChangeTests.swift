@@ -117,6 +117,16 @@ struct SharedFenceChangeTests {
         #expect(reloaded?.fences(of: "alice/phone").map(\.identifier) == ["home"])
     }
 
+    /// A change to a shared set reports the warnings of loading the file with its own,
+    /// as a device's change does: a clamped radius elsewhere becomes explicit when the
+    /// file is rewritten.
+    @Test func theLoadingWarningsAreReportedWithASharedChange() throws {
+        let text = #"{"devices": {"a": [{"identifier": "x", "latitude": 0, "longitude": 0, "radius": 0, "eventType": "onEntry"}]}, "shared": []}"#
+        let file = FenceFile(path: directory.write(text, to: "fences.json"))
+        let (applied, _) = try file.apply(SharedFenceChange(owner: "shared", .add(device: "shared", fence: Self.fence("park"))))
+        #expect(applied.warnings.map(\.reason) == ["radius 0 m clamped to 1 m (allowed 1...100000 m)"])
+    }
+
     @Test func aFenceDirectoryGetsOnlyItsSharedFileRewritten() throws {
         let root = directory.file("fences")
         try FileManager.default.createDirectory(atPath: root + "/devices", withIntermediateDirectories: true)

@@ -26,6 +26,29 @@ struct StateStoreTests {
         #expect(devices["van/7"] == noFix)
     }
 
+    /// A device the bridge forgets (an idle device making room) is deleted in the same
+    /// commit: after reopening it has no state, and the others keep theirs.
+    @Test func aForgottenDevicesStateIsGoneAfterReopening() throws {
+        let state = DeviceState(badge: 2)
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.save(devices: [("a/1", state), ("b/1", state)], outbox: [])
+            try store.save(devices: [("c/1", state)], forgetting: ["a/1"], outbox: [])
+        }
+        #expect(try StateStore(directory: directory.path).loadDevices().keys.sorted() == ["b/1", "c/1"])
+    }
+
+    /// The notifications a commit queues for delivery to targets are stored with it,
+    /// queued at the commit's time.
+    @Test func aCommitsDeliveriesAreQueued() throws {
+        let store = try StateStore(directory: directory.path)
+        let entry = DeliveryEntry(target: "hook", device: "alice/phone", eventID: "e1", payload: Array(#"{"id":"e1"}"#.utf8))
+        try store.save(devices: [("alice/phone", DeviceState(badge: 1))], outbox: [], deliveries: [entry], now: 100)
+        let heads = try DeliveryQueue(path: store.path).heads()
+        #expect(heads.map(\.entry) == [entry])
+        #expect(heads.first?.queued == 100)
+    }
+
     @Test func theOutboxKeepsMessagesUntilHandedOver() throws {
         let store = try StateStore(directory: directory.path, durability: .full)
         let first = OutboxMessage(topic: "geotify/event/a", payload: Array("{}".utf8), qos: 1, retain: false)
@@ -167,6 +190,22 @@ struct StateStoreTests {
         let loaded = try StateStore(directory: directory.path).loadRevisions()
         #expect(loaded.current == 3)
         #expect(loaded.known == ["a": ["home": 3]])
+    }
+
+    /// A command's change saves the revisions of its devices' fences: a fence it added
+    /// keeps the revision it came in after reopening, and the other devices' revisions
+    /// are left as they were.
+    @Test func theRevisionsOfChangedDevicesArePersisted() throws {
+        let home = Fence(identifier: "home", region: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 5), note: "", eventType: .onEntry)
+        let book = FenceBook(devices: ["a": [home], "b": [home]]).revised(knownRevisions: [:], currentRevision: 2)
+        let store = try StateStore(directory: directory.path)
+        try store.saveRevisions(of: book)
+        let gym = Fence(identifier: "gym", region: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 5), note: "", eventType: .onEntry)
+        let changed = FenceBook(devices: ["a": [home, gym], "b": [home]]).revised(knownRevisions: book.knownRevisions, currentRevision: book.revision)
+        try store.saveRevisions(of: changed, devices: ["a"])
+        let loaded = try StateStore(directory: directory.path).loadRevisions()
+        #expect(loaded.current == 4)
+        #expect(loaded.known == ["a": ["home": 3, "gym": 4], "b": ["home": 3]])
     }
 
     @Test func anUnwritableDirectoryIsAClearError() throws {
