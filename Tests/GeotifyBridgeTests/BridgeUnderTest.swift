@@ -51,6 +51,16 @@ final class BridgeUnderTest {
         self.bridge = bridge
     }
 
+    /// Waits until the bridge says `online` on `geotify/status` at the broker on
+    /// `port`. It publishes that after subscribing, on the same connection, so from then
+    /// on the broker has its subscriptions and a position published next reaches it.
+    /// ("connected to" in its log comes before it subscribes: a position published on
+    /// that alone may reach the broker first and go to nobody.)
+    func waitUntilOnline(port: Int, timeout: Double = 10) throws -> Bool {
+        let status = try BrokerObserver(port: port, subscribe: ["geotify/status"])
+        return waitUntil(timeout: timeout) { status.messages(under: "geotify/status").contains { $0.payload == Array("online".utf8) } }
+    }
+
     /// The log lines that contain `text`.
     func logged(_ text: String) -> [String] {
         logLines.all.filter { $0.contains(text) }

@@ -28,7 +28,7 @@ struct BrokerRestartTests {
 
         try bridge.start()
         try reference.start()
-        #expect(waitUntil { !bridge.logged("connected to").isEmpty && !reference.logged("connected to").isEmpty })
+        #expect(try bridge.waitUntilOnline(port: restarted.port) && reference.waitUntilOnline(port: steady.port))
 
         // The broker goes down and comes back in the middle of the stream; the positions
         // after it are published while the bridge is still reconnecting (the tracker
@@ -62,7 +62,7 @@ struct BrokerRestartTests {
         let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-republish", clock: clock)
         let tracker = try BrokerObserver(port: broker.port, subscribe: [])
         try bridge.start()
-        #expect(waitUntil { !bridge.logged("connected to").isEmpty })
+        #expect(try bridge.waitUntilOnline(port: broker.port))
         let now = Int(Date().timeIntervalSince1970)
         try tracker.publish("owntracks/walker/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"acc":5,"tst":\#(now)}"#)
         let before = try BrokerObserver(port: broker.port, subscribe: ["geotify/presence/walker/phone/home"])
