@@ -58,6 +58,19 @@ struct AcknowledgementPacingTests {
         #expect(pacing.pollTimeout(at: 104 * millisecond, usual: 500) == 0)
     }
 
+    /// The poll's wait is rounded up to a whole millisecond, not past one: when exactly
+    /// whole milliseconds are left until an owed acknowledgement is due, the poll waits
+    /// that many, so the acknowledgement is not asked for a millisecond late.
+    @Test("whole milliseconds left until the owed acknowledgement: the poll waits exactly those")
+    func pollTimeoutOnWholeMilliseconds() {
+        var pacing = AcknowledgementPacing(interval: 3 * millisecond)
+        #expect(ask(&pacing, read: true, at: 100 * millisecond))
+        #expect(!ask(&pacing, read: true, at: 100 * millisecond))
+        #expect(pacing.pollTimeout(at: 100 * millisecond, usual: 500) == 3)
+        #expect(pacing.pollTimeout(at: 102 * millisecond, usual: 500) == 1)
+        #expect(pacing.pollTimeout(at: 102 * millisecond + 1, usual: 500) == 1)
+    }
+
     @Test("a clock that went backwards does not hold an acknowledgement back")
     func clockBackwards() {
         var pacing = AcknowledgementPacing(interval: millisecond)

@@ -41,6 +41,16 @@ struct BurstPacingTests {
         #expect(pacing.wait(at: now, full: false, mustWrite: false, hurried: false) == 800 * microsecond)
     }
 
+    /// The boundary of "dense": a burst that empties the socket in the very nanosecond
+    /// the last one ended is dense traffic, so it waits the whole interval (only a clock
+    /// that went back, not one that stood still, ends it at once).
+    @Test("a burst at the instant the last one ended waits the whole interval")
+    func burstAtTheSameInstantWaits() {
+        var pacing = BurstPacing(interval: millisecond)
+        pacing.ended(at: 10 * millisecond)
+        #expect(wait(pacing, at: 10 * millisecond) == millisecond)
+    }
+
     @Test("a clock that went back does not make a burst wait")
     func clockGoingBack() {
         var pacing = BurstPacing(interval: millisecond)

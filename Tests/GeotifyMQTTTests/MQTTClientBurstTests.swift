@@ -70,6 +70,51 @@ struct MQTTClientBurstTests {
         }
     }
 
+    /// A burst ends after at most 64 packets (`burstLimit`) even when more are waiting:
+    /// its end is where the owner hands what was read on and publishes what follows, so
+    /// a flood must not hold that back until the socket runs dry.
+    @Test("a flood waiting in the socket is read in bursts of at most 64 messages")
+    func burstsAreBounded() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("flood")
+        /// The number of messages in each burst so far, the last one still open.
+        let bursts = Mutex<[Int]>([0])
+        let received = Mutex(0)
+        let release = DispatchSemaphore(value: 0)
+        let recorder = EventRecorder()
+        var options = MQTTOptions(clientID: "geotify-flood-\(UUID().uuidString.prefix(8))", port: broker.port)
+        options.cleanSession = true
+        let receiver = try MQTTClient(options: options) { event in
+            recorder.record(event)
+            switch event {
+            case .message(let message):
+                bursts.withLock { $0[$0.count - 1] += 1 }
+                received.withLock { $0 += 1 }
+                // Hold the network thread on the first message while the flood arrives.
+                if message.payload == [0] { _ = release.wait(timeout: .now() + 20) }
+            case .caughtUp:
+                bursts.withLock { $0.append(0) }
+            default:
+                break
+            }
+        }
+        defer { receiver.stop() }
+        try receiver.start()
+        #expect(recorder.waitForConnected() != nil)
+        #expect(recorder.waitForSubscribed(try receiver.subscribe(topic, qos: 0)) == [0])
+
+        let count = 200
+        let sender = try TestClient(port: broker.port)
+        for index in 0..<count { try sender.publish(topic, bytes: [UInt8(index)], qos: 0) }
+        let sent = "Sending PUBLISH to \(options.clientID) "
+        #expect(waitUntil { broker.log.components(separatedBy: sent).count - 1 >= count }, "the broker sent all \(count)")
+        release.signal()
+        #expect(waitUntil { received.withLock { $0 } == count })
+        let sizes = bursts.withLock { $0 }.filter { $0 > 0 }
+        #expect(sizes.allSatisfy { $0 <= 64 }, "bursts of \(sizes)")
+        #expect(sizes.reduce(0, +) == count)
+    }
+
     @Test("messages of every size, across the read buffer's 64 KiB, arrive whole and in order")
     func everySizeArrivesWhole() throws {
         let broker = try TestBroker()

@@ -94,6 +94,46 @@ struct MQTTClientReconnectTests {
         fixture.client.stop()
     }
 
+    /// A failure is kept quiet only while it repeats with no connection accepted in
+    /// between: once the broker has accepted one, the same failure is news again. Else a
+    /// broker that went down a second time (or refused the bridge a second time) would
+    /// leave the client retrying with nothing said about why.
+    @Test("a failure like an earlier one is reported again after a connection was accepted in between")
+    func aFailureAfterAConnectionIsReportedAgain() throws {
+        let broker = try TestBroker()
+        let clock = ManualScheduler()
+        let fixture = try ClientFixture(port: broker.port, clock: clock)
+        try fixture.waitConnected()
+        func nextAttempt() {
+            #expect(waitUntil { clock.pendingCount == 1 }, "a reconnect is scheduled")
+            clock.advance(by: 3)
+        }
+        func refused(after mark: Int) -> String? {
+            fixture.events.waitFor(after: mark) { event -> String? in
+                if case .disconnected(_, let reason) = event, reason.lowercased().contains("refused") { return reason }
+                return nil
+            }
+        }
+        // First outage: the lost connection, then the refused attempt.
+        let first = fixture.events.count
+        broker.stop()
+        nextAttempt()
+        let firstRefusal = refused(after: first)
+        #expect(firstRefusal != nil, "\(fixture.events.all)")
+
+        try broker.restart()
+        let back = fixture.events.count
+        nextAttempt()
+        #expect(fixture.events.waitForConnected(after: back) != nil, "\(fixture.events.all)")
+
+        // Second outage, alike: reported again, not taken for a repeat of the first.
+        let second = fixture.events.count
+        broker.stop()
+        nextAttempt()
+        #expect(refused(after: second) == firstRefusal, "\(fixture.events.all)")
+        fixture.client.stop()
+    }
+
     @Test("stop() during the backoff after a lost connection returns and nothing reconnects afterwards")
     func stopDuringBackoff() throws {
         let broker = try TestBroker()

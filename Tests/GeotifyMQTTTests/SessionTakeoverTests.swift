@@ -30,6 +30,14 @@ struct SessionTakeoverTests {
             == [false, false, true, true, false, false])
     }
 
+    /// An MQTT v5 takeover said outright is an ending of its own kind: it starts the
+    /// count of short connections again, so the next short one is not called a takeover
+    /// on the strength of those before it ("3 times in a row" would be false).
+    @Test func anMQTT5TakeoverStartsTheCountAgain() {
+        #expect(verdicts([(lost, 2), (lost, 2), (0x8E, 2), (lost, 2), (lost, 2), (lost, 2)])
+            == [false, false, true, false, false, true])
+    }
+
     @Test func aBrokerRestartAFlakyNetworkOrOneIntruderIsNot() {
         // A broker restarting: the connection drops, the next attempt fails (14: errno).
         #expect(!verdicts(Array(repeating: [(lost, 5), (14, nil)], count: 5).flatMap { $0 }).contains(true))
