@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 @testable import GeotifyBridge
 import GeotifyCore
+import GeotifyStore
 import GeotifyTestSupport
 
 /// What the announcer tells about the announcements asked of it, checked on a queue the
@@ -10,7 +11,9 @@ import GeotifyTestSupport
 struct FenceChangeAnnouncerTests {
     /// An announcer whose work runs on `queue`; its publisher has no client and keeps what
     /// it is given.
-    private func announcer(on queue: DispatchQueue) -> FenceChangeAnnouncer {
+    private func announcer(
+        on queue: DispatchQueue = DispatchQueue(label: "test.announcements"), waypoints: OwnTracksWaypoints? = nil
+    ) -> FenceChangeAnnouncer {
         let logger = Logger(level: .error, sink: { _ in })
         let counters = Counters()
         let messages = OutboundMessages(topics: Topics())
@@ -18,7 +21,7 @@ struct FenceChangeAnnouncerTests {
         let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 1_000)
         return FenceChangeAnnouncer(
             publisher: publisher, presence: PresenceMessages(topics: Topics()), occupancy: Occupancy(), discovery: nil,
-            waypoints: nil, announceLimit: 20, updates: LiveUpdates(), queue: queue)
+            waypoints: waypoints, announceLimit: 20, updates: LiveUpdates(), queue: queue)
     }
 
     @Test("not idle from the moment an announcement is asked for until it is handed over")
@@ -35,5 +38,43 @@ struct FenceChangeAnnouncerTests {
         queue.resume()
         announcer.waitUntilAnnounced()
         #expect(announcer.isIdle, "both handed over")
+    }
+
+    static let fences = """
+        { "devices": {
+            "alice/phone": [
+              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                "note": "Welcome home", "eventType": "onEntryAndExit" } ],
+            "van/7": [
+              { "identifier": "depot", "latitude": 48.1374, "longitude": 11.5755, "radius": 250,
+                "note": "Van 7 is back", "eventType": "onEntry" } ] } }
+        """
+
+    static func book(_ text: String) throws -> FenceBook {
+        try #require(FenceFile(path: "fences.json").parse(Array(text.utf8)).book)
+    }
+
+    /// A device taken out of the file, when nothing else changes, loses its retained
+    /// topics: it is among the devices whose own fences changed, though the new book
+    /// has no fences of it at all.
+    @Test("a device removed, and nothing else: its retained topics are cleared")
+    func aRemovedDeviceIsCleared() throws {
+        let old = try Self.book(Self.fences)
+        let new = try Self.book(#"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "note": "Welcome home", "eventType": "onEntryAndExit"}]}}"#)
+        let messages = announcer().messages(for: LiveFenceBook.Change(old: old, new: new))
+        let cleared = messages.filter { $0.payload.isEmpty && $0.retain }.map(\.topic)
+        #expect(cleared.contains { $0.contains("van/7") }, "\(cleared)")
+        #expect(!cleared.contains { $0.contains("alice/phone") }, "\(cleared)")
+    }
+
+    /// Fences pushed to the OwnTracks apps go only to the devices whose fences changed,
+    /// not to every device on each change.
+    @Test("waypoints are pushed only to the devices whose fences changed")
+    func waypointsOnlyForChangedDevices() throws {
+        let old = try Self.book(Self.fences)
+        let new = try Self.book(Self.fences.replacingOccurrences(of: "Welcome home", with: "Home again"))
+        let messages = announcer(waypoints: OwnTracksWaypoints(topics: OwnTracksTopics()))
+            .messages(for: LiveFenceBook.Change(old: old, new: new))
+        #expect(messages.map(\.topic).filter { $0.hasPrefix("owntracks/") } == ["owntracks/alice/phone/cmd"])
     }
 }
