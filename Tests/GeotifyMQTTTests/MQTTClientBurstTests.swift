@@ -115,6 +115,38 @@ struct MQTTClientBurstTests {
         #expect(sizes.reduce(0, +) == count)
     }
 
+    /// Writing a QoS 0 message reports it as published, and the end of the turn follows
+    /// at once (`.caughtUp`, where the bridge's publisher hands over more), not only
+    /// after whatever the socket brings next (or the idle poll's timeout).
+    @Test("a QoS 0 message written is followed by .caughtUp before anything read later")
+    func aWrittenMessageIsCaughtUpAtOnce() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("later")
+        let recorder = EventRecorder()
+        var options = MQTTOptions(clientID: "geotify-written-\(UUID().uuidString.prefix(8))", port: broker.port)
+        options.cleanSession = true
+        let client = try MQTTClient(options: options, onEvent: recorder.record)
+        defer { client.stop() }
+        try client.start()
+        #expect(recorder.waitForConnected() != nil)
+        #expect(recorder.waitForSubscribed(try client.subscribe(topic, qos: 0)) == [0])
+        let sender = try TestClient(port: broker.port)
+
+        let mark = recorder.count
+        let id = try client.publish(topic: uniqueTopic("elsewhere"), payload: [1], qos: 0, retain: false)
+        #expect(recorder.waitForPublished(id))
+        // Something to read after the write: its turn would say .caughtUp too.
+        try sender.publish(topic, "later", qos: 0)
+        #expect(recorder.waitFor(after: mark) { event -> Bool? in
+            if case .message = event { return true }
+            return nil
+        } == true)
+        let events = Array(recorder.all.dropFirst(mark))
+        let published = try #require(events.firstIndex { if case .published(id) = $0 { return true } else { return false } })
+        let message = try #require(events.firstIndex { if case .message = $0 { return true } else { return false } })
+        #expect(events[published..<message].contains { if case .caughtUp = $0 { return true } else { return false } }, "\(events)")
+    }
+
     @Test("messages of every size, across the read buffer's 64 KiB, arrive whole and in order")
     func everySizeArrivesWhole() throws {
         let broker = try TestBroker()
