@@ -12,15 +12,8 @@ import Testing
 /// `geotify/error` is kept by the test.
 @Suite("LiveFenceBook")
 struct LiveFenceBookTests {
-    static let fences = """
-        { "devices": {
-            "alice/phone": [
-              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
-                "note": "Welcome home", "eventType": "onEntryAndExit" } ],
-            "van/7": [
-              { "identifier": "depot", "latitude": 48.1374, "longitude": 11.5755, "radius": 250,
-                "note": "Van 7 is back", "eventType": "onEntry" } ] } }
-        """
+    /// Two devices with a fence each, as in the announcer's tests.
+    static let fences = FenceChangeAnnouncerTests.fences
 
     static let invalid = #"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 95}]}}"#
 

@@ -22,40 +22,23 @@ struct MQTTClientBurstTests {
         let sequence = Mutex<[Character]>([])
         /// The network thread's buffer fills when each message was handed over.
         let fills = Mutex<[UInt]>([])
-        let release = DispatchSemaphore(value: 0)
-        let recorder = EventRecorder()
-        var options = MQTTOptions(clientID: "geotify-burst-\(UUID().uuidString.prefix(8))", port: broker.port)
-        options.cleanSession = true
-        let receiver = try MQTTClient(options: options) { event in
-            recorder.record(event)
-            switch event {
-            case .message(let message):
-                sequence.withLock { $0.append("m") }
-                fills.withLock { $0.append(geotify_buffered_socket_fills()) }
-                // Hold the network thread on the first message while the others arrive.
-                if message.payload == [0] { _ = release.wait(timeout: .now() + 20) }
-            case .caughtUp:
-                sequence.withLock { $0.append("c") }
-            default:
-                break
-            }
+        let receiver = try HeldReceiver(broker: broker, name: "burst", topic: topic, qos: qos) { _ in
+            sequence.withLock { $0.append("m") }
+            fills.withLock { $0.append(geotify_buffered_socket_fills()) }
+        } onCaughtUp: {
+            sequence.withLock { $0.append("c") }
         }
-        defer { receiver.stop() }
-        try receiver.start()
-        #expect(recorder.waitForConnected() != nil)
-        #expect(recorder.waitForSubscribed(try receiver.subscribe(topic, qos: qos)) == [qos])
 
         // libmosquitto writes a byte to its wake-up pipe for every packet it queues; a
         // client that has sent a few thousand has filled it for good, as a running bridge has.
-        for _ in 0..<3_000 { try receiver.publish(topic: uniqueTopic("filler"), payload: [], qos: 0, retain: false) }
+        for _ in 0..<3_000 { try receiver.client.publish(topic: uniqueTopic("filler"), payload: [], qos: 0, retain: false) }
 
         // mosquitto sends at most 20 QoS 1 messages before the receiver acknowledges them.
         let count = 20
         let sender = try TestClient(port: broker.port)
         for index in 0..<count { try sender.publish(topic, bytes: [UInt8(index)], qos: qos) }
-        let sent = "Sending PUBLISH to \(options.clientID) "
-        #expect(waitUntil { broker.log.components(separatedBy: sent).count - 1 >= count }, "the broker sent all \(count)")
-        release.signal()
+        #expect(receiver.waitUntilSent(count), "the broker sent all \(count)")
+        receiver.release()
         #expect(waitUntil { sequence.withLock { $0.filter { $0 == "m" }.count } == count })
 
         let events = sequence.withLock { $0 }
@@ -80,35 +63,18 @@ struct MQTTClientBurstTests {
         /// The number of messages in each burst so far, the last one still open.
         let bursts = Mutex<[Int]>([0])
         let received = Mutex(0)
-        let release = DispatchSemaphore(value: 0)
-        let recorder = EventRecorder()
-        var options = MQTTOptions(clientID: "geotify-flood-\(UUID().uuidString.prefix(8))", port: broker.port)
-        options.cleanSession = true
-        let receiver = try MQTTClient(options: options) { event in
-            recorder.record(event)
-            switch event {
-            case .message(let message):
-                bursts.withLock { $0[$0.count - 1] += 1 }
-                received.withLock { $0 += 1 }
-                // Hold the network thread on the first message while the flood arrives.
-                if message.payload == [0] { _ = release.wait(timeout: .now() + 20) }
-            case .caughtUp:
-                bursts.withLock { $0.append(0) }
-            default:
-                break
-            }
+        let receiver = try HeldReceiver(broker: broker, name: "flood", topic: topic, qos: 0) { _ in
+            bursts.withLock { $0[$0.count - 1] += 1 }
+            received.withLock { $0 += 1 }
+        } onCaughtUp: {
+            bursts.withLock { $0.append(0) }
         }
-        defer { receiver.stop() }
-        try receiver.start()
-        #expect(recorder.waitForConnected() != nil)
-        #expect(recorder.waitForSubscribed(try receiver.subscribe(topic, qos: 0)) == [0])
 
         let count = 200
         let sender = try TestClient(port: broker.port)
         for index in 0..<count { try sender.publish(topic, bytes: [UInt8(index)], qos: 0) }
-        let sent = "Sending PUBLISH to \(options.clientID) "
-        #expect(waitUntil { broker.log.components(separatedBy: sent).count - 1 >= count }, "the broker sent all \(count)")
-        release.signal()
+        #expect(receiver.waitUntilSent(count), "the broker sent all \(count)")
+        receiver.release()
         #expect(waitUntil { received.withLock { $0 } == count })
         let sizes = bursts.withLock { $0 }.filter { $0 > 0 }
         #expect(sizes.allSatisfy { $0 <= 64 }, "bursts of \(sizes)")
@@ -174,5 +140,60 @@ struct MQTTClientBurstTests {
         for payload in payloads { try sender.publish(topic, bytes: payload, qos: 1) }
         #expect(waitUntil(timeout: 30) { received.withLock { $0.count } >= payloads.count })
         #expect(received.withLock { $0 } == payloads)
+    }
+}
+
+/// A client of `broker` subscribed to `topic`, whose network thread is held on the
+/// first message (payload `[0]`) until `release()`, so that what the broker sends
+/// meanwhile waits in its socket; `onMessage` and `onCaughtUp` run on that thread for
+/// each message and each end of a burst.
+private final class HeldReceiver {
+    let client: MQTTClient
+    private let broker: TestBroker
+    private let clientID: String
+    private let gate = DispatchSemaphore(value: 0)
+
+    init(
+        broker: TestBroker, name: String, topic: String, qos: Int,
+        onMessage: @escaping @Sendable (MQTTMessage) -> Void, onCaughtUp: @escaping @Sendable () -> Void
+    ) throws {
+        self.broker = broker
+        clientID = "geotify-\(name)-\(UUID().uuidString.prefix(8))"
+        var options = MQTTOptions(clientID: clientID, port: broker.port)
+        options.cleanSession = true
+        let recorder = EventRecorder()
+        let gate = gate
+        client = try MQTTClient(options: options) { event in
+            recorder.record(event)
+            switch event {
+            case .message(let message):
+                onMessage(message)
+                if message.payload == [0] { _ = gate.wait(timeout: .now() + 20) }
+            case .caughtUp:
+                onCaughtUp()
+            default:
+                break
+            }
+        }
+        try client.start()
+        guard recorder.waitForConnected() != nil, recorder.waitForSubscribed(try client.subscribe(topic, qos: qos)) == [qos] else {
+            client.stop()
+            throw TestSupportError("\(clientID) did not connect and subscribe: \(recorder.all)")
+        }
+    }
+
+    deinit {
+        client.stop()
+    }
+
+    /// Waits until the broker's log says it sent this client `count` messages.
+    func waitUntilSent(_ count: Int) -> Bool {
+        let sent = "Sending PUBLISH to \(clientID) "
+        return waitUntil { broker.log.components(separatedBy: sent).count - 1 >= count }
+    }
+
+    /// Lets the network thread go on.
+    func release() {
+        gate.signal()
     }
 }
