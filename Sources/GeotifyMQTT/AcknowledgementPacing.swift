@@ -47,13 +47,14 @@ struct AcknowledgementPacing: Sendable, Equatable {
     }
 
     /// How long, in milliseconds, the loop's poll may wait at `now` when it would
-    /// otherwise wait `usual`: no longer than until an owed acknowledgement is due
-    /// (rounded up to a whole millisecond, so it is due when the poll returns).
+    /// otherwise wait `usual` (negative: without end, as `poll` takes it): no longer than
+    /// until an owed acknowledgement is due (rounded up to a whole millisecond, so it is
+    /// due when the poll returns).
     func pollTimeout(at now: UInt64, usual: Int32) -> Int32 {
         guard owed, let last else { return usual }
         let due = last &+ interval
         guard now < due, now >= last else { return 0 }
         let milliseconds = (due - now + 999_999) / 1_000_000
-        return Int32(min(UInt64(max(usual, 0)), milliseconds))
+        return Int32(min(usual < 0 ? UInt64(Int32.max) : UInt64(usual), milliseconds))
     }
 }

@@ -58,6 +58,18 @@ struct AcknowledgementPacingTests {
         #expect(pacing.pollTimeout(at: 104 * millisecond, usual: 500) == 0)
     }
 
+    /// A poll that would otherwise wait without end (`usual` negative, as `poll` takes
+    /// it) waits until the owed acknowledgement is due: not forever, and not 0, which
+    /// would turn the loop into a busy one until then.
+    @Test("a poll that would wait without end waits until the owed acknowledgement is due")
+    func aPollWithoutEndWaitsUntilTheAcknowledgementIsDue() {
+        var pacing = AcknowledgementPacing(interval: 3 * millisecond)
+        #expect(pacing.pollTimeout(at: 100 * millisecond, usual: -1) == -1, "nothing owed: without end")
+        #expect(ask(&pacing, read: true, at: 100 * millisecond))
+        #expect(!ask(&pacing, read: true, at: 101 * millisecond))
+        #expect(pacing.pollTimeout(at: 101 * millisecond, usual: -1) == 2)
+    }
+
     /// The poll's wait is rounded up to a whole millisecond, not past one: when exactly
     /// whole milliseconds are left until an owed acknowledgement is due, the poll waits
     /// that many, so the acknowledgement is not asked for a millisecond late.
