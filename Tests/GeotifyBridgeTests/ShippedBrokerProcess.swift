@@ -41,21 +41,15 @@ final class ShippedBrokerProcess {
 
     /// Starts mosquitto with `config` on `count` ports `freePort()` chose, moving its
     /// lines as `moves(ports)` says (see `init`); returns it with the ports. A port
-    /// another process took between its choice and mosquitto's bind (the suites run in
-    /// parallel, each picking ports) is tried again with fresh ones, up to five times.
+    /// another process took before mosquitto bound it is tried again with fresh ones
+    /// (`withFreePorts`).
     static func onFreePorts(
         _ count: Int, config: String, moves: ([Int]) -> [(String, String)], logLine: String, in directory: URL
     ) throws -> (broker: ShippedBrokerProcess, ports: [Int]) {
-        var attempt = 1
-        while true {
-            let ports = try (0..<count).map { _ in try freePort() }
-            do {
-                let broker = try ShippedBrokerProcess(config: config, moves: moves(ports), logLine: logLine, in: directory)
-                return (broker, ports)
-            } catch let error as TestSupportError where error.message.contains("Address already in use") && attempt < 5 {
-                attempt += 1
-            }
+        let (broker, ports) = try withFreePorts(count, retrying: { "\($0)".contains("Address already in use") }) { ports in
+            try ShippedBrokerProcess(config: config, moves: moves(ports), logLine: logLine, in: directory)
         }
+        return (broker, ports)
     }
 
     /// What mosquitto logged.

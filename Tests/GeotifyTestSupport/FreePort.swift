@@ -54,3 +54,21 @@ private func loopbackAddress(port: Int) -> sockaddr_in {
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
     return address
 }
+
+/// Calls `start` with `count` ports `freePort()` chose; when it throws an error
+/// `retrying` accepts (another process took a port between its choice and its use: the
+/// suites run in parallel, each choosing ports), calls it again with fresh ones, up to
+/// `attempts` times in all. Returns what `start` made and the ports it was given.
+package func withFreePorts<Value>(
+    _ count: Int, attempts: Int = 5, retrying: (any Error) -> Bool = { _ in true }, _ start: ([Int]) throws -> Value
+) throws -> (value: Value, ports: [Int]) {
+    var attempt = 1
+    while true {
+        let ports = try (0..<count).map { _ in try freePort() }
+        do {
+            return (try start(ports), ports)
+        } catch where attempt < attempts && retrying(error) {
+            attempt += 1
+        }
+    }
+}

@@ -37,25 +37,26 @@ package final class TestBroker: @unchecked Sendable {
         configFile = directory.appendingPathComponent("mosquitto.conf")
         logFile = directory.appendingPathComponent("mosquitto.log")
         outputFile = directory.appendingPathComponent("mosquitto.out")
-        var attempts = 0
-        var chosen = try port ?? freePort()
-        var started: ChildProcess?
-        while started == nil {
-            attempts += 1
+        let start = { [directory, configFile, logFile, outputFile] (port: Int) throws -> ChildProcess in
             try Self.config(
-                port: chosen, directory: directory, logFile: logFile, persistence: persistence, extra: extraConfig
+                port: port, directory: directory, logFile: logFile, persistence: persistence, extra: extraConfig
             ).write(to: configFile, atomically: true, encoding: .utf8)
-            do {
-                started = try Self.launch(config: configFile, output: outputFile, port: chosen, logFile: logFile)
-            } catch {
-                guard port == nil, attempts < 5 else {
-                    try? FileManager.default.removeItem(at: directory)
-                    throw error
-                }
-                chosen = try freePort()
-            }
+            return try Self.launch(config: configFile, output: outputFile, port: port, logFile: logFile)
         }
-        self.port = chosen
+        let started: ChildProcess
+        do {
+            if let port {
+                started = try start(port)
+                self.port = port
+            } else {
+                let (launched, ports) = try withFreePorts(1) { try start($0[0]) }
+                started = launched
+                self.port = ports[0]
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
         process = Mutex(started)
     }
 
@@ -67,10 +68,16 @@ package final class TestBroker: @unchecked Sendable {
     /// Stops the broker: SIGTERM (so a persistent broker saves its database), then
     /// waits up to 10 s for it to exit, then SIGKILL. Does nothing if it is not running.
     package func stop() {
+        end(with: SIGTERM)
+    }
+
+    /// Sends the running broker `signal`, waits up to 10 s for it to exit, then sends
+    /// SIGKILL; forgets the process either way.
+    private func end(with signal: Int32) {
         process.withLock { process in
             guard let running = process else { return }
             process = nil
-            running.terminate()
+            running.terminate(signal: signal)
             if !running.waitForExit(timeout: 10) {
                 running.terminate(signal: SIGKILL)
                 _ = running.waitForExit(timeout: 5)
@@ -89,12 +96,7 @@ package final class TestBroker: @unchecked Sendable {
     /// Ends the broker at once (SIGKILL, also when paused), as a crash would: its
     /// clients' connections drop, and it saves nothing. `restart()` starts it again.
     package func kill() {
-        process.withLock { process in
-            guard let running = process else { return }
-            process = nil
-            running.terminate(signal: SIGKILL)
-            _ = running.waitForExit(timeout: 5)
-        }
+        end(with: SIGKILL)
     }
 
     /// Stops the broker and starts it again on the same port with the same config, so a
@@ -105,13 +107,13 @@ package final class TestBroker: @unchecked Sendable {
         process.withLock { $0 = started }
     }
 
-    /// Everything the broker logged so far (its log file, then its standard output and
-    /// error, where mosquitto reports problems found before it opens the log).
     /// How many connections the broker refused for want of valid credentials, by its log.
     package var refusedLogins: Int {
         log.components(separatedBy: "disconnected, not authorised").count - 1
     }
 
+    /// Everything the broker logged so far (its log file, then its standard output and
+    /// error, where mosquitto reports problems found before it opens the log).
     package var log: String {
         Self.read(logFile) + Self.read(outputFile)
     }
