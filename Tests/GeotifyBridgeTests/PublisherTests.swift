@@ -199,7 +199,8 @@ struct PublisherTests {
         #expect(spill.store.watermark.read().handed == 0, "nothing handed over yet")
         #expect(try spill.store.pendingMessages().count == backlog, "a restart now would publish every one")
         try spill.client.start()
-        _ = spill.observer.waitForMessages(on: "spill/#", count: backlog)
+        let received = spill.observer.waitForMessages(on: "spill/#", count: backlog)
+        #expect(received.map(\.text) == (0..<backlog).map(String.init), "every message once, in order")
         #expect(waitUntil { spill.publisher.isDrained })
         let sampled = samples.withLock { $0 }
         #expect(sampled.count > 1)
@@ -229,7 +230,8 @@ extension PublisherTests {
         defer { spill.close() }
         try spill.save(SpillFixture.messages(0..<1_000))
         try spill.client.start()
-        _ = spill.observer.waitForMessages(on: "spill/#", count: 1_000)
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 1_000)
+        #expect(received.map(\.text) == (0..<1_000).map(String.init), "every message once, in order")
         #expect(waitUntil { spill.publisher.isDrained })
         let sampled = samples.withLock { $0 }
         #expect(sampled.contains { $0.inFlight > 0 })
