@@ -48,15 +48,17 @@ public struct JSONParser: Sendable {
         /// No names: objects skipped as a whole.
         static let empty = MemberNames([])
 
-        func contains(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-            for candidate in utf8 where candidate.count == name.count {
+        /// The name whose UTF-8 is `name`, as prepared: a kept member's key is this string,
+        /// not one made again from the bytes for every message.
+        func name(_ name: UnsafeBufferPointer<UInt8>) -> String? {
+            for (index, candidate) in utf8.enumerated() where candidate.count == name.count {
                 let equal = candidate.withUnsafeBufferPointer { candidate in
                     for offset in candidate.indices where candidate[offset] != name[offset] { return false }
                     return true
                 }
-                if equal { return true }
+                if equal { return names[index] }
             }
-            return false
+            return nil
         }
     }
 
@@ -298,20 +300,6 @@ private struct Reader {
         /// Only these keys; the other members are checked and skipped.
         case only(JSONParser.MemberNames)
 
-        func keeps(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
-            switch self {
-            case .all: return true
-            case .only(let keys): return keys.contains(key)
-            }
-        }
-
-        func keeps(_ key: String) -> Bool {
-            switch self {
-            case .all: return true
-            case .only(let keys): return keys.names.contains(key)
-            }
-        }
-
         /// How many members to make room for at once.
         var expected: Int {
             switch self {
@@ -374,14 +362,14 @@ private struct Reader {
     /// (without building a string, for plain ASCII names) when it does not; and whether
     /// it is known to be plain ASCII without escapes (its bytes are then the name).
     mutating func memberName(keeping members: Members) throws(JSONError) -> (key: String?, plain: Bool) {
-        if case .all = members { return (try string(), false) }
+        guard case .only(let keys) = members else { return (try string(), false) }
         let start = index
         guard let span = try plainString() else {
             index = start
             let name = try string()
-            return (members.keeps(name) ? name : nil, false)
+            return (keys.names.contains(name) ? name : nil, false)
         }
-        return (members.keeps(span) ? String(decoding: span, as: UTF8.self) : nil, true)
+        return (keys.name(span), true)
     }
 
     /// The member name whose opening quote is at `offset`, for an error message about it
