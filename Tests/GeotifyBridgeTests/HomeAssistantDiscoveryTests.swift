@@ -58,7 +58,12 @@ struct HomeAssistantDiscoveryTests {
         #expect(HomeAssistantDiscovery.objectID(of: phone) != phone)
         let kitchen = HomeAssistantDiscovery.objectID(of: "Küche oben")
         #expect(kitchen.hasPrefix("K_che_oben_"))
-        for id in [phone, kitchen, HomeAssistantDiscovery.objectID(of: phone)] {
+        // Exactly `_` and eight hex digits, the shortest text that looks hashed, is hashed too.
+        #expect(HomeAssistantDiscovery.objectID(of: "_0123abcd") != "_0123abcd")
+        #expect(HomeAssistantDiscovery.objectID(of: "_0123abcd").hasPrefix("_0123abcd_"))
+        // An empty text still gives an id Home Assistant takes (it refuses an empty one).
+        let empty = HomeAssistantDiscovery.objectID(of: "")
+        for id in [phone, kitchen, HomeAssistantDiscovery.objectID(of: phone), empty] {
             #expect(Self.isDiscoveryID(id[...]))
         }
     }

@@ -147,6 +147,46 @@ struct LaneCoreTests {
         #expect(effects.outboxTopics == ["geotify/state/alice/phone", "geotify/tracker/alice/phone"])
     }
 
+    /// A fix that enters two nested fences at once notifies twice; the badge topic ends
+    /// at the badge of the last notification, the one the device shows.
+    @Test func twoNotificationsOfOneFixLeaveTheBadgeOfTheLast() throws {
+        let nested = """
+            { "devices": { "alice/phone": [
+                { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "note": "Home", "eventType": "onEntry" },
+                { "identifier": "street", "latitude": 52.52, "longitude": 13.405, "radius": 300, "note": "Street", "eventType": "onEntry" } ] } }
+            """
+        var lane = try LaneFixture(fences: nested)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        lane.now += 60
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.events.map { $0["badge"] as? Int } == [1, 2])
+        #expect(effects.outbox.filter { $0.topic == "geotify/badge/alice/phone" }.count == 1, "one badge message a fix")
+        #expect(effects.outboxText("geotify/badge/alice/phone") == "2")
+    }
+
+    /// A shared set of exactly `maximumFencesPerDevice` fences is still announced fence by
+    /// fence, as Home Assistant's entities are (`FenceBook.announcedSharedFences`): a
+    /// device's first fix says it is outside each, whether the fix was near one or not.
+    static let sharedAtTheLimit = """
+        { "devices": { "alice/phone": [
+            { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "note": "", "eventType": "onEntry" } ] },
+          "groups": { "family": ["alice/phone"] },
+          "shared": [
+            { "identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150, "note": "", "eventType": "onEntry", "group": "family" },
+            { "identifier": "library", "latitude": 52.40, "longitude": 13.10, "radius": 150, "note": "", "eventType": "onEntry", "group": "family" } ] }
+        """
+
+    @Test(arguments: [(52.50, 13.405), (52.53 + 0.0012, 13.38 + 0.002)])
+    func aSharedSetOfExactlyTheLimitIsAnnouncedAtTheFirstFix(latitude: Double, longitude: Double) throws {
+        var lane = try LaneFixture(fences: Self.sharedAtTheLimit) { $0.limits.maximumFencesPerDevice = 2 }
+        let effects = lane.ownTracks("alice/phone", latitude, longitude)
+        #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside", "\(effects.outboxTopics)")
+        #expect(effects.outboxText("geotify/presence/alice/phone/library") == "outside")
+        var over = try LaneFixture(fences: Self.sharedAtTheLimit) { $0.limits.maximumFencesPerDevice = 1 }
+        #expect(!over.ownTracks("alice/phone", latitude, longitude).outboxTopics.contains { $0.hasSuffix("/school") || $0.hasSuffix("/library") },
+                "one fence more than the limit: the set is evaluated, not announced")
+    }
+
     @Test func sharedFencesChangeOccupancy() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("bob/phone", Self.away.0, Self.away.1)

@@ -32,6 +32,20 @@ struct LaneCoreTimerTests {
         #expect(lane.advance(1_000).events.isEmpty, "once a stay")
     }
 
+    /// A dwell is a notification, not a change of presence: the device is still inside,
+    /// so no presence message (least of all `outside`) goes out with it.
+    @Test func aDwellLeavesThePresenceAsItIs() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        #expect(lane.ownTracks("alice/phone", 52.52, 13.405).outboxText("geotify/presence/alice/phone/home") == "inside")
+        let dwelled = lane.advance(300)
+        #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
+        #expect(!dwelled.outboxTopics.contains { $0.hasPrefix("geotify/presence/") }, "\(dwelled.outboxTopics)")
+        #expect(dwelled.outboxText("geotify/badge/alice/phone") == "2")
+        #expect(dwelled.outboxText("geotify/tracker/alice/phone") == "home")
+    }
+
     @Test func aMinimumDurationIsConfirmedByTheClock() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", 52.52, 13.405)
@@ -93,6 +107,24 @@ struct LaneCoreTimerTests {
         ])
         #expect(effects.direct.map { String(decoding: $0.payload, as: UTF8.self) }.contains("inside"))
         #expect(lane.advance(0.2).direct.isEmpty, "once")
+    }
+
+    /// A fence whose relation is not known yet (the device has seen it, but no fix was
+    /// confident enough to say inside or outside) gets no presence after a connection:
+    /// `outside` would be a guess.
+    @Test func aFenceNotYetEstablishedIsNotRepublished() throws {
+        var saved = DeviceState(badge: 0, revision: 1, fences: [
+            FenceState(fence: "home", since: 1_699_999_000),
+            FenceState(fence: "shop", inside: false, since: 1_699_999_000, established: false),
+        ])
+        saved.lastFix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 5, timestamp: 1_699_999_000)
+        var lane = try LaneFixture(fences: Self.fences, states: ["alice/phone": saved])
+        lane.core.republishAll()
+        let effects = lane.advance(0.2)
+        #expect(effects.direct.map(\.topic) == [
+            "geotify/badge/alice/phone", "geotify/state/alice/phone", "geotify/tracker/alice/phone",
+            "geotify/presence/alice/phone/home",
+        ])
     }
 
     @Test func afterAConnectionEveryDevicesLastValuesArePublishedAgainAShareATick() throws {

@@ -34,6 +34,10 @@ struct OwnTracksWaypointsTests {
         #expect(list[1]["lat"] == -1_000_000)
         #expect(list[1]["lon"] == -1_000_000)
         #expect(list[1]["tst"] == .number(Double(FenceExport.ownTracksCreationTime(of: "office"))))
+        let tst = FenceExport.ownTracksCreationTime(of: "office")
+        #expect(JSONWriter().string(list[1]) ==
+            #"{"_type":"waypoint","desc":"office","lat":-1000000,"lon":-1000000,"rad":0,"tst":\#(tst),"rid":"office"}"#,
+            "a whole waypoint, typed as one, that the app takes and then deletes")
     }
 
     @Test func nothingToSendOrNoOwnTracksTopicGivesNoCommand() {

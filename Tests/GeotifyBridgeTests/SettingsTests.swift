@@ -83,6 +83,9 @@ struct SettingsTests {
         #expect(try load(#"{"deviceTopics": ["badge", "presence", "state"]}"#).homeAssistantEnabled)
         #expect(message(#"{"deviceTopics": ["state", "badge"]}"#)
                 == #": "deviceTopics" leaves out "presence", which Home Assistant's entities read: add it, or set "homeassistant": {"enabled": false}"#)
+        #expect(message(#"{"deviceTopics": ["state", "presence", "tracker"]}"#)
+                == #": "deviceTopics" leaves out "badge", which Home Assistant's entities read: add it, or set "homeassistant": {"enabled": false}"#,
+                "the badge sensor reads the badge topic")
         #expect(message(#"{"deviceTopics": ["state", "states"], "homeassistant": {"enabled": false}}"#)
                 == #": "deviceTopics[1]" must be one of state, presence, tracker, badge, not "states" (did you mean "state"?)"#)
         #expect(message(#"{"deviceTopics": "state"}"#) == #": "deviceTopics" must be an array of strings, not a string"#)
@@ -114,6 +117,17 @@ struct SettingsTests {
     ])
     func badSettingsNameTheKeyAndTheReason(text: String, expected: String) {
         #expect(message(text) == expected)
+    }
+
+    /// The checks of the whole combination (`Settings.validate`): the radii may be equal,
+    /// and the names every topic and the broker session hang on must not be empty.
+    @Test func theCombinationIsCheckedAfterTheKeys() throws {
+        let equal = try load(#"{"minimumRadius": 10, "maximumRadius": 10}"#)
+        #expect(equal.limits.minimumRadius == 10 && equal.limits.maximumRadius == 10, "one radius for every fence is allowed")
+        #expect(message(#"{"clientId": ""}"#) == #": "clientId" must not be empty: the broker keeps the bridge's session under it"#)
+        #expect(message(#"{"topicPrefix": ""}"#) == #": "topicPrefix" must be non-empty and hold no '+' or '#'"#)
+        #expect(message(#"{"topicPrefix": "geo/+"}"#) == #": "topicPrefix" must be non-empty and hold no '+' or '#'"#)
+        #expect(message(#"{"homeassistant": {"prefix": ""}}"#) == #": the Home Assistant "prefix" must be non-empty and hold no '+' or '#'"#)
     }
 
     @Test func theDefaultsAreTheSettingsInitialValues() throws {
