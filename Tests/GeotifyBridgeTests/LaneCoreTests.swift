@@ -176,15 +176,30 @@ struct LaneCoreTests {
             { "identifier": "library", "latitude": 52.40, "longitude": 13.10, "radius": 150, "note": "", "eventType": "onEntry", "group": "family" } ] }
         """
 
-    @Test(arguments: [(52.50, 13.405), (52.53 + 0.0012, 13.38 + 0.002)])
-    func aSharedSetOfExactlyTheLimitIsAnnouncedAtTheFirstFix(latitude: Double, longitude: Double) throws {
+    @Test func aSharedSetOfExactlyTheLimitIsAnnouncedAtTheFirstFix() throws {
         var lane = try LaneFixture(fences: Self.sharedAtTheLimit) { $0.limits.maximumFencesPerDevice = 2 }
-        let effects = lane.ownTracks("alice/phone", latitude, longitude)
-        #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside", "\(effects.outboxTopics)")
+        let effects = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside")
         #expect(effects.outboxText("geotify/presence/alice/phone/library") == "outside")
         var over = try LaneFixture(fences: Self.sharedAtTheLimit) { $0.limits.maximumFencesPerDevice = 1 }
-        #expect(!over.ownTracks("alice/phone", latitude, longitude).outboxTopics.contains { $0.hasSuffix("/school") || $0.hasSuffix("/library") },
+        #expect(!over.ownTracks("alice/phone", Self.away.0, Self.away.1).outboxTopics.contains { $0.hasSuffix("/school") || $0.hasSuffix("/library") },
                 "one fence more than the limit: the set is evaluated, not announced")
+    }
+
+    /// A device with state from before the shared set was added (its revision is older)
+    /// first sees a fence of it when a fix comes near: the relation it then establishes,
+    /// outside, is published when the set is announced, at exactly the limit too.
+    @Test func aSharedFenceFirstSeenNearbyIsAnnouncedAtExactlyTheLimit() throws {
+        var earlier = DeviceState(badge: 0, revision: 0, fences: [])
+        earlier.lastFix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: Self.away.0, longitude: Self.away.1), accuracy: 5, timestamp: 1_699_999_000)
+        // In the school's bounding box, about 190 m from its centre: outside its 150 m.
+        let near = (Self.school.0 + 0.0012, Self.school.1 + 0.002)
+        var lane = try LaneFixture(fences: Self.sharedAtTheLimit, settings: { $0.limits.maximumFencesPerDevice = 2 }, states: ["alice/phone": earlier])
+        let effects = lane.ownTracks("alice/phone", near.0, near.1)
+        #expect(effects.events.isEmpty)
+        #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside", "\(effects.outboxTopics)")
+        var over = try LaneFixture(fences: Self.sharedAtTheLimit, settings: { $0.limits.maximumFencesPerDevice = 1 }, states: ["alice/phone": earlier])
+        #expect(over.ownTracks("alice/phone", near.0, near.1).outboxText("geotify/presence/alice/phone/school") == nil)
     }
 
     @Test func sharedFencesChangeOccupancy() throws {
