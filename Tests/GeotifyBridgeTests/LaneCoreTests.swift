@@ -202,6 +202,24 @@ struct LaneCoreTests {
         #expect(over.ownTracks("alice/phone", near.0, near.1).outboxText("geotify/presence/alice/phone/school") == nil)
     }
 
+    /// Inside one of its own fences and a shared fence around it, a device's tracker
+    /// shows its own fence, and the state document lists its own fences first: a device's
+    /// own fences are the specific ones (`LaneCore.relevantFences`).
+    @Test func theTrackerPrefersTheDevicesOwnFenceToASharedOne() throws {
+        let around = """
+            { "devices": { "alice/phone": [
+                { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "note": "Home", "eventType": "onEntry" } ] },
+              "groups": { "family": ["alice/phone"] },
+              "shared": [
+                { "identifier": "quarter", "latitude": 52.52, "longitude": 13.405, "radius": 500, "note": "Quarter", "eventType": "onEntry", "group": "family" } ] }
+            """
+        var lane = try LaneFixture(fences: around)
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.outboxText("geotify/tracker/alice/phone") == "home")
+        let state = try #require(effects.outboxText("geotify/state/alice/phone"))
+        #expect(state.contains(#""tracker":"home","inside":[{"fence":"home","note":"Home"},{"fence":"quarter","note":"Quarter"}]"#), "\(state)")
+    }
+
     @Test func sharedFencesChangeOccupancy() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("bob/phone", Self.away.0, Self.away.1)
