@@ -189,7 +189,7 @@ package struct LaneCore: Sendable {
         if isNew {
             warnAboutCase(of: device, book: book, into: &effects)
             keep(.badge, in: &effects.outbox) { configuration.messages.badge(0, of: device) }
-            announceSharedPresence(of: device, fences: fences, into: &effects)
+            announceSharedPresence(of: device, fences: fences, established: evaluation.established, into: &effects)
         }
         if configuration.observing { effects.observed.append(device) }
         record(evaluation, device: device, at: index, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
@@ -345,11 +345,16 @@ package struct LaneCore: Sendable {
 
     /// A device's first fix: it is outside every announced shared fence it was not found
     /// inside (shared sets are looked at only near a fix, so far ones are never
-    /// "established" fence by fence).
-    private func announceSharedPresence(of device: String, fences: DeviceFences, into effects: inout LaneEffects) {
+    /// "established" fence by fence). The fences the fix `established` are left to
+    /// `record`, which tells each one's relation once: a fix near a shared fence but
+    /// outside it establishes it without keeping an entry for it.
+    private func announceSharedPresence(
+        of device: String, fences: DeviceFences, established: [String], into effects: inout LaneEffects
+    ) {
         guard configuration.deviceTopics.contains(.presence), let state = devices[device]?.state else { return }
         for set in fences.shared where set.fences.count <= configuration.announceLimit {
-            for fence in set.fences where !state.fences.contains(where: { $0.fence == fence.identifier }) {
+            for fence in set.fences
+            where !state.fences.contains(where: { $0.fence == fence.identifier }) && !established.contains(fence.identifier) {
                 effects.outbox.append(configuration.presence.presence(of: device, fence: fence.identifier, inside: false))
             }
         }

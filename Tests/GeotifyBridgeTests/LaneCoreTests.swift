@@ -202,6 +202,17 @@ struct LaneCoreTests {
         #expect(over.ownTracks("alice/phone", near.0, near.1).outboxText("geotify/presence/alice/phone/school") == nil)
     }
 
+    /// A first fix near a shared fence (inside its bounding box, outside the circle)
+    /// establishes the fence as outside; that is announced once, not also as one of the
+    /// shared fences a new device has not yet seen.
+    @Test func aFirstFixNearASharedFenceAnnouncesItOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        // About 190 m from the school's centre: outside its 150 m, inside its box.
+        let effects = lane.ownTracks("alice/phone", Self.school.0 + 0.0012, Self.school.1 + 0.002)
+        #expect(effects.outboxTopics.filter { $0 == "geotify/presence/alice/phone/school" }.count == 1, "\(effects.outboxTopics)")
+        #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside")
+    }
+
     /// Inside one of its own fences and a shared fence around it, a device's tracker
     /// shows its own fence, and the state document lists its own fences first: a device's
     /// own fences are the specific ones (`LaneCore.relevantFences`).
