@@ -123,8 +123,7 @@ package final class MQTTClient: @unchecked Sendable {
             }
             let supervisor = ConnectionSupervisor(
                 handle: handle, relay: relay,
-                backoff: ReconnectBackoff(
-                    minimum: options.reconnectDelayMin, maximum: options.reconnectDelayMax),
+                backoff: Self.backoff(options),
                 scheduler: scheduler, hurry: hurry)
             guard supervisor.begin(first) else {
                 throw MQTTError(
@@ -134,6 +133,13 @@ package final class MQTTClient: @unchecked Sendable {
             phase = supervisor
             self.supervisor.withLock { $0 = supervisor }
         }
+    }
+
+    /// The reconnect delays for `options`: from `reconnectDelayMin` doubling up to
+    /// `reconnectDelayMax` seconds, each shortened by a random share of up to half, so
+    /// that clients cut off together do not come back in the same instant.
+    static func backoff(_ options: MQTTOptions) -> ReconnectBackoff {
+        ReconnectBackoff(minimum: options.reconnectDelayMin, maximum: options.reconnectDelayMax, jitter: 0.5)
     }
 
     /// Subscribes to `filter` (wildcards + and # allowed) at QoS 0, 1 or 2 and returns

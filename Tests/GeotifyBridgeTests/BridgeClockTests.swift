@@ -4,10 +4,12 @@ import GeotifyTestSupport
 import GeotifyTime
 import Testing
 
-/// The bridge's housekeeping on a clock the test moves: statistics every `statsInterval`,
-/// the fence file looked at every second, one housekeeping however quickly the bridge is
-/// stopped and started. Nothing sleeps; "nothing came" is told by a later command's
-/// reply, which the bridge publishes after everything it decided before.
+/// The bridge's housekeeping on a clock the test moves: statistics every `statsInterval`
+/// (none at 0), the fence file looked at every second and read every ten, the last fixes
+/// saved a share a tick, a reminder every 30 s while the broker is away, one housekeeping
+/// however quickly the bridge is stopped and started. Nothing sleeps; "nothing came" is
+/// told by a later command's reply, which the bridge publishes after everything it
+/// decided before.
 @Suite("Bridge housekeeping on the test's clock", .serialized, .waiting)
 struct BridgeClockTests {
     /// Sends a command and waits for its reply: everything published before it is then here.
@@ -69,5 +71,97 @@ struct BridgeClockTests {
         clock.advance(by: 5.2)
         // The housekeeping asks each lane to save; the lane does so on its own queue.
         #expect(waitUntil { (try? saved()) == "\(harness.base + 2).0" }, "saved after five seconds of the clock")
+    }
+
+    @Test func aStatsIntervalOfZeroTurnsTheReportsOff() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock) { $0.statsInterval = 0 }
+        clock.advance(by: 30)
+        try settle(harness)
+        #expect(statistics(harness) == 0)
+    }
+
+    /// A stop and a start begin the statistics' interval again: a bridge started again
+    /// after six seconds reports ten seconds after its new start, not four.
+    @Test func aStartAgainBeginsTheStatisticsIntervalAgain() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock) { $0.statsInterval = 10 }
+        clock.advance(by: 6)
+        harness.stopBridge()
+        try harness.startBridge()
+        clock.advance(by: 4.2)
+        try settle(harness)
+        #expect(statistics(harness) == 0, "4.2 s after the new start")
+        clock.advance(by: 6)
+        #expect(harness.observer.waitForMessage(on: "geotify/stats") != nil, "10.2 s after it")
+    }
+
+    /// After a stop and a start the housekeeping ticks once every 0.2 s, not twice: the
+    /// fence file is looked at after five ticks (1 s) of the new start, not after 0.6 s.
+    @Test func aQuickStopAndStartTicksOnceATick() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock)
+        harness.stopBridge()
+        try harness.startBridge()
+        let edited = BridgeHarness.fences.replacingOccurrences(of: "Welcome home", with: "Home again")
+        try edited.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
+        clock.advance(by: 0.8)
+        #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Welcome home", "four ticks: not looked at yet")
+        clock.advance(by: 0.3)
+        #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Home again")
+    }
+
+    /// An edit that keeps the file's size and modification time (and inode) is not seen
+    /// by the look every second, but by the reading of its contents every ten seconds.
+    @Test func anEditThatKeepsSizeAndTimeIsReadWithinTenSecondsOfTheClock() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock)
+        var before = stat()
+        #expect(stat(harness.fencesURL.path, &before) == 0)
+        let edited = BridgeHarness.fences.replacingOccurrences(of: "Welcome home", with: "Welcome back")
+        let handle = try FileHandle(forWritingTo: harness.fencesURL)
+        try handle.write(contentsOf: Data(edited.utf8))
+        try handle.close()
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, harness.fencesURL.path, &times, 0) == 0)
+        clock.advance(by: 5)
+        #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Welcome home", "size and time unchanged")
+        clock.advance(by: 5.1)
+        #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Welcome back")
+    }
+
+    /// While the broker is away, the reminder that the bridge waits for it comes every
+    /// 30 s of the clock, not at every look.
+    @Test func theReminderThatTheBrokerIsAwayComesEveryThirtySeconds() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let bridge = try BridgeUnderTest(port: try freePort(), clientID: "geotify-away", clock: clock)
+        try bridge.start()
+        for _ in 0..<65 { clock.advance(by: 1) }
+        #expect(bridge.logged("still waiting for the broker").count == 2, "\(bridge.logged("still waiting"))")
+    }
+
+    /// The last fixes kept only in memory are saved a share a tick (64) from the tick that
+    /// starts the saving until all are: with more, the rest follow on the next tick, not
+    /// five seconds later.
+    @Test func lastFixesBeyondOneTicksShareAreSavedOnTheNextTick() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock) { $0.lanes = 1 }
+        let devices = (0..<100).map { "cart/\($0)" }
+        for tst in [1, 2] {
+            for device in devices {
+                try harness.observer.publish("geotify/location/\(device)", #"{"lat":10,"lon":10,"acc":5,"tst":\#(harness.base + tst)}"#)
+            }
+        }
+        try settle(harness)
+        let database = harness.stateDirectory + "/state.sqlite"
+        let saved = {
+            Int((try? runCommand("sqlite3", [database, "SELECT count(*) FROM device WHERE tst = \(harness.base + 2)"]))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? -1
+        }
+        #expect(saved() == 0, "a move that crosses nothing is not saved at once")
+        clock.advance(by: 5.1)
+        #expect(waitUntil { saved() == 64 }, "one share at the fifth second: \(saved())")
+        clock.advance(by: 0.2)
+        #expect(waitUntil { saved() == devices.count }, "the rest at the next tick: \(saved())")
     }
 }

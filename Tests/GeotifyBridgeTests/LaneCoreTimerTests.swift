@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 @testable import GeotifyBridge
+import GeotifyConsole
 import GeotifyCore
 
-/// The lane's timers, driven by its clock: dwell, minimum duration, preview expiry, and
-/// the republishing after a connection. No sleeping: the fixture's clock moves when told.
+/// The lane's timers, driven by its clock: dwell, minimum duration (also of the states
+/// loaded at start), preview expiry, and the republishing after a connection. No sleeping: the fixture's clock moves when told.
 @Suite("Lane core: timers")
 struct LaneCoreTimerTests {
     static let fences = """
@@ -147,5 +148,90 @@ struct LaneCoreTimerTests {
             "geotify/presence/alice/phone/home", "geotify/presence/alice/phone/shop",
         ])
         #expect((first + second).allSatisfy { $0.retain && $0.qos == 0 }, "last values, at QoS 0")
+    }
+
+    /// The timers of the states loaded at start run on the clock from the start on,
+    /// with no new fix: a stay begun before the restart dwells at entry + dwell, and a
+    /// change pending before it is confirmed once its minimum duration has passed.
+    @Test func theTimersOfTheStatesLoadedAtStartFireFromTheClock() throws {
+        let start = 1_700_000_000.0
+        let home = Coordinate(latitude: 52.52, longitude: 13.405)
+        var staying = DeviceState(badge: 1, revision: 1, fences: [FenceState(fence: "home", since: start - 100)])
+        staying.lastFix = Fix(device: "alice/phone", coordinate: home, accuracy: 5, timestamp: start - 100)
+        var lane = try LaneFixture(fences: Self.fences, states: ["alice/phone": staying])
+        #expect(lane.core.nextDeadline == start + 200)
+        #expect(lane.advance(199).events.isEmpty, "not yet")
+        let dwelled = lane.advance(1).events
+        #expect(dwelled.map { $0["event"] as? String } == ["dwell"])
+        #expect(dwelled.first?["tst"] as? Int == Int(start + 200))
+
+        let shop = Coordinate(latitude: 52.50, longitude: 13.30)
+        let arriving = PendingChange(inside: true, coordinate: shop, accuracy: 5, timestamp: start - 60)
+        var pending = DeviceState(badge: 1, revision: 1, fences: [FenceState(fence: "shop", inside: false, since: start - 500, pending: arriving)])
+        pending.lastFix = Fix(device: "alice/phone", coordinate: shop, accuracy: 5, timestamp: start - 60)
+        lane = try LaneFixture(fences: Self.fences, states: ["alice/phone": pending])
+        #expect(lane.advance(59).events.isEmpty, "not yet")
+        let entered = lane.advance(1).events
+        #expect(entered.map { $0["event"] as? String } == ["enter"])
+        #expect(entered.first?["tst"] as? Int == Int(start - 60), "the entry carries the time of the fix that first showed it")
+    }
+
+    /// A fence's own minimum duration times the clock's confirmation, not the global one:
+    /// a change is confirmed 120 s after the fix that showed it even where every other
+    /// fence waits 600 s.
+    @Test func aFencesOwnMinimumDurationTimesTheConfirmation() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.rules.minimumDuration = 600 }
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        lane.now += 60
+        _ = lane.ownTracks("alice/phone", 52.50, 13.30)
+        let seen = lane.now
+        #expect(lane.core.nextDeadline == seen + 120)
+        #expect(lane.advance(119).events.filter { $0["fence"] as? String == "shop" }.isEmpty, "not yet")
+        let confirmed = lane.advance(1).events.filter { $0["fence"] as? String == "shop" }
+        #expect(confirmed.map { $0["event"] as? String } == ["enter"])
+    }
+
+    /// An expired preview is remembered as expired for one more `previewTimeout`, then
+    /// forgotten at exactly that time: a commit just before hears "expired", one at that
+    /// time "unknown".
+    @Test func anExpiredPreviewIsForgottenOneTimeoutAfterItExpired() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.previewTimeout = 60 }
+        let delete = #"{"action":"preview","change":{"action":"delete","fence":"shop"}}"#
+        func code(_ effects: LaneEffects) -> String? {
+            (effects.reply("alice/phone")?["error"] as? [String: Any])?["code"] as? String
+        }
+        let first = try #require(lane.command("alice/phone", delete).reply("alice/phone")?["token"] as? String)
+        _ = lane.advance(119)
+        #expect(code(lane.command("alice/phone", #"{"action":"commit","token":"\#(first)"}"#)) == "expired_token")
+        let second = try #require(lane.command("alice/phone", delete).reply("alice/phone")?["token"] as? String)
+        _ = lane.advance(120)
+        #expect(lane.core.previewCount == 0)
+        #expect(code(lane.command("alice/phone", #"{"action":"commit","token":"\#(second)"}"#)) == "unknown_token")
+    }
+
+    /// A new preview forgets the long-expired ones there and then, not only at the next
+    /// tick: the count (the console's gauge) holds only what is still answered for.
+    @Test func aNewPreviewForgetsTheLongExpiredOnesAtOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.previewTimeout = 60 }
+        let delete = #"{"action":"preview","change":{"action":"delete","fence":"shop"}}"#
+        let old = try #require(lane.command("alice/phone", delete).reply("alice/phone")?["token"] as? String)
+        lane.now += 200
+        _ = try #require(lane.command("alice/phone", delete).reply("alice/phone")?["token"] as? String)
+        #expect(lane.core.previewCount == 1)
+        let late = lane.command("alice/phone", #"{"action":"commit","token":"\#(old)"}"#)
+        #expect((late.reply("alice/phone")?["error"] as? [String: Any])?["code"] as? String == "unknown_token")
+    }
+
+    /// A transition the clock fires (here a dwell) is reported to the web console's live
+    /// view like one a fix brings; a tick that fires nothing reports nobody.
+    @Test func aTransitionTheClockFiresIsReportedToTheLiveView() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.http = ConsoleSettings() }
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        #expect(lane.ownTracks("alice/phone", 52.52, 13.405).observed == ["alice/phone"])
+        #expect(lane.advance(299).observed.isEmpty, "nothing fired")
+        let dwelled = lane.advance(1)
+        #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
+        #expect(dwelled.observed == ["alice/phone"])
     }
 }

@@ -142,6 +142,17 @@ struct EvaluatorRulesTests {
         #expect(evaluator.advance(to: 900, fences: [dwelling], state: &state).transitions.isEmpty)
     }
 
+    /// A timer that fell due before a fix fires before that fix is applied, so fixes
+    /// replayed with no clock tick in between (a burst the broker held while the bridge
+    /// was away) give what the clock would have: a change confirmed and a dwell fired
+    /// before the fix that ends them.
+    @Test func aTimerDueBeforeAFixFiresBeforeTheFixIsApplied() {
+        #expect(run(TransitionRules(minimumDuration: 60), [(500, 5, 0), (0, 5, 100), (500, 5, 200)]) == ["enter@100"],
+                "the stay held 100 s of the 60; the way out is still pending")
+        let dwelling = fence([.onEntry, .onExit, .onDwell], rules: FenceRules(dwell: 300))
+        #expect(run(fence: dwelling, [(500, 5, 0), (0, 5, 10), (500, 5, 400)]) == ["enter@10", "dwell@310", "exit@400"])
+    }
+
     // MARK: ordering and staleness
 
     @Test func fixesOlderThanTheLastOneAreDropped() {

@@ -57,6 +57,22 @@ struct ReconnectBackoffTests {
         #expect(backoff.delay(afterConnectionOf: nil, using: &random) == 2)
     }
 
+    @Test("a client's delays run from its options' minimum to their maximum, each shortened by up to half")
+    func theClientsBackoffComesFromItsOptions() {
+        var options = MQTTOptions(clientID: "backoff", port: 1883)
+        options.reconnectDelayMin = 0.5
+        options.reconnectDelayMax = 20
+        let backoff = MQTTClient.backoff(options)
+        #expect(backoff == ReconnectBackoff(minimum: 0.5, maximum: 20, jitter: 0.5))
+        // Clients cut off together spread out: the first delays of a hundred differ.
+        var random = SeededRandom(seed: 7)
+        let first = (0..<100).map { _ in
+            var each = backoff
+            return each.delay(afterConnectionOf: nil, using: &random)
+        }
+        #expect(Set(first).count == 100 && first.allSatisfy { $0 >= 0.25 && $0 <= 0.5 })
+    }
+
     @Test("bad parameters are clamped and endless failures neither overflow nor exceed the cap")
     func clampsAndNeverOverflows() {
         let odd = ReconnectBackoff(minimum: 0, maximum: -5, jitter: 7)

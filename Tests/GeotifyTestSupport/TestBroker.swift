@@ -93,6 +93,12 @@ package final class TestBroker: @unchecked Sendable {
         process.withLock { $0?.terminate(signal: SIGSTOP) }
     }
 
+    /// Lets a broker that `pause()` stopped run again (SIGCONT): it reads what its
+    /// clients wrote meanwhile, in order, and notices the connections closed meanwhile.
+    package func resume() {
+        process.withLock { $0?.terminate(signal: SIGCONT) }
+    }
+
     /// Ends the broker at once (SIGKILL, also when paused), as a crash would: its
     /// clients' connections drop, and it saves nothing. `restart()` starts it again.
     package func kill() {
