@@ -96,19 +96,23 @@ struct BridgeClockTests {
         #expect(harness.observer.waitForMessage(on: "geotify/stats") != nil, "10.2 s after it")
     }
 
-    /// After a stop and a start the housekeeping ticks once every 0.2 s, not twice: the
-    /// fence file is looked at after five ticks (1 s) of the new start, not after 0.6 s.
-    @Test func aQuickStopAndStartTicksOnceATick() throws {
+    /// A stop ends the housekeeping: a bridge stopped and started again (the same
+    /// object, so the first start's timer would still find it running) ticks once every
+    /// 0.2 s, not twice, so the fence file is looked at after five ticks (1 s) of the new
+    /// start, not after 0.6 s; and a stopped bridge leaves nothing waiting on its clock.
+    @Test func aStopEndsTheHousekeeping() throws {
         let clock = ManualScheduler(now: Date().timeIntervalSince1970)
         let harness = try BridgeHarness(clock: clock)
-        harness.stopBridge()
-        try harness.startBridge()
+        let bridge = try #require(harness.bridge)
+        bridge.stop()
+        #expect(clock.pendingCount == 0, "nothing of the stopped bridge waits on the clock")
+        try bridge.start()
         let edited = BridgeHarness.fences.replacingOccurrences(of: "Welcome home", with: "Home again")
         try edited.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
         clock.advance(by: 0.8)
-        #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Welcome home", "four ticks: not looked at yet")
+        #expect(bridge.fenceBook.fences(of: "alice/phone").first?.note == "Welcome home", "four ticks: not looked at yet")
         clock.advance(by: 0.3)
-        #expect(harness.bridge?.fenceBook.fences(of: "alice/phone").first?.note == "Home again")
+        #expect(bridge.fenceBook.fences(of: "alice/phone").first?.note == "Home again")
     }
 
     /// An edit that keeps the file's size and modification time (and inode) is not seen
