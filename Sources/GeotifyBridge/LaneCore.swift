@@ -27,6 +27,11 @@ package struct LaneCore: Sendable {
     package internal(set) var devices: [String: DeviceRecord] = [:]
     /// The devices with a timer, and when it is due (also in their record).
     private var deadlines: [String: Double] = [:]
+    /// The fences the deadlines were last worked out with, every device's at once: a
+    /// tick that sees other fences (the file edited, a command) works them out again,
+    /// so a dwell shortened, added or removed while a device stays inside is timed by
+    /// the new rules, not only once the device's next fix comes.
+    private var timedBook: FenceBook
     /// The previews waiting for a commit or cancel.
     var previews: PreviewBook
     /// The devices whose retained topics are still to be republished after a connection
@@ -43,12 +48,11 @@ package struct LaneCore: Sendable {
         previews = PreviewBook(
             timeout: configuration.previewTimeout, perDevice: configuration.previewsPerDevice,
             total: configuration.previewsPerLane)
+        timedBook = book
         for (device, state) in states {
-            var record = DeviceRecord(state: state, lastSeen: now)
-            record.deadline = configuration.evaluator.nextDeadline(fences: book.deviceFences(of: device), state: state)
-            if let deadline = record.deadline { deadlines[device] = deadline }
-            devices[device] = record
+            devices[device] = DeviceRecord(state: state, lastSeen: now)
         }
+        retime(with: book)
     }
 
     /// How many devices have state here.
@@ -438,6 +442,10 @@ package struct LaneCore: Sendable {
     package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
         previews.expire(now: now)
         republish(book: book, into: &effects)
+        // Equal books share their storage, so this costs a few pointer comparisons until
+        // the fences change; then one full comparison, and the book is kept either way.
+        if book != timedBook { retime(with: book) }
+        timedBook = book
         guard !deadlines.isEmpty else { return }
         let due = deadlines.filter { $0.value <= now }.map(\.key).sorted()
         for device in due {
@@ -452,6 +460,20 @@ package struct LaneCore: Sendable {
             }
             record(evaluation, device: device, at: index, before: before, fences: fences, book: book, into: &effects)
             if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
+        }
+    }
+
+    /// Works out every device's next deadline with the fences of `book`.
+    private mutating func retime(with book: FenceBook) {
+        let evaluator = configuration.evaluator
+        deadlines = [:]
+        for index in devices.indices {
+            let device = devices.keys[index]
+            let deadline = withRecord(at: index) { record in
+                record.deadline = evaluator.nextDeadline(fences: book.deviceFences(of: device), state: record.state)
+                return record.deadline
+            }
+            if let deadline { deadlines[device] = deadline }
         }
     }
 

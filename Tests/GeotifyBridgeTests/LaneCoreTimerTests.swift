@@ -33,6 +33,60 @@ struct LaneCoreTimerTests {
         #expect(lane.advance(1_000).events.isEmpty, "once a stay")
     }
 
+    /// The home fence with `dwell` (seconds; none when nil), the shop as in `fences`.
+    static func fences(dwell: Int?) -> String {
+        let home = dwell.map { #""eventType": ["onEntry", "onExit", "onDwell"], "dwell": \#($0)"# } ?? #""eventType": ["onEntry", "onExit"]"#
+        return """
+            { "devices": { "alice/phone": [
+                { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                  "note": "Welcome home", \(home) },
+                { "identifier": "shop", "latitude": 52.50, "longitude": 13.30, "radius": 100,
+                  "note": "", "eventType": "onEntryAndExit", "minimumDuration": 120 } ] } }
+            """
+    }
+
+    /// A fence edited while a device stays inside it is timed by its new rules from the
+    /// next tick, not only once the device's next fix comes.
+    @Test func aDwellShortenedWhileInsideFiresAtTheNewTime() throws {
+        var lane = try LaneFixture(fences: Self.fences(dwell: 300))
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        #expect(lane.ownTracks("alice/phone", 52.52, 13.405).events.map { $0["event"] as? String } == ["enter"])
+        let entry = lane.now
+        #expect(lane.advance(30).events.isEmpty)
+        try lane.edit(Self.fences(dwell: 60))
+        #expect(lane.advance(1).events.isEmpty, "not yet: 31 s inside")
+        #expect(lane.core.nextDeadline == entry + 60)
+        let dwelled = lane.advance(29)
+        #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"], "60 s after the entry, not 300")
+        #expect(dwelled.events.first?["tst"] as? Int == Int(entry + 60))
+        #expect(lane.advance(300).events.isEmpty, "once a stay")
+    }
+
+    @Test func aDwellAddedWhileInsideGetsATimer() throws {
+        var lane = try LaneFixture(fences: Self.fences(dwell: nil))
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        let entry = lane.now
+        #expect(lane.core.nextDeadline == nil)
+        try lane.edit(Self.fences(dwell: 120))
+        #expect(lane.advance(1).events.isEmpty)
+        #expect(lane.core.nextDeadline == entry + 120)
+        #expect(lane.advance(119).events.map { $0["event"] as? String } == ["dwell"])
+    }
+
+    @Test func aDwellRemovedWhileInsideDoesNotFire() throws {
+        var lane = try LaneFixture(fences: Self.fences(dwell: 300))
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        try lane.edit(Self.fences(dwell: nil))
+        #expect(lane.advance(1).events.isEmpty)
+        #expect(lane.core.nextDeadline == nil)
+        #expect(lane.advance(1_000).events.isEmpty)
+    }
+
     /// A dwell is a notification, not a change of presence: the device is still inside,
     /// so no presence message (least of all `outside`) goes out with it.
     @Test func aDwellLeavesThePresenceAsItIs() throws {

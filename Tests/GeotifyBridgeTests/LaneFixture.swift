@@ -22,9 +22,7 @@ struct LaneFixture {
         settings.homeAssistantEnabled = false
         configure(&settings)
         self.settings = settings
-        let loaded = FenceFile(path: "fences.json", limits: settings.limits).parse(Array(fences.utf8))
-        guard let parsed = loaded.book else { throw FixtureError(loaded.errors.map(\.description).joined(separator: "; ")) }
-        book = parsed.revised(knownRevisions: [:], currentRevision: 0)
+        book = try LaneFixture.parse(fences, settings: settings).revised(knownRevisions: [:], currentRevision: 0)
         var configuration = LaneConfiguration(settings: settings)
         let tokens = Counter()
         configuration.makeToken = { tokens.next() }
@@ -77,6 +75,19 @@ struct LaneFixture {
         var answered = LaneEffects()
         core.finish(effects.fenceWrites, results: results, book: book, into: &answered)
         return answered
+    }
+
+    /// The fence file `fences` (JSON) as a book, before revisions.
+    static func parse(_ fences: String, settings: Settings) throws -> FenceBook {
+        let loaded = FenceFile(path: "fences.json", limits: settings.limits).parse(Array(fences.utf8))
+        guard let parsed = loaded.book else { throw FixtureError(loaded.errors.map(\.description).joined(separator: "; ")) }
+        return parsed
+    }
+
+    /// Replaces the fences with those of `fences` (JSON), as an edit of the file does:
+    /// fences the book had keep their revisions.
+    mutating func edit(_ fences: String) throws {
+        book = try LaneFixture.parse(fences, settings: settings).revised(from: book)
     }
 
     /// Moves the clock by `seconds` and ticks the core.
