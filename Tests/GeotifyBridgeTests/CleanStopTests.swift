@@ -127,7 +127,10 @@ struct CleanStopTests {
         let started = ContinuousClock.now
         bridge.bridge?.stop(timeout: 0.5)
         let took = ContinuousClock.now - started
-        #expect(took >= .milliseconds(500) && took < .seconds(4), "\(took)")
+        // Only the lower bound: it waited its timeout. No test asserts how long something
+        // took at most (a loaded machine decides that), so a timeout ten times too long
+        // is not caught here (docs/testing.md).
+        #expect(took >= .milliseconds(500), "\(took)")
         #expect(bridge.logged("did not acknowledge").count == 1, "\(bridge.logLines.all)")
         broker.resume()
         #expect(waitUntil { observer.messages(under: "geotify/status").last?.text == "offline" },
