@@ -43,6 +43,13 @@ struct EvaluatorRulesTests {
         #expect(run(TransitionRules(maximumAccuracy: 0), [(500, 5, 0), (0, 3_000, 10)]) == ["enter@10"], "0 turns the check off")
     }
 
+    @Test func aFixExactlyAsAccurateAsTheThresholdDecides() {
+        let rules = TransitionRules(maximumAccuracy: 50)
+        #expect(run(rules, [(500, 5, 0), (0, 50, 10)]) == ["enter@10"])
+        #expect(run(rules, [(500, 5, 0), (0, 50.5, 10)]) == [])
+        #expect(rules.accepts(accuracy: 50) && !rules.accepts(accuracy: 50.5))
+    }
+
     @Test func anInaccurateFixStillCountsAsTheLastFix() {
         let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
         var state = DeviceState()

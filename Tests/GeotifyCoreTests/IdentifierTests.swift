@@ -15,6 +15,7 @@ struct IdentifierTests {
         ("del\u{7F}", "U+007F (a control character) at byte 3"),
         ("café\u{9B}", "U+009B (a control character) at byte 5"),
         ("x" + IdentifierTests.scalar(0xFDD0), "U+FDD0 (a Unicode non-character) at byte 1"),
+        ("x" + IdentifierTests.scalar(0xFDEF), "U+FDEF (a Unicode non-character) at byte 1"),
         ("x" + IdentifierTests.scalar(0xFFFF), "U+FFFF (a Unicode non-character) at byte 1"),
         ("x" + IdentifierTests.scalar(0x10FFFE), "U+10FFFE (a Unicode non-character) at byte 1"),
         (String(decoding: [0x68, 0xFF, 0x6F], as: UTF8.self), "U+FFFD (the replacement character, left by invalid UTF-8) at byte 1"),
@@ -34,11 +35,26 @@ struct IdentifierTests {
         #expect(ForbiddenCharacter.first(in: "alice/ü\n")?.scalar == "\n")
     }
 
-    @Test(arguments: ["home", "Zuhause-Büro", "東京", "😀 party", "a b", "\u{A0}nbsp", "\u{FFFC}"])
+    @Test(arguments: ["home", "Zuhause-Büro", "東京", "😀 party", "a b", "\u{A0}nbsp", "\u{FFFC}", "\u{FDCF}", "\u{FDF0}"])
     func printableTextIsAccepted(text: String) {
         #expect(Identifier.problem(fence: text) == nil)
         #expect(Identifier.problem(device: "alice/\(text)") == nil)
         #expect(ForbiddenCharacter.first(in: text) == nil)
+    }
+
+    @Test func identifiersOfExactlyTheMaximumLengthAreAccepted() {
+        // 200 bytes each: two-byte letters, ASCII, and a device path with two-byte letters.
+        let fences = [String(repeating: "é", count: 100), String(repeating: "a", count: 200)]
+        let devices = fences + ["alice/" + String(repeating: "ü", count: 97)]
+        for text in devices { #expect(text.utf8.count == Identifier.maximumLength) }
+        for fence in fences {
+            #expect(Identifier.problem(fence: fence) == nil)
+            #expect(Identifier.problem(fence: fence + "x") == "a fence identifier must be at most 200 bytes")
+        }
+        for device in devices {
+            #expect(Identifier.problem(device: device) == nil)
+            #expect(Identifier.problem(device: device + "x") == "a device identifier must be at most 200 bytes")
+        }
     }
 
     @Test func wildcardsAndEmptyLevelsAreStillRefused() {

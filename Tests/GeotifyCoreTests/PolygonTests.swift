@@ -187,6 +187,8 @@ struct PolygonTests {
         }
         #expect(failure(ring([(0, 0), (0, 120), (1, -120)])) == .longitudeSpanTooWide(ring: .outer, span: 240))
         #expect(failure(ring([(0, -100), (0, 100), (1, 100)])) == nil) // spans 160° across ±180
+        #expect(failure(ring([(0, 10), (1, 100), (0, -80)])) == nil) // spans exactly 180°
+        #expect(failure(ring([(0, 10), (1, 100.5), (0, -80)])) == .longitudeSpanTooWide(ring: .outer, span: 180.5))
         #expect(failure(ring([(0, 0), (1, 1), (2, 2)])) == .zeroArea(ring: .outer))
         let outer = ring([(0, 0), (0, 1), (1, 1), (1, 0)])
         #expect(failure(outer, holes: [ring([(0.5, 0.5), (0.6, 0.6)])]) == .tooFewVertices(ring: .hole(0), distinct: 2))

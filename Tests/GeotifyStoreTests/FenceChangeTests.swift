@@ -229,6 +229,8 @@ struct FenceChangeTests {
             #expect(error?.code == .duplicateIdentifier)
             #expect(error?.message == #"the fences for device "d" use "a" more than once; identifiers must be unique per device"#)
         }
+        let thrice = refusal(.append(device: "d", fences: ["a", "b", "a", "b", "a", "c"].map { Self.fence($0) }))
+        #expect(thrice?.message == #"the fences for device "d" use "a", "b" more than once; identifiers must be unique per device"#)
     }
 
     @Test func aListIsAllOrNoneAndNamesBadFencesByPosition() {
@@ -238,6 +240,15 @@ struct FenceChangeTests {
             #"device "alice/phone", fence #2: missing "identifier""#,
             #"device "alice/phone", fence #2: radius -1 must not be negative"#,
         ])
+    }
+
+    @Test func aListIsRefusedWithTheCodeOfItsFirstProblem() {
+        let unnamed: JSON = ["latitude": 1, "longitude": 2, "radius": 5, "eventType": "onExit"]
+        let far: JSON = ["identifier": "far", "latitude": 95, "longitude": 2, "radius": 5, "eventType": "onExit"]
+        let first = refusal(.append(device: "alice/phone", fences: [unnamed, far, Self.fence("gym")]))
+        #expect(first?.code == .missingField)
+        #expect(first?.problems.count == 2)
+        #expect(refusal(.replaceAll(device: "alice/phone", fences: [Self.fence("gym"), far, unnamed]))?.code == .outOfRange)
     }
 
     @Test func appendAndReplaceAllRespectTheFenceLimit() {

@@ -87,6 +87,32 @@ struct FenceDirectoryTests {
         #expect(text.contains("devices/README: not a device file"), "\(text)")
     }
 
+    @Test func aDeviceInTwoFilesIsRefusedNamingTheOther() throws {
+        let root = makeDirectory(["alice/phone"])
+        // The same name with its escape in lower case: another file for the same device.
+        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("gym", 51))]}}"#, to: "fences/devices/alice%2fphone.json")
+        let loaded = FenceFile(path: root).load()
+        #expect(loaded.book == nil)
+        let problem = try #require(loaded.errors.first)
+        #expect(loaded.errors.count == 1)
+        #expect(problem.device == "alice/phone")
+        #expect(problem.reason.hasPrefix("the device also has the file "))
+        #expect(Set([problem.file, String(problem.reason.dropFirst("the device also has the file ".count))])
+            == Set(["alice%2Fphone.json", "alice%2fphone.json"].map { root + "/devices/" + $0 }))
+    }
+
+    @Test func aHashedDeviceFileMustHoldExactlyOneDevice() {
+        let root = makeDirectory([])
+        // A hashed name (`~...`) does not say its device, so the file must hold one.
+        let hashed = "fences/devices/~0123456789abcdef-long.json"
+        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("home", 50))], "bob/phone": [\#(fence("home", 51))]}}"#, to: hashed)
+        let loaded = FenceFile(path: root).load()
+        #expect(loaded.book == nil)
+        #expect(loaded.errors.map(\.description) == [#"\#(directory.file(hashed)): a device file must hold exactly one device in "devices""#])
+        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("home", 50))]}}"#, to: hashed)
+        #expect(FenceFile(path: root).load().book?.devices.keys.sorted() == ["alice/phone"])
+    }
+
     @Test func namesOfUnusualIdentifiersStayUsable() throws {
         let root = directory.file("odd") + "/"
         let file = FenceFile(path: root)

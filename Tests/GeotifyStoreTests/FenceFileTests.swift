@@ -108,6 +108,33 @@ struct FenceFileTests {
         ])
     }
 
+    /// One fence with one mistake, and the one problem it is refused for.
+    @Test(arguments: [
+        (#""latitude": 1, "longitude": 2, "radius": 5, "polygon": [[8, 50], [9, 50], [9, 51]], "eventType": "onEntry""#,
+         #"a fence has either "polygon" or "latitude"/"longitude"/"radius", not both"#),
+        (#""latitude": 1, "longitude": 2, "radius": 5, "eventType": []"#,
+         #""eventType" must be a string or a non-empty array of strings, not an array"#),
+        (#""polygon": [[8, 50, 3], [9, 50, 3], [9, 51, 3]], "eventType": "onEntry""#,
+         #""polygon" must be a ring [[lon, lat], ...] or a list of rings [[[lon, lat], ...], ...] (the first the outer, the rest holes); found [8,50,3]"#),
+        (#""latitude": 1, "longitude": 2, "radius": 5, "radius": 50, "eventType": "onEntry""#,
+         #"the key "radius" appears more than once"#),
+        (#""name": "\#(String(repeating: "é", count: 100))x", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry""#,
+         #""name" must be at most 200 bytes"#),
+    ])
+    func aFenceWithOneMistakeIsRefusedForIt(members: String, reason: String) {
+        let loaded = load(#"{"devices": {"d": [{"identifier": "f", \#(members)}]}}"#)
+        #expect(loaded.book == nil)
+        #expect(messages(loaded.errors) == [#"fences.json:1: device "d", fence "f": \#(reason)"#])
+    }
+
+    @Test func aNameOfExactlyTheMaximumLengthIsAccepted() throws {
+        let name = String(repeating: "é", count: 100)
+        #expect(name.utf8.count == Identifier.maximumLength)
+        let loaded = load(#"{"devices": {"d": [{"identifier": "f", "name": "\#(name)", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry"}]}}"#)
+        #expect(loaded.errors.isEmpty)
+        #expect(try #require(loaded.book).fences(of: "d").first?.name == name)
+    }
+
     @Test func radiiAreClampedWithAWarning() throws {
         let loaded = load("""
             {"devices": {"d": [
@@ -171,6 +198,18 @@ struct FenceFileTests {
         let broken = load(#"{"devices": {"a": [\#(circle)], "b": [{"identifier": 1}]}, "x": ]}"#)
         #expect(broken.book == nil)
         #expect(messages(broken.errors) == ["fences.json:1: not valid JSON: unexpected character ']', expected a JSON value (column 142)"])
+    }
+
+    @Test func aFileOfExactlyTheMaximumSizeLoadsAndOneByteMoreIsRefused() {
+        let text = #"{"devices": {"d": []}}"#
+        let path = directory.write(text, to: "fences.json")
+        let size = text.utf8.count
+        let exact = FenceFile(path: path, maximumBytes: size).load()
+        #expect(exact.errors.isEmpty)
+        #expect(exact.book?.devices.keys.sorted() == ["d"])
+        let over = FenceFile(path: path, maximumBytes: size - 1).load()
+        #expect(over.book == nil)
+        #expect(messages(over.errors) == ["fences.json: the file is \(size) bytes; at most \(size - 1) are accepted (maximumFenceFileBytes)"])
     }
 
     @Test func aMissingFileIsAClearError() {
@@ -268,5 +307,40 @@ struct SharedFenceFileTests {
         #expect(messages.contains(#"the group "nobody" is not defined in "groups""#))
         #expect(messages.contains(#""group" must be the name of a group, not a number"#))
         #expect(messages.contains("the identifier is also a fence shared with every device, which applies to this device; identifiers must be unique per device"))
+    }
+
+    @Test func aDevicesOwnFenceMayNotShareAnIdentifierWithItsGroupsSet() {
+        let loaded = load("""
+            {"devices": {"alice/phone": [{"identifier": "school", \(Self.fence)}], "carol/phone": [{"identifier": "school", \(Self.fence)}]},
+             "groups": {"family": ["alice/phone", "bob/phone"]},
+             "shared": [{"identifier": "school", \(Self.fence), "group": "family"}]}
+            """)
+        #expect(loaded.book == nil)
+        // Only alice is in the group; carol's own "school" is hers alone.
+        #expect(loaded.errors.map { "\($0.device ?? "-") \($0.fence ?? "-"): \($0.reason)" } == [
+            #"alice/phone school: the identifier is also a fence shared with the group "family", which applies to this device; identifiers must be unique per device"#,
+        ])
+    }
+
+    @Test func aDevicesOwnFenceCannotNameAGroup() {
+        let loaded = load("""
+            {"devices": {"alice/phone": [{"identifier": "school", \(Self.fence), "group": "family"}]},
+             "groups": {"family": ["alice/phone"]}}
+            """)
+        #expect(loaded.book == nil)
+        #expect(loaded.errors.count == 1)
+        #expect(loaded.errors.first?.reason.hasPrefix(#"unknown key "group" ("#) == true)
+        #expect(loaded.errors.first?.device == "alice/phone")
+    }
+
+    @Test func aGroupListingAnUnusableDeviceIsRefused() {
+        let loaded = load("""
+            {"devices": {}, "groups": {"family": ["alice/phone", "bob//phone", "eve/#"]}}
+            """)
+        #expect(loaded.book == nil)
+        #expect(loaded.errors.map(\.reason) == [
+            #"group "family": the device identifier "bob//phone" must not have empty topic levels (a leading, trailing or double '/')"#,
+            #"group "family": the device identifier "eve/#" must not contain '+' or '#'"#,
+        ])
     }
 }

@@ -139,6 +139,15 @@ struct FenceImportTests {
         ])
     }
 
+    @Test func aStringThatIsNoFiniteNumberIsRefusedByTheImport() {
+        let error = refusal(#"[{"_type": "waypoint", "desc": "Sea", "lat": "nan", "lon": " 2 ", "rad": "inf"}]"#)
+        #expect(error?.code == .invalidImport)
+        #expect(error?.problems.map(\.description) == [
+            #"import.json:1: waypoint "Sea": "lat" must be a number, not the string "nan""#,
+            #"import.json:1: waypoint "Sea": "rad" must be a number, not the string "inf""#,
+        ])
+    }
+
     @Test func theSupermarketKeepsItsNameAndRegionIDWithAReadableIdentifier() throws {
         let imported = try parse(#"[{"rid": "a1b2c3", "desc": "Supermarket", "lat": 52.5, "lon": 13.4, "rad": 80, "tst": 1610104395}]"#)
         let fence = try #require(try fences(imported).first)
