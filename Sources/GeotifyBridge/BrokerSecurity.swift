@@ -106,9 +106,8 @@ package struct BrokerSecurity: Sendable, Equatable {
             throw SettingsError("cannot read the broker password file \(path): \(error)")
         }
         var text = String(decoding: bytes, as: UTF8.self)
-        if text.hasSuffix("\r\n") {
-            text.removeLast(2)
-        } else if text.hasSuffix("\n") {
+        // `\r\n` is one Character in Swift, so one removeLast takes either line break.
+        if text.hasSuffix("\r\n") || text.hasSuffix("\n") {
             text.removeLast()
         }
         guard !text.isEmpty else {

@@ -43,7 +43,9 @@ package struct OwnTracksKeys: Sendable {
     /// line number.
     package init(parsing bytes: [UInt8], file: String) throws(SettingsError) {
         var line = 0
-        for var text in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+        // Split on `\r\n` too: Swift reads it as one character, not a `\r` then a `\n`.
+        let lines = String(decoding: bytes, as: UTF8.self).split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for var text in lines {
             line += 1
             if text.hasSuffix("\r") { text.removeLast() }
             if text.isEmpty || text.hasPrefix("#") { continue }

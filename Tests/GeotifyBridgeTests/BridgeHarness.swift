@@ -64,7 +64,9 @@ final class BridgeHarness {
     /// Starts a new bridge (after a stop, with the same state directory).
     func startBridge() throws {
         let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append), scheduler: clock)
-        let online = { self.observer.messages.filter { $0.topic == "geotify/status" && $0.text == "online" }.count }
+        // A sharded bridge reports on `geotify/shard/<index>/status`.
+        let status = settings.shard.map { "geotify/shard/\($0.index)/status" } ?? "geotify/status"
+        let online = { self.observer.messages.filter { $0.topic == status && $0.text == "online" }.count }
         // Counted before the start: `online` may arrive before `start()` returns.
         let before = online()
         try bridge.start()

@@ -152,4 +152,32 @@ struct BrokerSecurityTests {
     func badValuesAreRefusedNamingTheKey(text: String, expected: String) {
         #expect(message(text) == expected)
     }
+
+    @Test func aPasswordFileWithoutAUserNameIsRefused() throws {
+        let (settings, _) = try load(#"{"passwordFile": "secret"}"#, files: ["secret": "s3cret\n"])
+        #expect {
+            _ = try options(settings)
+        } throws: { error in
+            (error as? SettingsError)?.message.contains("no \"username\"") == true
+        }
+    }
+
+    @Test func aPasswordFileWithAWindowsLineBreakKeepsItsLastCharacter() throws {
+        let (settings, _) = try load(#"{"username": "geotify", "passwordFile": "secret"}"#, files: ["secret": "s3cret\r\n"])
+        #expect(try options(settings).0.password == "s3cret")
+    }
+
+    @Test func onlyAPasswordFileOthersMayReadWarns() throws {
+        let (settings, directory) = try load(
+            #"{"username": "geotify", "passwordFile": "secret"}"#, files: ["secret": "s3cret"])
+        chmod(directory + "/secret", 0o604)
+        #expect(try options(settings).1.contains { $0.contains("readable by every user") })
+        chmod(directory + "/secret", 0o640)
+        #expect(try options(settings).1.isEmpty, "the group (the service's own) may read it")
+    }
+
+    @Test func aPasswordToAnyLoopbackAddressDoesNotWarn() throws {
+        let (settings, _) = try load(#"{"broker": "mqtt://127.0.0.2", "username": "geotify"}"#)
+        #expect(try options(settings, environment: ["GEOTIFY_MQTT_PASSWORD": "secret"]).1.isEmpty)
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import GeotifyBridge
+import GeotifyCore
 import GeotifyJSON
 import GeotifyMQTT
 import GeotifyTestSupport
@@ -88,5 +89,16 @@ struct ConsoleOwnTracksHTTPTests {
         #expect(ConsoleBridge.json(refused)["error"]?["code"] == "invalid_topic")
         #expect(try console.counter("errors.invalid_topic") == 1)
         #expect(console.harness.observer.waitForMessage(on: "geotify/error", where: { $0.text.contains("invalid_topic") }) != nil)
+    }
+
+    @Test func aDeviceOfAnotherShardIsRefusedWith403() throws {
+        let index = 1 - ShardAssignment.shard(of: "alice/elsewhere", among: 2)
+        let console = try ConsoleBridge { settings in
+            settings.shard = try? ShardAssignment(index: index, count: 2)
+        }
+        let refused = try console.post("elsewhere", 52.0, 13.0, tst: 1)
+        #expect(refused.status == 403)
+        #expect(ConsoleBridge.json(refused)["error"]?["code"] == "not_allowed")
+        #expect(ConsoleBridge.json(refused)["error"]?["message"]?.stringValue?.contains("another instance") == true)
     }
 }

@@ -83,4 +83,25 @@ struct OwnTracksKeysTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         #expect(try OwnTracksKeys(contentsOf: path).warnings.isEmpty)
     }
+
+    @Test func aFileWithWindowsLineBreaksReadsEveryLine() throws {
+        let keys = try keys("# secrets\r\nalice/phone s3cr1t\r\nbob/tablet other\r\n")
+        #expect(keys.key(for: "alice/phone") == OwnTracksKeys.key(secret: "s3cr1t"))
+        #expect(keys.key(for: "bob/tablet") == OwnTracksKeys.key(secret: "other"))
+        #expect(keys.warnings.isEmpty)
+    }
+
+    @Test func aSecretOfExactly32BytesDoesNotWarn() throws {
+        let keys = try keys("alice/phone \(String(repeating: "k", count: 32))\n")
+        #expect(keys.warnings.isEmpty)
+    }
+
+    @Test func aFileTheGroupMayReadWarns() throws {
+        let directory = try makeTemporaryDirectory("owntracks-keys")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("keys").path
+        try Data("alice/phone s3cr1t\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+        #expect(try OwnTracksKeys(contentsOf: path).warnings == ["the OwnTracks keys file \(path) is readable by other users; chmod 600 it"])
+    }
 }

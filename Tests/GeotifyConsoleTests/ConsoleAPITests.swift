@@ -213,6 +213,8 @@ import Testing
         let wrongType = harness.call("POST", "/api/cmd/alice/phone", body: "{\"action\":\"list\"}", contentType: "text/plain")
         #expect(wrongType.status == 415)
         #expect(wrongType.refusalCode == "unsupported_media_type")
+        let untyped = harness.call("POST", "/api/cmd/alice/phone", body: "{\"action\":\"list\"}", contentType: nil)
+        #expect(untyped.status == 415, "a body without a Content-Type is what a cross-site fetch may send without asking")
     }
 
     @Test func theFenceLimitIsTheBridgesRefusal() throws {

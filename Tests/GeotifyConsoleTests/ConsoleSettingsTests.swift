@@ -58,4 +58,9 @@ import Testing
             }
         }
     }
+
+    @Test func listeningOnOneOutsideAddressWithoutUsersIsRefused() throws {
+        #expect(throws: HTTPSettingsError.self) { try parse("{\"listen\":\"192.168.1.5:8091\"}") }
+        #expect(try parse("{\"listen\":\"127.0.0.2:8091\"}").usersFile == nil)
+    }
 }

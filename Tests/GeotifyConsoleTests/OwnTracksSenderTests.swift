@@ -29,4 +29,20 @@ import Testing
             }
         }
     }
+
+    @Test func aLoginMayNotNameItselfInAnotherCaseOrThroughTheQuery() {
+        let login = HTTPUser(name: "jane", roles: [.tracker])
+        #expect(throws: ConsoleRefusal(.notAllowed, "user \"jane\" may not post for user \"Jane\""), "topics are case-sensitive: Jane is another user") {
+            try OwnTracksSender(request: HTTPRequest(method: "POST", path: "/pub", headers: ["X-Limit-U": "Jane"]), login: login)
+        }
+        #expect(throws: ConsoleRefusal(.notAllowed, "user \"jane\" may not post for user \"john\"")) {
+            try OwnTracksSender(request: HTTPRequest(method: "POST", path: "/pub", query: ["u": "john"]), login: login)
+        }
+    }
+
+    @Test func aDeleteCharacterIsAControlCharacter() {
+        #expect(throws: ConsoleRefusal.self) {
+            try OwnTracksSender(request: HTTPRequest(method: "POST", path: "/pub", headers: ["X-Limit-D": "x\u{7F}"]), login: .anonymous)
+        }
+    }
 }

@@ -76,4 +76,56 @@ import Testing
         #expect(user.has(.read) && user.has(.manage) && !user.has(.tracker) && !user.has(.metrics))
         #expect(HTTPUser.anonymous.has(.tracker) && HTTPUser.anonymous.has(.metrics))
     }
+
+    @Test func aRememberedLoginDoesNotLetAWrongPasswordIn() {
+        let probe = Probe()
+        let authenticator = authenticator(probe: probe)
+        #expect(authenticator.authenticate(header("alice", "s3cret")) == .success(HTTPUser(name: "alice", roles: [.manage])))
+        #expect(authenticator.authenticate(header("alice", "wrong")) == .failure(.wrongCredentials))
+        #expect(probe.checked == 2, "another header for the same user is checked against the hash")
+    }
+
+    @Test func aFullCacheIsEmptiedBeforeTheNextLoginIsRemembered() {
+        let probe = Probe()
+        let authenticator = Authenticator(
+            users: UsersFile(hashes: ["alice": Self.hash, "bob": Self.hash, "carol": Self.hash]), roles: [:],
+            cacheSeconds: 60, cacheLimit: 2, uptime: { probe.clock.withLock { $0 } },
+            verify: { password, hash in
+                probe.checks.withLock { $0 += 1 }
+                return PasswordHash.verify(password, against: hash)
+            })
+        for name in ["alice", "bob", "carol"] {
+            #expect(authenticator.authenticate(header(name, "s3cret")) == .success(HTTPUser(name: name, roles: [.read])))
+        }
+        #expect(probe.checked == 3)
+        #expect(authenticator.authenticate(header("carol", "s3cret")) == .success(HTTPUser(name: "carol", roles: [.read])))
+        #expect(probe.checked == 3, "the login that found the cache full is remembered")
+        #expect(authenticator.authenticate(header("alice", "s3cret")) == .success(HTTPUser(name: "alice", roles: [.read])))
+        #expect(probe.checked == 4, "the cache was emptied when it held cacheLimit logins")
+    }
+
+    /// Holds the authenticator a test's `verify` changes the users of while it checks.
+    final class Later: Sendable {
+        let authenticator = Mutex<Authenticator?>(nil)
+        let replaced = Mutex(false)
+    }
+
+    @Test func aCheckTheUsersChangedDuringIsNotRemembered() {
+        let later = Later()
+        let authenticator = Authenticator(
+            users: UsersFile(hashes: ["alice": Self.hash]), roles: [:], uptime: { 0 },
+            verify: { password, hash in
+                let first = later.replaced.withLock { replaced in
+                    defer { replaced = true }
+                    return !replaced
+                }
+                if first {
+                    later.authenticator.withLock { $0 }?.replace(UsersFile(hashes: ["alice": PasswordHash.decoy]))
+                }
+                return PasswordHash.verify(password, against: hash)
+            })
+        later.authenticator.withLock { $0 = authenticator }
+        #expect(authenticator.authenticate(header("alice", "s3cret")) == .success(HTTPUser(name: "alice", roles: [.read])))
+        #expect(authenticator.authenticate(header("alice", "s3cret")) == .failure(.wrongCredentials), "the new users file decides the next request")
+    }
 }

@@ -60,4 +60,19 @@ import Testing
         #expect(!PasswordHash.verify("x", against: "$zz$nothing"))
         #expect(!PasswordHash.verify("x", against: ""))
     }
+
+    @Test func aHashThatDiffersOnlyBeforeItsLastCharacterDoesNotVerify() {
+        let hash = AuthenticatorTests.hash
+        #expect(PasswordHash.verify("s3cret", against: hash))
+        var characters = Array(hash)
+        let index = characters.count - 10
+        characters[index] = characters[index] == "a" ? "b" : "a"
+        #expect(!PasswordHash.verify("s3cret", against: String(characters)), "every byte of the hash is compared, not the last one")
+    }
+
+    @Test func anEmptyUserNameIsMalformed() {
+        #expect(throws: BasicCredentials.Problem.malformed) {
+            try BasicCredentials(authorization: "Basic " + Data(":s3cret".utf8).base64EncodedString())
+        }
+    }
 }

@@ -71,4 +71,15 @@ import Testing
         #expect(woken.withLock { $0 })
         #expect(subscription.take(maximum: 10, park: {}, wake: {}) == .end)
     }
+
+    @Test func aSubscriberExactlyAtTheBoundStaysOpen() throws {
+        let opening = try #require(EventStream().subscribe()).pendingCount
+        let event = ServerSentEvent(data: "0123456789")
+        let stream = EventStream(maximumPending: opening + event.encoded.count)
+        let subscription = try #require(stream.subscribe())
+        stream.publish(event)
+        #expect(!subscription.isClosed, "maximumPending bytes may wait")
+        stream.publish(event)
+        #expect(subscription.isClosed)
+    }
 }

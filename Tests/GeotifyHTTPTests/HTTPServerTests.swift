@@ -279,4 +279,16 @@ import Testing
         ) { _, responder in responder.send(.text("")) }
         #expect(throws: HTTPServerError.self) { try second.start() }
     }
+
+    @Test func theConnectionLimitIsExact() throws {
+        let running = try Running { $0.maximumConnections = 4 }
+        var connections = try (0..<5).map { _ in try running.connection() }
+        #expect(waitUntil { running.server.connectionCount == 5 })
+        try connections[0].send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try connections[0].readResponse().status == 503, "one connection more than maximumConnections")
+        connections.removeFirst()
+        #expect(waitUntil { running.server.connectionCount == 4 })
+        try connections[0].send("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try connections[0].readResponse().status == 200, "exactly maximumConnections are served")
+    }
 }

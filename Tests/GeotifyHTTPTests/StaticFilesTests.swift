@@ -36,4 +36,25 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: root + "/link.txt", withDestinationPath: directory + "/secret.txt")
         #expect(StaticFiles(directory: root).response(for: "link.txt").status == 404)
     }
+
+    @Test func aSymbolicLinkIntoASiblingDirectoryWhoseNameStartsTheSameIsRefused() throws {
+        let directory = try makeTemporaryDirectory("static").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let root = directory + "/served"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/served-private", withIntermediateDirectories: true)
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: directory + "/served-private/secret.txt"))
+        try FileManager.default.createSymbolicLink(atPath: root + "/link.txt", withDestinationPath: directory + "/served-private/secret.txt")
+        #expect(StaticFiles(directory: root).response(for: "link.txt").status == 404)
+    }
+
+    @Test func aFileLargerThanTheLimitIsNotServed() throws {
+        let root = try makeTemporaryDirectory("static").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try Data("1234".utf8).write(to: URL(fileURLWithPath: root + "/four.js"))
+        try Data("12345".utf8).write(to: URL(fileURLWithPath: root + "/five.js"))
+        let files = StaticFiles(directory: root, maximumBytes: 4)
+        #expect(files.response(for: "four.js").status == 200)
+        #expect(files.response(for: "five.js").status == 404)
+    }
 }
