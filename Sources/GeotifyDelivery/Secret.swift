@@ -38,7 +38,8 @@ package struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebug
             throw DeliverySettingsError("cannot read the file \(path)")
         }
         guard let text = String(data: data, encoding: .utf8) else { throw DeliverySettingsError("the file \(path) is not UTF-8 text") }
-        let value = text.hasSuffix("\r\n") ? String(text.dropLast(2)) : text.hasSuffix("\n") ? String(text.dropLast()) : text
+        // `\r\n` is one Character in Swift, so one dropLast takes either line break.
+        let value = text.hasSuffix("\r\n") || text.hasSuffix("\n") ? String(text.dropLast()) : text
         guard !value.isEmpty else { throw DeliverySettingsError("the file \(path) is empty") }
         guard !value.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else {
             throw DeliverySettingsError("the file \(path) holds more than one line")

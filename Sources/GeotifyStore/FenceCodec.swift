@@ -45,7 +45,7 @@ public enum FenceCodec {
             reader.errors.append(FenceIssue(.unknownKey, "unknown key \"\(key)\" (\(hint)a fence has \(keys.sorted().joined(separator: ", ")))"))
         }
         for key in object.duplicateKeys {
-            reader.errors.append(FenceIssue(.invalidValue, "the key \"\(key)\" appears more than once"))
+            reader.errors.append(FenceIssue(.duplicateField, "the key \"\(key)\" appears more than once"))
         }
 
         let identifier = object["identifier"]?.stringValue

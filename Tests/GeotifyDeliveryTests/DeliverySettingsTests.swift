@@ -69,6 +69,19 @@ struct DeliverySettingsTests {
         #expect(webhook.secret.source == "file \(directory.appendingPathComponent("hook.secret").path)")
     }
 
+    /// A secret file saved with a Windows line break keeps its last character: Swift
+    /// reads `\r\n` as one character.
+    @Test func aSecretFileWithAWindowsLineBreakKeepsItsLastCharacter() throws {
+        let directory = try makeTemporaryDirectory("notify-settings")
+        for (name, text) in [("crlf.secret", "s3cret\r\n"), ("lf.secret", "s3cret\n"), ("bare.secret", "s3cret")] {
+            try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+            let settings = try parse(#"{"targets": [{"name": "h", "type": "webhook", "url": "http://x", "secret": {"file": "\#(name)"}}]}"#,
+                                     file: directory.appendingPathComponent("geotify.json").path)
+            guard case .webhook(let webhook) = settings.targets[0].destination else { throw DeliverySettingsError("not a webhook") }
+            #expect(webhook.secret.value == "s3cret", "\(name)")
+        }
+    }
+
     @Test func noNotifySectionOrNoTargetsMeansNoTargets() throws {
         #expect(try parse("{}").targets.isEmpty)
         let directory = try makeTemporaryDirectory("notify-settings")

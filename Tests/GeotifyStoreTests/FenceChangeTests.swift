@@ -79,6 +79,16 @@ struct FenceChangeTests {
         #expect(error?.message == #"device "alice/phone", fence "gym": latitude 95 is outside -90...90; device "alice/phone", fence "gym": "longitude" must be a number, not a string"#)
     }
 
+    /// A key given twice gets the code a message naming a field twice gets over MQTT
+    /// (one vocabulary), whichever way the fence came.
+    @Test func aKeyGivenTwiceIsADuplicateField() {
+        let error = refusal(.add(device: "alice/phone", fence: [
+            "identifier": "gym", "latitude": 1, "longitude": 2, "radius": 10, "radius": 50, "eventType": "onEntry",
+        ]))
+        #expect(error?.code == .duplicateField)
+        #expect(error?.problems.map(\.description) == [#"device "alice/phone", fence "gym": the key "radius" appears more than once"#])
+    }
+
     @Test func aFenceWithoutIdentifierIsNamedByItsDevice() {
         let error = refusal(.add(device: "d", fence: ["latitude": 1, "longitude": 2, "radius": 5, "eventType": "onExit"]))
         #expect(error?.code == .missingField)
