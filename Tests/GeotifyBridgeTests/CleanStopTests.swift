@@ -137,6 +137,26 @@ struct CleanStopTests {
                 "\(observer.messages(under: "geotify/status").map(\.text))")
     }
 
+    /// A stop whose `offline` the broker never acknowledges leaves without a DISCONNECT:
+    /// the connection just ends, so that a broker publishes the will (`offline`), where a
+    /// DISCONNECT would make it drop the will and keep `online` retained. The broker here
+    /// reads everything and answers nothing but the CONNECT (`SilentBroker`), so the test
+    /// sees every packet the bridge sent.
+    @Test func aStopTheBrokerNeverAcknowledgesEndsTheConnectionWithoutADisconnect() throws {
+        let broker = try SilentBroker()
+        defer { broker.stop() }
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-unanswered")
+        try bridge.start()
+        #expect(waitUntil { !bridge.logged("connected to").isEmpty }, "\(bridge.logLines.all)")
+        bridge.bridge?.stop(timeout: 0.2)
+        #expect(bridge.logged("did not acknowledge").count == 1, "\(bridge.logLines.all)")
+        #expect(waitUntil { broker.isClosed })
+        let types = broker.packetTypes
+        #expect(types.first == 1, "a CONNECT first: \(types)")
+        #expect(types.filter { $0 == 3 }.count >= 2, "online and offline published: \(types)")
+        #expect(!types.contains(14), "no DISCONNECT: \(types)")
+    }
+
     /// The status retained at the broker now, as a new subscriber receives it; nil when
     /// none is retained.
     private func retainedStatus(port: Int) -> String? {

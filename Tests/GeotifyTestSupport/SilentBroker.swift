@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+
+/// A broker that lets one client connect (it answers the CONNECT with a CONNACK) and then
+/// reads everything the client sends without ever answering: no SUBACK, no PUBACK, no
+/// PINGRESP. It keeps the bytes, so a test can tell which packets the client sent and
+/// whether it left with a DISCONNECT or only closed the connection, which to a real
+/// broker is the difference between dropping the client's will and publishing it.
+/// (`TestBroker.pause()` cannot show that: a stopped mosquitto reads nothing either.)
+package final class SilentBroker: Sendable {
+    package let port: Int
+    private let listener: Int32
+    /// What the client sent, and whether its connection has ended.
+    private let received = Mutex<(bytes: [UInt8], closed: Bool)>(([], false))
+
+    /// Listens on 127.0.0.1, on a port the kernel picks, for one client.
+    package init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(listener, address, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listener)
+            throw TestSupportError("cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
+        }
+        self.listener = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in serve() }
+        thread.name = "silent-broker"
+        thread.start()
+    }
+
+    deinit {
+        close(listener)
+    }
+
+    /// Stops listening; a wait for a client that never came ends (the serving thread
+    /// holds this broker until then).
+    package func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    /// The type of each whole packet the client sent, in order (1 CONNECT, 3 PUBLISH,
+    /// 8 SUBSCRIBE, 12 PINGREQ, 14 DISCONNECT, ...).
+    package var packetTypes: [UInt8] {
+        let bytes = received.withLock { $0.bytes }
+        var types: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            guard let (length, header) = Self.remainingLength(bytes, at: index + 1), index + 1 + header + length <= bytes.count else { break }
+            types.append(bytes[index] >> 4)
+            index += 1 + header + length
+        }
+        return types
+    }
+
+    /// Whether the client's connection has ended (it closed or shut it down).
+    package var isClosed: Bool { received.withLock { $0.closed } }
+
+    /// Accepts one client, answers its CONNECT, then only reads until the connection ends.
+    private func serve() {
+        let connection = accept(listener, nil, nil)
+        guard connection >= 0 else {
+            received.withLock { $0.closed = true }
+            return
+        }
+        defer {
+            close(connection)
+            received.withLock { $0.closed = true }
+        }
+        var answered = false
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(connection, &buffer, buffer.count)
+            guard count > 0 else { return }
+            let bytes = received.withLock { received -> [UInt8] in
+                received.bytes += buffer[0..<count]
+                return received.bytes
+            }
+            if !answered, let level = Self.protocolLevel(ofConnect: bytes) {
+                // CONNACK: session not present, accepted; MQTT 5 adds an empty property list.
+                let connack: [UInt8] = level == 5 ? [0x20, 0x03, 0x00, 0x00, 0x00] : [0x20, 0x02, 0x00, 0x00]
+                guard write(connection, connack, connack.count) == connack.count else { return }
+                answered = true
+            }
+        }
+    }
+
+    /// The protocol level of the CONNECT at the start of `bytes` (4 for 3.1.1, 5 for 5),
+    /// nil until enough of it has come.
+    private static func protocolLevel(ofConnect bytes: [UInt8]) -> UInt8? {
+        guard let (_, header) = remainingLength(bytes, at: 1) else { return nil }
+        // After the fixed header: the protocol name ("MQTT", with its two-byte length), then the level.
+        let level = 1 + header + 2 + 4
+        return level < bytes.count ? bytes[level] : nil
+    }
+
+    /// A packet's remaining length, the variable-length integer at `index`, and how many
+    /// bytes it took; nil while it is incomplete.
+    private static func remainingLength(_ bytes: [UInt8], at index: Int) -> (length: Int, bytes: Int)? {
+        var length = 0
+        var shift = 0
+        var offset = index
+        while offset < bytes.count, offset - index < 4 {
+            length |= Int(bytes[offset] & 0x7F) << shift
+            if bytes[offset] & 0x80 == 0 { return (length, offset - index + 1) }
+            shift += 7
+            offset += 1
+        }
+        return nil
+    }
+}
