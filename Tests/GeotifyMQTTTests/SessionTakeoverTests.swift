@@ -104,23 +104,8 @@ private final class TakeoverBroker: Sendable {
     let port: Int
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw TestSupportError("socket() failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ready = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(listener, address, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, address, &length) == 0
-            }
-        }
-        guard ready else {
-            close(listener)
-            throw TestSupportError("cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (listener, port) = try listenOnLoopback()
+        self.port = port
         Thread.detachNewThread {
             defer { close(listener) }
             var connection: Int32

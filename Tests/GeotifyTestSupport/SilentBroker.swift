@@ -15,24 +15,7 @@ package final class SilentBroker: Sendable {
 
     /// Listens on 127.0.0.1, on a port the kernel picks, for one client.
     package init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(listener, address, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, address, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listener)
-            throw TestSupportError("cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
-        }
-        self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try listenOnLoopback()
         let thread = Thread { [self] in serve() }
         thread.name = "silent-broker"
         thread.start()
@@ -67,7 +50,8 @@ package final class SilentBroker: Sendable {
 
     /// Accepts one client, answers its CONNECT, then only reads until the connection ends.
     private func serve() {
-        let connection = accept(listener, nil, nil)
+        var connection: Int32
+        repeat { connection = accept(listener, nil, nil) } while connection < 0 && errno == EINTR
         guard connection >= 0 else {
             received.withLock { $0.closed = true }
             return
@@ -79,7 +63,8 @@ package final class SilentBroker: Sendable {
         var answered = false
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let count = read(connection, &buffer, buffer.count)
+            var count: Int
+            repeat { count = read(connection, &buffer, buffer.count) } while count < 0 && errno == EINTR
             guard count > 0 else { return }
             let bytes = received.withLock { received -> [UInt8] in
                 received.bytes += buffer[0..<count]
