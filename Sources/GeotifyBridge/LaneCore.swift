@@ -27,11 +27,11 @@ package struct LaneCore: Sendable {
     package internal(set) var devices: [String: DeviceRecord] = [:]
     /// The devices with a timer, and when it is due (also in their record).
     private var deadlines: [String: Double] = [:]
-    /// The fences the deadlines were last worked out with, every device's at once: a
-    /// tick that sees other fences (the file edited, a command) works them out again,
-    /// so a dwell shortened, added or removed while a device stays inside is timed by
-    /// the new rules, not only once the device's next fix comes.
-    private var timedBook: FenceBook
+    /// The edition of the book the deadlines were last worked out with, every device's at
+    /// once: a tick that sees another edition (the file edited, a command) works them out
+    /// again, so a dwell shortened, added or removed while a device stays inside is timed
+    /// by the new rules, not only once the device's next fix comes.
+    private var timedEdition: FenceBookEdition
     /// The previews waiting for a commit or cancel.
     var previews: PreviewBook
     /// The devices whose retained topics are still to be republished after a connection
@@ -48,7 +48,7 @@ package struct LaneCore: Sendable {
         previews = PreviewBook(
             timeout: configuration.previewTimeout, perDevice: configuration.previewsPerDevice,
             total: configuration.previewsPerLane)
-        timedBook = book
+        timedEdition = book.edition
         for (device, state) in states {
             devices[device] = DeviceRecord(state: state, lastSeen: now)
         }
@@ -442,10 +442,10 @@ package struct LaneCore: Sendable {
     package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
         previews.expire(now: now)
         republish(book: book, into: &effects)
-        // Equal books share their storage, so this costs a few pointer comparisons until
-        // the fences change; then one full comparison, and the book is kept either way.
-        if book != timedBook { retime(with: book) }
-        timedBook = book
+        if !book.edition.isSame(as: timedEdition) {
+            retime(with: book)
+            timedEdition = book.edition
+        }
         guard !deadlines.isEmpty else { return }
         let due = deadlines.filter { $0.value <= now }.map(\.key).sorted()
         for device in due {

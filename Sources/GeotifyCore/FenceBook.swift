@@ -7,6 +7,8 @@
 public struct FenceBook: Sendable, Equatable {
     /// The fences of each device, in the order of the file.
     public private(set) var devices: [String: [Fence]]
+    /// Which making of the book this is; renewed by every change (`FenceBookEdition`).
+    package private(set) var edition = FenceBookEdition()
     /// The members of each named group.
     public private(set) var groups: [String: [String]]
     /// The shared sets by owner: `SharedFences.everyDevice`, or a group's name.
@@ -62,6 +64,7 @@ public struct FenceBook: Sendable, Equatable {
     /// only, however large the book.
     public func replacing(devices changes: [String: [Fence]]) -> FenceBook {
         var book = self
+        book.edition = FenceBookEdition()
         let next = revision + 1
         var anyNew = false
         for (device, fences) in changes {
