@@ -186,18 +186,20 @@ public struct Evaluator: Sendable {
     /// The earliest time at which `advance` would do something for this device, nil
     /// when nothing is waiting.
     public func nextDeadline(fences: DeviceFences, state: DeviceState) -> Double? {
-        var deadlines: [Double] = []
-        for entry in state.fences {
+        var earliest: Double?
+        // Most entries wait for nothing (outside, or inside with the dwell done): they
+        // are passed over before their fence is looked up, on every fix and every retiming.
+        for entry in state.fences where entry.pending != nil || (entry.inside && !entry.dwelled) {
             guard let fence = fences.fence(entry.fence) else { continue }
             let rules = rules(for: fence)
             if let pending = entry.pending {
-                deadlines.append(pending.timestamp + rules.minimumDuration)
+                earliest = min(earliest ?? .infinity, pending.timestamp + rules.minimumDuration)
             }
             if entry.inside, !entry.dwelled, let dwell = rules.dwell {
-                deadlines.append(entry.since + dwell)
+                earliest = min(earliest ?? .infinity, entry.since + dwell)
             }
         }
-        return deadlines.min()
+        return earliest
     }
 
     /// The rules in force for `fence`.
