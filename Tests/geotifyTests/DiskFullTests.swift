@@ -43,6 +43,14 @@ struct DiskFullTests {
         observer.messages.filter { $0.topic == "geotify/event/alice/phone" }.map(\.text)
     }
 
+    /// Waits for the bridge's `online`, which it publishes once it has subscribed: a
+    /// position published before then would go to nobody, and every count after it would
+    /// be off by one. A process started while the whole suite starts may take more than
+    /// the usual 10 s to get there; the wait ends as soon as it does.
+    func waitUntilOnline() throws {
+        try #require(observer.waitForMessage(on: "geotify/status", timeout: 60)?.text == "online")
+    }
+
     func sqlite(_ sql: String) throws -> String {
         try runCommand("sqlite3", [directory.appendingPathComponent("state/state.sqlite").path, sql])
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -51,7 +59,7 @@ struct DiskFullTests {
     @Test func theBridgeKeepsPublishingWhileTheDiskIsFullAndRecoversByItself() throws {
         let log = directory.appendingPathComponent("bridge.log")
         let bridge = try limited(160 * 1024, log: log)
-        #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
+        try waitUntilOnline()
         var step = 0
         #expect(waitUntil(timeout: 30) {
             step += 1
@@ -85,7 +93,7 @@ struct DiskFullTests {
         let log = directory.appendingPathComponent("bridge.log")
         let fencesBefore = try Data(contentsOf: directory.appendingPathComponent("fences.json"))
         let bridge = try limited(160 * 1024, log: log)
-        #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
+        try waitUntilOnline()
         try runCommand("prlimit", ["--pid", "\(bridge.pid)", "--fsize=100:unlimited"])
         try observer.publish("geotify/cmd/alice/phone", #"{"id":"w","action":"add","fence":{"identifier":"gym","latitude":1,"longitude":2,"radius":50,"eventType":"onEntry"}}"#)
         let reply = observer.waitForMessage(on: "geotify/reply/alice/phone")?.text ?? ""
