@@ -33,6 +33,20 @@ public struct JSONParser: Sendable {
         try parse(Array(text.utf8))
     }
 
+    /// How many pairs of member names the duplicate check compared in full while parsing
+    /// `bytes` as `parse(_:)` does, rejecting duplicates: the work that a hostile
+    /// object's names can cause, which the tests bound.
+    package func nameComparisons(parsing bytes: [UInt8]) throws(JSONError) -> Int {
+        let result: Result<Int, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: true)
+            return Result { () throws(JSONError) in
+                _ = try reader.document()
+                return reader.nameComparisons
+            }
+        }
+        return try result.get()
+    }
+
     /// The member names `parse(_:keepingMembers:)` builds, prepared once for matching
     /// against raw bytes (make one per set of names and keep it).
     public struct MemberNames: Sendable {
@@ -135,6 +149,8 @@ private struct Reader {
     var line = 1
     var lineStart = 0
     var depth = 0
+    /// How many pairs of member names the duplicate check compared (`SeenNames`).
+    var nameComparisons = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, rejectingDuplicates: Bool) {
         self.bytes = bytes
@@ -318,6 +334,7 @@ private struct Reader {
         return try withUnsafeTemporaryAllocation(of: SeenNames.Entry.self, capacity: SeenNames.listCapacity) {
             (list) throws(JSONError) -> JSONObject in
             var seen: SeenNames? = SeenNames(list: list)
+            defer { nameComparisons += seen?.comparisons ?? 0 }
             return try object(keeping: members, seen: &seen)
         }
     }
@@ -635,7 +652,11 @@ private struct Reader {
 /// the offset of its opening quote in a list on the stack (`listCapacity` names). A 64-bit
 /// filter of the summaries answers "new" for most names without a search; names whose
 /// summaries match are compared in full. An object with more members moves them into a
-/// dictionary, so a hostile object with thousands of members still costs linear time.
+/// dictionary keyed by a full hash of each name (`Hasher`, seeded afresh in every
+/// process), so a hostile object with thousands of members still costs linear time:
+/// keyed by the summary, names such as "n0" … "n7000", or any that share their length
+/// and first and last bytes, piled up in a few buckets and a 64 KiB payload took a
+/// second of comparisons.
 private struct SeenNames {
     /// One name: its summary, where its opening quote is, whether its raw bytes are it.
     struct Entry {
@@ -650,8 +671,13 @@ private struct SeenNames {
     private let list: UnsafeMutableBufferPointer<Entry>
     private var count = 0
     private var filter: UInt64 = 0
-    /// Every name by summary, once there are more than the list holds.
-    private var overflow: [UInt64: [Entry]] = [:]
+    /// Every name by its hash (`hash(_:reader:)`), once there are more than the list
+    /// holds; a name whose hash an earlier name has (about one chance in 2^64 a pair) is
+    /// kept in `collided` instead.
+    private var overflow: [Int: Entry] = [:]
+    private var collided: [Int: [Entry]] = [:]
+    /// How many pairs of names were compared in full (`JSONParser.nameComparisons`).
+    private(set) var comparisons = 0
 
     /// Names recorded in `list`, which must outlive this value.
     init(list: UnsafeMutableBufferPointer<Entry>) {
@@ -675,6 +701,7 @@ private struct SeenNames {
             let bit: UInt64 = 1 &<< (summary &* 0x9E37_79B9_7F4A_7C15 &>> 58)
             if filter & bit != 0 {
                 for other in list[0..<count] where other.summary == summary {
+                    comparisons += 1
                     try Self.compare(entry, other, reader: reader)
                 }
             }
@@ -684,12 +711,38 @@ private struct SeenNames {
             return
         }
         if overflow.isEmpty {
-            for other in list { overflow[other.summary, default: []].append(other) }
+            overflow.reserveCapacity(2 * list.count)
+            // Different names, as the list took them: nothing to throw.
+            for other in list { try record(other, hash: Self.hash(other, reader: reader), reader: reader) }
         }
-        for other in overflow[summary] ?? [] {
+        try record(entry, hash: Self.hash(entry, reader: reader), reader: reader)
+    }
+
+    /// Keeps `entry` in the dictionary after comparing it with the names of its hash.
+    private mutating func record(_ entry: Entry, hash: Int, reader: Reader) throws(JSONError) {
+        guard let other = overflow[hash] else {
+            overflow[hash] = entry
+            return
+        }
+        for other in [other] + (collided[hash] ?? []) where other.summary == entry.summary {
+            comparisons += 1
             try Self.compare(entry, other, reader: reader)
         }
-        overflow[summary, default: []].append(entry)
+        collided[hash, default: []].append(entry)
+    }
+
+    /// The hash of a name's decoded UTF-8 (its raw bytes when it has no escape), so that
+    /// every spelling of one name hashes alike.
+    private static func hash(_ entry: Entry, reader: Reader) -> Int {
+        var hasher = Hasher()
+        if entry.plain {
+            let length = Int(truncatingIfNeeded: entry.summary >> 16)
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: reader.bytes[(entry.start + 1)...].prefix(length))))
+        } else {
+            var name = reader.name(at: entry.start)
+            name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+        return hasher.finalize()
     }
 
     /// Throws the duplicate-member error when the names of `entry` and `other` (whose

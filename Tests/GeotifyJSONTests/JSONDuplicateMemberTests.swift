@@ -45,6 +45,38 @@ struct JSONDuplicateMemberTests {
         #expect(try JSONParser().parse(#"{"a": 1, "a": 2}"#)["a"] == 2)
     }
 
+    /// Thousands of different member names of one kind (`namesThatShareASummaryCostLinearWork`).
+    enum ManyNames: CaseIterable {
+        /// The same length, first and last byte: one summary for them all.
+        case oneSummary
+        /// Ordinary names, "n0" to "n2999": about forty summaries.
+        case numbered
+        /// Escaped, so that the decoded names are summed up and hashed.
+        case escaped
+
+        func name(_ index: Int) -> String {
+            switch self {
+            case .oneSummary: "a" + String(repeating: "0", count: 4 - String(index).count) + "\(index)a"
+            case .numbered: "n\(index)"
+            case .escaped: "\\u0061\(index)"
+            }
+        }
+    }
+
+    @Test(arguments: ManyNames.allCases)
+    func namesThatShareASummaryCostLinearWork(names: ManyNames) throws {
+        // A 64 KiB payload holds thousands of members. Once past the 32 the list keeps,
+        // each name is compared only with names of its hash: at most the list's
+        // 32 × 31 / 2 pairs in all. Compared with every name of its summary, these
+        // took millions of comparisons, a second of CPU for one MQTT message.
+        let members = (0..<3_000).map { "\"\(names.name($0))\": \($0)" }
+        let text = Array(("{" + members.joined(separator: ", ") + "}").utf8)
+        #expect(try strict.nameComparisons(parsing: text) <= 32 * 31 / 2)
+        let repeated = Array(("{" + (members + [members[2_500]]).joined(separator: ", ") + "}").utf8)
+        #expect(refusal(String(decoding: repeated, as: UTF8.self))?.duplicateMember != nil)
+        #expect(refusal(String(decoding: repeated, as: UTF8.self), keeping: true)?.duplicateMember != nil)
+    }
+
     @Test func manyMembersAreCheckedAllTheWay() {
         let members = (0..<3_000).map { "\"member\($0)\": \($0)" }
         let clean = "{" + members.joined(separator: ", ") + "}"
