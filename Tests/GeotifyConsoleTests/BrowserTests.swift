@@ -24,7 +24,7 @@ import Testing
         #expect(output.contains("families"))
     }
 
-    @Test func theMapPageWorksInARealBrowser() throws {
+    @Test(.longWaiting) func theMapPageWorksInARealBrowser() throws {
         let screenshots = Self.root.appendingPathComponent(".build/console-screenshots")
         try? FileManager.default.removeItem(at: screenshots)
         let output = try Self.run("browser_test.py", ["fixture", Self.fixture, screenshots.path])

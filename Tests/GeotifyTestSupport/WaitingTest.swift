@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 import Testing
 
@@ -13,38 +14,75 @@ import Testing
 /// those whose tests are short: a blocking wait on a cooperative thread delays every test
 /// queued behind it, including the start of the long waiting ones.
 ///
+/// `.computing` is its counterpart for tests that keep a core busy in the test process
+/// itself for a second or so (property tests against a brute-force oracle, in a debug
+/// build). They too run on threads of their own, at most as many at once as there are
+/// cores: on the cooperative threads, where Swift Testing also starts every other test,
+/// they kept the waiting tests from even starting for 20 s of a 56 s run, while the
+/// waiting tests' slots stood empty.
+///
 /// The test still runs in its own task (its expectations are recorded as usual); only
 /// the executor its code runs on changes (`withTaskExecutorPreference`).
 package struct WaitingTest: SuiteTrait, TestTrait, TestScoping {
     /// How many waiting tests run at once, beside the cooperative threads' tests.
     package static let limit = 6
 
+    /// What the test spends its time on, which decides the slots it takes.
+    enum Kind {
+        case waiting
+        /// Waiting for many seconds even alone: given a waiting slot before the others.
+        case longWaiting
+        case computing
+    }
+
+    let kind: Kind
+
     package var isRecursive: Bool { true }
 
     package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        guard testCase != nil else {
+        // A test under a suite with the trait may carry it too (`.longWaiting` on one
+        // test of a `.waiting` suite): it takes one slot, of the kind its traits ask for.
+        guard testCase != nil, !WaitingTest.inScope else {
             try await function()
             return
         }
+        let kinds = test.traits.compactMap { ($0 as? WaitingTest)?.kind } + [kind]
+        let kind: Kind = kinds.contains(.computing) ? .computing : kinds.contains(.longWaiting) ? .longWaiting : .waiting
+        let slots = kind == .computing ? WaitingTest.computingSlots : WaitingTest.waitingSlots
         // The slot is taken and given back on the test's own thread: a test that ends
         // frees its slot at once, even while both cooperative threads are busy (given
         // back after `withTaskExecutorPreference`, it waited for one of them, and
         // finished tests held every slot for up to 18 s of a 44 s run).
-        try await withTaskExecutorPreference(ThreadExecutor()) {
-            await WaitingTest.slots.acquire()
-            defer { WaitingTest.slots.release() }
-            try await function()
+        try await WaitingTest.$inScope.withValue(true) {
+            try await withTaskExecutorPreference(ThreadExecutor()) {
+                await slots.acquire(first: kind == .longWaiting)
+                defer { slots.release() }
+                try await function()
+            }
         }
     }
 
-    private static let slots = Slots(limit)
+    /// Whether the test runs in a scope of this trait already.
+    @TaskLocal private static var inScope = false
+
+    private static let waitingSlots = Slots(limit)
+    private static let computingSlots = Slots(ProcessInfo.processInfo.activeProcessorCount)
 }
 
 extension Trait where Self == WaitingTest {
     /// Runs each test on a thread of its own (see `WaitingTest`).
-    package static var waiting: Self { WaitingTest() }
+    package static var waiting: Self { WaitingTest(kind: .waiting) }
+
+    /// `.waiting`, for a test that takes many seconds even alone (a walk through the
+    /// README, a browser, a crash mid-stream): it gets a place before the other waiting
+    /// tests, so that it starts early instead of ending the run alone.
+    package static var longWaiting: Self { WaitingTest(kind: .longWaiting) }
+
+    /// Runs each test on a thread of its own, at most as many at once as there are cores
+    /// (see `WaitingTest`): for tests that keep a core busy for a second or so.
+    package static var computing: Self { WaitingTest(kind: .computing) }
 }
 
 /// Runs a task's jobs on a serial dispatch queue of its own, whose thread is not one of
@@ -63,6 +101,8 @@ private final class ThreadExecutor: TaskExecutor {
 private final class Slots: Sendable {
     private struct State {
         var free: Int
+        /// Those asking first, then the others, each in the order they asked.
+        var first: [CheckedContinuation<Void, Never>] = []
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -72,11 +112,16 @@ private final class Slots: Sendable {
         state = Mutex(State(free: count))
     }
 
-    func acquire() async {
+    /// Waits for a slot; with `first`, ahead of those asking without it.
+    func acquire(first: Bool = false) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state in
                 guard state.free > 0 else {
-                    state.waiting.append(continuation)
+                    if first {
+                        state.first.append(continuation)
+                    } else {
+                        state.waiting.append(continuation)
+                    }
                     return false
                 }
                 state.free -= 1
@@ -88,6 +133,7 @@ private final class Slots: Sendable {
 
     func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if !state.first.isEmpty { return state.first.removeFirst() }
             guard !state.waiting.isEmpty else {
                 state.free += 1
                 return nil

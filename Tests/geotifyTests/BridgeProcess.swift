@@ -78,9 +78,20 @@ final class BridgeProcess {
         try query("SELECT first, count, hex(messages) FROM outbox_batch ORDER BY first").flatMap { row -> [OutboxMessage] in
             let parts = row.split(separator: "|", omittingEmptySubsequences: false)
             guard parts.count == 3, let start = Int64(parts[0]), let count = Int(parts[1]) else { throw TestSupportError("an outbox row: \(row)") }
+            // sqlite3's hex(): two upper-case digits a byte.
+            func digit(_ character: UInt8) throws -> UInt8 {
+                switch character {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+                default: throw TestSupportError("a hex digit: \(character)")
+                }
+            }
+            let hex = Array(parts[2].utf8)
             var bytes: [UInt8] = []
-            var hex = parts[2].utf8.makeIterator()
-            while let high = hex.next(), let low = hex.next(), let byte = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) { bytes.append(byte) }
+            bytes.reserveCapacity(hex.count / 2)
+            for position in stride(from: 0, to: hex.count - 1, by: 2) {
+                bytes.append(try digit(hex[position]) << 4 | digit(hex[position + 1]))
+            }
             return try OutboxBatch.decode(bytes, count: count).enumerated().filter { first < start + Int64($0.offset) && start + Int64($0.offset) <= last }.map(\.element)
         }
     }

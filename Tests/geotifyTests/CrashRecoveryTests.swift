@@ -109,14 +109,14 @@ struct CrashRecoveryTests {
         #expect(Set(ids(crashing)).count == total)
     }
 
-    @Test func killedInTheMiddleOfAFastStreamItRepeatsNothingAndLosesOnlyTheInFlightWindow() throws {
+    @Test(.longWaiting) func killedInTheMiddleOfAFastStreamItRepeatsNothingAndLosesOnlyTheInFlightWindow() throws {
         try killInTheMiddleOfAFastStream()
     }
 
     /// The same with a publisher that keeps at most 1 024 messages in memory: at the kill
     /// thousands of decided rows wait only in the outbox (spilled), and after the restart
     /// all but the first 1 024 wait there again, read back as the queue drains.
-    @Test func killedWhileSpillingToTheOutboxItRepeatsNothingAndLosesOnlyTheInFlightWindow() throws {
+    @Test(.longWaiting) func killedWhileSpillingToTheOutboxItRepeatsNothingAndLosesOnlyTheInFlightWindow() throws {
         try crashing.writeSettings(extra: #""maximumWaitingMessages": 1024, "statsInterval": 0.2"#)
         try observer.subscribe("crashing/stats")
         let pendingAtKill = try killInTheMiddleOfAFastStream()

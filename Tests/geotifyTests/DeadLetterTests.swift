@@ -17,7 +17,7 @@ struct DeadLetterTests {
     /// How far the clock moves at a time; the stats report comes once per step.
     let step = 30.0
 
-    @Test func aTargetThatAlwaysFailsEndsInTheDeadLettersAfterItsWindowReportedOnce() throws {
+    @Test(.longWaiting) func aTargetThatAlwaysFailsEndsInTheDeadLettersAfterItsWindowReportedOnce() throws {
         let scenario = try DeliveryScenario("delivery-dead", devices: 1)
         try scenario.observer.subscribe("+/stats")
         let receiver = try WebhookReceiver(["/hook": .fail])

@@ -4,7 +4,7 @@ import Testing
 
 /// `geotify fences`: every subcommand run as the built executable, with its output, its
 /// exit status and the fence file on disk afterwards.
-@Suite("geotify fences")
+@Suite("geotify fences", .waiting)
 struct FencesCommandTests: FencesCommandFixture {
     let directory: URL
 

@@ -102,7 +102,7 @@ struct ReadmeTests {
 
     // MARK: The walk-through
 
-    @Test func aNewcomerWalksThroughEveryExampleOfTheReadme() throws {
+    @Test(.longWaiting) func aNewcomerWalksThroughEveryExampleOfTheReadme() throws {
         let scratch = try makeTemporaryDirectory("readme")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let clone = scratch.appendingPathComponent("geotify")

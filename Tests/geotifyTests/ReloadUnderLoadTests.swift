@@ -8,7 +8,7 @@ import Testing
 /// and the broker connection's keep-alive holds.
 @Suite("Reloading 100 000 fences while positions flow", .serialized, .waiting)
 struct ReloadUnderLoadTests {
-    @Test func positionsAreEvaluatedAllThroughTheReload() throws {
+    @Test(.longWaiting) func positionsAreEvaluatedAllThroughTheReload() throws {
         let directory = try makeTemporaryDirectory("reload")
         defer { try? FileManager.default.removeItem(at: directory) }
         let fencesURL = directory.appendingPathComponent("fences.json")

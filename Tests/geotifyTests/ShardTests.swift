@@ -18,7 +18,7 @@ struct ShardTests {
         devices * (steps - 1) + (0..<devices).filter { $0 % 3 == 0 }.count
     }
 
-    @Test func threeShardsPublishPerDeviceWhatOneInstancePublishes() throws {
+    @Test(.longWaiting) func threeShardsPublishPerDeviceWhatOneInstancePublishes() throws {
         let cluster = try ShardCluster(name: "shards-same", devices: 300)
         try cluster.observe(["single", "cluster"])
         let reference = try cluster.bridge("single", prefix: "single", shard: nil)
@@ -47,7 +47,7 @@ struct ShardTests {
         #expect(seen == Set(cluster.devices), "every device from exactly one shard")
     }
 
-    @Test func aShardKilledWhilePositionsFlowCatchesUpAndTheOthersDoNotNotice() throws {
+    @Test(.longWaiting) func aShardKilledWhilePositionsFlowCatchesUpAndTheOthersDoNotNotice() throws {
         let cluster = try ShardCluster(name: "shards-kill", devices: 90)
         try cluster.observe(["single", "cluster"])
         let reference = try cluster.bridge("single", prefix: "single", shard: nil)

@@ -3,7 +3,7 @@ import Testing
 import GeotifyTestSupport
 
 /// `geotify simulate` replays tracks through the real evaluator, offline.
-@Suite("geotify simulate")
+@Suite("geotify simulate", .waiting)
 struct SimulateCommandTests {
     let directory: URL
 

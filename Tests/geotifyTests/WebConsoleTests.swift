@@ -16,7 +16,7 @@ struct WebConsoleTests {
         try runCommand(python, [scripts.appendingPathComponent(script).path] + arguments)
     }
 
-    @Test func theMapPageWorksAgainstTheBridgeInARealBrowser() throws {
+    @Test(.longWaiting) func theMapPageWorksAgainstTheBridgeInARealBrowser() throws {
         let screenshots = Self.root.appendingPathComponent(".build/bridge-screenshots")
         try? FileManager.default.removeItem(at: screenshots)
         let output = try Self.run("browser_test.py", ["bridge", geotifyExecutable.path, screenshots.path])
