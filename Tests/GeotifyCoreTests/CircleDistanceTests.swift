@@ -4,7 +4,7 @@ import Testing
 
 @testable import GeotifyCore
 
-@Suite("CircleDistance", .computing)
+@Suite("CircleDistance")
 struct CircleDistanceTests {
     @Test("the trigonometry-free bracket holds every GeographicLib reference distance")
     func bracketHoldsTheReferenceDistances() {

@@ -9,7 +9,7 @@ import Testing
 /// and outside, for every accuracy and hysteresis, at every latitude it is made for,
 /// with holes and across the antimeridian; and it does decide many fixes near the
 /// edges, which is what it is for.
-@Suite("Clearance grid", .computing)
+@Suite("Clearance grid")
 struct ClearanceGridTests {
     /// What the grid of `polygon` decides for each of `points` with these margins, nil
     /// where it has no grid or leaves the point to the edges.

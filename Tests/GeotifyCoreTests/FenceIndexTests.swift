@@ -3,7 +3,7 @@ import GeotifyCore
 import GeotifyTestSupport
 import Testing
 
-@Suite("FenceIndex", .computing)
+@Suite("FenceIndex")
 struct FenceIndexTests {
     /// A position somewhere interesting: anywhere, near a pole, or near the antimeridian.
     static func position(_ random: inout SplitMix64) -> Coordinate {

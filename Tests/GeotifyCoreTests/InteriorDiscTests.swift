@@ -8,7 +8,7 @@ import Testing
 /// polygon's own checks say so too (the ray crossing and the planar bracket), at every
 /// latitude it is made for, with holes and across the antimeridian; and it does decide
 /// fixes deep inside, which is what it is for.
-@Suite("Interior disc", .computing)
+@Suite("Interior disc")
 struct InteriorDiscTests {
     @Test("the disc says inside only where ray crossing and bracket say inside by the margin")
     func theDiscIsSound() throws {

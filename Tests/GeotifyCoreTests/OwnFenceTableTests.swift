@@ -8,7 +8,7 @@ import Testing
 /// fences they were made from, and the evaluator deciding through it exactly as it does
 /// for the same fences shared (which reads the `Fence`s and their polygons, not the
 /// table): boxes, shapes, identifier keys, polygons and their interior discs.
-@Suite("Own fence table", .computing)
+@Suite("Own fence table")
 struct OwnFenceTableTests {
     /// Circles and star-shaped polygons (some with a hole) of 30 m to 3 km within 4 km of
     /// `center`, with identifiers short and long, ASCII and not.

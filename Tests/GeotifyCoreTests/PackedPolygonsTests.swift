@@ -8,7 +8,7 @@ import Testing
 /// `SpatialFences`) answer every containment question exactly as the `Polygon` of each
 /// fence does: holes, the antimeridian, several polygons side by side, and sets rebuilt
 /// with fences replaced or removed.
-@Suite("Packed polygons", .computing)
+@Suite("Packed polygons")
 struct PackedPolygonsTests {
     /// A ring of `count` vertices at 60–100 % of `radius` degrees around (`latitude`,
     /// `longitude`), at sorted angles (so it is simple), longitudes wrapped.

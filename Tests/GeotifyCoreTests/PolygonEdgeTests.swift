@@ -1,11 +1,10 @@
 import Foundation
 import GeotifyCore
-import GeotifyTestSupport
 import Testing
 
 /// Polygons whose edges cross or touch are refused with the edges and the point, whatever
 /// their symmetry; simple ones, however large, are accepted.
-@Suite("Polygon edges", .computing)
+@Suite("Polygon edges")
 struct PolygonEdgeTests {
     /// A ring from (latitude, longitude) pairs.
     private func ring(_ vertices: [(Double, Double)]) -> [Coordinate] {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import GeotifyCore
 
-@Suite("Polygon planar bracket", .computing)
+@Suite("Polygon planar bracket")
 struct PolygonPlanarBracketTests {
     /// A star-shaped ring of `count` vertices at 60–100 % of `radius` metres around `center`.
     private func star(around center: Coordinate, radius: Double, count: Int, _ random: inout SplitMix64) throws -> Polygon {

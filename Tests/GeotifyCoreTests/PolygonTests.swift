@@ -3,7 +3,7 @@ import GeotifyCore
 import GeotifyTestSupport
 import Testing
 
-@Suite("Polygon", .computing)
+@Suite("Polygon")
 struct PolygonTests {
     /// A ring from (latitude, longitude) pairs.
     private func ring(_ vertices: [(Double, Double)]) -> [Coordinate] {

@@ -4,7 +4,7 @@ import GeotifyTestSupport
 
 /// Fences shared by many devices, found through the spatial index, with state kept
 /// only for the fences a device is inside.
-@Suite("Shared fences", .computing)
+@Suite("Shared fences")
 struct SharedFencesTests {
     func circle(_ id: String, _ latitude: Double, _ longitude: Double, radius: Double = 100, revision: Int = 1) -> Fence {
         Fence(identifier: id, region: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Synchronization
 import Testing
 
@@ -14,25 +13,17 @@ import Testing
 /// those whose tests are short: a blocking wait on a cooperative thread delays every test
 /// queued behind it, including the start of the long waiting ones.
 ///
-/// `.computing` is its counterpart for tests that keep a core busy in the test process
-/// itself for a second or so (property tests against a brute-force oracle, in a debug
-/// build). They too run on threads of their own, at most as many at once as there are
-/// cores: on the cooperative threads, where Swift Testing also starts every other test,
-/// they kept the waiting tests from even starting for 20 s of a 56 s run, while the
-/// waiting tests' slots stood empty.
-///
 /// The test still runs in its own task (its expectations are recorded as usual); only
 /// the executor its code runs on changes (`withTaskExecutorPreference`).
 package struct WaitingTest: SuiteTrait, TestTrait, TestScoping {
     /// How many waiting tests run at once, beside the cooperative threads' tests.
     package static let limit = 6
 
-    /// What the test spends its time on, which decides the slots it takes.
+    /// How long the test waits, which decides its place in the queue for a slot.
     enum Kind {
         case waiting
-        /// Waiting for many seconds even alone: given a waiting slot before the others.
+        /// Waiting for many seconds even alone: given a slot before the others.
         case longWaiting
-        case computing
     }
 
     let kind: Kind
@@ -43,22 +34,21 @@ package struct WaitingTest: SuiteTrait, TestTrait, TestScoping {
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         // A test under a suite with the trait may carry it too (`.longWaiting` on one
-        // test of a `.waiting` suite): it takes one slot, of the kind its traits ask for.
+        // test of a `.waiting` suite): it takes one slot, first in line if either says so.
         guard testCase != nil, !WaitingTest.inScope else {
             try await function()
             return
         }
         let kinds = test.traits.compactMap { ($0 as? WaitingTest)?.kind } + [kind]
-        let kind: Kind = kinds.contains(.computing) ? .computing : kinds.contains(.longWaiting) ? .longWaiting : .waiting
-        let slots = kind == .computing ? WaitingTest.computingSlots : WaitingTest.waitingSlots
+        let long = kinds.contains(.longWaiting)
         // The slot is taken and given back on the test's own thread: a test that ends
         // frees its slot at once, even while both cooperative threads are busy (given
         // back after `withTaskExecutorPreference`, it waited for one of them, and
         // finished tests held every slot for up to 18 s of a 44 s run).
         try await WaitingTest.$inScope.withValue(true) {
             try await withTaskExecutorPreference(ThreadExecutor()) {
-                await slots.acquire(first: kind == .longWaiting)
-                defer { slots.release() }
+                await WaitingTest.slots.acquire(first: long)
+                defer { WaitingTest.slots.release() }
                 try await function()
             }
         }
@@ -67,8 +57,7 @@ package struct WaitingTest: SuiteTrait, TestTrait, TestScoping {
     /// Whether the test runs in a scope of this trait already.
     @TaskLocal private static var inScope = false
 
-    private static let waitingSlots = Slots(limit)
-    private static let computingSlots = Slots(ProcessInfo.processInfo.activeProcessorCount)
+    private static let slots = Slots(limit)
 }
 
 extension Trait where Self == WaitingTest {
@@ -79,10 +68,6 @@ extension Trait where Self == WaitingTest {
     /// README, a browser, a crash mid-stream): it gets a place before the other waiting
     /// tests, so that it starts early instead of ending the run alone.
     package static var longWaiting: Self { WaitingTest(kind: .longWaiting) }
-
-    /// Runs each test on a thread of its own, at most as many at once as there are cores
-    /// (see `WaitingTest`): for tests that keep a core busy for a second or so.
-    package static var computing: Self { WaitingTest(kind: .computing) }
 }
 
 /// Runs a task's jobs on a serial dispatch queue of its own, whose thread is not one of
