@@ -67,6 +67,20 @@ import Testing
         #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array(collection.utf8), defaultDevice: nil, replace: false) }
     }
 
+    @Test func aPlanForManyDevicesMakesTheBookOnceNotOnceADevice() throws {
+        let devices = Dictionary(uniqueKeysWithValues: (0..<200).map { index -> (String, [JSON]) in
+            ("d\(index)", [["identifier": "a", "latitude": 0, "longitude": 1, "radius": 100, "eventType": "onEntry"]])
+        })
+        let plan = FenceImportPlan(devices: devices, replace: false)
+        let file = FenceFile(path: "fences.json")
+        let (book, _) = try plan.apply(to: FenceBook(), file: file)
+        #expect(book.devices.count == 200)
+        #expect(book.fences(of: "d199").map(\.identifier) == ["a"])
+        // The devices' book and the file's check of it: rebuilt after each device, the
+        // import cost the square of the devices it names.
+        #expect(try plan.booksMade(applyingTo: FenceBook(), file: file) == 2)
+    }
+
     @Test func aPlanRefusesWhatTheFenceFileWouldRefuse() throws {
         let book = try Self.book(ConsoleHarness.fences)
         let clash = FenceImportPlan(shared: ["shared": [["identifier": "home", "latitude": 1, "longitude": 1, "radius": 5, "eventType": "onEntry"]]], replace: false)
