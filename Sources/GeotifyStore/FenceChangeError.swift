@@ -6,7 +6,8 @@ import GeotifyCore
 public struct FenceChangeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of refusal this is; `code.rawValue` is what replies carry.
     public var code: ErrorCode
-    /// One line saying what is wrong; for `invalid_*` codes it lists every problem.
+    /// One line saying what is wrong; for `invalid_*` codes it names the first
+    /// `problemsNamed` problems and counts the rest.
     public var message: String
     /// Every validation problem, one each, for callers that list them a line each
     /// (empty for codes that are not about validation).
@@ -54,9 +55,17 @@ public struct FenceChangeError: Error, Sendable, Equatable, CustomStringConverti
         invalid(.invalidFile, "the fence file \(path) is not valid, so it cannot be changed: ", problems)
     }
 
+    /// How many problems a message names before it counts the rest. A message goes out
+    /// whole, in an MQTT reply and a log line: naming every problem, a command of 60 kB
+    /// (fences with thousands of unknown keys) was answered with 820 kB.
+    public static let problemsNamed = 10
+
     /// The error for problems that make fences, a file or an import invalid: the message
-    /// joins every problem so a single line (a reply, a log entry) still names them all.
+    /// joins the first `problemsNamed` problems, so a single line (a reply, a log entry)
+    /// names them, and counts the rest; `problems` keeps them all.
     public static func invalid(_ code: ErrorCode, _ lead: String, _ problems: [FenceProblem]) -> FenceChangeError {
-        FenceChangeError(code, lead + problems.map(\.description).joined(separator: "; "), problems: problems)
+        let named = problems.prefix(problemsNamed).map(\.description).joined(separator: "; ")
+        let more = problems.count > problemsNamed ? "; and \(problems.count - problemsNamed) more" : ""
+        return FenceChangeError(code, lead + named + more, problems: problems)
     }
 }

@@ -34,15 +34,24 @@ public enum FenceCodec {
         ["identifier", "name", "home", "rid", "latitude", "longitude", "radius", "polygon", "note", "eventType"]
             + TransitionRule.allCases.map(\.rawValue))
 
+    /// How many unknown keys of one fence are named, each with the keys a fence has; the
+    /// rest are counted. Named each, a fence of thousands of unknown keys made an error
+    /// 14 times its own size.
+    static let unknownKeysNamed = 3
+
     /// Decodes and validates one fence.
     public static func decode(_ json: JSON, limits: FenceLimits) -> Decoded {
         guard case .object(let object) = json else {
             return Decoded(fence: nil, identifier: nil, issues: [FenceIssue(.wrongType, "a fence must be an object, not \(json.kindDescription)")], warnings: [])
         }
         var reader = Reader(object: object)
-        for key in object.keys where !keys.contains(key) {
+        let unknown = object.keys.filter { !keys.contains($0) }
+        for key in unknown.prefix(unknownKeysNamed) {
             let hint = NameSuggestion.nearest(to: key, in: keys.sorted()).map { "did you mean \"\($0)\"? " } ?? ""
             reader.errors.append(FenceIssue(.unknownKey, "unknown key \"\(key)\" (\(hint)a fence has \(keys.sorted().joined(separator: ", ")))"))
+        }
+        if unknown.count > unknownKeysNamed {
+            reader.errors.append(FenceIssue(.unknownKey, "and \(unknown.count - unknownKeysNamed) more unknown keys"))
         }
         for key in object.duplicateKeys {
             reader.errors.append(FenceIssue(.duplicateField, "the key \"\(key)\" appears more than once"))

@@ -174,6 +174,33 @@ struct FenceChangeTests {
         #expect(error?.message.contains("latitude -91 is outside -90...90") == true)
     }
 
+    @Test func aFenceOfThousandsOfUnknownKeysIsAnsweredInAFewLines() throws {
+        // A hostile command: one fence, 60 kB of keys. Each named with the keys a fence has,
+        // they made a reply and a log line of 820 kB.
+        let keys = (0..<5_000).map { "\"k\($0)\": 0" }.joined(separator: ", ")
+        let fence = try JSONParser().parse(
+            #"{"identifier": "yard", "latitude": 48.13, "longitude": 11.57, "radius": 50, "eventType": "onEntry", \#(keys)}"#)
+        let error = try #require(refusal(.add(device: "van/7", fence: fence)))
+        #expect(error.code == .unknownKey)
+        #expect(error.problems.count == 4)
+        #expect(error.message.contains(#"unknown key "k0""#))
+        #expect(error.message.contains(#"unknown key "k2""#))
+        #expect(!error.message.contains(#"unknown key "k3""#))
+        #expect(error.message.hasSuffix("and 4997 more unknown keys"))
+    }
+
+    @Test func aMessageNamesTenProblemsAndCountsTheRest() {
+        let problems = (0..<25).map { FenceProblem(fence: "f\($0)", reason: "missing \"identifier\"") }
+        let error = FenceChangeError.invalid(.missingField, "", problems)
+        #expect(error.problems == problems)
+        #expect(error.message.hasPrefix(problems[0].description + "; " + problems[1].description))
+        #expect(error.message.contains(problems[9].description))
+        #expect(!error.message.contains(problems[10].description))
+        #expect(error.message.hasSuffix("; and 15 more"))
+        #expect(FenceChangeError.invalid(.missingField, "", Array(problems.prefix(10))).message
+            == problems.prefix(10).map(\.description).joined(separator: "; "))
+    }
+
     @Test func aNullFieldRemovesTheKeyAsAMergePatchDoes() throws {
         let applied = try apply(.edit(device: "alice/phone", identifier: "home", fields: Self.patch(["note": nil])))
         #expect(applied.fence?.note == "")
