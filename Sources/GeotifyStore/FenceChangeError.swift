@@ -58,7 +58,7 @@ public struct FenceChangeError: Error, Sendable, Equatable, CustomStringConverti
     /// How many problems a message names before it counts the rest. A message goes out
     /// whole, in an MQTT reply and a log line: naming every problem, a command of 60 kB
     /// (fences with thousands of unknown keys) was answered with 820 kB.
-    public static let problemsNamed = 10
+    package static let problemsNamed = 10
 
     /// The error for problems that make fences, a file or an import invalid: the message
     /// joins the first `problemsNamed` problems, so a single line (a reply, a log entry)
