@@ -40,6 +40,15 @@ package struct LaneCore: Sendable {
     /// What is reported only once and was: an admission limit a refusal reached, or
     /// (`key <device>`) a device whose encrypted positions have no key.
     private var reportedOnce: Set<String> = []
+    /// What the last look for an idle device found when it found none: no device can be
+    /// idle long enough before `notBefore`, as long as the clock has not gone back past
+    /// `at` and the book is the same edition (a device the file no longer names may be
+    /// idle already). Until then a full bridge refuses a new device without looking again:
+    /// each look goes through every device of the lane, and a tracker can send positions
+    /// of a device that is refused as often as it likes.
+    private var noIdleDevice: (at: Double, notBefore: Double, edition: FenceBookEdition)?
+    /// How many times the lane looked through its devices for an idle one (for tests).
+    package private(set) var idleDeviceSearches = 0
 
     /// A core for the devices of `states` (as loaded at start), with the fences of `book`.
     package init(configuration: LaneConfiguration, admission: DeviceAdmission, states: [String: DeviceState], book: FenceBook, now: Double) {
@@ -419,12 +428,21 @@ package struct LaneCore: Sendable {
     /// Evicts the least recently seen device of this lane that the fence file does not
     /// name and that has sent nothing for `evictionAge`; says whether there was one.
     private mutating func evictIdleDevice(book: FenceBook, now: Double, into effects: inout LaneEffects) -> Bool {
+        if let found = noIdleDevice, found.edition.isSame(as: book.edition), found.at <= now, now < found.notBefore {
+            return false
+        }
+        idleDeviceSearches += 1
         let limit = now - configuration.evictionAge
         var oldest: (device: String, seen: Double)?
-        for (device, record) in devices where record.lastSeen <= limit && !book.knows(device) {
+        for (device, record) in devices where !book.knows(device) {
             if record.lastSeen < oldest?.seen ?? .infinity { oldest = (device, record.lastSeen) }
         }
-        guard let (device, _) = oldest else { return false }
+        guard let (device, seen) = oldest, seen <= limit else {
+            // A device seen later than the oldest, or one that comes now, is idle later.
+            noIdleDevice = (now, (oldest?.seen ?? now) + configuration.evictionAge, book.edition)
+            return false
+        }
+        noIdleDevice = nil
         devices[device] = nil
         deadlines[device] = nil
         effects.saves[device] = nil

@@ -345,6 +345,49 @@ struct LaneCoreTests {
         #expect(lane.core.state(of: "a/1") == nil)
     }
 
+    /// A full bridge refuses a device that keeps sending without looking through the
+    /// lane's devices each time: nobody can be idle before the oldest is. It looks again
+    /// once that time comes, and when the fence file changes.
+    @Test func aRefusedDeviceDoesNotMakeTheLaneLookForIdleDevicesAgainAndAgain() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.maximumDevices = 2
+            $0.deviceEvictionAge = 3_600
+        }
+        _ = lane.ownTracks("a/1", 1, 1)
+        lane.now += 10
+        _ = lane.ownTracks("b/1", 1, 1)
+        lane.now += 60
+        for _ in 0..<5 {
+            #expect(lane.ownTracks("mallory/x", 1, 1).counters[.errors(.tooManyDevices)] == 1)
+            lane.now += 1
+        }
+        #expect(lane.core.idleDeviceSearches == 1)
+        // a/1 is idle for 3 600 s at 1 700 003 600: not a second before.
+        lane.now = 1_700_003_599
+        #expect(lane.ownTracks("mallory/x", 1, 1).counters[.errors(.tooManyDevices)] == 1)
+        #expect(lane.core.idleDeviceSearches == 1)
+        lane.now = 1_700_003_600
+        let admitted = lane.ownTracks("mallory/x", 1, 1)
+        #expect(admitted.forgotten == ["a/1"])
+        #expect(lane.core.idleDeviceSearches == 2)
+    }
+
+    @Test func aDeviceTheFenceFileNoLongerNamesMayMakeRoomAtOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.maximumDevices = 1
+            $0.deviceEvictionAge = 3_600
+        }
+        _ = lane.ownTracks("bob/phone", 1, 1)
+        lane.now += 4_000
+        _ = lane.ownTracks("a/1", 1, 1)
+        #expect(lane.ownTracks("c/1", 1, 1).counters[.errors(.tooManyDevices)] == 1, "a/1 is not idle; bob/phone is named")
+        // bob/phone, idle for 4 000 s, is no longer named: the next refusal looks again.
+        try lane.edit(Self.fences.replacingOccurrences(of: "bob/phone", with: "carol/phone"))
+        let admitted = lane.ownTracks("c/1", 1, 1)
+        #expect(admitted.counters[.fixesEvaluated] == 1)
+        #expect(admitted.forgotten == ["bob/phone"])
+    }
+
     /// Of several devices idle long enough, the one seen longest ago makes room.
     @Test func theDeviceSeenLongestAgoMakesRoom() throws {
         var lane = try LaneFixture(fences: Self.fences) {
