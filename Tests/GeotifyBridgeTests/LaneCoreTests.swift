@@ -328,11 +328,17 @@ struct LaneCoreTests {
         #expect(lane.ownTracks("alice/phone", 1, 1).counters[.fixesEvaluated] == 1, "devices in the fence file are always admitted")
     }
 
-    @Test func whenFullAnIdleDeviceWithoutFencesMakesRoom() throws {
-        var lane = try LaneFixture(fences: Self.fences) {
-            $0.maximumDevices = 2
+    /// A lane of a bridge that keeps at most `maximumDevices` devices without fences and
+    /// forgets one that sent nothing for an hour to make room for a new one.
+    static func fullLane(maximumDevices: Int) throws -> LaneFixture {
+        try LaneFixture(fences: Self.fences) {
+            $0.maximumDevices = maximumDevices
             $0.deviceEvictionAge = 3_600
         }
+    }
+
+    @Test func whenFullAnIdleDeviceWithoutFencesMakesRoom() throws {
+        var lane = try Self.fullLane(maximumDevices: 2)
         _ = lane.ownTracks("a/1", 1, 1)
         _ = lane.ownTracks("b/1", 1, 1)
         lane.now += 60
@@ -349,10 +355,7 @@ struct LaneCoreTests {
     /// lane's devices each time: nobody can be idle before the oldest is. It looks again
     /// once that time comes, and when the fence file changes.
     @Test func aRefusedDeviceDoesNotMakeTheLaneLookForIdleDevicesAgainAndAgain() throws {
-        var lane = try LaneFixture(fences: Self.fences) {
-            $0.maximumDevices = 2
-            $0.deviceEvictionAge = 3_600
-        }
+        var lane = try Self.fullLane(maximumDevices: 2)
         _ = lane.ownTracks("a/1", 1, 1)
         lane.now += 10
         _ = lane.ownTracks("b/1", 1, 1)
@@ -373,10 +376,7 @@ struct LaneCoreTests {
     }
 
     @Test func aDeviceTheFenceFileNoLongerNamesMayMakeRoomAtOnce() throws {
-        var lane = try LaneFixture(fences: Self.fences) {
-            $0.maximumDevices = 1
-            $0.deviceEvictionAge = 3_600
-        }
+        var lane = try Self.fullLane(maximumDevices: 1)
         _ = lane.ownTracks("bob/phone", 1, 1)
         lane.now += 4_000
         _ = lane.ownTracks("a/1", 1, 1)
@@ -390,10 +390,7 @@ struct LaneCoreTests {
 
     /// Of several devices idle long enough, the one seen longest ago makes room.
     @Test func theDeviceSeenLongestAgoMakesRoom() throws {
-        var lane = try LaneFixture(fences: Self.fences) {
-            $0.maximumDevices = 2
-            $0.deviceEvictionAge = 3_600
-        }
+        var lane = try Self.fullLane(maximumDevices: 2)
         _ = lane.ownTracks("a/1", 1, 1)
         lane.now += 10
         _ = lane.ownTracks("b/1", 1, 1)
