@@ -298,10 +298,10 @@ final class LiveFenceBook: Sendable {
         counters.add(.errors(.fenceFile))
         logger.error("the fence file \(file.path) is not valid; keeping the fences in force:")
         for problem in problems { logger.error("  \(problem)") }
-        report(messages.failure(
-            .fenceFile,
-            "the fence file \(file.path) is not valid; the last good fences stay in force: "
-                + problems.map(\.description).joined(separator: "; ")))
+        // Named and counted as a refused change's message is, so one line stays short.
+        let refusal = FenceChangeError.invalid(
+            .fenceFile, "the fence file \(file.path) is not valid; the last good fences stay in force: ", problems)
+        report(messages.failure(.fenceFile, refusal.message))
     }
 
     /// The file's size, modification time and inode, or empty when it cannot be read

@@ -52,6 +52,20 @@ struct LiveFenceBookTests {
         private let messages = Mutex<[OutboxMessage]>([])
         func add(_ message: OutboxMessage) { messages.withLock { $0.append(message) } }
         var count: Int { messages.withLock { $0.count } }
+        var last: String? { messages.withLock { $0.last.map { String(decoding: $0.payload, as: UTF8.self) } } }
+    }
+
+    /// The report goes out whole on `geotify/error`: it names ten problems and counts the
+    /// rest, as a refused command's reply does, instead of one per mistake in the file.
+    @Test func aFileWithManyMistakesIsReportedInOneShortLine() throws {
+        let fixture = try Fixture()
+        let bad = (0..<18).map { #"{"identifier": "f\#($0)", "latitude": 95, "longitude": 13.4, "radius": 50, "eventType": "onEntry"}"# }
+        try fixture.edit(#"{"devices": {"alice/phone": [\#(bad.joined(separator: ", "))]}}"#)
+        _ = fixture.book.reloadIfChanged(readContents: true)
+        let report = try #require(fixture.reports.last)
+        #expect(report.contains(#"fence \"f9\""#))
+        #expect(!report.contains(#"fence \"f10\""#))
+        #expect(report.hasSuffix(#"; and 8 more"}"#))
     }
 
     static func fence(_ identifier: String) -> JSON {
