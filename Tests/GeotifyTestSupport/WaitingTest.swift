@@ -39,8 +39,7 @@ package struct WaitingTest: SuiteTrait, TestTrait, TestScoping {
             try await function()
             return
         }
-        let kinds = test.traits.compactMap { ($0 as? WaitingTest)?.kind } + [kind]
-        let long = kinds.contains(.longWaiting)
+        let long = test.traits.contains { ($0 as? WaitingTest)?.kind == .longWaiting }
         // The slot is taken and given back on the test's own thread: a test that ends
         // frees its slot at once, even while both cooperative threads are busy (given
         // back after `withTaskExecutorPreference`, it waited for one of them, and
