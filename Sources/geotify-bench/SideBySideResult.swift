@@ -70,6 +70,19 @@ struct SideBySideResult {
 
     private static func ratio(_ value: Double, _ baseline: Double) -> Double { baseline > 0 ? value / baseline : 0 }
 
+    /// A latency run's load as JSON: shares of all CPUs, and of one core a process.
+    private static func json(_ load: SideBySideScenario.Latency.Load?) -> JSON {
+        guard let load else { return .null }
+        var object = JSONObject()
+        if let machine = load.machine {
+            object["machineBusy"] = .number(machine.busy)
+            object["machineStolen"] = .number(machine.stolen)
+        }
+        if let broker = load.broker { object["brokerCores"] = .number(broker) }
+        if let consumer = load.consumer { object["geotifyCores"] = .number(consumer) }
+        return .object(object)
+    }
+
     var rows: [ResultRow] {
         let rounds = runs(.geotify).count
         let traffic = "\(ResultRow.count(workload.traffic.count)) QoS 0 messages, \(ResultRow.count(workload.devices)) devices × \(workload.fencesPerDevice) fences\(brokerNoDelay ? ", brokers with set_tcp_nodelay" : "")\(deviceTopics.map { ", Geotify's deviceTopics \($0.map(\.rawValue).joined(separator: "+"))" } ?? "")"
@@ -153,6 +166,8 @@ struct SideBySideResult {
         timing["publisherLagSeconds"] = .number(latency.publisherLag)
         timing["brokerAloneP50Milliseconds"] = .number(brokerLatency.percentile(0.5) * 1_000)
         timing["brokerAloneP99Milliseconds"] = .number(brokerLatency.percentile(0.99) * 1_000)
+        timing["whileSending"] = SideBySideResult.json(latency.load)
+        timing["brokerAloneWhileSending"] = SideBySideResult.json(brokerLatency.load)
         object["latency"] = .object(timing)
         object["problems"] = .array(problems.map(JSON.string))
         return .object(object)

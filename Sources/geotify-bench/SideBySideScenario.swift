@@ -223,6 +223,8 @@ struct SideBySideScenario {
         var latencies: [Double]
         /// How far behind its schedule the publisher ended.
         var publisherLag: Double
+        /// What ran meanwhile, from the first timed message sent to the last (`Load`).
+        var load: Load?
         var problems: [String]
 
         func percentile(_ fraction: Double) -> Double {
@@ -233,6 +235,7 @@ struct SideBySideScenario {
 
         var summary: String {
             "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) timed of \(ResultRow.count(sent)) sent; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind"
+                + (load.map { "; while sending, " + $0.summary } ?? "")
                 + (problems.isEmpty ? "" : "; PROBLEMS: " + problems.joined(separator: "; "))
         }
     }
@@ -272,11 +275,12 @@ struct SideBySideScenario {
         // them once they are written, the broker only once it has read them all.
         if !ProcessProbe.waitUntilIdle(cpu: { ProcessProbe.cpuSeconds(of: broker.pid) }) { problems.append("the broker did not settle within 30 s of the warm-up") }
         bridge.observer.startRecording(since: BenchClock.wall())
-        let report = publishers.send((warmUp..<count).map { workload.traffic.prepared($0) }, rate: rate)
+        let timed = (warmUp..<count).map { workload.traffic.prepared($0) }
+        let (report, load) = Latency.Load.during(broker: broker.pid, consumer: bridge.process.pid) { publishers.send(timed, rate: rate) }
         if !drain(count) { problems.append("not drained within 30 s") }
         let latencies = bridge.observer.stopRecording()
         if warm.failed + report.failed > 0 { problems.append("\(warm.failed + report.failed) publishes failed") }
-        return Latency(rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, problems: problems)
+        return Latency(rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, load: load, problems: problems)
     }
 
     /// Waits (at most 30 s) until the bridge's statistics say it has handled `handled`
@@ -309,11 +313,12 @@ struct SideBySideScenario {
         defer { publishers.stop() }
         let count = min(workload.traffic.count - workload.sentinels.count, Int(rate * SideBySideScenario.latencySeconds))
         let expected = (0..<count).filter { $0 % workload.devices < watched }.count
+        let timed = (0..<count).map { workload.traffic.prepared($0) }
         observer.startRecording(since: BenchClock.wall())
-        let report = publishers.send((0..<count).map { workload.traffic.prepared($0) }, rate: rate)
+        let (report, load) = Latency.Load.during(broker: broker.pid, consumer: nil) { publishers.send(timed, rate: rate) }
         let drained = BenchClock.wait(timeout: 30, interval: 0.01) { observer.count >= expected }
         return Latency(
-            rate: rate, sent: report.sent, latencies: observer.stopRecording(), publisherLag: report.lag,
+            rate: rate, sent: report.sent, latencies: observer.stopRecording(), publisherLag: report.lag, load: load,
             problems: drained ? [] : ["only \(observer.count) of \(expected) positions arrived within 30 s"])
     }
 

@@ -1,0 +1,50 @@
+import Foundation
+
+extension SideBySideScenario.Latency {
+    /// How busy the machine and the processes of a latency run were while it sent.
+    ///
+    /// Why: the latency run's messages go through the bench's publisher, the broker, the
+    /// bridge and the bench's observer, all on the same cores; when they keep the cores
+    /// busy, a message waits for one. So a row with a latency says how busy the machine
+    /// was, for the bridge's run and for the broker alone, and which share of it was the
+    /// broker and the bridge.
+    struct Load: Sendable {
+        /// Shares of all CPUs' time: busy, and taken by the hypervisor (`MachineLoad`).
+        var machine: (busy: Double, stolen: Double)?
+        /// CPU seconds a second of the broker and of the consumer timed (the bridge;
+        /// nil for the broker alone): 1 is one core.
+        var broker: Double?
+        var consumer: Double?
+
+        /// Measures `send` (which returns its result) with the broker `broker` and the
+        /// consumer `consumer` (nil for none).
+        static func during<Result>(broker: pid_t, consumer: pid_t?, _ send: () -> Result) -> (Result, Load) {
+            let machine = MachineLoad.now()
+            let brokerCPU = ProcessProbe.cpuSeconds(of: broker)
+            let consumerCPU = consumer.flatMap(ProcessProbe.cpuSeconds(of:))
+            let start = BenchClock.now()
+            let result = send()
+            let seconds = BenchClock.now() - start
+            let share = { (before: Double?, after: Double?) -> Double? in
+                guard let before, let after, seconds > 0 else { return nil }
+                return (after - before) / seconds
+            }
+            return (result, Load(
+                machine: machine.flatMap { before in MachineLoad.now()?.since(before) },
+                broker: share(brokerCPU, ProcessProbe.cpuSeconds(of: broker)),
+                consumer: share(consumerCPU, consumer.flatMap(ProcessProbe.cpuSeconds(of:)))))
+        }
+
+        var summary: String {
+            var parts: [String] = []
+            if let machine {
+                parts.append("the machine \(Int((machine.busy * 100).rounded())) % busy"
+                    + (machine.stolen >= 0.005 ? " and \(Int((machine.stolen * 100).rounded())) % stolen" : "")
+                    + " (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+            }
+            if let broker { parts.append("the broker \(Int((broker * 100).rounded())) % of a core") }
+            if let consumer { parts.append("Geotify \(Int((consumer * 100).rounded())) % of one") }
+            return parts.joined(separator: ", ")
+        }
+    }
+}
