@@ -15,6 +15,8 @@ extension SideBySideScenario.Latency {
         /// nil for the broker alone): 1 is one core.
         var broker: Double?
         var consumer: Double?
+        /// CPU seconds a second of this program: the publisher and the observer.
+        var bench: Double?
 
         /// Measures `send` (which returns its result) with the broker `broker` and the
         /// consumer `consumer` (nil for none).
@@ -22,6 +24,7 @@ extension SideBySideScenario.Latency {
             let machine = MachineLoad.now()
             let brokerCPU = ProcessProbe.cpuSeconds(of: broker)
             let consumerCPU = consumer.flatMap(ProcessProbe.cpuSeconds(of:))
+            let benchCPU = ProcessProbe.ownCPUSeconds()
             let start = BenchClock.now()
             let result = send()
             let seconds = BenchClock.now() - start
@@ -32,7 +35,8 @@ extension SideBySideScenario.Latency {
             return (result, Load(
                 machine: machine.flatMap { before in MachineLoad.now()?.since(before) },
                 broker: share(brokerCPU, ProcessProbe.cpuSeconds(of: broker)),
-                consumer: share(consumerCPU, consumer.flatMap(ProcessProbe.cpuSeconds(of:)))))
+                consumer: share(consumerCPU, consumer.flatMap(ProcessProbe.cpuSeconds(of:))),
+                bench: share(benchCPU, ProcessProbe.ownCPUSeconds())))
         }
 
         var summary: String {
@@ -44,6 +48,7 @@ extension SideBySideScenario.Latency {
             }
             if let broker { parts.append("the broker \(Int((broker * 100).rounded())) % of a core") }
             if let consumer { parts.append("Geotify \(Int((consumer * 100).rounded())) % of one") }
+            if let bench { parts.append("the bench's publisher and observer \(Int((bench * 100).rounded())) %") }
             return parts.joined(separator: ", ")
         }
     }

@@ -80,6 +80,7 @@ struct SideBySideResult {
         }
         if let broker = load.broker { object["brokerCores"] = .number(broker) }
         if let consumer = load.consumer { object["geotifyCores"] = .number(consumer) }
+        if let bench = load.bench { object["benchCores"] = .number(bench) }
         return .object(object)
     }
 
