@@ -6,8 +6,8 @@ extension SideBySideScenario.Latency {
     /// Why: the latency run's messages go through the bench's publisher, the broker, the
     /// bridge and the bench's observer, all on the same cores; when they keep the cores
     /// busy, a message waits for one. So a row with a latency says how busy the machine
-    /// was, for the bridge's run and for the broker alone, and which share of it was the
-    /// broker and the bridge.
+    /// was, for the bridge's run and for the broker alone, and how much of it was the
+    /// broker, the bridge and the bench itself.
     struct Load: Sendable {
         /// Shares of all CPUs' time: busy, and taken by the hypervisor (`MachineLoad`).
         var machine: (busy: Double, stolen: Double)?
@@ -42,14 +42,19 @@ extension SideBySideScenario.Latency {
         var summary: String {
             var parts: [String] = []
             if let machine {
-                parts.append("the machine \(Int((machine.busy * 100).rounded())) % busy"
-                    + (machine.stolen >= 0.005 ? " and \(Int((machine.stolen * 100).rounded())) % stolen" : "")
+                parts.append("the machine \(Load.percent(machine.busy)) busy"
+                    + (machine.stolen >= 0.005 ? " and \(Load.percent(machine.stolen)) stolen" : "")
                     + " (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
             }
-            if let broker { parts.append("the broker \(Int((broker * 100).rounded())) % of a core") }
-            if let consumer { parts.append("Geotify \(Int((consumer * 100).rounded())) % of one") }
-            if let bench { parts.append("the bench's publisher and observer \(Int((bench * 100).rounded())) %") }
+            if let broker { parts.append("the broker \(Load.percent(broker)) of a core") }
+            if let consumer { parts.append("Geotify \(Load.percent(consumer)) of one") }
+            if let bench { parts.append("the bench's publisher and observer \(Load.percent(bench))") }
             return parts.joined(separator: ", ")
+        }
+
+        /// A share as whole percent: "37 %".
+        private static func percent(_ share: Double) -> String {
+            "\(Int((share * 100).rounded())) %"
         }
     }
 }
