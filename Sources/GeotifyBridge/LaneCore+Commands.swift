@@ -200,8 +200,7 @@ extension LaneCore {
         let basis = book.fences(of: device)
         let outcome: FenceChange.Outcome
         do {
-            try change.checkReservedName(in: book)
-            outcome = try change.apply(toFencesOf: book.devices[device], limits: configuration.limits)
+            outcome = try change.apply(toFencesOf: book.devices[device], in: book, limits: configuration.limits)
         } catch {
             throw InputError(error)
         }

@@ -206,8 +206,7 @@ final class LiveFenceBook: Sendable {
                 continue
             }
             do throws(FenceChangeError) {
-                try write.change.checkReservedName(in: base)
-                let outcome = try write.change.apply(toFencesOf: current, limits: limits)
+                let outcome = try write.change.apply(toFencesOf: current, in: base, limits: limits)
                 changed[device] = outcome.fences
                 results.append(.success(outcome))
             } catch {

@@ -71,8 +71,7 @@ package struct FenceImportPlan: Sendable, Equatable {
             for device in devices.keys.sorted() {
                 let fences = devices[device] ?? []
                 let change: FenceChange = replace ? .replaceAll(device: device, fences: fences) : .append(device: device, fences: fences)
-                try change.checkReservedName(in: book)
-                let outcome = try change.apply(toFencesOf: lists[device], limits: file.limits)
+                let outcome = try change.apply(toFencesOf: lists[device], in: book, limits: file.limits)
                 lists[device] = outcome.fences
                 warnings += outcome.warnings.map(\.description)
             }

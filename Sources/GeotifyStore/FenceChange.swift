@@ -74,24 +74,27 @@ public enum FenceChange: Sendable, Equatable {
     /// A change that would create a device named `shared` or as a group is refused
     /// (`reservedDevice`).
     public func apply(to book: FenceBook, limits: FenceLimits) throws(FenceChangeError) -> Applied {
-        try checkReservedName(in: book)
-        let outcome = try apply(toFencesOf: book.devices[device], limits: limits)
+        let outcome = try apply(toFencesOf: book.devices[device], in: book, limits: limits)
         var devices = book.devices
         devices[device] = outcome.fences
         return Applied(book: book.with(devices: devices), fence: outcome.fence, previous: outcome.previous, warnings: outcome.warnings)
     }
 
-    /// What this change makes of the device's own fences, `existing` (nil when the file
-    /// does not name the device), validated as `apply(to:limits:)` validates; the rest
-    /// of the book is not touched, so a change costs the same however large the book.
-    public func apply(toFencesOf existing: [Fence]?, limits: FenceLimits) throws(FenceChangeError) -> Outcome {
-        try apply(toFencesOf: existing, limits: limits, list: .device(device))
+    /// What this change makes of the device's own fences, `existing` (as `book` has them,
+    /// or as earlier changes in the same write left them; nil when there are none),
+    /// validated as `apply(to:limits:)` validates, refused when it would create a device
+    /// named as a shared set of `book`. The rest of the book is not touched, so a change
+    /// costs the same however large the book: callers that change many devices apply each
+    /// to its list and make the book once.
+    public func apply(toFencesOf existing: [Fence]?, in book: FenceBook, limits: FenceLimits) throws(FenceChangeError) -> Outcome {
+        try checkReservedName(in: book)
+        return try apply(toFencesOf: existing, limits: limits, list: .device(device))
     }
 
     /// Refuses a change that would create a device named as a shared set of `book`
     /// (`shared`, or a group's name): fences meant to be shared would become one
     /// device's. A device the file already lists under such a name may still be changed.
-    public func checkReservedName(in book: FenceBook) throws(FenceChangeError) {
+    private func checkReservedName(in book: FenceBook) throws(FenceChangeError) {
         switch self {
         case .add, .append, .replaceAll: break
         case .edit, .delete: return
