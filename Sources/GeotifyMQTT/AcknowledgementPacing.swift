@@ -17,6 +17,13 @@
 /// the loop waiting no longer than that. A message held by Nagle then waits at most
 /// about `interval`, not the delayed-ACK timer.
 ///
+/// Why not when the turn wrote: every segment the bridge sends carries the ACK of all
+/// it has received (and, with Nagle off on its side, goes out at once), so the pure ACK
+/// that `TCP_QUICKACK` makes would be a second one. The loop decides after the turn's
+/// writes: a turn that sent something counts as acknowledged then. At full speed nearly
+/// every turn publishes, and the quick ACK's `setsockopt`, which sends the ACK and lets
+/// the broker's held segment go within the call, was 2.5 % of the bridge's CPU.
+///
 /// A pure value: the loop passes the monotonic time in, so tests need no clock.
 struct AcknowledgementPacing: Sendable, Equatable {
     /// The least time between two immediate acknowledgements, in nanoseconds.
@@ -35,9 +42,15 @@ struct AcknowledgementPacing: Sendable, Equatable {
     }
 
     /// After a turn at `now` (monotonic nanoseconds) that read something (`read`) or
-    /// not: whether to ask for the immediate acknowledgement now. When not, and something
-    /// was read, one is owed.
-    mutating func acknowledgeNow(read: Bool, at now: UInt64) -> Bool {
+    /// not, and wrote something to the socket (`sent`, which acknowledged all read
+    /// before it) or not: whether to ask for the immediate acknowledgement now. When
+    /// not, and something was read and not sent after, one is owed.
+    mutating func acknowledgeNow(read: Bool, sent: Bool, at now: UInt64) -> Bool {
+        if sent {
+            owed = false
+            last = now
+            return false
+        }
         if read { owed = true }
         guard owed else { return false }
         if let last, now < last &+ interval, now >= last { return false }

@@ -8,8 +8,8 @@ struct AcknowledgementPacingTests {
     private let millisecond: UInt64 = 1_000_000
 
     /// `acknowledgeNow` outside `#expect`, which cannot call a mutating method itself.
-    private func ask(_ pacing: inout AcknowledgementPacing, read: Bool, at now: UInt64) -> Bool {
-        pacing.acknowledgeNow(read: read, at: now)
+    private func ask(_ pacing: inout AcknowledgementPacing, read: Bool, sent: Bool = false, at now: UInt64) -> Bool {
+        pacing.acknowledgeNow(read: read, sent: sent, at: now)
     }
 
     @Test("the first read is acknowledged at once; a turn that read nothing owes nothing")
@@ -43,8 +43,32 @@ struct AcknowledgementPacingTests {
     func steadyRateIsBounded() {
         var pacing = AcknowledgementPacing(interval: millisecond)
         // One turn every 20 µs for 100 ms.
-        let asked = (0..<5_000).filter { pacing.acknowledgeNow(read: true, at: 1_000 * millisecond + UInt64($0) * 20_000) }.count
+        let asked = (0..<5_000).filter { pacing.acknowledgeNow(read: true, sent: false, at: 1_000 * millisecond + UInt64($0) * 20_000) }.count
         #expect(asked == 100)
+    }
+
+    /// What the turn wrote carried the ACK of all read before it: asking for a pure one
+    /// as well would send a second ACK, at a system call's cost, on nearly every turn at
+    /// full speed.
+    @Test("a turn that wrote asks for no acknowledgement and owes none; the next quick one waits an interval")
+    func writingAcknowledges() {
+        var pacing = AcknowledgementPacing(interval: millisecond)
+        #expect(!ask(&pacing, read: true, sent: true, at: 10 * millisecond))
+        #expect(!pacing.owed)
+        #expect(pacing.pollTimeout(at: 10 * millisecond, usual: 500) == 500)
+        // A turn that read and wrote nothing within the interval owes one, due when the
+        // interval since the write has passed.
+        #expect(!ask(&pacing, read: true, at: 10 * millisecond + 400_000))
+        #expect(pacing.owed)
+        #expect(pacing.pollTimeout(at: 10 * millisecond + 400_000, usual: 500) == 1)
+        #expect(ask(&pacing, read: false, at: 11 * millisecond))
+        // An owed one is settled by the next write as well.
+        #expect(!ask(&pacing, read: true, at: 11 * millisecond + 100_000))
+        #expect(pacing.owed)
+        #expect(!ask(&pacing, read: false, sent: true, at: 11 * millisecond + 200_000))
+        #expect(!pacing.owed)
+        // With no write, a read past the interval is acknowledged at once, as before.
+        #expect(ask(&pacing, read: true, at: 13 * millisecond))
     }
 
     @Test("nothing owed: the poll waits as usual; the due time passed: it does not wait")

@@ -1,7 +1,7 @@
 import CBufferedSocket
 import Dispatch
 import Foundation
-import GeotifyMQTT
+@testable import GeotifyMQTT
 import GeotifyTestSupport
 import Synchronization
 import Testing
@@ -53,10 +53,10 @@ struct MQTTClientBurstTests {
         }
     }
 
-    /// A burst ends after at most 64 packets (`burstLimit`) even when more are waiting:
-    /// its end is where the owner hands what was read on and publishes what follows, so
-    /// a flood must not hold that back until the socket runs dry.
-    @Test("a flood waiting in the socket is read in bursts of at most 64 messages")
+    /// A burst ends after at most `burstLimit` packets even when more are waiting: its
+    /// end is where the owner hands what was read on and publishes what follows, so a
+    /// flood must not hold that back until the socket runs dry.
+    @Test("a flood waiting in the socket is read in bursts of at most burstLimit messages")
     func burstsAreBounded() throws {
         let broker = try TestBroker()
         let topic = uniqueTopic("flood")
@@ -70,14 +70,15 @@ struct MQTTClientBurstTests {
             bursts.withLock { $0.append(0) }
         }
 
-        let count = 200
+        let limit = ConnectionSupervisor.burstLimit
+        let count = 3 * limit + 20
         let sender = try TestClient(port: broker.port)
-        for index in 0..<count { try sender.publish(topic, bytes: [UInt8(index)], qos: 0) }
+        for index in 0..<count { try sender.publish(topic, bytes: index == 0 ? [0] : Array(String(index).utf8), qos: 0) }
         #expect(receiver.waitUntilSent(count), "the broker sent all \(count)")
         receiver.release()
         #expect(waitUntil { received.withLock { $0 } == count })
         let sizes = bursts.withLock { $0 }.filter { $0 > 0 }
-        #expect(sizes.allSatisfy { $0 <= 64 }, "bursts of \(sizes)")
+        #expect(sizes.allSatisfy { $0 <= limit }, "bursts of \(sizes)")
         #expect(sizes.reduce(0, +) == count)
     }
 
