@@ -16,20 +16,30 @@ final class BridgeProcess {
     init(name: String, port: Int, fences: URL, directory: URL, prefix: String? = nil, extra: String? = nil) throws {
         self.name = name
         self.directory = directory
+        self.port = port
         settingsURL = directory.appendingPathComponent("\(name).json")
-        base = """
-            "broker": "mqtt://127.0.0.1:\(port)", "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
+        rest = """
+            "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
              "fences": "\(fences.path)", "stateDir": "state-\(name)", "lanes": 2, "logLevel": "info"
             """
         try writeSettings(extra: extra)
     }
 
-    /// The settings every bridge of a test gets.
-    private let base: String
+    /// The broker's port on 127.0.0.1, as the next `writeSettings` writes it.
+    var port: Int
+    /// The settings every bridge of a test gets, beside the broker.
+    private let rest: String
 
     /// Writes the settings file again with the members `extra`; the next `start()` reads it.
     func writeSettings(extra: String?) throws {
-        try "{\(base)\(extra.map { ",\n \($0)" } ?? "")}".write(to: settingsURL, atomically: true, encoding: .utf8)
+        let settings = #""broker": "mqtt://127.0.0.1:\#(port)", "# + rest + (extra.map { ",\n \($0)" } ?? "")
+        try "{\(settings)}".write(to: settingsURL, atomically: true, encoding: .utf8)
+    }
+
+    /// How many messages its outbox holds past the handed-over mark: decided, committed
+    /// and never handed to the broker.
+    func pendingOutboxMessages() throws -> Int64 {
+        max(0, try newestOutboxMessage() - outboxMarks().handed)
     }
 
     var stateDirectory: String { directory.appendingPathComponent("state-\(name)").path }
