@@ -5,8 +5,11 @@ package enum StableHash {
     /// The FNV-1a hash of the UTF-8 bytes of `text`.
     package static func fnv1a(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in text.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        // The string's own UTF-8, not `text.utf8`'s iterator: this runs for every message
+        // routed (its device's lane).
+        var text = text
+        text.withUTF8 { bytes in
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         }
         return hash
     }

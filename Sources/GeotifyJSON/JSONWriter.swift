@@ -102,7 +102,24 @@ public struct JSONWriter: Sendable {
     /// Appends a string as a quoted JSON string with the escapes JSON requires.
     public static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        // The string's own UTF-8 (a native string's storage, no copy), scanned for what
+        // must be escaped and copied between in runs: every outbound message writes a
+        // dozen strings, and appending them byte by byte through `text.utf8` took 2.4 %
+        // of the bridge's CPU on the side-by-side traffic.
+        var text = text
+        text.withUTF8 { appendEscaped($0, to: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `bytes` (UTF-8) with what JSON requires escaped: the quote, the backslash
+    /// and the control characters.
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            runStart = index + 1
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
             case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
@@ -111,14 +128,13 @@ public struct JSONWriter: Sendable {
             case 0x09: out.append(contentsOf: "\\t".utf8)
             case 0x08: out.append(contentsOf: "\\b".utf8)
             case 0x0C: out.append(contentsOf: "\\f".utf8)
-            case 0..<0x20:
+            default:
                 out.append(contentsOf: "\\u00".utf8)
                 out.append(hexDigit(byte >> 4))
                 out.append(hexDigit(byte & 0x0F))
-            default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

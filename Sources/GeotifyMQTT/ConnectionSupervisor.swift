@@ -239,12 +239,21 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// Reads packets until the socket has no more or `packets` (counting those read so
     /// far in the burst) reaches `burstLimit`; returns libmosquitto's code when a read
     /// failed (the connection ended), nil otherwise.
+    ///
+    /// A `mosquitto_loop_read` call reads one packet, or, while the client has QoS 1 or 2
+    /// messages queued, as many as it has queued (libmosquitto's rule, whatever its
+    /// argument says): so the packets are counted by what the call delivered (messages
+    /// and acknowledgements; at least one), not one a call, and a burst ends within one
+    /// call of the limit. Counted one a call, a burst of the bridge at full speed, with
+    /// dozens of notifications waiting for their PUBACK, read hundreds of positions a
+    /// call and thousands before its end.
     private func readBurst(_ packets: inout Int) -> Int32? {
         repeat {
+            let delivered = relay.deliveredPackets
             errno = 0
             let code = mosquitto_loop_read(handle, 1)
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
-            packets += 1
+            packets += max(1, relay.deliveredPackets - delivered)
         } while packets < Self.burstLimit && Self.hasMoreToRead(socket: mosquitto_socket(handle))
         return nil
     }

@@ -66,6 +66,9 @@ final class MQTTEventRelay: Sendable {
     private let protocolVersion: MQTTProtocolVersion
     private let clientID: String
     private let state: Mutex<State>
+    /// Messages and acknowledgements delivered so far, counted on the network thread:
+    /// how the loop tells how many packets one `mosquitto_loop_read` call read.
+    private let packets = Atomic<Int>(0)
 
     /// A relay for a client with `clientID` speaking `protocolVersion`; a connection the
     /// broker closes within `shortConnection` seconds of accepting it counts towards a
@@ -277,6 +280,9 @@ final class MQTTEventRelay: Sendable {
         if messages { deliver(.caughtUp) }
     }
 
+    /// How many messages and acknowledgements have been delivered so far.
+    var deliveredPackets: Int { packets.load(ordering: .relaxed) }
+
     /// Hands `event` to the owner, after a `.connected` still waiting
     /// (`State.pendingConnected`), noting this thread as the one calling back meanwhile.
     /// One lock before and one after, as every message and acknowledgement comes here.
@@ -291,6 +297,7 @@ final class MQTTEventRelay: Sendable {
             return state.pendingConnected
         }
         if let pending { onEvent(.connected(sessionPresent: pending)) }
+        if message { packets.add(1, ordering: .relaxed) }
         onEvent(event)
         state.withLock { $0.callbackThread = nil }
     }

@@ -31,6 +31,25 @@ struct JSONWriterTests {
         #expect(JSONWriter().string("a\"b\\c\n\u{01}é") == #""a\"b\\c\n\u0001é""#)
     }
 
+    /// Every string comes back whole through the parser, whatever it holds and wherever:
+    /// the writer copies the runs between escapes, so an escape at either end, two in a
+    /// row, or none at all must each be right. Strings of the characters that need
+    /// escapes, plain ASCII, multi-byte scalars and small (inline) and large lengths.
+    @Test func everyStringRoundTrips() throws {
+        let alphabet: [Character] = ["\"", "\\", "\n", "\r", "\t", "\u{08}", "\u{0C}", "\u{00}", "\u{01}", "\u{1F}", "\u{7F}", "a", "Z", "/", " ", "é", "€", "😀"]
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["", "plain", "\"", "\\\\", "\u{01}x", "x\n", String(repeating: "a", count: 300)]
+        for _ in 0..<2_000 {
+            let length = Int.random(in: 0...40, using: &generator)
+            texts.append(String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        for text in texts {
+            let written = JSONWriter().string(.string(text))
+            #expect(try JSONParser().parse(written).stringValue == text, "\(written)")
+            #expect(!written.utf8.dropFirst().dropLast().contains { $0 < 0x20 }, "no raw control character: \(written)")
+        }
+    }
+
     @Test func numbersRoundTrip() throws {
         for number in [0.1, -13.405, 52.520008, 1e-7, 1_700_000_000, 1e300, -0.0, 123456789.125] {
             let text = JSONWriter().string(.number(number))

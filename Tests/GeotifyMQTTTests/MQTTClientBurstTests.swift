@@ -82,6 +82,43 @@ struct MQTTClientBurstTests {
         #expect(sizes.reduce(0, +) == count)
     }
 
+    /// The same while the client has QoS 1 messages of its own waiting for the broker's
+    /// PUBACK: libmosquitto's `mosquitto_loop_read` then reads as many packets in one
+    /// call as it has such messages queued, so a burst counted a call as one packet grew
+    /// to `burstLimit` calls of dozens of packets each. Counted by what the calls
+    /// delivered, a burst ends within one call of `burstLimit` (a call reads no more
+    /// than the messages queued, `inFlight` here, past it).
+    @Test("a flood is read in bursts of at most burstLimit messages while the client's own QoS 1 messages wait for their PUBACK")
+    func burstsAreBoundedWithMessagesInFlight() throws {
+        let broker = try TestBroker()
+        let proxy = try AcknowledgementHoldingProxy(brokerPort: broker.port)
+        defer { proxy.stop() }
+        proxy.hold()
+        let topic = uniqueTopic("flood-in-flight")
+        let bursts = Mutex<[Int]>([0])
+        let received = Mutex(0)
+        let receiver = try HeldReceiver(broker: broker, port: proxy.port, name: "flood-in-flight", topic: topic, qos: 0) { _ in
+            bursts.withLock { $0[$0.count - 1] += 1 }
+            received.withLock { $0 += 1 }
+        } onCaughtUp: {
+            bursts.withLock { $0.append(0) }
+        }
+        let inFlight = 40
+        for _ in 0..<inFlight { try receiver.client.publish(topic: uniqueTopic("held"), payload: [1], qos: 1, retain: false) }
+        #expect(waitUntil { proxy.heldCount >= 20 }, "the broker's PUBACKs for the client's own messages are held")
+
+        let limit = ConnectionSupervisor.burstLimit
+        let count = 3 * limit + 20
+        let sender = try TestClient(port: broker.port)
+        for index in 0..<count { try sender.publish(topic, bytes: index == 0 ? [0] : Array(String(index).utf8), qos: 0) }
+        #expect(receiver.waitUntilSent(count), "the broker sent all \(count)")
+        receiver.release()
+        #expect(waitUntil { received.withLock { $0 } == count })
+        let sizes = bursts.withLock { $0 }.filter { $0 > 0 }
+        #expect(sizes.allSatisfy { $0 < limit + inFlight }, "bursts of \(sizes)")
+        #expect(sizes.reduce(0, +) == count)
+    }
+
     /// Writing a QoS 0 message reports it as published, and the end of the turn follows
     /// at once (`.caughtUp`, where the bridge's publisher hands over more), not only
     /// after whatever the socket brings next (or the idle poll's timeout).
@@ -154,13 +191,14 @@ private final class HeldReceiver {
     private let clientID: String
     private let gate = DispatchSemaphore(value: 0)
 
+    /// A client of `broker`, connected on `port` (the broker's own unless a proxy's).
     init(
-        broker: TestBroker, name: String, topic: String, qos: Int,
+        broker: TestBroker, port: Int? = nil, name: String, topic: String, qos: Int,
         onMessage: @escaping @Sendable (MQTTMessage) -> Void, onCaughtUp: @escaping @Sendable () -> Void
     ) throws {
         self.broker = broker
         clientID = "geotify-\(name)-\(UUID().uuidString.prefix(8))"
-        var options = MQTTOptions(clientID: clientID, port: broker.port)
+        var options = MQTTOptions(clientID: clientID, port: port ?? broker.port)
         options.cleanSession = true
         let recorder = EventRecorder()
         let gate = gate
