@@ -248,12 +248,14 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// dozens of notifications waiting for their PUBACK, read hundreds of positions a
     /// call and thousands before its end.
     private func readBurst(_ packets: inout Int) -> Int32? {
+        var delivered = relay.deliveredPackets
         repeat {
-            let delivered = relay.deliveredPackets
             errno = 0
             let code = mosquitto_loop_read(handle, 1)
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
-            packets += max(1, relay.deliveredPackets - delivered)
+            let now = relay.deliveredPackets
+            packets += max(1, now - delivered)
+            delivered = now
         } while packets < Self.burstLimit && Self.hasMoreToRead(socket: mosquitto_socket(handle))
         return nil
     }

@@ -72,7 +72,7 @@ package final class AcknowledgementHoldingProxy: Sendable {
             var client: Int32
             repeat { client = accept(listener, nil, nil) } while client < 0 && errno == EINTR
             guard client >= 0 else { return }
-            guard let broker = try? connectToBroker() else {
+            guard let broker = try? connectToLoopback(port: brokerPort) else {
                 close(client)
                 continue
             }
@@ -95,23 +95,6 @@ package final class AcknowledgementHoldingProxy: Sendable {
 
     private func forget(_ connection: ProxiedConnection) {
         state.withLock { $0.connections.removeAll { $0 === connection } }
-    }
-
-    private func connectToBroker() throws -> Int32 {
-        let broker = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard broker >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(brokerPort).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(broker, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else {
-            close(broker)
-            throw TestSupportError("cannot connect to the broker on port \(brokerPort)")
-        }
-        return broker
     }
 }
 
@@ -196,19 +179,9 @@ private final class ProxiedConnection: Sendable {
 
     /// Where the whole packet starting at `start` ends; nil while it has not all come.
     private static func packetEnd(_ bytes: [UInt8], from start: Int) -> Int? {
-        var length = 0
-        var shift = 0
-        var offset = start + 1
-        while offset < bytes.count, offset - start <= 4 {
-            length |= Int(bytes[offset] & 0x7F) << shift
-            if bytes[offset] & 0x80 == 0 {
-                let end = offset + 1 + length
-                return end <= bytes.count ? end : nil
-            }
-            shift += 7
-            offset += 1
-        }
-        return nil
+        guard let (length, header) = MQTTFraming.remainingLength(bytes, at: start + 1) else { return nil }
+        let end = start + 1 + header + length
+        return end <= bytes.count ? end : nil
     }
 
     private static func read(_ descriptor: Int32, into buffer: inout [UInt8]) -> Int {

@@ -35,16 +35,9 @@ package func freePort() throws -> Int {
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port` (connects and closes).
 package func acceptsConnections(port: Int) -> Bool {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    var address = loopbackAddress(port: port)
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    return connected == 0
+    guard let descriptor = try? connectToLoopback(port: port) else { return false }
+    close(descriptor)
+    return true
 }
 
 private func loopbackAddress(port: Int) -> sockaddr_in {

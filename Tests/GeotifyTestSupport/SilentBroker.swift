@@ -38,7 +38,7 @@ package final class SilentBroker: Sendable {
         var types: [UInt8] = []
         var index = 0
         while index < bytes.count {
-            guard let (length, header) = Self.remainingLength(bytes, at: index + 1), index + 1 + header + length <= bytes.count else { break }
+            guard let (length, header) = MQTTFraming.remainingLength(bytes, at: index + 1), index + 1 + header + length <= bytes.count else { break }
             types.append(bytes[index] >> 4)
             index += 1 + header + length
         }
@@ -82,24 +82,9 @@ package final class SilentBroker: Sendable {
     /// The protocol level of the CONNECT at the start of `bytes` (4 for 3.1.1, 5 for 5),
     /// nil until enough of it has come.
     private static func protocolLevel(ofConnect bytes: [UInt8]) -> UInt8? {
-        guard let (_, header) = remainingLength(bytes, at: 1) else { return nil }
+        guard let (_, header) = MQTTFraming.remainingLength(bytes, at: 1) else { return nil }
         // After the fixed header: the protocol name ("MQTT", with its two-byte length), then the level.
         let level = 1 + header + 2 + 4
         return level < bytes.count ? bytes[level] : nil
-    }
-
-    /// A packet's remaining length, the variable-length integer at `index`, and how many
-    /// bytes it took; nil while it is incomplete.
-    private static func remainingLength(_ bytes: [UInt8], at index: Int) -> (length: Int, bytes: Int)? {
-        var length = 0
-        var shift = 0
-        var offset = index
-        while offset < bytes.count, offset - index < 4 {
-            length |= Int(bytes[offset] & 0x7F) << shift
-            if bytes[offset] & 0x80 == 0 { return (length, offset - index + 1) }
-            shift += 7
-            offset += 1
-        }
-        return nil
     }
 }

@@ -113,6 +113,9 @@ struct CrashRecoveryTests {
         try killInTheMiddleOfAFastStream()
     }
 
+    /// The messages the spilling test's publisher keeps in memory (`maximumWaitingMessages`).
+    static let waitingInMemory = 1_024
+
     /// The same with a publisher that keeps at most 1 024 messages in memory: at the kill
     /// thousands of decided rows wait only in the outbox (spilled), and after the restart
     /// all but the first 1 024 wait there again, read back as the queue drains. The
@@ -124,10 +127,10 @@ struct CrashRecoveryTests {
         let proxy = try AcknowledgementHoldingProxy(brokerPort: broker.port)
         defer { proxy.stop() }
         crashing.port = proxy.port
-        try crashing.writeSettings(extra: #""maximumWaitingMessages": 1024, "statsInterval": 0.2"#)
+        try crashing.writeSettings(extra: #""maximumWaitingMessages": \#(Self.waitingInMemory), "statsInterval": 0.2"#)
         try observer.subscribe("crashing/stats")
         let pendingAtKill = try killInTheMiddleOfAFastStream(holdingAcknowledgementsIn: proxy)
-        #expect(pendingAtKill > 1_024, "more decided and never handed over than the publisher keeps in memory")
+        #expect(pendingAtKill > Self.waitingInMemory, "more decided and never handed over than the publisher keeps in memory")
         let readBack = observer.waitForMessage(on: "crashing/stats", timeout: 30) { message in
             let counters = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
             return ((counters?["counters"] as? [String: Any])?["outbox_read_back"] as? Int ?? 0) > 0
@@ -154,7 +157,7 @@ struct CrashRecoveryTests {
                 arguments: ["-c", "exec mosquitto_pub -p \(broker.port) -q 1 -l -t owntracks/\(device) < \(lines.path)"])
         }
         if let proxy {
-            #expect(waitUntil(timeout: 30) { ((try? crashing.pendingOutboxMessages()) ?? 0) > 2 * 1_024 })
+            #expect(waitUntil(timeout: 30) { ((try? crashing.pendingOutboxMessages()) ?? 0) > 2 * Self.waitingInMemory })
             #expect(proxy.heldCount > 0, "the broker's acknowledgements to the crashing bridge wait in the proxy")
         } else {
             #expect(waitUntil(timeout: 30) { ids(crashing).count >= total / 4 })
