@@ -57,46 +57,50 @@ public struct LocationDecoder: Sendable {
         if payload.count > maximumPayloadBytes {
             throw InputError(.payloadTooLarge, "the payload is \(payload.count) bytes; at most \(maximumPayloadBytes) are accepted")
         }
-        let json: JSON
+        var fields = Fields()
+        let notAnObject: JSON?
         do {
-            json = try LocationDecoder.parser.parse(payload, keepingMembers: LocationDecoder.keys)
+            notAnObject = try LocationDecoder.parser.parse(payload, visitingMembers: Fields.names) { slot, value in
+                fields.values[slot] = value
+            }
         } catch {
             if let name = error.duplicateMember {
                 throw InputError(.duplicateField, "the field \"\(name)\" is given more than once (line \(error.line), column \(error.column)); give each field once")
             }
             throw InputError(decrypted ? .decryptedNotJSON : .invalidJSON, "the \(decrypted ? "decrypted " : "")payload is not JSON: \(error)")
         }
-        guard case .object(let object) = json else {
+        if let notAnObject {
             throw InputError(
                 decrypted ? .decryptedNotJSON : .notAnObject,
-                "the \(decrypted ? "decrypted " : "")payload must be a JSON object, not \(json.kindDescription)")
+                "the \(decrypted ? "decrypted " : "")payload must be a JSON object, not \(notAnObject.kindDescription)")
         }
 
-        let latitudeKey: String
-        let longitudeKey: String
+        let latitudeField: Field
+        let longitudeField: Field
         switch format {
         case .ownTracks:
-            switch object["_type"] {
+            switch fields[.type] {
             case .string("location")?: break
             case .string("encrypted")?:
                 if decrypted { throw InputError(.invalidEnvelope, "the decrypted payload is itself encrypted; the apps encrypt once") }
-                let cleartext = try decryption.cleartext(of: object, device: device)
+                let envelope = JSONObject(fields[.data].map { [JSONObject.Member(key: Field.data.name, value: $0)] } ?? [])
+                let cleartext = try decryption.cleartext(of: envelope, device: device)
                 return try decode(cleartext, device: device, format: format, arrival: arrival, decrypted: true)
             case .string?: return nil
             case nil: throw InputError(.missingField, "an OwnTracks message needs \"_type\" (\"location\" for a position)")
             case let other?: throw InputError(.wrongType, "\"_type\" must be a string, not \(other.kindDescription)")
             }
-            latitudeKey = "lat"
-            longitudeKey = "lon"
+            latitudeField = .lat
+            longitudeField = .lon
         case .plain:
-            latitudeKey = try LocationDecoder.spelling(object, "lat", "latitude")
-            longitudeKey = try LocationDecoder.spelling(object, "lon", "longitude")
+            latitudeField = try fields.spelling(.lat, .latitude)
+            longitudeField = try fields.spelling(.lon, .longitude)
         }
 
-        let latitude = try LocationDecoder.requiredNumber(object, latitudeKey, range: -90...90)
-        let longitude = try LocationDecoder.requiredNumber(object, longitudeKey, range: -180...180)
-        let accuracy = try LocationDecoder.number(object, "acc", range: 0...Double.greatestFiniteMagnitude)
-        let timestamp = try LocationDecoder.number(object, "tst", range: 0...Double.greatestFiniteMagnitude)
+        let latitude = try fields.requiredNumber(latitudeField, range: -90...90)
+        let longitude = try fields.requiredNumber(longitudeField, range: -180...180)
+        let accuracy = try fields.number(.acc, range: 0...Double.greatestFiniteMagnitude)
+        let timestamp = try fields.number(.tst, range: 0...Double.greatestFiniteMagnitude)
         return Fix(
             device: device,
             coordinate: Coordinate(latitude: latitude, longitude: longitude),
@@ -106,38 +110,71 @@ public struct LocationDecoder: Sendable {
             timestamp: timestamp ?? arrival.rounded(.down))
     }
 
-    /// The members a location is read from; the parser skips every other one.
-    private static let keys = JSONParser.MemberNames(["_type", "lat", "lon", "latitude", "longitude", "acc", "tst", "data"])
     private static let parser = JSONParser(maxDepth: 16, rejectingDuplicateMembers: true)
 
-    /// Which of a field's two spellings `object` uses (`short` when neither); refuses both.
-    private static func spelling(_ object: JSONObject, _ short: String, _ long: String) throws(InputError) -> String {
-        guard object[long] != nil else { return short }
-        guard object[short] == nil else {
-            throw InputError(.duplicateField, "both \"\(short)\" and \"\(long)\" are given; they are one field: give one of them")
-        }
-        return long
-    }
+    /// The members a location is read from; the parser skips every other one.
+    private enum Field: Int, CaseIterable {
+        case type, lat, lon, latitude, longitude, acc, tst, data
 
-    /// The number `key` of `object`, which must be there.
-    private static func requiredNumber(_ object: JSONObject, _ key: String, range: ClosedRange<Double>) throws(InputError) -> Double {
-        guard let value = try number(object, key, range: range) else { throw InputError(.missingField, "missing \"\(key)\"") }
-        return value
-    }
-
-    /// The number `key` of `object` within `range`, nil when the object has no `key`.
-    private static func number(_ object: JSONObject, _ key: String, range: ClosedRange<Double>) throws(InputError) -> Double? {
-        switch object[key] {
-        case nil:
-            return nil
-        case .number(let value)?:
-            guard range.contains(value) else {
-                let allowed = range.upperBound == .greatestFiniteMagnitude ? "must not be negative" : "is outside \(JSONWriter.text(of: range.lowerBound))...\(JSONWriter.text(of: range.upperBound))"
-                throw InputError(.outOfRange, "\(key) \(JSONWriter.text(of: value)) \(allowed)")
+        /// The member's name in the payload.
+        var name: String {
+            switch self {
+            case .type: "_type"
+            case .lat: "lat"
+            case .lon: "lon"
+            case .latitude: "latitude"
+            case .longitude: "longitude"
+            case .acc: "acc"
+            case .tst: "tst"
+            case .data: "data"
             }
+        }
+    }
+
+    /// The values of one payload's `Field`s, as the parser hands them over: no object is
+    /// built for a location, nor a string for each of its member names.
+    private struct Fields {
+        static let names = JSONParser.MemberNames(Field.allCases.map(\.name))
+
+        /// One value per `Field`, by its raw value; on the stack, as a location is read
+        /// for every message.
+        var values = InlineArray<8, JSON?>(repeating: nil)
+
+        init() {
+            assert(values.count == Field.allCases.count, "one value for each field")
+        }
+
+        subscript(field: Field) -> JSON? { values[field.rawValue] }
+
+        /// Which of a field's two spellings the payload uses (`short` when neither); refuses both.
+        func spelling(_ short: Field, _ long: Field) throws(InputError) -> Field {
+            guard self[long] != nil else { return short }
+            guard self[short] == nil else {
+                throw InputError(.duplicateField, "both \"\(short.name)\" and \"\(long.name)\" are given; they are one field: give one of them")
+            }
+            return long
+        }
+
+        /// The number `field`, which must be there.
+        func requiredNumber(_ field: Field, range: ClosedRange<Double>) throws(InputError) -> Double {
+            guard let value = try number(field, range: range) else { throw InputError(.missingField, "missing \"\(field.name)\"") }
             return value
-        case let other?:
-            throw InputError(.wrongType, "\"\(key)\" must be a number, not \(other.kindDescription)")
+        }
+
+        /// The number `field` within `range`, nil when the payload has no `field`.
+        func number(_ field: Field, range: ClosedRange<Double>) throws(InputError) -> Double? {
+            switch self[field] {
+            case nil:
+                return nil
+            case .number(let value)?:
+                guard range.contains(value) else {
+                    let allowed = range.upperBound == .greatestFiniteMagnitude ? "must not be negative" : "is outside \(JSONWriter.text(of: range.lowerBound))...\(JSONWriter.text(of: range.upperBound))"
+                    throw InputError(.outOfRange, "\(field.name) \(JSONWriter.text(of: value)) \(allowed)")
+                }
+                return value
+            case let other?:
+                throw InputError(.wrongType, "\"\(field.name)\" must be a number, not \(other.kindDescription)")
+            }
         }
     }
 }

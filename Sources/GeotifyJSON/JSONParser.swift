@@ -62,15 +62,15 @@ public struct JSONParser: Sendable {
         /// No names: objects skipped as a whole.
         static let empty = MemberNames([])
 
-        /// The name whose UTF-8 is `name`, as prepared: a kept member's key is this string,
-        /// not one made again from the bytes for every message.
-        func name(_ name: UnsafeBufferPointer<UInt8>) -> String? {
+        /// The position in `names` of the name whose UTF-8 is `name`: a kept member's key
+        /// is the prepared string, not one made again from the bytes for every message.
+        func slot(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
             for (index, candidate) in utf8.enumerated() where candidate.count == name.count {
                 let equal = candidate.withUnsafeBufferPointer { candidate in
                     for offset in candidate.indices where candidate[offset] != name[offset] { return false }
                     return true
                 }
-                if equal { return names[index] }
+                if equal { return index }
             }
             return nil
         }
@@ -88,6 +88,24 @@ public struct JSONParser: Sendable {
         let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
             var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
             return Result { () throws(JSONError) in try reader.document(keeping: keys) }
+        }
+        return try result.get()
+    }
+
+    /// Parses `bytes` as `parse(_:keepingMembers:)` does (the same grammar, limits and
+    /// errors) but builds no object: when the value is an object, each of its members
+    /// named in `keys` is handed to `visit` with the position of its name in `keys`, and
+    /// the result is nil; a value that is not an object is returned whole. When the text
+    /// turns out not to be JSON, `visit` may already have seen members before the problem.
+    ///
+    /// It is the location decoder's path: the few values it reads go into its own
+    /// variables, without an array of members or a string for each name.
+    public func parse(
+        _ bytes: [UInt8], visitingMembers keys: MemberNames, _ visit: (Int, JSON) -> Void
+    ) throws(JSONError) -> JSON? {
+        let result: Result<JSON?, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
+            return Result { () throws(JSONError) in try reader.document(visiting: keys, visit) }
         }
         return try result.get()
     }
@@ -168,9 +186,34 @@ private struct Reader {
         } else {
             value = try self.value()
         }
+        try finish()
+        return value
+    }
+
+    /// The whole text, a top-level object's members named in `keys` handed to `visit`
+    /// (`JSONParser.parse(_:visitingMembers:_:)`): nil for an object, else the value.
+    mutating func document(visiting keys: JSONParser.MemberNames, _ visit: (Int, JSON) -> Void) throws(JSONError) -> JSON? {
+        skipWhitespace()
+        if index == bytes.count { throw error("the text is empty, expected a JSON value") }
+        let value: JSON?
+        if bytes[index] == UInt8(ascii: "{") {
+            try withSeenNames { (reader, seen) throws(JSONError) in
+                _ = try reader.eachMember(keeping: .only(keys), seen: &seen) { (reader, _, slot) throws(JSONError) in
+                    visit(slot, try reader.value())
+                }
+            }
+            value = nil
+        } else {
+            value = try self.value()
+        }
+        try finish()
+        return value
+    }
+
+    /// Refuses anything but whitespace after the document's value.
+    mutating func finish() throws(JSONError) {
         skipWhitespace()
         if index < bytes.count { throw error("unexpected \(describeByte()) after the JSON value") }
-        return value
     }
 
     /// The whole text as one value, a top-level object's member `key` streamed to
@@ -184,7 +227,9 @@ private struct Reader {
         if bytes[index] == UInt8(ascii: "{") {
             var kept: [JSONObject.Member] = []
             var occurrence = 0
-            let line = try eachMember { (reader, name) throws(JSONError) in
+            // Streaming runs only without the duplicate check (`parse(_:streamingMembersOf:_:)`).
+            var unchecked: SeenNames?
+            let line = try eachMember(keeping: .all, seen: &unchecked) { (reader, name, _) throws(JSONError) in
                 guard name == key, reader.index < reader.bytes.count, reader.bytes[reader.index] == UInt8(ascii: "{") else {
                     kept.append(JSONObject.Member(key: name, value: try reader.value()))
                     return
@@ -192,7 +237,8 @@ private struct Reader {
                 let current = occurrence
                 // The line of its opening brace, where the reader stands.
                 let objectLine = reader.line
-                _ = try reader.eachMember { (reader, member) throws(JSONError) in
+                var uncheckedInner: SeenNames?
+                _ = try reader.eachMember(keeping: .all, seen: &uncheckedInner) { (reader, member, _) throws(JSONError) in
                     let streamed = try reader.value()
                     visit(JSONParser.StreamedMember(name: member, value: streamed, objectLine: objectLine, occurrence: current))
                 }
@@ -203,39 +249,8 @@ private struct Reader {
         } else {
             value = try self.value()
         }
-        skipWhitespace()
-        if index < bytes.count { throw error("unexpected \(describeByte()) after the JSON value") }
+        try finish()
         return value
-    }
-
-    /// Reads an object at its opening brace as `object(keeping: .all)` does (the same
-    /// errors), handing each member's name to `body`, which reads its value; returns the
-    /// object's line.
-    mutating func eachMember(_ body: (inout Reader, String) throws(JSONError) -> Void) throws(JSONError) -> Int {
-        try enter()
-        let startLine = line
-        index += 1
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return startLine
-        }
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                throw error("unexpected \(describeByte()), expected a member name in double quotes")
-            }
-            let name = try string()
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                throw error("unexpected \(describeByte()), expected ':' after the member name \"\(name)\"")
-            }
-            index += 1
-            skipWhitespace()
-            try body(&self, name)
-            if try endsObject() { return startLine }
-        }
     }
 
     /// After a member's value: moves past the ',' before the next member (false) or the
@@ -327,30 +342,48 @@ private struct Reader {
 
     /// Reads an object starting at its opening brace, building the members `members` keeps.
     mutating func object(keeping members: Members) throws(JSONError) -> JSONObject {
-        guard rejectingDuplicates else {
-            var none: SeenNames?
-            return try object(keeping: members, seen: &none)
-        }
-        return try withUnsafeTemporaryAllocation(of: SeenNames.Entry.self, capacity: SeenNames.listCapacity) {
-            (list) throws(JSONError) -> JSONObject in
-            var seen: SeenNames? = SeenNames(list: list)
-            defer { nameComparisons += seen?.comparisons ?? 0 }
-            return try object(keeping: members, seen: &seen)
+        try withSeenNames { (reader, seen) throws(JSONError) in
+            var kept: [JSONObject.Member] = []
+            kept.reserveCapacity(members.expected)
+            let line = try reader.eachMember(keeping: members, seen: &seen) { (reader, key, _) throws(JSONError) in
+                kept.append(JSONObject.Member(key: key, value: try reader.value()))
+            }
+            return JSONObject(kept, line: line)
         }
     }
 
-    /// `object(keeping:)`, recording the member names in `seen` when there is one.
-    private mutating func object(keeping members: Members, seen: inout SeenNames?) throws(JSONError) -> JSONObject {
+    /// Runs `body` with a record of member names for one object when duplicates are
+    /// refused (the list on the stack), nil when they are not.
+    private mutating func withSeenNames<Result>(
+        _ body: (inout Reader, inout SeenNames?) throws(JSONError) -> Result
+    ) throws(JSONError) -> Result {
+        guard rejectingDuplicates else {
+            var none: SeenNames?
+            return try body(&self, &none)
+        }
+        return try withUnsafeTemporaryAllocation(of: SeenNames.Entry.self, capacity: SeenNames.listCapacity) {
+            (list) throws(JSONError) -> Result in
+            var seen: SeenNames? = SeenNames(list: list)
+            defer { nameComparisons += seen?.comparisons ?? 0 }
+            return try body(&self, &seen)
+        }
+    }
+
+    /// Reads an object at its opening brace, recording the member names in `seen` when
+    /// there is one; hands each member that `members` keeps to `kept` (its name, and its
+    /// position among `.only`'s names, 0 for `.all`), which reads the value, and skips
+    /// the others. Returns the object's line.
+    private mutating func eachMember(
+        keeping members: Members, seen: inout SeenNames?, _ kept: (inout Reader, String, Int) throws(JSONError) -> Void
+    ) throws(JSONError) -> Int {
         try enter()
         let startLine = line
         index += 1
-        var kept: [JSONObject.Member] = []
-        kept.reserveCapacity(members.expected)
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return JSONObject(kept, line: startLine)
+            return startLine
         }
         while true {
             skipWhitespace()
@@ -358,7 +391,7 @@ private struct Reader {
                 throw error("unexpected \(describeByte()), expected a member name in double quotes")
             }
             let keyStart = index
-            let (key, plain) = try memberName(keeping: members)
+            let (key, slot, plain) = try memberName(keeping: members)
             try seen?.insert(nameAt: keyStart, end: index, key: key, plain: plain, reader: self)
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
@@ -367,26 +400,29 @@ private struct Reader {
             index += 1
             skipWhitespace()
             if let key {
-                kept.append(JSONObject.Member(key: key, value: try value()))
+                try kept(&self, key, slot)
             } else {
                 try skipValue()
             }
-            if try endsObject() { return JSONObject(kept, line: startLine) }
+            if try endsObject() { return startLine }
         }
     }
 
     /// Reads a member name at its opening quote: the name when `members` keeps it, nil
-    /// (without building a string, for plain ASCII names) when it does not; and whether
-    /// it is known to be plain ASCII without escapes (its bytes are then the name).
-    mutating func memberName(keeping members: Members) throws(JSONError) -> (key: String?, plain: Bool) {
-        guard case .only(let keys) = members else { return (try string(), false) }
+    /// (without building a string, for plain ASCII names) when it does not; its position
+    /// among `.only`'s names (0 for `.all`); and whether it is known to be plain ASCII
+    /// without escapes (its bytes are then the name).
+    mutating func memberName(keeping members: Members) throws(JSONError) -> (key: String?, slot: Int, plain: Bool) {
+        guard case .only(let keys) = members else { return (try string(), 0, false) }
         let start = index
         guard let span = try plainString() else {
             index = start
             let name = try string()
-            return (keys.names.contains(name) ? name : nil, false)
+            guard let slot = keys.names.firstIndex(of: name) else { return (nil, 0, false) }
+            return (name, slot, false)
         }
-        return (keys.name(span), true)
+        guard let slot = keys.slot(span) else { return (nil, 0, true) }
+        return (keys.names[slot], slot, true)
     }
 
     /// The member name whose opening quote is at `offset`, for an error message about it
