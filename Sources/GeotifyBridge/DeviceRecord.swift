@@ -2,7 +2,8 @@ import GeotifyCore
 
 /// What a lane keeps about one device: its persisted state and what the shell around
 /// the evaluator needs besides (its message format, when it was last heard from, what
-/// is not yet saved, its next timer, what was last published of its position).
+/// is not yet saved, its next timer, what was last published of its position and its
+/// tracker).
 package struct DeviceRecord: Sendable {
     package var state: DeviceState
     /// Whether its positions arrive as OwnTracks messages (so its notifications are also
@@ -18,6 +19,9 @@ package struct DeviceRecord: Sendable {
     /// The fix time and place of the position last published on its state document, for
     /// the tracker's throttle.
     package var published: Fix?
+    /// The value of its tracker topic last published (`LaneCore.showTracker`): nil until
+    /// one is, as after a start, so the first is always published.
+    package var shownTracker: String?
     /// Whether it was said once that this unnamed device matches a named one but for
     /// letter case.
     package var warnedCase = false

@@ -69,6 +69,7 @@ extension LaneCore {
             }
             record.state.badge = 0
             devices[device] = record
+            guard let index = devices.index(forKey: device) else { return result }
             let state = record.state
             effects.saves[device] = state
             effects.log(.info, at: configuration.logLevel, "\(device) badge reset by a command")
@@ -76,7 +77,7 @@ extension LaneCore {
             keep(.badge, in: &effects.outbox) { configuration.messages.badge(0, of: device) }
             let relevant = Self.relevantFences(state, book.deviceFences(of: device))
             keep(.state, in: &effects.outbox) { configuration.presence.state(of: device, state, fences: relevant) }
-            keep(.tracker, in: &effects.outbox) { configuration.presence.tracker(of: device, state, fences: relevant) }
+            showTracker(of: device, at: index, state, fences: relevant, in: &effects.outbox)
             result["badge"] = 0
         case .list:
             result["fences"] = .array(book.fences(of: device).map(FenceCodec.encode))

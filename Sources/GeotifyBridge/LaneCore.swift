@@ -324,7 +324,23 @@ package struct LaneCore: Sendable {
         }
         let relevant = Self.relevantFences(state, fences)
         keep(.state, in: &effects.outbox) { configuration.presence.state(of: device, state, fences: relevant) }
-        keep(.tracker, in: &effects.outbox) { configuration.presence.tracker(of: device, state, fences: relevant) }
+        showTracker(of: device, at: index, state, fences: relevant, in: &effects.outbox)
+    }
+
+    /// Appends the tracker message of the device at `index` to `messages` when its value
+    /// differs from the one its record last showed (`DeviceRecord.shownTracker`), or
+    /// `always`; and remembers it. A position or a badge that leaves the device in the
+    /// same fence publishes no tracker message: the retained one says it already. The
+    /// republishing after a connection passes `always`, since the broker may have lost it.
+    mutating func showTracker(
+        of device: String, at index: Dictionary<String, DeviceRecord>.Index, _ state: DeviceState, fences relevant: [Fence],
+        always: Bool = false, in messages: inout [OutboxMessage]
+    ) {
+        guard configuration.deviceTopics.contains(.tracker) else { return }
+        let shown = PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: relevant))
+        guard always || devices.values[index].shownTracker != shown else { return }
+        devices.values[index].shownTracker = shown
+        messages.append(configuration.presence.tracker(of: device, showing: shown))
     }
 
     /// Appends the message `make` builds to `messages` when `topic` is one of the
@@ -521,7 +537,7 @@ package struct LaneCore: Sendable {
             keep(.badge, in: &effects.direct) { configuration.messages.badge(state.badge, of: device) }
             let relevant = Self.relevantFences(state, fences)
             keep(.state, in: &effects.direct) { configuration.presence.state(of: device, state, fences: relevant) }
-            keep(.tracker, in: &effects.direct) { configuration.presence.tracker(of: device, state, fences: relevant) }
+            showTracker(of: device, at: index, state, fences: relevant, always: true, in: &effects.direct)
             for fence in fences.own where state.hasSeen(fence) {
                 let entry = state.fences.first { $0.fence == fence.identifier }
                 if entry?.established == false { continue }

@@ -112,7 +112,12 @@ package struct PresenceMessages: Sendable {
     /// that want the location alone (the state document's `tracker` says the same; Home
     /// Assistant reads that one).
     package func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
-        Self.lastValue(trackerTopic(device), Array(PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)).utf8))
+        tracker(of: device, showing: PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)))
+    }
+
+    /// `trackerState` (a `trackerState(_:)`) on `geotify/tracker/<device>`.
+    package func tracker(of device: String, showing trackerState: String) -> OutboxMessage {
+        Self.lastValue(trackerTopic(device), Array(trackerState.utf8))
     }
 
     /// What the device tracker says for a device in `fence` (nil: in none), so that it

@@ -133,7 +133,8 @@ struct LaneCoreTests {
         #expect(lane.ownTracks("alice/phone", Self.away.0 + 0.0001, Self.away.1).outbox.isEmpty, "not far enough from the last published position")
         lane.now += 60
         let effects = lane.ownTracks("alice/phone", Self.away.0 - 0.02, Self.away.1)
-        #expect(effects.outboxTopics == ["geotify/state/alice/phone", "geotify/tracker/alice/phone"])
+        // The tracker topic still says not_home, as retained: the state document alone moves.
+        #expect(effects.outboxTopics == ["geotify/state/alice/phone"])
         #expect(effects.outboxText("geotify/state/alice/phone")?.contains(#""latitude":52.48"#) == true)
         #expect(effects.events.isEmpty)
     }
@@ -144,7 +145,22 @@ struct LaneCoreTests {
         var lane = try Self.trackedAway()
         lane.now += 60
         let effects = lane.ownTracks("alice/phone", Self.away.0 + 0.01, Self.away.1)
-        #expect(effects.outboxTopics == ["geotify/state/alice/phone", "geotify/tracker/alice/phone"])
+        #expect(effects.outboxTopics == ["geotify/state/alice/phone"])
+    }
+
+    /// The tracker topic is a retained last value: published when what it says changes
+    /// (and after each connection, `LaneCoreTimerTests`), not again with every position
+    /// the state document follows, which would be a message a position saying nothing new.
+    @Test func theTrackerTopicIsPublishedWhenItChanges() throws {
+        var lane = try Self.trackedAway()
+        var shown: [String] = []
+        for (step, latitude) in [52.40, 52.52, 52.60, 52.52, 52.40, 52.30].enumerated() {
+            lane.now += 120
+            let effects = lane.ownTracks("alice/phone", latitude, 13.405)
+            #expect(effects.outboxTopics.contains("geotify/state/alice/phone"), "step \(step): the state document follows each")
+            if let tracker = effects.outboxText("geotify/tracker/alice/phone") { shown.append("\(step) \(tracker)") }
+        }
+        #expect(shown == ["1 home", "2 not_home", "3 home", "4 not_home"])
     }
 
     /// A fix that enters two nested fences at once notifies twice; the badge topic ends

@@ -98,7 +98,8 @@ struct LaneCoreTimerTests {
         #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
         #expect(!dwelled.outboxTopics.contains { $0.hasPrefix("geotify/presence/") }, "\(dwelled.outboxTopics)")
         #expect(dwelled.outboxText("geotify/badge/alice/phone") == "2")
-        #expect(dwelled.outboxText("geotify/tracker/alice/phone") == "home")
+        #expect(dwelled.outboxText("geotify/state/alice/phone")?.contains(#""tracker":"home""#) == true)
+        #expect(dwelled.outboxText("geotify/tracker/alice/phone") == nil, "still home, as the entry published it")
     }
 
     @Test func aMinimumDurationIsConfirmedByTheClock() throws {
