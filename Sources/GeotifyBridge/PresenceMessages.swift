@@ -115,7 +115,8 @@ package struct PresenceMessages: Sendable {
         tracker(of: device, showing: PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)))
     }
 
-    /// `trackerState` (a `trackerState(_:)`) on `geotify/tracker/<device>`.
+    /// The tracker message saying `trackerState` (a value `trackerState(_:)` gives), for a
+    /// caller that has it already (`LaneCore.showTracker`, which compares it first).
     package func tracker(of device: String, showing trackerState: String) -> OutboxMessage {
         Self.lastValue(trackerTopic(device), Array(trackerState.utf8))
     }
