@@ -369,7 +369,9 @@ package struct LaneCore: Sendable {
     static func relevantFences(_ state: DeviceState, _ fences: DeviceFences) -> [Fence] {
         let sharedInside = state.fences.filter { entry in entry.inside && !fences.identifiers.contains(entry.fence) }
             .compactMap { fences.fence($0.fence) }
-        return fences.own + sharedInside
+        // The own fences' array itself when no shared one is added: a copy retains every
+        // string of every fence, and a state document is written with each transition.
+        return sharedInside.isEmpty ? fences.own : fences.own + sharedInside
     }
 
     /// A device's first fix: it is outside every announced shared fence it was not found
