@@ -337,7 +337,7 @@ package struct LaneCore: Sendable {
         always: Bool = false, in messages: inout [OutboxMessage]
     ) {
         guard configuration.deviceTopics.contains(.tracker) else { return }
-        let shown = PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: relevant))
+        let shown = PresenceMessages.trackerState(of: state, fences: relevant)
         guard always || devices.values[index].shownTracker != shown else { return }
         devices.values[index].shownTracker = shown
         messages.append(configuration.presence.tracker(of: device, showing: shown))

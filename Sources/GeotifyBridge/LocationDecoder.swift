@@ -83,8 +83,7 @@ public struct LocationDecoder: Sendable {
             case .string("location")?: break
             case .string("encrypted")?:
                 if decrypted { throw InputError(.invalidEnvelope, "the decrypted payload is itself encrypted; the apps encrypt once") }
-                let envelope = JSONObject(fields[.data].map { [JSONObject.Member(key: Field.data.name, value: $0)] } ?? [])
-                let cleartext = try decryption.cleartext(of: envelope, device: device)
+                let cleartext = try decryption.cleartext(ofData: fields[.data], device: device)
                 return try decode(cleartext, device: device, format: format, arrival: arrival, decrypted: true)
             case .string?: return nil
             case nil: throw InputError(.missingField, "an OwnTracks message needs \"_type\" (\"location\" for a position)")

@@ -15,13 +15,13 @@ package struct OwnTracksDecryption: Sendable {
         self.keys = keys
     }
 
-    /// The cleartext of `envelope`, an encrypted message from `device`: the bytes the app
-    /// would have sent without encryption. Refuses, with a specific code, an envelope
-    /// without a `data` string, a device without a key, `data` that is not base64, and a
-    /// MAC that does not match.
-    package func cleartext(of envelope: JSONObject, device: String) throws(InputError) -> [UInt8] {
-        guard case .string(let data)? = envelope["data"] else {
-            throw InputError(.invalidEnvelope, "an encrypted OwnTracks message needs \"data\", a base64 string, not \(envelope["data"]?.kindDescription ?? "nothing")")
+    /// The cleartext of an encrypted message from `device` whose envelope's `data` member
+    /// is `envelopeData` (nil when it has none): the bytes the app would have sent without
+    /// encryption. Refuses, with a specific code, an envelope without a `data` string, a
+    /// device without a key, `data` that is not base64, and a MAC that does not match.
+    package func cleartext(ofData envelopeData: JSON?, device: String) throws(InputError) -> [UInt8] {
+        guard case .string(let data)? = envelopeData else {
+            throw InputError(.invalidEnvelope, "an encrypted OwnTracks message needs \"data\", a base64 string, not \(envelopeData?.kindDescription ?? "nothing")")
         }
         guard let key = keys.key(for: device), let box = SecretBox(key: key) else {
             throw InputError(.noDecryptionKey, "no secret for the device \"\(device)\" to decrypt its payload with; add a line \"\(device) <secret>\" to the OwnTracks keys file (owntracksKeysFile)")

@@ -108,17 +108,18 @@ package struct PresenceMessages: Sendable {
         fences.first { state.isInside($0.identifier) }
     }
 
-    /// The tracker state of `trackedFence`, on `geotify/tracker/<device>`, for subscribers
-    /// that want the location alone (the state document's `tracker` says the same; Home
-    /// Assistant reads that one).
-    package func tracker(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
-        tracker(of: device, showing: PresenceMessages.trackerState(PresenceMessages.trackedFence(state, fences: fences)))
-    }
-
-    /// The tracker message saying `trackerState` (a value `trackerState(_:)` gives), for a
-    /// caller that has it already (`LaneCore.showTracker`, which compares it first).
+    /// `trackerState` (what `trackerState(of:fences:)` says) on `geotify/tracker/<device>`,
+    /// for subscribers that want the location alone (the state document's `tracker` says
+    /// the same; Home Assistant reads that one). `LaneCore.showTracker` sends it when it
+    /// changes.
     package func tracker(of device: String, showing trackerState: String) -> OutboxMessage {
         Self.lastValue(trackerTopic(device), Array(trackerState.utf8))
+    }
+
+    /// What the device tracker says for a device in `state`: the tracker state of its
+    /// `trackedFence`.
+    package static func trackerState(of state: DeviceState, fences: [Fence]) -> String {
+        trackerState(trackedFence(state, fences: fences))
     }
 
     /// What the device tracker says for a device in `fence` (nil: in none), so that it

@@ -47,7 +47,7 @@ public struct JSONParser: Sendable {
         return try result.get()
     }
 
-    /// The member names `parse(_:keepingMembers:)` builds, prepared once for matching
+    /// The member names `parse(_:visitingMembers:_:)` hands over, prepared once for matching
     /// against raw bytes (make one per set of names and keep it).
     public struct MemberNames: Sendable {
         let names: [String]
@@ -76,29 +76,16 @@ public struct JSONParser: Sendable {
         }
     }
 
-    /// Parses `bytes` as `parse(_:)` does (the same grammar, limits and errors) but,
-    /// when the value is an object, builds only its members named in `keys`: the others
-    /// are checked and skipped without being built. A value that is not an object is
-    /// returned whole.
+    /// Parses `bytes` as `parse(_:)` does (the same grammar, limits and errors) but builds
+    /// no object: when the value is an object, each of its members named in `keys` is
+    /// handed to `visit` with the position of its name in `keys`, and the others are
+    /// checked and skipped without being built; the result is nil. A value that is not an
+    /// object is returned whole. When the text turns out not to be JSON, `visit` may
+    /// already have seen members before the problem.
     ///
     /// It exists for the hot path of reading a few fields from messages that carry many
     /// (an OwnTracks location has a dozen, Geotify reads five): skipping costs a scan,
-    /// building costs allocations.
-    public func parse(_ bytes: [UInt8], keepingMembers keys: MemberNames) throws(JSONError) -> JSON {
-        let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
-            return Result { () throws(JSONError) in try reader.document(keeping: keys) }
-        }
-        return try result.get()
-    }
-
-    /// Parses `bytes` as `parse(_:keepingMembers:)` does (the same grammar, limits and
-    /// errors) but builds no object: when the value is an object, each of its members
-    /// named in `keys` is handed to `visit` with the position of its name in `keys`, and
-    /// the result is nil; a value that is not an object is returned whole. When the text
-    /// turns out not to be JSON, `visit` may already have seen members before the problem.
-    ///
-    /// It is the location decoder's path: the few values it reads go into its own
+    /// building costs allocations, and the values read go into the caller's own
     /// variables, without an array of members or a string for each name.
     public func parse(
         _ bytes: [UInt8], visitingMembers keys: MemberNames, _ visit: (Int, JSON) -> Void
@@ -176,16 +163,11 @@ private struct Reader {
         self.rejectingDuplicates = rejectingDuplicates
     }
 
-    /// The whole text as one value; with `keys`, a top-level object keeps only those members.
-    mutating func document(keeping keys: JSONParser.MemberNames? = nil) throws(JSONError) -> JSON {
+    /// The whole text as one value.
+    mutating func document() throws(JSONError) -> JSON {
         skipWhitespace()
         if index == bytes.count { throw error("the text is empty, expected a JSON value") }
-        let value: JSON
-        if let keys, bytes[index] == UInt8(ascii: "{") {
-            value = .object(try object(keeping: .only(keys)))
-        } else {
-            value = try self.value()
-        }
+        let value = try self.value()
         try finish()
         return value
     }
@@ -330,21 +312,12 @@ private struct Reader {
         case all
         /// Only these keys; the other members are checked and skipped.
         case only(JSONParser.MemberNames)
-
-        /// How many members to make room for at once.
-        var expected: Int {
-            switch self {
-            case .all: return 0
-            case .only(let keys): return keys.names.count
-            }
-        }
     }
 
     /// Reads an object starting at its opening brace, building the members `members` keeps.
     mutating func object(keeping members: Members) throws(JSONError) -> JSONObject {
         try withSeenNames { (reader, seen) throws(JSONError) in
             var kept: [JSONObject.Member] = []
-            kept.reserveCapacity(members.expected)
             let line = try reader.eachMember(keeping: members, seen: &seen) { (reader, key, _) throws(JSONError) in
                 kept.append(JSONObject.Member(key: key, value: try reader.value()))
             }
@@ -354,15 +327,15 @@ private struct Reader {
 
     /// Runs `body` with a record of member names for one object when duplicates are
     /// refused (the list on the stack), nil when they are not.
-    private mutating func withSeenNames<Result>(
-        _ body: (inout Reader, inout SeenNames?) throws(JSONError) -> Result
-    ) throws(JSONError) -> Result {
+    private mutating func withSeenNames<Value>(
+        _ body: (inout Reader, inout SeenNames?) throws(JSONError) -> Value
+    ) throws(JSONError) -> Value {
         guard rejectingDuplicates else {
             var none: SeenNames?
             return try body(&self, &none)
         }
         return try withUnsafeTemporaryAllocation(of: SeenNames.Entry.self, capacity: SeenNames.listCapacity) {
-            (list) throws(JSONError) -> Result in
+            (list) throws(JSONError) -> Value in
             var seen: SeenNames? = SeenNames(list: list)
             defer { nameComparisons += seen?.comparisons ?? 0 }
             return try body(&self, &seen)

@@ -49,7 +49,7 @@ struct OwnTracksDecryptionTests {
     @Test func aPinnedPyNaClCiphertextDecrypts() throws {
         #expect(try fix(Self.envelope(data: Self.pinned)) == Self.fix)
         let envelope = try #require(try JSONParser().parse(Self.envelope(data: Self.pinned)).objectValue)
-        #expect(try decoder.decryption.cleartext(of: envelope, device: "alice/phone") == Array(Self.location.utf8))
+        #expect(try decoder.decryption.cleartext(ofData: envelope["data"], device: "alice/phone") == Array(Self.location.utf8))
     }
 
     @Test func aPayloadSealedByPyNaClNowDecrypts() throws {

@@ -52,13 +52,18 @@ struct PresenceMessagesTests {
         #expect([inside, outside].allSatisfy { $0.retain && $0.qos == 0 })
     }
 
+    /// The tracker message of `state`, as a lane makes it.
+    func tracker(_ state: DeviceState, fences: [Fence]) -> OutboxMessage {
+        messages.tracker(of: "alice/phone", showing: PresenceMessages.trackerState(of: state, fences: fences))
+    }
+
     @Test func theTrackerShowsTheFirstFenceOfTheFileTheDeviceIsIn() {
-        let nested = messages.tracker(of: "alice/phone", Self.state(inside: ["office", "desk"]), fences: Self.fences)
+        let nested = tracker(Self.state(inside: ["office", "desk"]), fences: Self.fences)
         #expect(nested.topic == "geotify/tracker/alice/phone")
         #expect(text(nested) == "desk")
         #expect(nested.retain && nested.qos == 0)
-        #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: ["home"]), fences: Self.fences)) == "home")
-        #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: []), fences: Self.fences)) == "not_home")
+        #expect(text(tracker(Self.state(inside: ["home"]), fences: Self.fences)) == "home")
+        #expect(text(tracker(Self.state(inside: []), fences: Self.fences)) == "not_home")
         #expect(PresenceMessages.trackedFence(Self.state(inside: ["home", "office"]), fences: Self.fences)?.identifier == "office")
     }
 
@@ -127,7 +132,7 @@ struct PresenceMessagesTests {
         #expect(PresenceMessages.trackerState(Self.fence("home")) == "home")
         #expect(PresenceMessages.trackerState(Self.fence("office")) == "office")
         #expect(PresenceMessages.trackerState(nil) == "not_home")
-        #expect(text(messages.tracker(of: "alice/phone", Self.state(inside: ["shop"]), fences: [shop])) == "Supermarket")
+        #expect(text(tracker(Self.state(inside: ["shop"]), fences: [shop])) == "Supermarket")
         #expect(text(messages.state(of: "alice/phone", Self.state(inside: ["shop"]), fences: [shop])).contains(
             #""inside":[{"fence":"shop","name":"Supermarket","note":"Shopping"}]"#))
     }

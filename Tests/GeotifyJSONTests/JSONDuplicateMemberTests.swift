@@ -8,9 +8,11 @@ struct JSONDuplicateMemberTests {
     let strict = JSONParser(rejectingDuplicateMembers: true)
     let keys = JSONParser.MemberNames(["lat", "lon"])
 
-    func refusal(_ text: String, keeping: Bool = false) -> JSONError? {
+    /// The error refusing `text`, parsed whole or (`visiting`) as the location decoder
+    /// reads it, handed only the members named in `keys`.
+    func refusal(_ text: String, visiting: Bool = false) -> JSONError? {
         do {
-            _ = keeping ? try strict.parse(Array(text.utf8), keepingMembers: keys) : try strict.parse(text)
+            _ = visiting ? try strict.parse(Array(text.utf8), visitingMembers: keys) { _, _ in } : try strict.parse(text)
             return nil
         } catch {
             return error
@@ -20,7 +22,7 @@ struct JSONDuplicateMemberTests {
     @Test func aNameGivenTwiceIsRefusedWithTheNameAndWhereItIs() {
         let error = refusal(#"{"lat": 1, "lon": 2, "lat": 3}"#)
         #expect(error == JSONError(line: 1, column: 22, reason: #"the member "lat" appears more than once in one object"#, duplicateMember: "lat"))
-        #expect(refusal(#"{"lat": 1, "lon": 2, "lat": 3}"#, keeping: true)?.duplicateMember == "lat")
+        #expect(refusal(#"{"lat": 1, "lon": 2, "lat": 3}"#, visiting: true)?.duplicateMember == "lat")
     }
 
     @Test(arguments: [
@@ -34,14 +36,14 @@ struct JSONDuplicateMemberTests {
     ])
     func everySpellingAndEveryObjectCounts(text: String) {
         #expect(refusal(text)?.duplicateMember != nil, "\(text)")
-        #expect(refusal(text, keeping: true)?.duplicateMember != nil, "\(text)")
+        #expect(refusal(text, visiting: true)?.duplicateMember != nil, "\(text)")
     }
 
     @Test func namesThatOnlyLookAlikeAreNotDuplicates() throws {
         // Same length, first and last byte: the summaries match, the names do not.
         let text = #"{"tat": 1, "tot": 2, "t\u0075t": 3, "a-long-name-number-one-x": 4, "a-long-name-number-two-x": 5, "x": {"tat": 1}}"#
         #expect(refusal(text) == nil)
-        #expect(refusal(text, keeping: true) == nil)
+        #expect(refusal(text, visiting: true) == nil)
         #expect(try JSONParser().parse(#"{"a": 1, "a": 2}"#)["a"] == 2)
     }
 
@@ -74,18 +76,18 @@ struct JSONDuplicateMemberTests {
         #expect(try strict.nameComparisons(parsing: text) <= 32 * 31 / 2)
         let repeated = Array(("{" + (members + [members[2_500]]).joined(separator: ", ") + "}").utf8)
         #expect(refusal(String(decoding: repeated, as: UTF8.self))?.duplicateMember != nil)
-        #expect(refusal(String(decoding: repeated, as: UTF8.self), keeping: true)?.duplicateMember != nil)
+        #expect(refusal(String(decoding: repeated, as: UTF8.self), visiting: true)?.duplicateMember != nil)
     }
 
     @Test func manyMembersAreCheckedAllTheWay() {
         let members = (0..<3_000).map { "\"member\($0)\": \($0)" }
         let clean = "{" + members.joined(separator: ", ") + "}"
         #expect(refusal(clean) == nil)
-        #expect(refusal(clean, keeping: true) == nil)
+        #expect(refusal(clean, visiting: true) == nil)
         let late = "{" + (members + [#""member7": 0"#]).joined(separator: ", ") + "}"
         #expect(refusal(late)?.duplicateMember == "member7")
-        #expect(refusal(late, keeping: true)?.duplicateMember == "member7")
+        #expect(refusal(late, visiting: true)?.duplicateMember == "member7")
         let early = "{" + (Array(members.prefix(5)) + [#""member2": 0"#]).joined(separator: ", ") + "}"
-        #expect(refusal(early, keeping: true)?.duplicateMember == "member2")
+        #expect(refusal(early, visiting: true)?.duplicateMember == "member2")
     }
 }

@@ -141,7 +141,7 @@ private final class ProxiedConnection: Sendable {
             guard count > 0 else { break }
             pending += buffer[0..<count]
             var start = 0
-            while let end = Self.packetEnd(pending, from: start) {
+            while let end = MQTTFraming.packetEnd(pending, from: start) {
                 let packet = Array(pending[start..<end])
                 start = end
                 let isAcknowledgement = packet[0] >> 4 == 4
@@ -175,13 +175,6 @@ private final class ProxiedConnection: Sendable {
         held.withLock { $0 = nil }
         shutdown(client, Int32(SHUT_RDWR))
         shutdown(broker, Int32(SHUT_RDWR))
-    }
-
-    /// Where the whole packet starting at `start` ends; nil while it has not all come.
-    private static func packetEnd(_ bytes: [UInt8], from start: Int) -> Int? {
-        guard let (length, header) = MQTTFraming.remainingLength(bytes, at: start + 1) else { return nil }
-        let end = start + 1 + header + length
-        return end <= bytes.count ? end : nil
     }
 
     private static func read(_ descriptor: Int32, into buffer: inout [UInt8]) -> Int {

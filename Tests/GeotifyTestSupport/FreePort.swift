@@ -40,14 +40,6 @@ package func acceptsConnections(port: Int) -> Bool {
     return true
 }
 
-private func loopbackAddress(port: Int) -> sockaddr_in {
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    return address
-}
-
 /// Calls `start` with `count` ports `freePort()` chose; when it throws an error
 /// `retrying` accepts (another process took a port between its choice and its use: the
 /// suites run in parallel, each choosing ports), calls it again with fresh ones, up to

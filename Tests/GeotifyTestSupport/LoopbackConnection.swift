@@ -10,10 +10,7 @@ import Glibc
 package func connectToLoopback(port: Int, timeout: Double = 10) throws -> Int32 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    var address = loopbackAddress(port: port)
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -42,4 +39,13 @@ private func finishConnecting(_ descriptor: Int32, timeout: Double) -> Bool {
     guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length) == 0 else { return false }
     errno = failure
     return failure == 0
+}
+
+/// The IPv4 address 127.0.0.1:`port` (port 0: one the kernel chooses, `freePort()`).
+func loopbackAddress(port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    return address
 }

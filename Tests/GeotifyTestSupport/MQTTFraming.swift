@@ -1,7 +1,8 @@
 /// How an MQTT packet's length is written on the wire, for the test support's stand-ins
 /// that read the raw bytes between a client and a broker (`SilentBroker`,
 /// `AcknowledgementHoldingProxy`): after the packet's first byte, its remaining length
-/// as a variable-length integer of one to four bytes, seven bits each, lowest first.
+/// as a variable-length integer of one to four bytes, seven bits each, lowest first, and
+/// then that many bytes.
 package enum MQTTFraming {
     /// The remaining length whose first byte is at `index` of `bytes`, and how many bytes
     /// it took; nil while it is incomplete (or longer than the four bytes MQTT allows).
@@ -16,5 +17,13 @@ package enum MQTTFraming {
             offset += 1
         }
         return nil
+    }
+
+    /// Where the whole packet whose first byte is at `start` of `bytes` ends; nil while
+    /// it has not all come.
+    package static func packetEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        guard let (length, header) = remainingLength(bytes, at: start + 1) else { return nil }
+        let end = start + 1 + header + length
+        return end <= bytes.count ? end : nil
     }
 }

@@ -37,10 +37,9 @@ package final class SilentBroker: Sendable {
         let bytes = received.withLock { $0.bytes }
         var types: [UInt8] = []
         var index = 0
-        while index < bytes.count {
-            guard let (length, header) = MQTTFraming.remainingLength(bytes, at: index + 1), index + 1 + header + length <= bytes.count else { break }
+        while index < bytes.count, let end = MQTTFraming.packetEnd(bytes, from: index) {
             types.append(bytes[index] >> 4)
-            index += 1 + header + length
+            index = end
         }
         return types
     }
