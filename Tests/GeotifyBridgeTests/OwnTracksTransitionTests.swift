@@ -32,6 +32,30 @@ struct OwnTracksTransitionTests {
         #expect(middle.event(of: "alice/phone") == "alice/tracks/phone/event")
     }
 
+    /// Filters of literal levels and then `+` levels make a device's topics from the device
+    /// whole; each case here also holds for the level-by-level way the other filters take.
+    @Test func topicsOfLiteralsThenSinglesFollowTheLevels() {
+        let standard = OwnTracksTopics()
+        #expect(standard.base(of: "alice/") == "owntracks/alice/")
+        #expect(standard.base(of: "/") == "owntracks//")
+        #expect(standard.base(of: "") == nil)
+        let bare = OwnTracksTopics(filter: "+/+")
+        #expect(bare.base(of: "a/b") == "a/b")
+        #expect(bare.event(of: "a/b") == "a/b/event")
+        #expect(bare.base(of: "a") == nil)
+        let single = OwnTracksTopics(filter: "fleet/north/+")
+        #expect(single.command(of: "van") == "fleet/north/van/cmd")
+        #expect(single.base(of: "van/7") == nil)
+        let leadingEmpty = OwnTracksTopics(filter: "/+/+")
+        #expect(leadingEmpty.base(of: "a/b") == "/a/b")
+        // The same devices through a filter that goes level by level (a literal after a
+        // wildcard) give the same levels.
+        let general = OwnTracksTopics(filter: "+/+/x")
+        #expect(general.base(of: "alice/") == "alice//x")
+        #expect(general.base(of: "/") == "//x")
+        #expect(general.base(of: "") == nil)
+    }
+
     @Test func anEntry() throws {
         let message = try #require(transitions.message(Self.notification(.enter)))
         #expect(message.topic == "owntracks/alice/phone/event")
