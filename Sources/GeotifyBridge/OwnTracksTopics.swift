@@ -8,18 +8,6 @@ package struct OwnTracksTopics: Sendable, Equatable {
     package let filter: String
     /// The filter's levels, split once: a device's topics are made on every transition.
     private let levels: [Level]
-    /// When the filter is literal levels followed only by `+` levels (`owntracks/+/+`):
-    /// the literal levels, and how many `+` follow. A device's topic is then those levels
-    /// and the device itself, when the device has one level a `+`: no need to split it
-    /// into levels and join them again.
-    private let literalsThenSingles: LiteralsThenSingles?
-
-    /// A filter's literal levels (each followed by its `/`) and the number of `+` levels
-    /// after them.
-    private struct LiteralsThenSingles: Sendable, Equatable {
-        var prefix: String
-        var singles: Int
-    }
 
     /// A level of the filter.
     private enum Level: Sendable, Equatable {
@@ -39,13 +27,6 @@ package struct OwnTracksTopics: Sendable, Equatable {
             default: .literal(String(level))
             }
         }
-        let literals = levels.prefix { if case .literal = $0 { true } else { false } }
-        let singles = levels.dropFirst(literals.count)
-        literalsThenSingles = !singles.isEmpty && singles.allSatisfy { $0 == .single }
-            ? LiteralsThenSingles(
-                prefix: literals.map { if case .literal(let text) = $0 { text + "/" } else { "" } }.joined(),
-                singles: singles.count)
-            : nil
     }
 
     /// The topic a device publishes its locations to: the filter with its wildcards
@@ -55,40 +36,33 @@ package struct OwnTracksTopics: Sendable, Equatable {
         base(of: device, then: nil)
     }
 
-    /// `base(of:)` with the level `suffix` after it, made in one allocation.
+    /// `base(of:)` with the level `suffix` after it, made in one allocation: the device's
+    /// levels are read in place as the filter's wildcards take them, not split into an
+    /// array first (a device's topics are made on every transition).
     private func base(of device: String, then suffix: String?) -> String? {
-        if let shortcut = literalsThenSingles {
-            let prefix = shortcut.prefix
-            var slashes = 0
-            for byte in device.utf8 where byte == UInt8(ascii: "/") { slashes += 1 }
-            guard slashes == shortcut.singles - 1 else { return nil }
-            var topic = prefix
-            topic.reserveCapacity(prefix.utf8.count + device.utf8.count + 1 + (suffix?.utf8.count ?? 0))
-            topic.append(device)
-            if let suffix {
-                topic.append("/")
-                topic.append(suffix)
-            }
-            return topic
-        }
-        var remaining = device.split(separator: "/", omittingEmptySubsequences: false)[...]
+        let utf8 = device.utf8
+        // Where the device's next level starts; nil once every level is taken (a device
+        // ending in "/" has an empty last level, which is still one).
+        var next: String.Index? = utf8.startIndex
         var topic = ""
-        topic.reserveCapacity(filter.utf8.count + device.utf8.count + (suffix.map { $0.utf8.count + 1 } ?? 0))
+        topic.reserveCapacity(filter.utf8.count + utf8.count + (suffix.map { $0.utf8.count + 1 } ?? 0))
         for (position, level) in levels.enumerated() {
             if position > 0 { topic.append("/") }
             switch level {
             case .single:
-                guard let next = remaining.popFirst() else { return nil }
-                topic.append(contentsOf: next)
+                guard let start = next else { return nil }
+                let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+                topic.append(contentsOf: device[start..<end])
+                next = end == utf8.endIndex ? nil : utf8.index(after: end)
             case .rest:
-                guard !remaining.isEmpty else { return nil }
-                topic.append(remaining.joined(separator: "/"))
-                remaining = []
+                guard let start = next else { return nil }
+                topic.append(contentsOf: device[start...])
+                next = nil
             case .literal(let text):
                 topic.append(text)
             }
         }
-        guard remaining.isEmpty else { return nil }
+        guard next == nil else { return nil }
         if let suffix {
             topic.append("/")
             topic.append(suffix)

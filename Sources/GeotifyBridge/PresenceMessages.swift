@@ -73,8 +73,7 @@ package struct PresenceMessages: Sendable {
     /// `acc` and `gps_accuracy` when the fix had no accuracy.
     /// (https://www.home-assistant.io/integrations/device_tracker.mqtt/)
     package func state(of device: String, _ state: DeviceState, fences: [Fence]) -> OutboxMessage {
-        // Most states are inside no fence: then no fence is looked up in them.
-        let inside = state.fences.contains(where: \.inside) ? fences.filter { state.isInside($0.identifier) } : []
+        let inside = Self.fencesInside(state, fences: fences)
         var object = JSONObjectWriter()
         object.string("device", device)
         object.string("tracker", PresenceMessages.trackerState(inside.first))
@@ -106,8 +105,14 @@ package struct PresenceMessages: Sendable {
     /// file's order is the priority, so a fence file lists specific fences (a room)
     /// before the fences around them (the building).
     package static func trackedFence(_ state: DeviceState, fences: [Fence]) -> Fence? {
-        guard state.fences.contains(where: \.inside) else { return nil }
-        return fences.first { state.isInside($0.identifier) }
+        fencesInside(state, fences: fences).first
+    }
+
+    /// The fences of `fences` that `state` is inside, in their order. Most states are
+    /// inside none: then no fence is looked up in them.
+    static func fencesInside(_ state: DeviceState, fences: [Fence]) -> [Fence] {
+        guard state.fences.contains(where: \.inside) else { return [] }
+        return fences.filter { state.isInside($0.identifier) }
     }
 
     /// `trackerState` (what `trackerState(of:fences:)` says) on `geotify/tracker/<device>`,

@@ -32,9 +32,9 @@ struct OwnTracksTransitionTests {
         #expect(middle.event(of: "alice/phone") == "alice/tracks/phone/event")
     }
 
-    /// Filters of literal levels and then `+` levels make a device's topics from the device
-    /// whole; each case here also holds for the level-by-level way the other filters take.
-    @Test func topicsOfLiteralsThenSinglesFollowTheLevels() {
+    /// A device's levels are taken in place by the filter's wildcards: empty levels count,
+    /// too few or too many levels give no topic, whatever the filter's shape.
+    @Test func devicesLevelsFillTheFiltersWildcards() {
         let standard = OwnTracksTopics()
         #expect(standard.base(of: "alice/") == "owntracks/alice/")
         #expect(standard.base(of: "/") == "owntracks//")
@@ -48,12 +48,15 @@ struct OwnTracksTransitionTests {
         #expect(single.base(of: "van/7") == nil)
         let leadingEmpty = OwnTracksTopics(filter: "/+/+")
         #expect(leadingEmpty.base(of: "a/b") == "/a/b")
-        // The same devices through a filter that goes level by level (a literal after a
-        // wildcard) give the same levels.
-        let general = OwnTracksTopics(filter: "+/+/x")
-        #expect(general.base(of: "alice/") == "alice//x")
-        #expect(general.base(of: "/") == "//x")
-        #expect(general.base(of: "") == nil)
+        let literalAfter = OwnTracksTopics(filter: "+/+/x")
+        #expect(literalAfter.base(of: "alice/") == "alice//x")
+        #expect(literalAfter.base(of: "/") == "//x")
+        #expect(literalAfter.base(of: "") == nil)
+        #expect(literalAfter.base(of: "a/b/c") == nil)
+        let rest = OwnTracksTopics(filter: "ot/+/#")
+        #expect(rest.base(of: "a/b//c") == "ot/a/b//c")
+        #expect(rest.base(of: "a/") == "ot/a/")
+        #expect(rest.base(of: "a") == nil)
     }
 
     @Test func anEntry() throws {
