@@ -82,26 +82,31 @@ package struct LaneCore: Sendable {
         var seen: Set<String> = []
         var repeated: Set<String> = []
         if batch.count > 1 { seen.reserveCapacity(batch.count) }
-        for inbound in batch {
-            switch inbound.route {
+        // By index, reading the fields each step needs: `for inbound in batch` copied each
+        // message whole (its strings and payload retained, then released).
+        for position in batch.indices {
+            switch batch[position].route {
             case .command:
-                items.append(.command(inbound))
+                items.append(.command(batch[position]))
             case .location(let format):
                 do throws(InputError) {
                     guard let fix = try configuration.decoder.decode(
-                        inbound.message.payload, device: inbound.device, format: format, arrival: inbound.arrival)
+                        batch[position].message.payload, device: batch[position].device, format: format,
+                        arrival: batch[position].arrival)
                     else {
                         items.append(.ignored)
-                        if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
+                        if let requester = batch[position].requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .accepted)) }
                         continue
                     }
                     if configuration.strictDevices && !book.knows(fix.device) {
                         throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
                     }
                     if batch.count > 1 && !seen.insert(fix.device).inserted { repeated.insert(fix.device) }
-                    items.append(.fix(fix, format: format, arrival: inbound.arrival, topic: inbound.message.topic, requester: inbound.requester))
+                    items.append(.fix(
+                        fix, format: format, arrival: batch[position].arrival, topic: batch[position].message.topic,
+                        requester: batch[position].requester))
                 } catch {
-                    items.append(.refused(inbound, error))
+                    items.append(.refused(batch[position], error))
                 }
             }
         }
