@@ -396,31 +396,41 @@ final class Publisher: Sendable {
         let (batch, marks, watermark) = tracking.withLock { tracking -> ([Queued], OutboxWatermark.Marks?, OutboxWatermark?) in
             tracking.again = false
             guard tracking.online, tracking.client != nil else { return ([], nil, nil) }
-            var batch: [Queued] = []
             var capacity = Publisher.windowSize - tracking.inFlight.count
             var unwritten = Publisher.unwrittenLimit - tracking.unwritten
+            let start = tracking.head
+            var newest: Int64?
+            // The messages are read in place; only the batch is copied out (or, when it
+            // is all that waits, the waiting queue is taken whole).
             while tracking.head < tracking.waiting.count {
-                let next = tracking.waiting[tracking.head]
-                if next.message.qos > 0 {
+                if tracking.waiting[tracking.head].message.qos > 0 {
                     guard capacity > 0 else { break }
                     capacity -= 1
                 } else {
                     guard unwritten > 0 else { break }
                     unwritten -= 1
                 }
-                batch.append(next)
-                if next.budgeted { tracking.directBytes -= next.size }
+                if tracking.waiting[tracking.head].budgeted { tracking.directBytes -= tracking.waiting[tracking.head].size }
+                if let id = tracking.waiting[tracking.head].outboxID { newest = max(newest ?? id, id) }
                 tracking.head += 1
             }
-            if tracking.head == tracking.waiting.count {
-                tracking.waiting.removeAll(keepingCapacity: tracking.waiting.count <= 1_024)
+            var batch: [Queued] = []
+            if start == 0 && tracking.head == tracking.waiting.count {
+                swap(&batch, &tracking.waiting)
+                tracking.waiting.reserveCapacity(min(batch.count, 1_024))
                 tracking.head = 0
-            } else if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
-                tracking.waiting.removeFirst(tracking.head)
-                tracking.head = 0
+            } else {
+                batch = Array(tracking.waiting[start..<tracking.head])
+                if tracking.head == tracking.waiting.count {
+                    tracking.waiting.removeAll(keepingCapacity: tracking.waiting.count <= 1_024)
+                    tracking.head = 0
+                } else if tracking.head > 1_024 && tracking.head * 2 > tracking.waiting.count {
+                    tracking.waiting.removeFirst(tracking.head)
+                    tracking.head = 0
+                }
             }
             tracking.handing += batch.count
-            guard let newest = batch.compactMap(\.outboxID).max(), newest > tracking.marks.handed else {
+            guard let newest, newest > tracking.marks.handed else {
                 return (batch, nil, tracking.watermark)
             }
             tracking.marks.handed = newest
@@ -458,14 +468,17 @@ final class Publisher: Sendable {
                 }
                 if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
             }
-            publishing: for (position, queued) in batch.enumerated() {
+            // By index: `enumerated()` copied each message whole.
+            publishing: for position in batch.indices {
                 guard let client = tracking.client else { break }
                 do throws(MQTTError) {
                     let messageID = try client.publish(
-                        topic: queued.message.topic, payload: queued.message.payload, qos: queued.message.qos,
-                        retain: queued.message.retain, correlationData: queued.message.correlationData)
-                    handedOver(queued, messageID: messageID)
+                        topic: batch[position].message.topic, payload: batch[position].message.payload,
+                        qos: batch[position].message.qos, retain: batch[position].message.retain,
+                        correlationData: batch[position].message.correlationData)
+                    handedOver(batch[position], messageID: messageID)
                 } catch {
+                    let queued = batch[position]
                     // A QoS 1 message libmosquitto kept (its write failed, or there was
                     // no connection) goes out when the connection is back, as those in
                     // flight do: handing it over again would send it twice.
