@@ -10,13 +10,18 @@
 package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     package let filter: String
     private let levels: [Substring]
-    /// The levels as bytes to compare, nil for a wildcard; only when the wildcards are
-    /// contiguous, so the device is one stretch of the topic.
+    /// The levels to compare byte by byte; only when the wildcards are contiguous, so the
+    /// device is one stretch of the topic.
     private let pattern: [Pattern]?
+    /// The bytes of the pattern's literal levels, one after another: held in one array,
+    /// so matching a topic retains nothing (an array a level was retained and released
+    /// for each level of each message).
+    private let literals: [UInt8]
 
     /// One level of a filter, for byte matching.
     private enum Pattern: Sendable, Equatable {
-        case literal([UInt8])
+        /// A literal level, whose bytes are `literals[range]`.
+        case literal(Range<Int>)
         case plus
         case hash
     }
@@ -40,9 +45,17 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
         self.levels = levels
         let wildcards = levels.indices.filter { levels[$0] == "+" || levels[$0] == "#" }
         let contiguous = wildcards.last! - wildcards.first! + 1 == wildcards.count
+        var literals: [UInt8] = []
         pattern = contiguous
-            ? levels.map { level in level == "+" ? .plus : level == "#" ? .hash : .literal(Array(level.utf8)) }
+            ? levels.map { level in
+                if level == "+" { return .plus }
+                if level == "#" { return .hash }
+                let start = literals.count
+                literals += level.utf8
+                return .literal(start..<literals.count)
+            }
             : nil
+        self.literals = literals
     }
 
     /// The device identifier when `topic` matches the filter, nil otherwise; the same as
@@ -50,35 +63,42 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     package func device(inTopic topic: String) -> String? {
         guard let pattern else { return device(in: topic) }
         var topic = topic
-        let range: Range<Int>? = topic.withUTF8 { bytes in
-            var position = 0
-            var start: Int?
-            var end = 0
-            for (index, level) in pattern.enumerated() {
-                if index > 0 {
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: "/") else { return nil }
-                    position += 1
-                }
-                switch level {
-                case .hash:
-                    return (start ?? position)..<bytes.count
-                case .plus:
-                    if start == nil { start = position }
-                    while position < bytes.count && bytes[position] != UInt8(ascii: "/") { position += 1 }
-                    end = position
-                case .literal(let literal):
-                    guard position + literal.count <= bytes.count else { return nil }
-                    for offset in literal.indices where bytes[position + offset] != literal[offset] { return nil }
-                    position += literal.count
-                    guard position == bytes.count || bytes[position] == UInt8(ascii: "/") else { return nil }
-                }
-            }
-            guard position == bytes.count, let start else { return nil }
-            return start..<end
+        // The device is made from the matched bytes where they are: no index into the
+        // topic, no substring of it.
+        return topic.withUTF8 { bytes in
+            guard let range = literals.withUnsafeBufferPointer({ TopicFilter.match(bytes, pattern, literals: $0) }) else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
-        guard let range else { return nil }
-        let utf8 = topic.utf8
-        return String(topic[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: range.upperBound)])
+    }
+
+    /// Where the device is in `bytes` (a topic's UTF-8), when they match `pattern`.
+    private static func match(_ bytes: UnsafeBufferPointer<UInt8>, _ pattern: [Pattern], literals: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        var position = 0
+        var start: Int?
+        var end = 0
+        for index in pattern.indices {
+            if index > 0 {
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "/") else { return nil }
+                position += 1
+            }
+            switch pattern[index] {
+            case .hash:
+                return (start ?? position)..<bytes.count
+            case .plus:
+                if start == nil { start = position }
+                while position < bytes.count && bytes[position] != UInt8(ascii: "/") { position += 1 }
+                end = position
+            case .literal(let literal):
+                guard position + literal.count <= bytes.count else { return nil }
+                for offset in 0..<literal.count where bytes[position + offset] != literals[literal.lowerBound + offset] {
+                    return nil
+                }
+                position += literal.count
+                guard position == bytes.count || bytes[position] == UInt8(ascii: "/") else { return nil }
+            }
+        }
+        guard position == bytes.count, let start else { return nil }
+        return start..<end
     }
 
     package var description: String { filter }
