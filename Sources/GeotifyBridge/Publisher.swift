@@ -417,6 +417,7 @@ final class Publisher: Sendable {
             var batch: [Queued] = []
             if start == 0 && tracking.head == tracking.waiting.count {
                 swap(&batch, &tracking.waiting)
+                // Room for the next round, as `removeAll(keepingCapacity:)` kept it.
                 tracking.waiting.reserveCapacity(min(batch.count, 1_024))
                 tracking.head = 0
             } else {
