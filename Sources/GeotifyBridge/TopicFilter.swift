@@ -10,18 +10,13 @@
 package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     package let filter: String
     private let levels: [Substring]
-    /// The levels to compare byte by byte; only when the wildcards are contiguous, so the
-    /// device is one stretch of the topic.
+    /// The levels as bytes to compare, nil for a wildcard; only when the wildcards are
+    /// contiguous, so the device is one stretch of the topic.
     private let pattern: [Pattern]?
-    /// The bytes of the pattern's literal levels, one after another: held in one array,
-    /// so matching a topic retains nothing (an array a level was retained and released
-    /// for each level of each message).
-    private let literals: [UInt8]
 
     /// One level of a filter, for byte matching.
     private enum Pattern: Sendable, Equatable {
-        /// A literal level, whose bytes are `literals[range]`.
-        case literal(Range<Int>)
+        case literal([UInt8])
         case plus
         case hash
     }
@@ -45,17 +40,9 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
         self.levels = levels
         let wildcards = levels.indices.filter { levels[$0] == "+" || levels[$0] == "#" }
         let contiguous = wildcards.last! - wildcards.first! + 1 == wildcards.count
-        var literals: [UInt8] = []
         pattern = contiguous
-            ? levels.map { level in
-                if level == "+" { return .plus }
-                if level == "#" { return .hash }
-                let start = literals.count
-                literals += level.utf8
-                return .literal(start..<literals.count)
-            }
+            ? levels.map { level in level == "+" ? .plus : level == "#" ? .hash : .literal(Array(level.utf8)) }
             : nil
-        self.literals = literals
     }
 
     /// The device identifier when `topic` matches the filter, nil otherwise; the same as
@@ -66,22 +53,22 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
         // The device is made from the matched bytes where they are: no index into the
         // topic, no substring of it.
         return topic.withUTF8 { bytes in
-            guard let range = literals.withUnsafeBufferPointer({ TopicFilter.match(bytes, pattern, literals: $0) }) else { return nil }
+            guard let range = TopicFilter.match(bytes, pattern) else { return nil }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
     }
 
     /// Where the device is in `bytes` (a topic's UTF-8), when they match `pattern`.
-    private static func match(_ bytes: UnsafeBufferPointer<UInt8>, _ pattern: [Pattern], literals: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+    private static func match(_ bytes: UnsafeBufferPointer<UInt8>, _ pattern: [Pattern]) -> Range<Int>? {
         var position = 0
         var start: Int?
         var end = 0
-        for index in pattern.indices {
+        for (index, level) in pattern.enumerated() {
             if index > 0 {
                 guard position < bytes.count, bytes[position] == UInt8(ascii: "/") else { return nil }
                 position += 1
             }
-            switch pattern[index] {
+            switch level {
             case .hash:
                 return (start ?? position)..<bytes.count
             case .plus:
@@ -90,9 +77,7 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
                 end = position
             case .literal(let literal):
                 guard position + literal.count <= bytes.count else { return nil }
-                for offset in 0..<literal.count where bytes[position + offset] != literals[literal.lowerBound + offset] {
-                    return nil
-                }
+                for offset in literal.indices where bytes[position + offset] != literal[offset] { return nil }
                 position += literal.count
                 guard position == bytes.count || bytes[position] == UInt8(ascii: "/") else { return nil }
             }
