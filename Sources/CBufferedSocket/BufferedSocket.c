@@ -16,6 +16,18 @@ enum { capacity = 64 * 1024 };
 /* How long closing the attached socket waits for the kernel to take what was gathered. */
 enum { close_wait_ms = 1000 };
 
+/* Where the bytes handed out of the input (to libmosquitto, or as whole PUBLISH packets)
+   stand in the stream of MQTT packets: every packet is a command byte, a remaining length
+   of one to four bytes (seven bits each, the high bit saying another follows), then that
+   many bytes. Followed from the first byte of the connection, which starts a packet. */
+struct mqtt_framing {
+    enum { at_command, in_length, in_body } phase;
+    int length_bytes;        /* remaining-length bytes seen of this packet */
+    size_t length;           /* the remaining length, as far as read */
+    size_t body_left;        /* body bytes of this packet not handed out yet */
+    int lost;                /* a remaining length longer than four bytes: no boundary is known */
+};
+
 struct buffered_socket {
     int descriptor;          /* the attached socket, -1 when none */
     unsigned char *input;    /* `capacity` bytes read from the kernel */
@@ -26,6 +38,7 @@ struct buffered_socket {
     size_t unsent;           /* output bytes not written yet, from output[0] */
     unsigned long fills;     /* reads from the kernel into `input` */
     unsigned long flushes;   /* writes to the kernel from `output` */
+    struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
 };
 
 static __thread struct buffered_socket attached = { .descriptor = -1 };
@@ -42,6 +55,42 @@ static ssize_t kernel_write(int descriptor, const void *buffer, size_t count) {
    answers EPIPE, not a SIGPIPE that would end the process. */
 static ssize_t socket_write(int descriptor, const void *buffer, size_t count) {
     return syscall(SYS_sendto, descriptor, buffer, count, MSG_NOSIGNAL, NULL, 0);
+}
+
+/* Follows `count` bytes handed out, from `bytes`, through the packets' framing. */
+static void follow(struct mqtt_framing *framing, const unsigned char *bytes, size_t count) {
+    size_t at = 0;
+    while (at < count && !framing->lost) {
+        switch (framing->phase) {
+        case at_command:
+            at += 1;
+            framing->phase = in_length;
+            framing->length_bytes = 0;
+            framing->length = 0;
+            break;
+        case in_length: {
+            unsigned char byte = bytes[at++];
+            framing->length |= (size_t)(byte & 127) << (7 * framing->length_bytes);
+            framing->length_bytes += 1;
+            if (byte & 128) {
+                framing->lost = framing->length_bytes == 4; /* libmosquitto refuses it too */
+            } else {
+                framing->body_left = framing->length;
+                framing->phase = framing->length == 0 ? at_command : in_body;
+            }
+            break;
+        }
+        case in_body: {
+            size_t taken = count - at < framing->body_left ? count - at : framing->body_left;
+            at += taken;
+            framing->body_left -= taken;
+            if (framing->body_left == 0) {
+                framing->phase = at_command;
+            }
+            break;
+        }
+        }
+    }
 }
 
 static int is_attached(int descriptor) {
@@ -121,6 +170,93 @@ int geotify_buffered_socket_flush(void) {
     return result;
 }
 
+/* Fills the empty input buffer with what the kernel has for the attached socket: the
+   bytes read, 0 at the end of the stream, or -1 with errno (EAGAIN: nothing at hand). */
+static ssize_t fill_input(void) {
+    assert(attached.input != NULL && attached.start == attached.end);
+    attached.start = 0;
+    attached.end = 0;
+    ssize_t filled = kernel_read(attached.descriptor, attached.input, capacity);
+    if (filled <= 0) {
+        attached.drained = filled < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        return filled;
+    }
+    attached.drained = 0;
+    attached.fills += 1;
+    attached.end = (size_t)filled;
+    return filled;
+}
+
+ssize_t geotify_buffered_socket_fill(void) {
+    if (attached.input == NULL) {
+        errno = EBADF;
+        return -1;
+    }
+    if (attached.start != attached.end) {
+        return (ssize_t)(attached.end - attached.start);
+    }
+    return fill_input();
+}
+
+/* Reads an MQTT variable byte integer of at most four bytes from `bytes[0..<count]`:
+   its value and length, or 0 when it is not whole there or longer than four bytes. */
+static size_t variable_integer(const unsigned char *bytes, size_t count, size_t *value) {
+    *value = 0;
+    for (size_t at = 0; at < count && at < 4; at++) {
+        *value |= (size_t)(bytes[at] & 127) << (7 * at);
+        if ((bytes[at] & 128) == 0) {
+            return at + 1;
+        }
+    }
+    return 0;
+}
+
+int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_view *view) {
+    if (attached.input == NULL || attached.framing.lost || attached.framing.phase != at_command) {
+        return 0;
+    }
+    const unsigned char *packet = attached.input + attached.start;
+    size_t available = attached.end - attached.start;
+    /* PUBLISH (3), QoS 0, DUP clear; RETAIN either way. */
+    if (available < 2 || (packet[0] & 0xFE) != 0x30) {
+        return 0;
+    }
+    size_t remaining = 0;
+    size_t length_bytes = variable_integer(packet + 1, available - 1, &remaining);
+    if (length_bytes == 0 || remaining > available - 1 - length_bytes) {
+        return 0; /* not whole in the buffer (or malformed): libmosquitto reads it */
+    }
+    const unsigned char *body = packet + 1 + length_bytes;
+    if (remaining < 2) {
+        return 0;
+    }
+    size_t topic_length = ((size_t)body[0] << 8) | body[1];
+    if (topic_length == 0 || topic_length > remaining - 2) {
+        return 0; /* no topic (MQTT 5: an alias) or one past the packet: libmosquitto's to judge */
+    }
+    size_t at = 2 + topic_length;
+    if (properties) {
+        /* MQTT 5: only a packet without properties; one with any goes to libmosquitto. */
+        if (at >= remaining || body[at] != 0) {
+            return 0;
+        }
+        at += 1;
+    }
+    view->topic = body + 2;
+    view->topic_length = topic_length;
+    view->payload = body + at;
+    view->payload_length = remaining - at;
+    view->retain = packet[0] & 1;
+    view->packet_length = 1 + length_bytes + remaining;
+    return 1;
+}
+
+void geotify_buffered_socket_take_publish(const struct geotify_publish_view *view) {
+    assert(attached.input != NULL && attached.framing.phase == at_command);
+    assert(view->packet_length <= attached.end - attached.start);
+    attached.start += view->packet_length;
+}
+
 /* The C library's `read`, for every caller in the process (libmosquitto among them). */
 ssize_t read(int descriptor, void *buffer, size_t count) {
     if (!is_attached(descriptor)) {
@@ -135,20 +271,21 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
         attached.end = 0;
         if (count >= capacity) {
             /* Larger than the buffer: straight into the caller's memory, copied once. */
-            return kernel_read(descriptor, buffer, count);
+            ssize_t direct = kernel_read(descriptor, buffer, count);
+            if (direct > 0) {
+                follow(&attached.framing, buffer, (size_t)direct);
+            }
+            return direct;
         }
-        ssize_t filled = kernel_read(descriptor, attached.input, capacity);
+        ssize_t filled = fill_input();
         if (filled <= 0) {
-            attached.drained = filled < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
             return filled; /* end of stream, or -1 with errno (EAGAIN: nothing at hand) */
         }
-        attached.drained = 0;
-        attached.fills += 1;
-        attached.end = (size_t)filled;
     }
     size_t available = attached.end - attached.start;
     size_t given = count < available ? count : available;
     memcpy(buffer, attached.input + attached.start, given);
+    follow(&attached.framing, attached.input + attached.start, given);
     attached.start += given;
     return (ssize_t)given;
 }

@@ -124,7 +124,9 @@ package final class MQTTClient: @unchecked Sendable {
             let supervisor = ConnectionSupervisor(
                 handle: handle, relay: relay,
                 backoff: Self.backoff(options),
-                scheduler: scheduler, hurry: hurry)
+                scheduler: scheduler, hurry: hurry,
+                // A TLS connection's read buffer holds ciphertext: libmosquitto reads it all.
+                wholePublishes: options.tls == nil ? options.protocolVersion : nil)
             guard supervisor.begin(first) else {
                 throw MQTTError(
                     operation: "start", code: MOSQ_ERR_NOMEM.rawValue,
@@ -234,6 +236,13 @@ package final class MQTTClient: @unchecked Sendable {
     /// Whether the broker has accepted the connection and it has not ended since.
     package var isConnected: Bool {
         relay.takeUnretainedValue().isConnected
+    }
+
+    /// How many QoS 0 messages the network loop read out of its read buffer itself, not
+    /// through libmosquitto (`ConnectionSupervisor.takeWholePublishes`), since the client
+    /// was made: for tests and benchmarks.
+    package var messagesReadWhole: Int {
+        relay.takeUnretainedValue().messagesReadWhole
     }
 
     /// Ends the TCP connection under libmosquitto without a DISCONNECT packet, as a

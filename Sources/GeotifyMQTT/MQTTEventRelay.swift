@@ -1,3 +1,4 @@
+import CBufferedSocket
 import CMosquitto
 import Synchronization
 #if canImport(Glibc)
@@ -69,6 +70,9 @@ final class MQTTEventRelay: Sendable {
     /// Messages and acknowledgements delivered so far, counted on the network thread:
     /// how the loop tells how many packets one `mosquitto_loop_read` call read.
     private let packets = Atomic<Int>(0)
+    /// How many of those messages the network loop read whole out of the read buffer
+    /// itself (`deliver(_:)`), not through libmosquitto.
+    private let wholeMessages = Atomic<Int>(0)
 
     /// A relay for a client with `clientID` speaking `protocolVersion`; a connection the
     /// broker closes within `shortConnection` seconds of accepting it counts towards a
@@ -300,6 +304,30 @@ final class MQTTEventRelay: Sendable {
         if message { packets.add(1, ordering: .relaxed) }
         onEvent(event)
         state.withLock { $0.callbackThread = nil }
+    }
+
+    /// Hands the owner a QoS 0 message the network loop read itself
+    /// (`ConnectionSupervisor.takeWholePublishes`), as libmosquitto's callback would.
+    func deliver(_ message: MQTTMessage) {
+        wholeMessages.add(1, ordering: .relaxed)
+        deliver(.message(message), message: true)
+    }
+
+    /// How many messages the network loop read whole itself so far.
+    var messagesReadWhole: Int { wholeMessages.load(ordering: .relaxed) }
+
+    /// The message of a whole QoS 0 PUBLISH packet in the read buffer, copied out of it,
+    /// or nil when libmosquitto would refuse its topic (not UTF-8 by MQTT's rules, which
+    /// also bar U+0000): that packet is left for libmosquitto to read and refuse.
+    static func message(_ view: geotify_publish_view) -> MQTTMessage? {
+        guard let topic = view.topic, view.topic_length <= 65_535,
+              mosquitto_validate_utf8(UnsafeRawPointer(topic).assumingMemoryBound(to: CChar.self), Int32(view.topic_length))
+                == MOSQ_ERR_SUCCESS.rawValue
+        else { return nil }
+        let payload = view.payload_length > 0 ? Array(UnsafeBufferPointer(start: view.payload, count: view.payload_length)) : []
+        return MQTTMessage(
+            topic: String(decoding: UnsafeBufferPointer(start: topic, count: view.topic_length), as: UTF8.self),
+            payload: payload, qos: 0, retain: view.retain != 0)
     }
 
     /// Copies a message libmosquitto is about to free, with its Response Topic and

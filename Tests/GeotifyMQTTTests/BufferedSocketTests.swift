@@ -12,7 +12,7 @@ import Testing
 @Suite("Buffered reads and writes of the MQTT socket")
 struct BufferedSocketTests {
     /// A connected pair of non-blocking stream sockets; `reader` is the end under test.
-    private struct SocketPair {
+    struct SocketPair {
         let reader: Int32
         let writer: Int32
 

@@ -30,7 +30,11 @@
    number used again later is never served stale bytes. The owner of the loop must treat
    buffered input as readable (the socket may have nothing left while the buffer holds
    whole packets: `geotify_buffered_socket_pending`) and gathered output as wanting to be
-   written (`geotify_buffered_socket_unsent`). */
+   written (`geotify_buffered_socket_unsent`).
+
+   The buffer also follows the MQTT packets' framing in what it hands out, so that the
+   owner of the loop can take a QoS 0 PUBLISH packet it holds whole without libmosquitto
+   (`geotify_buffered_socket_peek_publish`), at a packet's start and nowhere else. */
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -65,5 +69,37 @@ size_t geotify_buffered_socket_unsent(void);
    many write(2) calls its flushes made, since it attached (for tests and benchmarks). */
 unsigned long geotify_buffered_socket_fills(void);
 unsigned long geotify_buffered_socket_flushes(void);
+
+/* A whole MQTT PUBLISH packet in the calling thread's read buffer: its topic's bytes
+   (not validated), its payload's, its RETAIN flag and its length in the stream. The
+   pointers are into the buffer: valid until the thread next reads. */
+struct geotify_publish_view {
+    const unsigned char *topic;
+    size_t topic_length;
+    const unsigned char *payload;
+    size_t payload_length;
+    int retain;
+    size_t packet_length;
+};
+
+/* Whether the next packet of the calling thread's attached socket is a QoS 0 PUBLISH
+   that the read buffer holds whole, with a topic of its own and (`properties`: MQTT 5)
+   no properties; if so fills `view` and returns 1, else returns 0 and the packet is
+   libmosquitto's to read. The buffer follows the stream's packet framing from the
+   connection's first byte (its reads and these packets alike), so the answer is 0 but
+   at a packet's start. Not for a TLS connection: the buffer holds its ciphertext. This is
+   the one packet libmosquitto handles without any state of its own (handle__publish of
+   QoS 0: the message to the callback, nothing kept or answered), and the one that comes
+   by the hundred thousand; reading it here spares its allocations, locks and copies. */
+int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_view *view);
+
+/* Fills the calling thread's read buffer from its attached socket if the buffer is
+   empty, as the next read would: returns the bytes it holds then, 0 at the end of the
+   stream, or -1 with errno (EAGAIN: nothing at hand; EBADF: nothing attached). Lets the
+   first packet of a burst be taken whole too. */
+ssize_t geotify_buffered_socket_fill(void);
+
+/* Consumes the packet `geotify_buffered_socket_peek_publish` just described. */
+void geotify_buffered_socket_take_publish(const struct geotify_publish_view *view);
 
 #endif

@@ -1,0 +1,233 @@
+import CBufferedSocket
+import Foundation
+import Testing
+
+/// The read buffer follows the stream's MQTT packet framing from the connection's first
+/// byte, through libmosquitto's reads and the packets taken whole alike, and offers a
+/// QoS 0 PUBLISH it holds whole (`geotify_buffered_socket_peek_publish`) only at a
+/// packet's start; every other packet, and any it cannot judge, is left to libmosquitto.
+/// The tests read the way libmosquitto's `packet__read` does: the command byte, each
+/// byte of the remaining length, then the rest.
+@Suite("QoS 0 PUBLISH packets read whole out of the read buffer")
+struct WholePublishTests {
+    typealias SocketPair = BufferedSocketTests.SocketPair
+
+    /// A PUBLISH packet: `header` (0x30 | flags), the topic, for QoS 1 and 2 a packet id,
+    /// for MQTT 5 `properties` (their bytes, after their length), the payload.
+    static func publish(
+        _ topic: [UInt8], _ payload: [UInt8], header: UInt8 = 0x30, packetID: UInt16? = nil, properties: [UInt8]? = nil
+    ) -> [UInt8] {
+        var body = [UInt8(topic.count >> 8), UInt8(topic.count & 0xFF)] + topic
+        if let packetID { body += [UInt8(packetID >> 8), UInt8(packetID & 0xFF)] }
+        if let properties { body += variableInteger(properties.count) + properties }
+        body += payload
+        return [header] + variableInteger(body.count) + body
+    }
+
+    static func variableInteger(_ value: Int) -> [UInt8] {
+        var value = value
+        var bytes: [UInt8] = []
+        repeat {
+            var byte = UInt8(value % 128)
+            value /= 128
+            if value > 0 { byte |= 128 }
+            bytes.append(byte)
+        } while value > 0
+        return bytes
+    }
+
+    /// Reads one packet through the process's `read` as libmosquitto does; nil when the
+    /// socket ran dry first.
+    private func readPacket(_ descriptor: Int32) -> [UInt8]? {
+        func next(_ count: Int) -> [UInt8]? {
+            var bytes: [UInt8] = []
+            while bytes.count < count {
+                var buffer = [UInt8](repeating: 0, count: count - bytes.count)
+                let result = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                guard result > 0 else { return nil }
+                bytes += buffer.prefix(result)
+            }
+            return bytes
+        }
+        guard var packet = next(1) else { return nil }
+        var length = 0
+        var shift = 0
+        while true {
+            guard let byte = next(1)?.first else { return nil }
+            packet.append(byte)
+            length |= Int(byte & 127) << shift
+            shift += 7
+            if byte & 128 == 0 { break }
+        }
+        guard let body = length > 0 ? next(length) : [] else { return nil }
+        return packet + body
+    }
+
+    /// The packet the buffer offers now, taken: its topic, payload and RETAIN flag.
+    private func take(properties: Bool = false) -> (topic: String, payload: [UInt8], retain: Bool)? {
+        var view = geotify_publish_view()
+        guard geotify_buffered_socket_peek_publish(properties ? 1 : 0, &view) != 0 else { return nil }
+        let topic = String(decoding: UnsafeBufferPointer(start: view.topic, count: view.topic_length), as: UTF8.self)
+        let payload = Array(UnsafeBufferPointer(start: view.payload, count: view.payload_length))
+        geotify_buffered_socket_take_publish(&view)
+        return (topic, payload, view.retain != 0)
+    }
+
+    private let connack: [UInt8] = [0x20, 0x02, 0x00, 0x00]
+
+    @Test("QoS 0 packets are offered whole, in order, between the packets libmosquitto reads")
+    func offeredBetweenOthers() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let first = Self.publish(Array("owntracks/a/p".utf8), Array("{\"n\":1}".utf8))
+        let retained = Self.publish(Array("owntracks/b/p".utf8), Array("{\"n\":2}".utf8), header: 0x31)
+        let qos1 = Self.publish(Array("owntracks/c/p".utf8), Array("{\"n\":3}".utf8), header: 0x32, packetID: 7)
+        let empty = Self.publish(Array("t".utf8), [])
+        let last = Self.publish(Array("owntracks/d/p".utf8), Array("{\"n\":4}".utf8))
+        pair.send(connack + first + retained + qos1 + empty + last)
+
+        #expect(take() == nil, "nothing is offered before the buffer holds anything")
+        #expect(readPacket(pair.reader) == connack)
+        #expect(take().map { [$0.topic] } == ["owntracks/a/p"])
+        let second = take()
+        #expect(second?.topic == "owntracks/b/p" && second?.payload == Array("{\"n\":2}".utf8) && second?.retain == true)
+        #expect(take() == nil, "a QoS 1 PUBLISH is libmosquitto's: it acknowledges it")
+        #expect(readPacket(pair.reader) == qos1)
+        let blank = take()
+        #expect(blank?.topic == "t" && blank?.payload == [] && blank?.retain == false)
+        #expect(take()?.payload == Array("{\"n\":4}".utf8))
+        #expect(take() == nil)
+        #expect(geotify_buffered_socket_pending() == 0)
+    }
+
+    @Test("filling the empty buffer lets the first packet of a burst be offered; a buffer holding bytes is left alone")
+    func fillForTheFirst() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        errno = 0
+        #expect(geotify_buffered_socket_fill() == -1 && errno == EAGAIN, "nothing at hand")
+        #expect(geotify_buffered_socket_drained() != 0)
+        pair.send(connack)
+        #expect(readPacket(pair.reader) == connack)
+        let first = Self.publish(Array("first".utf8), Array("1".utf8))
+        let second = Self.publish(Array("second".utf8), Array("2".utf8))
+        pair.send(first + second)
+        #expect(take() == nil, "the buffer is empty until filled")
+        #expect(geotify_buffered_socket_fill() == first.count + second.count)
+        #expect(geotify_buffered_socket_fills() == 2)
+        #expect(take()?.topic == "first")
+        pair.send(first)
+        #expect(geotify_buffered_socket_fill() == second.count, "bytes are buffered: no read")
+        #expect(geotify_buffered_socket_fills() == 2)
+        #expect(take()?.topic == "second")
+        geotify_buffered_socket_detach()
+        #expect(geotify_buffered_socket_fill() == -1 && errno == EBADF, "nothing attached")
+    }
+
+    @Test("nothing is offered while libmosquitto is inside a packet, even if its rest looks like a PUBLISH")
+    func notInsideAPacket() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        // A QoS 1 PUBLISH whose payload is itself a whole QoS 0 PUBLISH.
+        let inner = Self.publish(Array("x".utf8), Array("y".utf8))
+        let outer = Self.publish(Array("o".utf8), inner, header: 0x32, packetID: 1)
+        pair.send(outer + inner)
+        var header = [UInt8](repeating: 0, count: 2 + 2 + 1 + 2)
+        // The command byte, the length byte, then part of the body: libmosquitto stopped there.
+        for index in header.indices {
+            #expect(header.withUnsafeMutableBytes { read(pair.reader, $0.baseAddress! + index, 1) } == 1)
+        }
+        #expect(take() == nil, "inside the body of a packet")
+        var rest = [UInt8](repeating: 0, count: outer.count - header.count)
+        #expect(rest.withUnsafeMutableBytes { read(pair.reader, $0.baseAddress, $0.count) } == rest.count)
+        #expect(take()?.topic == "x", "at the next packet's start")
+    }
+
+    @Test("a packet cut off at the buffer's end is left to libmosquitto, and the ones after it are offered again")
+    func cutOffAndAfter() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let whole = Self.publish(Array("a".utf8), Array("1".utf8))
+        let cut = Self.publish(Array("b".utf8), Array("22".utf8))
+        pair.send(connack + whole + cut.prefix(4))
+        #expect(readPacket(pair.reader) == connack)
+        #expect(take()?.topic == "a")
+        #expect(take() == nil, "4 of its \(cut.count) bytes are here")
+        pair.send(Array(cut.dropFirst(4)) + whole)
+        #expect(readPacket(pair.reader) == cut, "libmosquitto reads it across the refill")
+        #expect(take()?.topic == "a")
+    }
+
+    @Test("a body larger than the buffer, read straight into libmosquitto's memory, keeps the framing")
+    func largeBodyKeepsFraming() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let large = Self.publish(Array("big".utf8), [UInt8](repeating: 0x41, count: 70_000))
+        let lengthBytes = Self.variableInteger(large.count - 1 - 3).count
+        #expect(lengthBytes == 3)
+        // The fixed header alone first, so that the body's read finds the buffer empty.
+        pair.send(Array(large.prefix(1 + lengthBytes)))
+        var header = [UInt8](repeating: 0, count: 1 + lengthBytes)
+        for index in header.indices {
+            #expect(header.withUnsafeMutableBytes { read(pair.reader, $0.baseAddress! + index, 1) } == 1)
+        }
+        pair.send(Array(large.dropFirst(1 + lengthBytes)))
+        var body = [UInt8](repeating: 0, count: large.count - header.count)
+        #expect(body.withUnsafeMutableBytes { read(pair.reader, $0.baseAddress, $0.count) } == body.count)
+        #expect(geotify_buffered_socket_fills() == 1, "the body went past the buffer")
+        #expect(header + body == large)
+        let small = Self.publish(Array("small".utf8), Array("s".utf8))
+        let after = Self.publish(Array("after".utf8), Array("a".utf8))
+        pair.send(small + after)
+        #expect(readPacket(pair.reader) == small)
+        #expect(take()?.topic == "after")
+    }
+
+    @Test("what libmosquitto judges is not offered: other flags, no topic, a topic past the packet, MQTT 5 properties")
+    func leftToLibmosquitto() throws {
+        let topic = Array("t".utf8)
+        let refused: [(String, [UInt8], Bool)] = [
+            ("QoS 2", Self.publish(topic, [1], header: 0x34, packetID: 1), false),
+            ("QoS 3", Self.publish(topic, [1], header: 0x36), false),
+            ("DUP on QoS 0", Self.publish(topic, [1], header: 0x38), false),
+            ("a SUBACK", [0x90, 0x03, 0x00, 0x01, 0x00], false),
+            ("an empty topic (MQTT 5: an alias)", Self.publish([], [1]), false),
+            ("a topic past the packet", [0x30, 0x03, 0x00, 0x05, 0x41], false),
+            ("a remaining length of five bytes", [0x30, 0x80, 0x80, 0x80, 0x80, 0x01], false),
+            ("MQTT 5 with a property", Self.publish(topic, [1], properties: [0x01, 0x01]), true),
+            ("MQTT 5 without the properties' length", [0x30, 0x03, 0x00, 0x01, 0x41], true),
+        ]
+        for (name, packet, properties) in refused {
+            let pair = try SocketPair()
+            defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+            #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+            pair.send(connack + packet)
+            #expect(readPacket(pair.reader) == connack)
+            #expect(take(properties: properties) == nil, "\(name)")
+        }
+        // Without any property MQTT 5's packet is offered, its payload after the length byte.
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        pair.send(connack + Self.publish(topic, [7, 8], properties: []))
+        #expect(readPacket(pair.reader) == connack)
+        #expect(take(properties: true)?.payload == [7, 8])
+    }
+
+    @Test("a remaining length longer than four bytes ends the offers for the connection")
+    func malformedLengthLosesTheFraming() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let whole = Self.publish(Array("a".utf8), Array("1".utf8))
+        pair.send([0x30, 0x80, 0x80, 0x80, 0x80] + whole)
+        var byte: UInt8 = 0
+        for _ in 0..<5 { #expect(read(pair.reader, &byte, 1) == 1) }
+        #expect(take() == nil, "no packet's start is known any more")
+    }
+}
