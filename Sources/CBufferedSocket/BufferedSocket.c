@@ -38,6 +38,7 @@ struct buffered_socket {
     size_t unsent;           /* output bytes not written yet, from output[0] */
     unsigned long fills;     /* reads from the kernel into `input` */
     unsigned long flushes;   /* writes to the kernel from `output` */
+    int deferred_error;      /* an error `geotify_buffered_socket_fill` met, for the next read */
     struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
 };
 
@@ -195,7 +196,12 @@ ssize_t geotify_buffered_socket_fill(void) {
     if (attached.start != attached.end) {
         return (ssize_t)(attached.end - attached.start);
     }
-    return fill_input();
+    ssize_t filled = fill_input();
+    if (filled < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        /* The socket failed: libmosquitto's next read must hear it, as it would have. */
+        attached.deferred_error = errno;
+    }
+    return filled;
 }
 
 /* Reads an MQTT variable byte integer of at most four bytes from `bytes[0..<count]`:
@@ -267,6 +273,11 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
         return 0;
     }
     if (attached.start == attached.end) {
+        if (attached.deferred_error != 0) {
+            errno = attached.deferred_error;
+            attached.deferred_error = 0;
+            return -1;
+        }
         attached.start = 0;
         attached.end = 0;
         if (count >= capacity) {

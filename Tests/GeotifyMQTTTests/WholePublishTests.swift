@@ -1,5 +1,6 @@
 import CBufferedSocket
 import Foundation
+import GeotifyTestSupport
 import Testing
 
 /// The read buffer follows the stream's MQTT packet framing from the connection's first
@@ -124,6 +125,39 @@ struct WholePublishTests {
         #expect(take()?.topic == "second")
         geotify_buffered_socket_detach()
         #expect(geotify_buffered_socket_fill() == -1 && errno == EBADF, "nothing attached")
+    }
+
+    @Test("a connection reset met by the fill is kept for libmosquitto's next read, which returns it")
+    func fillKeepsTheFailure() throws {
+        let (listener, port) = try listenOnLoopback()
+        defer { close(listener) }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        let server = accept(listener, nil, nil)
+        #expect(server >= 0)
+        defer { geotify_buffered_socket_detach(); _ = close(client) }
+        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+        #expect(geotify_buffered_socket_attach(client) == 0)
+        // Closed with a linger of 0: the server's end sends RST.
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(server, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close(server)
+        var ready = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ready, 1, 10_000) == 1, "the reset arrives")
+
+        errno = 0
+        #expect(geotify_buffered_socket_fill() == -1 && errno == ECONNRESET)
+        var byte: UInt8 = 0
+        errno = 0
+        #expect(read(client, &byte, 1) == -1 && errno == ECONNRESET, "libmosquitto's read hears of it")
+        #expect(read(client, &byte, 1) == 0, "then the end of the stream, as the kernel says")
     }
 
     @Test("nothing is offered while libmosquitto is inside a packet, even if its rest looks like a PUBLISH")

@@ -174,18 +174,18 @@ struct ReadmeTests {
 
     /// Copies the working tree's files that git would commit (tracked or new, not
     /// ignored, as they are now) to `destination`: what a clone of the change holds.
+    /// `cp` copies them, in a process of its own: had this process held the copies open
+    /// for writing, a process another test started meanwhile could have inherited one,
+    /// and running a copied script would then fail with ETXTBSY ("Text file busy"), as
+    /// `./scripts/install` did once in CI.
     static func cloneWorkingTree(to destination: URL) throws {
+        let manager = FileManager.default
         let files = try git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
             .split(separator: "\0").map(String.init)
-        let manager = FileManager.default
-        for file in files {
-            let source = root.appendingPathComponent(file)
             // A tracked file deleted in the working tree is not part of the change.
-            guard manager.fileExists(atPath: source.path) else { continue }
-            let target = destination.appendingPathComponent(file)
-            try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try manager.copyItem(at: source, to: target)
-        }
+            .filter { manager.fileExists(atPath: root.appendingPathComponent($0).path) }
+        try manager.createDirectory(at: destination, withIntermediateDirectories: true)
+        try runCommand("env", ["-C", root.path, "cp", "--parents", "--target-directory", destination.path, "--"] + files)
     }
 
     @discardableResult

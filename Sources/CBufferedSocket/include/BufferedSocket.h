@@ -96,7 +96,9 @@ int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_
 /* Fills the calling thread's read buffer from its attached socket if the buffer is
    empty, as the next read would: returns the bytes it holds then, 0 at the end of the
    stream, or -1 with errno (EAGAIN: nothing at hand; EBADF: nothing attached). Lets the
-   first packet of a burst be taken whole too. */
+   first packet of a burst be taken whole too. A failure of the socket (ECONNRESET, say)
+   is also kept for the next read, which returns it, so that libmosquitto hears of it as
+   if it had read first. */
 ssize_t geotify_buffered_socket_fill(void);
 
 /* Consumes the packet `geotify_buffered_socket_peek_publish` just described. */
