@@ -26,6 +26,7 @@ struct mqtt_framing {
     size_t length;           /* the remaining length, as far as read */
     size_t body_left;        /* body bytes of this packet not handed out yet */
     int lost;                /* a remaining length longer than four bytes: no boundary is known */
+    unsigned long packets;   /* packets handed out whole so far */
 };
 
 struct buffered_socket {
@@ -40,6 +41,8 @@ struct buffered_socket {
     unsigned long flushes;   /* writes to the kernel from `output` */
     int deferred_error;      /* an error `geotify_buffered_socket_fill` met, for the next read */
     struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
+    int one_packet;          /* reads stop at the first packet's end after `gate_from` */
+    unsigned long gate_from; /* `framing.packets` when `one_packet` was turned on */
 };
 
 static __thread struct buffered_socket attached = { .descriptor = -1 };
@@ -78,6 +81,7 @@ static void follow(struct mqtt_framing *framing, const unsigned char *bytes, siz
             } else {
                 framing->body_left = framing->length;
                 framing->phase = framing->length == 0 ? at_command : in_body;
+                framing->packets += framing->length == 0;
             }
             break;
         }
@@ -87,6 +91,7 @@ static void follow(struct mqtt_framing *framing, const unsigned char *bytes, siz
             framing->body_left -= taken;
             if (framing->body_left == 0) {
                 framing->phase = at_command;
+                framing->packets += 1;
             }
             break;
         }
@@ -261,6 +266,12 @@ void geotify_buffered_socket_take_publish(const struct geotify_publish_view *vie
     assert(attached.input != NULL && attached.framing.phase == at_command);
     assert(view->packet_length <= attached.end - attached.start);
     attached.start += view->packet_length;
+    attached.framing.packets += 1;
+}
+
+void geotify_buffered_socket_one_packet(int on) {
+    attached.one_packet = on != 0;
+    attached.gate_from = attached.framing.packets;
 }
 
 /* The C library's `read`, for every caller in the process (libmosquitto among them). */
@@ -271,6 +282,11 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
     assert(attached.start <= attached.end && attached.end <= capacity);
     if (count == 0) {
         return 0;
+    }
+    if (attached.one_packet && attached.framing.phase == at_command && !attached.framing.lost
+        && attached.framing.packets != attached.gate_from) {
+        errno = EAGAIN; /* a packet was read whole: the rest waits for the owner of the loop */
+        return -1;
     }
     if (attached.start == attached.end) {
         if (attached.deferred_error != 0) {

@@ -31,6 +31,9 @@ public struct LocationDecoder: Sendable {
     public var maximumPayloadBytes: Int
     /// Opens OwnTracks encrypted payloads.
     package var decryption: OwnTracksDecryption
+    /// Whether a payload is first read by `FlatObjectScan`, falling back to the parser
+    /// for anything it does not take; off only to compare the two (the fuzz targets).
+    public var scansFlatObjects = true
 
     /// A decoder that opens no encrypted payload (the fuzz targets use this one).
     public init(maximumPayloadBytes: Int = 65_536) {
@@ -59,15 +62,21 @@ public struct LocationDecoder: Sendable {
         }
         var fields = Fields()
         let notAnObject: JSON?
-        do {
-            notAnObject = try LocationDecoder.parser.parse(payload, visitingMembers: Fields.names) { slot, value in
-                fields.values[slot] = value
+        if scansFlatObjects, let scanned = payload.withUnsafeBufferPointer({ FlatObjectScan.scan($0, keeping: Fields.names) }) {
+            if let fix = Self.plainFix(scanned, payload, device: device, format: format, arrival: arrival) { return fix }
+            fields = Fields(scanned, payload)
+            notAnObject = nil
+        } else {
+            do {
+                notAnObject = try LocationDecoder.parser.parse(payload, visitingMembers: Fields.names) { slot, value in
+                    fields.values[slot] = value
+                }
+            } catch {
+                if let name = error.duplicateMember {
+                    throw InputError(.duplicateField, "the field \"\(name)\" is given more than once (line \(error.line), column \(error.column)); give each field once")
+                }
+                throw InputError(decrypted ? .decryptedNotJSON : .invalidJSON, "the \(decrypted ? "decrypted " : "")payload is not JSON: \(error)")
             }
-        } catch {
-            if let name = error.duplicateMember {
-                throw InputError(.duplicateField, "the field \"\(name)\" is given more than once (line \(error.line), column \(error.column)); give each field once")
-            }
-            throw InputError(decrypted ? .decryptedNotJSON : .invalidJSON, "the \(decrypted ? "decrypted " : "")payload is not JSON: \(error)")
         }
         if let notAnObject {
             throw InputError(
@@ -111,6 +120,55 @@ public struct LocationDecoder: Sendable {
 
     private static let parser = JSONParser(maxDepth: 16, rejectingDuplicateMembers: true)
 
+    /// The fix of a scanned payload that is a plain position: an OwnTracks `location`, or
+    /// a plain message with one spelling of each coordinate, every field a number in its
+    /// range. Nil for anything else, which `decode` then reads field by field, saying what
+    /// is wrong: this is the same reading for the one case that comes by the hundred
+    /// thousand, without a `JSON` value for each field.
+    private static func plainFix(
+        _ scanned: FlatObjectScan, _ payload: [UInt8], device: String, format: Format, arrival: Double
+    ) -> Fix? {
+        let latitude: FlatObjectScan.Value?
+        let longitude: FlatObjectScan.Value?
+        switch format {
+        case .ownTracks:
+            guard case .string(let type)? = scanned.values[Field.type.rawValue],
+                  payload[type].elementsEqual(Self.locationType)
+            else { return nil }
+            latitude = scanned.values[Field.lat.rawValue]
+            longitude = scanned.values[Field.lon.rawValue]
+        case .plain:
+            guard let short = scanned.values[Field.lat.rawValue] ?? scanned.values[Field.latitude.rawValue],
+                  let long = scanned.values[Field.lon.rawValue] ?? scanned.values[Field.longitude.rawValue],
+                  scanned.values[Field.lat.rawValue] == nil || scanned.values[Field.latitude.rawValue] == nil,
+                  scanned.values[Field.lon.rawValue] == nil || scanned.values[Field.longitude.rawValue] == nil
+            else { return nil }
+            latitude = short
+            longitude = long
+        }
+        guard case .number(let lat)? = latitude, (-90...90).contains(lat),
+              case .number(let lon)? = longitude, (-180...180).contains(lon)
+        else { return nil }
+        var accuracy: Double?
+        switch scanned.values[Field.acc.rawValue] {
+        case nil: break
+        case .number(let value)? where value >= 0: accuracy = value
+        default: return nil
+        }
+        var timestamp: Double?
+        switch scanned.values[Field.tst.rawValue] {
+        case nil: break
+        case .number(let value)? where value >= 0: timestamp = value
+        default: return nil
+        }
+        return Fix(
+            device: device, coordinate: Coordinate(latitude: lat, longitude: lon), accuracy: accuracy,
+            timestamp: timestamp ?? arrival.rounded(.down))
+    }
+
+    /// The OwnTracks `_type` of a position.
+    private static let locationType = Array("location".utf8)
+
     /// The members a location is read from; the parser skips every other one.
     private enum Field: Int, CaseIterable {
         case type, lat, lon, latitude, longitude, acc, tst, data
@@ -141,6 +199,19 @@ public struct LocationDecoder: Sendable {
 
         init() {
             assert(values.count == Field.allCases.count, "one value for each field")
+        }
+
+        /// The fields `scanned` out of `payload`, as the parser would have handed them over.
+        init(_ scanned: FlatObjectScan, _ payload: [UInt8]) {
+            for slot in values.indices {
+                switch scanned.values[slot] {
+                case nil: break
+                case .string(let span)?: values[slot] = .string(String(decoding: payload[span], as: UTF8.self))
+                case .number(let number)?: values[slot] = .number(number)
+                case .bool(let value)?: values[slot] = .bool(value)
+                case .null?: values[slot] = .null
+                }
+            }
         }
 
         subscript(field: Field) -> JSON? { values[field.rawValue] }

@@ -51,28 +51,77 @@ public struct JSONParser: Sendable {
     /// against raw bytes (make one per set of names and keep it).
     public struct MemberNames: Sendable {
         let names: [String]
-        let utf8: [[UInt8]]
+        /// The names' UTF-8 back to back, where each starts and ends in it, and each one's
+        /// `summary`: plain values, so a lookup retains nothing (an array of arrays
+        /// retained each name it compared, for every member of every message).
+        private let utf8: [UInt8]
+        private let spans: [Range<Int>]
+        private let summaries: [UInt64]
+        /// One bit for each name's summary: most members of a message are not kept, and
+        /// most of those are told so by this word alone.
+        private let filter: UInt64
 
         /// The set of `names`.
         public init(_ names: [String]) {
             self.names = names
-            utf8 = names.map { Array($0.utf8) }
+            var utf8: [UInt8] = []
+            var spans: [Range<Int>] = []
+            var summaries: [UInt64] = []
+            var filter: UInt64 = 0
+            for name in names {
+                let start = utf8.count
+                utf8.append(contentsOf: name.utf8)
+                spans.append(start..<utf8.count)
+                let summary = utf8.withUnsafeBufferPointer { Self.summary(UnsafeBufferPointer(rebasing: $0[start...])) }
+                summaries.append(summary)
+                filter |= Self.bit(summary)
+            }
+            self.utf8 = utf8
+            self.spans = spans
+            self.summaries = summaries
+            self.filter = filter
         }
 
         /// No names: objects skipped as a whole.
         static let empty = MemberNames([])
 
+        /// How many names there are.
+        var count: Int { spans.count }
+
+        /// A name's length, first and last bytes in one word.
+        @inline(__always)
+        static func summary(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            guard let first = name.first, let last = name.last else { return 0 }
+            return UInt64(truncatingIfNeeded: name.count) &<< 16 | UInt64(first) &<< 8 | UInt64(last)
+        }
+
+        /// The bit of a 64-bit filter that stands for `summary`.
+        @inline(__always)
+        static func bit(_ summary: UInt64) -> UInt64 {
+            1 &<< (summary &* 0x9E37_79B9_7F4A_7C15 &>> 58)
+        }
+
         /// The position in `names` of the name whose UTF-8 is `name`: a kept member's key
         /// is the prepared string, not one made again from the bytes for every message.
         func slot(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
-            for (index, candidate) in utf8.enumerated() where candidate.count == name.count {
-                let equal = candidate.withUnsafeBufferPointer { candidate in
-                    for offset in candidate.indices where candidate[offset] != name[offset] { return false }
-                    return true
+            slot(name, summary: Self.summary(name))
+        }
+
+        /// `slot(_:)` for a name whose `summary` is known.
+        @inline(__always)
+        func slot(_ name: UnsafeBufferPointer<UInt8>, summary: UInt64) -> Int? {
+            guard filter & Self.bit(summary) != 0 else { return nil }
+            return utf8.withUnsafeBufferPointer { utf8 in
+                summaries.withUnsafeBufferPointer { summaries in
+                    for index in summaries.indices where summaries[index] == summary {
+                        let start = spans[index].lowerBound
+                        var offset = 0
+                        while offset < name.count && utf8[start + offset] == name[offset] { offset += 1 }
+                        if offset == name.count { return index }
+                    }
+                    return nil
                 }
-                if equal { return index }
             }
-            return nil
         }
     }
 
@@ -581,75 +630,19 @@ private struct Reader {
         utf8.append(contentsOf: String(Character(scalar)).utf8)
     }
 
-    /// Reads a number: strict JSON grammar, exact for up to 15 significant digits with
-    /// small exponents (the common case of coordinates), the C library otherwise.
+    /// Reads a number (`JSONNumber.scan`).
     mutating func number() throws(JSONError) -> Double {
         let start = index
-        var negative = false
-        if bytes[index] == UInt8(ascii: "-") {
-            negative = true
-            index += 1
-        }
-        var mantissa: UInt64 = 0
-        var digits = 0
-        var exponent = 0
-        guard index < bytes.count, isDigit(bytes[index]) else { throw error("a number needs a digit after '-'") }
-        if bytes[index] == UInt8(ascii: "0") {
-            index += 1
-            if index < bytes.count && isDigit(bytes[index]) { throw error("a number must not start with a leading zero") }
-        } else {
-            while index < bytes.count && isDigit(bytes[index]) {
-                if digits < 19 {
-                    mantissa = mantissa &* 10 &+ UInt64(bytes[index] - UInt8(ascii: "0"))
-                    digits += 1
-                } else {
-                    exponent += 1
-                }
-                index += 1
-            }
-        }
-        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw error("a number needs a digit after '.'") }
-            while index < bytes.count && isDigit(bytes[index]) {
-                if digits < 19 {
-                    mantissa = mantissa &* 10 &+ UInt64(bytes[index] - UInt8(ascii: "0"))
-                    if mantissa != 0 { digits += 1 }
-                    exponent -= 1
-                }
-                index += 1
-            }
-        }
-        if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
-            index += 1
-            var exponentNegative = false
-            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
-                exponentNegative = bytes[index] == UInt8(ascii: "-")
-                index += 1
-            }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw error("a number needs a digit in its exponent") }
-            var written = 0
-            while index < bytes.count && isDigit(bytes[index]) {
-                if written < 100_000 { written = written * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
-                index += 1
-            }
-            exponent += exponentNegative ? -written : written
-        }
-        if digits <= 15 && exponent >= -22 && exponent <= 22 {
-            var value = Double(mantissa)
-            if exponent < 0 { value /= powersOfTen[-exponent] } else { value *= powersOfTen[exponent] }
-            return negative ? -value : value
-        }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(text), value.isFinite else {
+        switch JSONNumber.scan(bytes, &index) {
+        case .value(let value):
+            return value
+        case .malformed(let reason):
+            throw error("\(reason)")
+        case .outOfRange:
+            let text = JSONNumber.text(bytes, start..<index)
             index = start
             throw error("the number \(text) is out of range")
         }
-        return value
-    }
-
-    @inline(__always) func isDigit(_ byte: UInt8) -> Bool {
-        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 }
 
@@ -700,14 +693,14 @@ private struct SeenNames {
     mutating func insert(nameAt start: Int, end: Int, key: String?, plain: Bool, reader: Reader) throws(JSONError) {
         let summary: UInt64
         if plain {
-            summary = Self.summary(UnsafeBufferPointer(rebasing: reader.bytes[(start + 1)..<(end - 1)]))
+            summary = JSONParser.MemberNames.summary(UnsafeBufferPointer(rebasing: reader.bytes[(start + 1)..<(end - 1)]))
         } else {
             var name = key ?? reader.name(at: start)
-            summary = name.withUTF8 { Self.summary($0) }
+            summary = name.withUTF8 { JSONParser.MemberNames.summary($0) }
         }
         let entry = Entry(summary: summary, start: start, plain: plain)
         if count < list.count {
-            let bit: UInt64 = 1 &<< (summary &* 0x9E37_79B9_7F4A_7C15 &>> 58)
+            let bit = JSONParser.MemberNames.bit(summary)
             if filter & bit != 0 {
                 for other in list[0..<count] where other.summary == summary {
                     comparisons += 1
@@ -772,16 +765,4 @@ private struct SeenNames {
         throw error
     }
 
-    /// A name's length, first and last bytes in one word.
-    @inline(__always)
-    private static func summary(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        guard let first = name.first, let last = name.last else { return 0 }
-        return UInt64(truncatingIfNeeded: name.count) &<< 16 | UInt64(first) &<< 8 | UInt64(last)
-    }
 }
-
-/// Exact powers of ten that a Double can hold, for the fast number path.
-private let powersOfTen: [Double] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-]

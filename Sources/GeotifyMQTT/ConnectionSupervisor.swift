@@ -249,7 +249,11 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// messages queued, as many as it has queued (libmosquitto's rule, whatever its
     /// argument says): so the packets are counted by what the call delivered (messages
     /// and acknowledgements; at least one), not one a call, and a burst ends within one
-    /// call of the limit. Counted one a call, a burst of the bridge at full speed, with
+    /// call of the limit. When this loop takes QoS 0 PUBLISH packets whole, the read
+    /// buffer holds libmosquitto to one packet a call
+    /// (`geotify_buffered_socket_one_packet`): left to its rule, it read a third of the
+    /// side-by-side traffic's positions itself, dozens a call, while notifications waited
+    /// for their PUBACK. Counted one a call, a burst of the bridge at full speed, with
     /// dozens of notifications waiting for their PUBACK, read hundreds of positions a
     /// call and thousands before its end.
     private func readBurst(_ packets: inout Int) -> Int32? {
@@ -262,7 +266,11 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 if packets >= Self.burstLimit { break }
             }
             errno = 0
+            // libmosquitto reads one packet here, the one the buffer did not offer whole;
+            // the packets after it come back to `takeWholePublishes`.
+            if whole != nil { geotify_buffered_socket_one_packet(1) }
             let code = mosquitto_loop_read(handle, 1)
+            if whole != nil { geotify_buffered_socket_one_packet(0) }
             if code != MOSQ_ERR_SUCCESS.rawValue { return code }
             let now = relay.deliveredPackets
             packets += max(1, now - delivered)

@@ -16,9 +16,10 @@ struct Bench {
             case .decode: rows[scenario] = DecodeScenario(options: options).run()
             case .e2e: rows[scenario] = EndToEndScenario(options: options).run()
             case .sidebyside: rows[scenario] = SideBySideScenario(options: options).run()
+            case .lane: rows[scenario] = LaneScenario(options: options).run()
             }
         }
-        let order: [BenchOptions.Scenario] = [.core, .decode, .e2e, .sidebyside, .memory]
+        let order: [BenchOptions.Scenario] = [.core, .decode, .lane, .e2e, .sidebyside, .memory]
         let table = ResultTable(
             rows: order.flatMap { rows[$0] ?? [] },
             settings: [

@@ -7,12 +7,12 @@ struct BenchOptions: Sendable {
     /// The scenarios that can be run, in the order they run (memory first, while the heap
     /// is fresh).
     enum Scenario: String, Sendable, CaseIterable {
-        case memory, core, decode, e2e, sidebyside
+        case memory, core, decode, lane, e2e, sidebyside
 
         /// What `all` (and no scenario named) runs: everything that needs nothing but the
         /// harness. `sidebyside` runs the `geotify` release binary and takes minutes, so it
         /// runs when named.
-        static let all: [Scenario] = [.memory, .core, .decode, .e2e]
+        static let all: [Scenario] = [.memory, .core, .decode, .lane, .e2e]
     }
 
     var scenarios: [Scenario] = Scenario.all
@@ -29,15 +29,19 @@ struct BenchOptions: Sendable {
     var budget: Double { quick ? 0.3 : 1.0 }
 
     static let usage = """
-        usage: geotify-bench [core|decode|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
+        usage: geotify-bench [core|decode|lane|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
                              [--rounds N] [--devices N] [--fences N] [--messages N]
                              [--latency-rate N] [--broker-nodelay] [--device-topics LIST]
                              [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
         Builds a deterministic synthetic workload and prints one table: each row measured
-        beside its baseline in the same run. `all` (the default) runs core, decode, e2e and
-        memory in a few minutes; --quick shortens each measurement (for a smoke run, not
-        for numbers).
+        beside its baseline in the same run. `all` (the default) runs core, decode, lane,
+        e2e and memory in a few minutes; --quick shortens each measurement (for a smoke
+        run, not for numbers).
+
+        lane runs the lane's pure core (LaneCore) on the side-by-side traffic (--messages,
+        --devices, --fences, --device-topics below), without broker, database or thread,
+        beside the decoder and the evaluator alone on the same messages.
 
         sidebyside runs the `geotify` release binary (--geotify, by default the one beside
         this program: swift build -c release --product geotify) and `mosquitto_sub -t

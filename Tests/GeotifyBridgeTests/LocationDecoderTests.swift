@@ -1,3 +1,4 @@
+import GeotifyTestSupport
 import Testing
 import GeotifyCore
 import GeotifyBridge
@@ -106,6 +107,55 @@ struct LocationDecoderTests {
         let huge = Array(#"{"_type":"location","lat":1,"lon":2,"pad":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 1 << 20) + Array(#""}"#.utf8)
         #expect(refusal(huge) == InputError(.payloadTooLarge, "the payload is \(huge.count) bytes; at most 65536 are accepted"))
         #expect(refusal(Array(repeating: 0xFF, count: 1 << 20), .plain)?.code == .payloadTooLarge)
+    }
+
+    /// What decoding `bytes` gives: the fix (nil when not a position) or the refusal.
+    private func outcome(_ bytes: [UInt8], _ format: LocationDecoder.Format, decoder: LocationDecoder) -> Result<Fix?, InputError> {
+        Result { () throws(InputError) -> Fix? in try decoder.decode(bytes, device: "alice/phone", format: format, arrival: 1_000.5) }
+    }
+
+    /// The flat-object scan (`FlatObjectScan`) reads most payloads before the parser
+    /// would: it must decide exactly as the parser alone does, fix for fix and refusal for
+    /// refusal, in both formats. Payloads changed at random around a position's shape.
+    @Test func theScanDecidesAsTheParserAlone() {
+        var parserAlone = decoder
+        parserAlone.scansFlatObjects = false
+        let payloads = [
+            #"{"_type":"location","acc":12,"alt":40,"batt":71,"lat":52.520008,"lon":13.404954,"tid":"ph","tst":1700000000,"vel":0}"#,
+            #"{"lat":52.520008,"lon":-13.4,"latitude":1,"acc":0,"tst":1700000000.25}"#,
+        ].map { Array($0.utf8) }
+        let alphabet = Array(#"{}[]",:0123456789.eE+-truefalsnlocatidgpyx_\ "#.utf8) + [0x00, 0x0A, 0xFF, 0xC3]
+        var generator = SplitMix64(seed: 23)
+        var fixes = 0
+        var refusals = 0
+        for round in 0..<20_000 {
+            var text = payloads[round % 2]
+            for _ in 0...(generator.next() % 3) {
+                let position = Int(generator.next() % UInt64(text.count + 1))
+                let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
+                switch generator.next() % 3 {
+                case 0 where position < text.count: text[position] = byte
+                case 1 where position < text.count: text.remove(at: position)
+                default: text.insert(byte, at: position)
+                }
+            }
+            for format in [LocationDecoder.Format.ownTracks, .plain] {
+                let scanned = outcome(text, format, decoder: decoder)
+                let parsed = outcome(text, format, decoder: parserAlone)
+                switch (scanned, parsed) {
+                case (.success(let fix), .success(let expected)):
+                    #expect(fix == expected, "\(String(decoding: text, as: UTF8.self))")
+                    if fix != nil { fixes += 1 }
+                case (.failure(let error), .failure(let expected)):
+                    #expect(error == expected, "\(String(decoding: text, as: UTF8.self))")
+                    refusals += 1
+                default:
+                    Issue.record("scan: \(scanned), parser: \(parsed), for \(String(decoding: text, as: UTF8.self))")
+                }
+            }
+        }
+        // Fixes and refusals both come many times over, in both formats.
+        #expect(fixes > 4_000 && refusals > 4_000, "\(fixes) fixes, \(refusals) refusals of 40 000")
     }
 
     @Test func deeplyNestedGarbageIsRefusedNotACrash() {

@@ -76,6 +76,26 @@ struct MQTTClientWholePublishTests {
         #expect(sent.firstRange(of: puback) != nil, "libmosquitto acknowledged the QoS 1 message: \(sent)")
     }
 
+    /// libmosquitto's `mosquitto_loop_read` reads as many packets a call as the client has
+    /// QoS 1 messages queued, whatever it is asked: the read buffer holds it to the one
+    /// packet it was called for, so the positions after a packet it must read still come
+    /// out of the buffer while the bridge's notifications wait for their PUBACK.
+    @Test("with QoS 1 messages in flight, libmosquitto reads the one packet it must, and the QoS 0 ones after it come out of the buffer")
+    func onePacketForLibmosquitto() throws {
+        let (broker, fixture) = try connected(.v311)
+        defer { fixture.client.stop() }
+        // Never acknowledged: 30 QoS 1 messages stay queued in libmosquitto.
+        for number in 0..<30 { try fixture.client.publish(topic: "out/\(number)", payload: [1], qos: 1, retain: false) }
+        _ = broker.received(where: { $0.firstRange(of: Array("out/9".utf8)) != nil })
+        let positions = (0..<30).map { Packet.publish(Array("in/\($0)".utf8), Array("p".utf8)) }
+        broker.send(Packet.publish(Array("q/1".utf8), Array("ack me".utf8), header: 0x32, packetID: 9) + positions.joined())
+        waitUntil(timeout: 10) { fixture.events.messages.count >= 31 }
+        #expect(fixture.events.messages.map(\.topic) == ["q/1"] + (0..<30).map { "in/\($0)" })
+        // A write may reach the client in parts; each part's last packet may be cut off
+        // and left to libmosquitto. Left to libmosquitto's rule, it read them all.
+        #expect(fixture.client.messagesReadWhole >= 28, "\(fixture.client.messagesReadWhole) of 30 read out of the buffer")
+    }
+
     @Test(
         "a QoS 0 message whose topic libmosquitto refuses ends the connection; it and what follows are not delivered",
         arguments: [[0x61, 0xFF] as [UInt8], [0x61, 0x00, 0x62], [0xC0, 0x80]])

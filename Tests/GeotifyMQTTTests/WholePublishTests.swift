@@ -253,6 +253,57 @@ struct WholePublishTests {
         #expect(take(properties: true)?.payload == [7, 8])
     }
 
+    @Test("held to one packet, libmosquitto's reads stop at the next packet's start with EAGAIN, and the rest is offered whole")
+    func onePacketALibmosquittoRead() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let qos1 = Self.publish(Array("owntracks/c/p".utf8), Array("{\"n\":1}".utf8), header: 0x32, packetID: 7)
+        let puback: [UInt8] = [0x40, 0x02, 0x00, 0x07]
+        let positions = (0..<3).map { Self.publish(Array("owntracks/a/p".utf8), Array("{\"n\":\($0)}".utf8)) }
+        pair.send(connack + qos1 + puback + positions.joined())
+        #expect(readPacket(pair.reader) == connack)
+
+        // libmosquitto reads as many packets a call as the client has QoS 1 messages queued.
+        geotify_buffered_socket_one_packet(1)
+        #expect(readPacket(pair.reader) == qos1, "the packet it was called for is read whole")
+        var byte: UInt8 = 0
+        errno = 0
+        #expect(read(pair.reader, &byte, 1) == -1 && errno == EAGAIN, "the next packet waits, though buffered")
+        #expect(geotify_buffered_socket_pending() == puback.count + positions.joined().count)
+        geotify_buffered_socket_one_packet(0)
+        #expect(take() == nil, "a PUBACK is libmosquitto's")
+        geotify_buffered_socket_one_packet(1)
+        #expect(readPacket(pair.reader) == puback)
+        #expect(read(pair.reader, &byte, 1) == -1 && errno == EAGAIN)
+        geotify_buffered_socket_one_packet(0)
+        #expect(take()?.payload == Array("{\"n\":0}".utf8), "the positions are offered whole")
+
+        // Turned on inside a packet (its first byte read before), the packet is read to its end.
+        #expect(read(pair.reader, &byte, 1) == 1)
+        geotify_buffered_socket_one_packet(1)
+        let rest = Array(positions[1].dropFirst())
+        var buffer = [UInt8](repeating: 0, count: rest.count)
+        #expect(buffer.withUnsafeMutableBytes { read(pair.reader, $0.baseAddress, $0.count) } == rest.count)
+        #expect(buffer == rest)
+        #expect(read(pair.reader, &byte, 1) == -1 && errno == EAGAIN)
+        geotify_buffered_socket_one_packet(0)
+        #expect(take()?.payload == Array("{\"n\":2}".utf8))
+        #expect(geotify_buffered_socket_pending() == 0)
+    }
+
+    @Test("held to one packet once the framing is lost, reads go on: no packet's end is known")
+    func onePacketWithoutFraming() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        pair.send([0x30, 0x80, 0x80, 0x80, 0x80, 0x01, 0x02, 0x03])
+        var byte: UInt8 = 0
+        geotify_buffered_socket_one_packet(1)
+        for _ in 0..<8 { #expect(read(pair.reader, &byte, 1) == 1) }
+        geotify_buffered_socket_one_packet(0)
+    }
+
     @Test("a remaining length longer than four bytes ends the offers for the connection")
     func malformedLengthLosesTheFraming() throws {
         let pair = try SocketPair()

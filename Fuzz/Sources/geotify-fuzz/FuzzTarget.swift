@@ -41,11 +41,26 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     /// A fix, if any, lies on the globe with a non-negative accuracy and time; a refusal
-    /// says why.
+    /// says why. The decoder decides exactly as it does with its flat-object scan off
+    /// (`FlatObjectScan`, which reads most payloads before the parser would): the same
+    /// fix, or the same refusal.
     private func location(_ bytes: [UInt8], format: LocationDecoder.Format) {
+        var parserAlone = LocationDecoder()
+        parserAlone.scansFlatObjects = false
+        let decide = { (decoder: LocationDecoder) in
+            Result { () throws(InputError) -> Fix? in
+                try decoder.decode(bytes, device: "fuzz/device", format: format, arrival: 1_700_000_000)
+            }
+        }
+        let scanned = decide(LocationDecoder())
+        let parsed = decide(parserAlone)
+        switch (scanned, parsed) {
+        case (.success(let fix), .success(let expected)): check(fix == expected, "scan \(String(describing: fix)), parser \(String(describing: expected))")
+        case (.failure(let error), .failure(let expected)): check(error == expected, "scan \(error), parser \(expected)")
+        default: check(false, "scan \(scanned), parser \(parsed)")
+        }
         do {
-            guard let fix = try LocationDecoder().decode(bytes, device: "fuzz/device", format: format, arrival: 1_700_000_000)
-            else { return }
+            guard let fix = try scanned.get() else { return }
             check((-90...90).contains(fix.coordinate.latitude), "latitude \(fix.coordinate.latitude)")
             check((-180...180).contains(fix.coordinate.longitude), "longitude \(fix.coordinate.longitude)")
             check(fix.accuracy.map { $0 >= 0 && $0.isFinite } ?? true, "accuracy \(String(describing: fix.accuracy))")

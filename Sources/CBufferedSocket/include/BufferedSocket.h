@@ -104,4 +104,15 @@ ssize_t geotify_buffered_socket_fill(void);
 /* Consumes the packet `geotify_buffered_socket_peek_publish` just described. */
 void geotify_buffered_socket_take_publish(const struct geotify_publish_view *view);
 
+/* With `on` nonzero, reads of the calling thread's attached socket hand out at most one
+   more whole packet: once one has ended since this call, a read at the next packet's
+   start returns -1 with EAGAIN, whatever is buffered, until this is called again (with
+   0 to turn it off). libmosquitto's `mosquitto_loop_read` reads as many packets as the
+   client has QoS 1 and 2 messages queued, whatever its argument says; with a window of
+   notifications waiting for their PUBACK that was dozens of positions a call, each read
+   the slow way. At a packet's start an EAGAIN is what libmosquitto takes as "nothing at
+   hand": it returns, and the owner of the loop takes the next packets whole. No effect
+   once the framing is lost (a malformed length). Not for a TLS connection. */
+void geotify_buffered_socket_one_packet(int on);
+
 #endif
