@@ -204,13 +204,7 @@ public struct LocationDecoder: Sendable {
         /// The fields `scanned` out of `payload`, as the parser would have handed them over.
         init(_ scanned: FlatObjectScan, _ payload: [UInt8]) {
             for slot in values.indices {
-                switch scanned.values[slot] {
-                case nil: break
-                case .string(let span)?: values[slot] = .string(String(decoding: payload[span], as: UTF8.self))
-                case .number(let number)?: values[slot] = .number(number)
-                case .bool(let value)?: values[slot] = .bool(value)
-                case .null?: values[slot] = .null
-                }
+                values[slot] = scanned.values[slot]?.json(in: payload)
             }
         }
 

@@ -121,7 +121,7 @@ struct LocationDecoderTests {
         var parserAlone = decoder
         parserAlone.scansFlatObjects = false
         let payloads = [
-            #"{"_type":"location","acc":12,"alt":40,"batt":71,"lat":52.520008,"lon":13.404954,"tid":"ph","tst":1700000000,"vel":0}"#,
+            #"{"_type":"location","acc":12,"alt":40,"batt":71,"lat":52.520008,"lon":13.404954,"tid":"ph","tst":1700000000,"inregions":["home"]}"#,
             #"{"lat":52.520008,"lon":-13.4,"latitude":1,"acc":0,"tst":1700000000.25}"#,
         ].map { Array($0.utf8) }
         let alphabet = Array(#"{}[]",:0123456789.eE+-truefalsnlocatidgpyx_\ "#.utf8) + [0x00, 0x0A, 0xFF, 0xC3]
@@ -129,16 +129,7 @@ struct LocationDecoderTests {
         var fixes = 0
         var refusals = 0
         for round in 0..<20_000 {
-            var text = payloads[round % 2]
-            for _ in 0...(generator.next() % 3) {
-                let position = Int(generator.next() % UInt64(text.count + 1))
-                let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                switch generator.next() % 3 {
-                case 0 where position < text.count: text[position] = byte
-                case 1 where position < text.count: text.remove(at: position)
-                default: text.insert(byte, at: position)
-                }
-            }
+            let text = RandomEdits.edited(payloads[round % 2], alphabet: alphabet, maximum: 3, &generator)
             for format in [LocationDecoder.Format.ownTracks, .plain] {
                 let scanned = outcome(text, format, decoder: decoder)
                 let parsed = outcome(text, format, decoder: parserAlone)

@@ -81,16 +81,7 @@ struct JSONMemberVisitingTests {
         var generator = SplitMix64(seed: 11)
         var parsed = 0
         for _ in 0..<20_000 {
-            var text = payload
-            for _ in 0...(generator.next() % 4) {
-                let position = Int(generator.next() % UInt64(text.count + 1))
-                let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                switch generator.next() % 3 {
-                case 0 where position < text.count: text[position] = byte
-                case 1 where position < text.count: text.remove(at: position)
-                default: text.insert(byte, at: position)
-                }
-            }
+            let text = RandomEdits.edited(payload, alphabet: alphabet, maximum: 4, &generator)
             for parser in parsers where expectSameOutcome(text, parser: parser) { parsed += 1 }
         }
         // Both outcomes are compared many times over: the mutations are neither all fatal nor all harmless.
