@@ -283,8 +283,8 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
     if (count == 0) {
         return 0;
     }
-    if (attached.one_packet && attached.framing.phase == at_command && !attached.framing.lost
-        && attached.framing.packets != attached.gate_from) {
+    /* A lost framing never comes back to a packet's start, so it never stops here. */
+    if (attached.one_packet && attached.framing.phase == at_command && attached.framing.packets != attached.gate_from) {
         errno = EAGAIN; /* a packet was read whole: the rest waits for the owner of the loop */
         return -1;
     }

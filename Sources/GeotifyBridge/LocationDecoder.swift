@@ -105,10 +105,10 @@ public struct LocationDecoder: Sendable {
             longitudeField = try fields.spelling(.lon, .longitude)
         }
 
-        let latitude = try fields.requiredNumber(latitudeField, range: -90...90)
-        let longitude = try fields.requiredNumber(longitudeField, range: -180...180)
-        let accuracy = try fields.number(.acc, range: 0...Double.greatestFiniteMagnitude)
-        let timestamp = try fields.number(.tst, range: 0...Double.greatestFiniteMagnitude)
+        let latitude = try fields.requiredNumber(latitudeField)
+        let longitude = try fields.requiredNumber(longitudeField)
+        let accuracy = try fields.number(.acc)
+        let timestamp = try fields.number(.tst)
         return Fix(
             device: device,
             coordinate: Coordinate(latitude: latitude, longitude: longitude),
@@ -146,19 +146,19 @@ public struct LocationDecoder: Sendable {
             latitude = short
             longitude = long
         }
-        guard case .number(let lat)? = latitude, (-90...90).contains(lat),
-              case .number(let lon)? = longitude, (-180...180).contains(lon)
+        guard case .number(let lat)? = latitude, Field.lat.range.contains(lat),
+              case .number(let lon)? = longitude, Field.lon.range.contains(lon)
         else { return nil }
         var accuracy: Double?
         switch scanned.values[Field.acc.rawValue] {
         case nil: break
-        case .number(let value)? where value >= 0: accuracy = value
+        case .number(let value)? where Field.acc.range.contains(value): accuracy = value
         default: return nil
         }
         var timestamp: Double?
         switch scanned.values[Field.tst.rawValue] {
         case nil: break
-        case .number(let value)? where value >= 0: timestamp = value
+        case .number(let value)? where Field.tst.range.contains(value): timestamp = value
         default: return nil
         }
         return Fix(
@@ -172,6 +172,16 @@ public struct LocationDecoder: Sendable {
     /// The members a location is read from; the parser skips every other one.
     private enum Field: Int, CaseIterable {
         case type, lat, lon, latitude, longitude, acc, tst, data
+
+        /// The values the field may take when it is a number: one place for the decoder's
+        /// field-by-field reading and for `plainFix`.
+        var range: ClosedRange<Double> {
+            switch self {
+            case .lat, .latitude: -90...90
+            case .lon, .longitude: -180...180
+            case .acc, .tst, .type, .data: 0...Double.greatestFiniteMagnitude
+            }
+        }
 
         /// The member's name in the payload.
         var name: String {
@@ -220,13 +230,14 @@ public struct LocationDecoder: Sendable {
         }
 
         /// The number `field`, which must be there.
-        func requiredNumber(_ field: Field, range: ClosedRange<Double>) throws(InputError) -> Double {
-            guard let value = try number(field, range: range) else { throw InputError(.missingField, "missing \"\(field.name)\"") }
+        func requiredNumber(_ field: Field) throws(InputError) -> Double {
+            guard let value = try number(field) else { throw InputError(.missingField, "missing \"\(field.name)\"") }
             return value
         }
 
-        /// The number `field` within `range`, nil when the payload has no `field`.
-        func number(_ field: Field, range: ClosedRange<Double>) throws(InputError) -> Double? {
+        /// The number `field` within its `range`, nil when the payload has no `field`.
+        func number(_ field: Field) throws(InputError) -> Double? {
+            let range = field.range
             switch self[field] {
             case nil:
                 return nil

@@ -111,8 +111,9 @@ void geotify_buffered_socket_take_publish(const struct geotify_publish_view *vie
    client has QoS 1 and 2 messages queued, whatever its argument says; with a window of
    notifications waiting for their PUBACK that was dozens of positions a call, each read
    the slow way. At a packet's start an EAGAIN is what libmosquitto takes as "nothing at
-   hand": it returns, and the owner of the loop takes the next packets whole. No effect
-   once the framing is lost (a malformed length). Not for a TLS connection. */
+   hand": it returns, and the owner of the loop takes the next packets whole. Once the
+   framing is lost (a malformed length) no packet's start is known, so reads go on as
+   before. Not for a TLS connection. */
 void geotify_buffered_socket_one_packet(int on);
 
 #endif
