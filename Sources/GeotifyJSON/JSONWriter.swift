@@ -79,17 +79,10 @@ public struct JSONWriter: Sendable {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
     }
 
-    /// Appends a number as JSON; non-finite numbers, which JSON cannot hold, become null.
+    /// Appends a number as JSON (`JSONNumberText`); non-finite numbers, which JSON cannot
+    /// hold, become null.
     public static func appendNumber(_ number: Double, to out: inout [UInt8]) {
-        guard number.isFinite else {
-            out.append(contentsOf: "null".utf8)
-            return
-        }
-        if abs(number) < 1e15, Double(Int64(number)) == number {
-            out.append(contentsOf: String(Int64(number)).utf8)
-        } else {
-            out.append(contentsOf: number.description.utf8)
-        }
+        JSONNumberText.append(number, to: &out)
     }
 
     /// A number as JSON writes it, for messages: "100", not "100.0".

@@ -25,6 +25,7 @@ struct Bench {
             settings: [
                 ("seed", String(options.seed)), ("quick", options.quick ? "yes" : "no"),
                 ("cores", String(ProcessInfo.processInfo.activeProcessorCount)),
+                ("processor", ProcessProbe.processorModel()),
                 ("load average before", ResultRow.decimal(load, 2)),
                 ("scenarios", options.scenarios.map(\.rawValue).joined(separator: ",")),
                 ("took", ResultRow.format(BenchClock.now() - start, .seconds)),

@@ -57,6 +57,18 @@ enum ProcessProbe {
         return getloadavg(&loads, 3) > 0 ? loads[0] : 0
     }
 
+    /// The processor's model name (the first `model name` of `/proc/cpuinfo`), "unknown"
+    /// when it cannot be read: the hosts the bench runs on change, and a row is comparable
+    /// with another only from the same processor.
+    static func processorModel() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+              let colon = line.firstIndex(of: ":")
+        else { return "unknown" }
+        let name = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        return name.isEmpty ? "unknown" : name
+    }
+
     static func seconds(_ time: timeval) -> Double {
         Double(time.tv_sec) + Double(time.tv_usec) * 1e-6
     }
