@@ -17,6 +17,21 @@ package enum DeviceTopic: String, CaseIterable, Sendable {
     /// `geotify/badge/<device>`: the badge count.
     case badge
 
+    /// The topic's bit in a set of topics kept as bits (`LaneConfiguration.keeps`).
+    package var bit: UInt8 {
+        switch self {
+        case .state: 1
+        case .presence: 2
+        case .tracker: 4
+        case .badge: 8
+        }
+    }
+
+    /// The bits of `topics`.
+    package static func bits(of topics: some Sequence<DeviceTopic>) -> UInt8 {
+        topics.reduce(0) { $0 | $1.bit }
+    }
+
     /// The topics Home Assistant's discovered entities read: the tracker reads the state
     /// document, each presence sensor its fence's presence topic, the badge sensor the
     /// badge topic (`HomeAssistantDiscovery`).

@@ -11,7 +11,18 @@ package struct LaneConfiguration: Sendable {
     package var messages: OutboundMessages
     package var presence: PresenceMessages
     /// The retained topics kept for each device (`Settings.deviceTopics`).
-    package var deviceTopics: Set<DeviceTopic>
+    package var deviceTopics: Set<DeviceTopic> {
+        didSet { keptTopics = DeviceTopic.bits(of: deviceTopics) }
+    }
+    /// `deviceTopics` as `DeviceTopic.bit`s, for `keeps`: the lane asks before each
+    /// message it would build, and a set's look-up hashes the topic.
+    private var keptTopics: UInt8 = 0
+
+    /// Whether `topic` is one of `deviceTopics`.
+    @inline(__always)
+    package func keeps(_ topic: DeviceTopic) -> Bool {
+        keptTopics & topic.bit != 0
+    }
     /// Those left out: cleared after each connection (`PresenceMessages.clearances`).
     package var leftOutTopics: [DeviceTopic] { DeviceTopic.allCases.filter { !deviceTopics.contains($0) } }
     /// OwnTracks transitions for OwnTracks devices; nil when off.
@@ -54,6 +65,7 @@ package struct LaneConfiguration: Sendable {
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         deviceTopics = Set(settings.deviceTopics)
+        keptTopics = DeviceTopic.bits(of: deviceTopics)
         ownTracks = settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil
         strictDevices = settings.strictDevices
         commandsEnabled = settings.commandsEnabled

@@ -68,8 +68,7 @@ extension LaneCore {
                 record = DeviceRecord(state: DeviceState(), lastSeen: now)
             }
             record.state.badge = 0
-            devices[device] = record
-            guard let index = devices.index(forKey: device) else { return result }
+            let index = devices.insert(record, for: device)
             let state = record.state
             effects.saves[device] = state
             effects.log(.info, at: configuration.logLevel, "\(device) badge reset by a command")

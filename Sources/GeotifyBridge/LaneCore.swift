@@ -24,7 +24,9 @@ package struct LaneCore: Sendable {
     /// Who may have state besides the devices the fence file names (shared across lanes).
     let admission: DeviceAdmission
     /// The lane's devices.
-    package internal(set) var devices: [String: DeviceRecord] = [:]
+    package internal(set) var devices = DeviceTable()
+    /// The number of the batch `handle` takes now (`DeviceTable.markSeen`).
+    private var batchNumber: UInt64 = 0
     /// The devices with a timer, and when it is due (also in their record).
     private var deadlines: [String: Double] = [:]
     /// The edition of the book the deadlines were last worked out with, every device's at
@@ -79,15 +81,17 @@ package struct LaneCore: Sendable {
     package mutating func handle(_ batch: [Inbound], book: FenceBook, into effects: inout LaneEffects) {
         var items: [Item] = []
         items.reserveCapacity(batch.count)
-        var seen: Set<String> = []
+        // The devices that come more than once: those kept are marked in the table, the
+        // few new ones (not kept yet) remembered here.
+        batchNumber &+= 1
+        var newDevices: Set<String> = []
         var repeated: Set<String> = []
-        if batch.count > 1 { seen.reserveCapacity(batch.count) }
         // By index, reading the fields each step needs: `for inbound in batch` copied each
         // message whole (its strings and payload retained, then released).
         for position in batch.indices {
             switch batch[position].route {
             case .command:
-                items.append(.command(batch[position]))
+                items.append(.command(message: position))
             case .location(let format):
                 do throws(InputError) {
                     guard let fix = try configuration.decoder.decode(
@@ -101,50 +105,59 @@ package struct LaneCore: Sendable {
                     if configuration.strictDevices && !book.knows(fix.device) {
                         throw InputError(.unknownDevice, "the device \"\(fix.device)\" has no fences (strictDevices is on)")
                     }
-                    if batch.count > 1 && !seen.insert(fix.device).inserted { repeated.insert(fix.device) }
-                    items.append(.fix(
-                        fix, format: format, arrival: batch[position].arrival, topic: batch[position].message.topic,
-                        requester: batch[position].requester))
+                    let slot = devices.slot(of: fix.device)
+                    if batch.count > 1 {
+                        let again = if let slot { devices.markSeen(slot, in: batchNumber) } else { !newDevices.insert(fix.device).inserted }
+                        if again { repeated.insert(fix.device) }
+                    }
+                    items.append(.fix(fix, slot: slot, format: format, message: position))
                 } catch {
-                    items.append(.refused(batch[position], error))
+                    items.append(.refused(message: position, error))
                 }
             }
         }
         var slots: [String: [Int]] = [:]
         if !repeated.isEmpty {
             for (position, item) in items.enumerated() {
-                if case .fix(let fix, _, _, _, _) = item, repeated.contains(fix.device) { slots[fix.device, default: []].append(position) }
+                if case .fix(let fix, _, _, _) = item, repeated.contains(fix.device) { slots[fix.device, default: []].append(position) }
             }
         }
         for positions in slots.values {
             let fixes = positions.map { items[$0] }.sorted { lhs, rhs in
-                guard case .fix(let left, _, _, _, _) = lhs, case .fix(let right, _, _, _, _) = rhs else { return false }
+                guard case .fix(let left, _, _, _) = lhs, case .fix(let right, _, _, _) = rhs else { return false }
                 return left.timestamp < right.timestamp
             }
             for (position, item) in zip(positions, fixes) { items[position] = item }
         }
         for item in items {
             switch item {
-            case .fix(let fix, let format, let arrival, let topic, let requester):
-                let refusal = evaluate(fix, format: format, arrival: arrival, topic: topic, book: book, into: &effects)
-                if let requester { effects.answers.append(LaneAnswer(requester: requester, outcome: refusal.map { .refused($0) } ?? .accepted)) }
-            case .command(let inbound):
-                command(inbound, book: book, into: &effects)
-            case .refused(let inbound, let error):
-                refuse(error, topic: inbound.message.topic, device: inbound.device, into: &effects)
-                if let requester = inbound.requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .refused(error))) }
+            case .fix(let fix, let slot, let format, let message):
+                let refusal = evaluate(
+                    fix, slot: slot, format: format, arrival: batch[message].arrival, topic: batch[message].message.topic, book: book,
+                    into: &effects)
+                if let requester = batch[message].requester {
+                    effects.answers.append(LaneAnswer(requester: requester, outcome: refusal.map { .refused($0) } ?? .accepted))
+                }
+            case .command(let message):
+                command(batch[message], book: book, into: &effects)
+            case .refused(let message, let error):
+                refuse(error, topic: batch[message].message.topic, device: batch[message].device, into: &effects)
+                if let requester = batch[message].requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .refused(error))) }
             case .ignored:
                 effects.counters.add(.messagesIgnored)
             }
         }
     }
 
-    /// A batch message after decoding.
+    /// A batch message after decoding: `message` is its position in the batch, where the
+    /// rest of it (arrival, topic, who waits for the answer) is read when needed, so an
+    /// item is copied without the message's strings and payload.
     private enum Item {
-        /// `requester`: who in the process waits to hear whether the fix was taken.
-        case fix(Fix, format: LocationDecoder.Format, arrival: Double, topic: String, requester: Int?)
-        case command(Inbound)
-        case refused(Inbound, InputError)
+        /// `slot`: the device's in `devices` when the batch was decoded (nil when it was
+        /// not kept then).
+        case fix(Fix, slot: Int?, format: LocationDecoder.Format, message: Int)
+        case command(message: Int)
+        case refused(message: Int, InputError)
         case ignored
     }
 
@@ -162,24 +175,26 @@ package struct LaneCore: Sendable {
 
     // MARK: Evaluation
 
-    /// Evaluates `fix` for its device; returns the refusal when the device may not have
-    /// state (`admit`), nil when the fix was taken (evaluated, or dropped by the rules).
+    /// Evaluates `fix` for its device, whose slot in `devices` was `slot` when the batch
+    /// was decoded; returns the refusal when the device may not have state (`admit`), nil
+    /// when the fix was taken (evaluated, or dropped by the rules).
     private mutating func evaluate(
-        _ fix: Fix, format: LocationDecoder.Format, arrival: Double, topic: String, book: FenceBook,
+        _ fix: Fix, slot: Int?, format: LocationDecoder.Format, arrival: Double, topic: String, book: FenceBook,
         into effects: inout LaneEffects
     ) -> InputError? {
         let device = fix.device
-        var found = devices.index(forKey: device)
+        let found = devices.slot(slot, stillOf: device)
         let isNew = found == nil
-        if isNew {
+        let index: Int
+        if let found {
+            index = found
+        } else {
             if let refusal = admit(device, book: book, now: arrival, into: &effects) {
                 reportOnce(refusal, topic: topic, device: device, into: &effects)
                 return refusal.error
             }
-            devices[device] = DeviceRecord(state: DeviceState(), lastSeen: arrival)
-            found = devices.index(forKey: device)
+            index = devices.insert(DeviceRecord(state: DeviceState(), lastSeen: arrival), for: device)
         }
-        guard let index = found else { return nil }
         let fences = book.deviceFences(of: device)
         let evaluator = configuration.evaluator
         let revision = book.revision
@@ -217,8 +232,8 @@ package struct LaneCore: Sendable {
     /// Runs `body` on the record at `index` in place: reading a field through it copies
     /// that field, where reading through `devices.values[index]` copies the whole record
     /// (its arrays and strings retained and released), on every fix.
-    private mutating func withRecord<Result>(at index: Dictionary<String, DeviceRecord>.Index, _ body: (inout DeviceRecord) -> Result) -> Result {
-        body(&devices.values[index])
+    private mutating func withRecord<Result>(at index: Int, _ body: (inout DeviceRecord) -> Result) -> Result {
+        body(&devices[slot: index])
     }
 
     /// What `record` reads of a device's record after an evaluation.
@@ -251,7 +266,7 @@ package struct LaneCore: Sendable {
     /// state document, tracker, presence and occupancy. A state a restart needs is
     /// saved now; a new last fix alone is saved lazily.
     private mutating func record(
-        _ evaluation: Evaluation, device: String, at index: Dictionary<String, DeviceRecord>.Index, before: Persisted,
+        _ evaluation: Evaluation, device: String, at index: Int, before: Persisted,
         fences: DeviceFences, book: FenceBook, isNew: Bool = false, into effects: inout LaneEffects
     ) {
         let evaluator = configuration.evaluator
@@ -322,7 +337,7 @@ package struct LaneCore: Sendable {
     /// The state document carries the tracker state with the position, so a subscriber
     /// that reads only it (Home Assistant's tracker) sees one change per transition; the
     /// tracker topic is for subscribers that want the location alone.
-    private mutating func publishState(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
+    private mutating func publishState(of device: String, at index: Int, fences: DeviceFences, into effects: inout LaneEffects) {
         let state = withRecord(at: index) { record in
             record.published = record.state.lastFix
             return record.state
@@ -338,26 +353,30 @@ package struct LaneCore: Sendable {
     /// same fence publishes no tracker message: the retained one says it already. The
     /// republishing after a connection passes `always`, since the broker may have lost it.
     mutating func showTracker(
-        of device: String, at index: Dictionary<String, DeviceRecord>.Index, _ state: DeviceState, fences relevant: [Fence],
+        of device: String, at index: Int, _ state: DeviceState, fences relevant: [Fence],
         always: Bool = false, in messages: inout [OutboxMessage]
     ) {
-        guard configuration.deviceTopics.contains(.tracker) else { return }
+        guard configuration.keeps(.tracker) else { return }
         let shown = PresenceMessages.trackerState(of: state, fences: relevant)
-        guard always || devices.values[index].shownTracker != shown else { return }
-        devices.values[index].shownTracker = shown
+        let changed = withRecord(at: index) { record in
+            guard always || record.shownTracker != shown else { return false }
+            record.shownTracker = shown
+            return true
+        }
+        guard changed else { return }
         messages.append(configuration.presence.tracker(of: device, showing: shown))
     }
 
     /// Appends the message `make` builds to `messages` when `topic` is one of the
     /// device topics kept (`LaneConfiguration.deviceTopics`); else builds nothing.
     func keep(_ topic: DeviceTopic, in messages: inout [OutboxMessage], _ make: () -> OutboxMessage) {
-        if configuration.deviceTopics.contains(topic) { messages.append(make()) }
+        if configuration.keeps(topic) { messages.append(make()) }
     }
 
     /// A new position with no change of presence: the state document follows it when the
     /// tracker's throttle allows (`trackerInterval`, `trackerDistance`), without a
     /// notification.
-    private mutating func followPosition(of device: String, at index: Dictionary<String, DeviceRecord>.Index, fences: DeviceFences, into effects: inout LaneEffects) {
+    private mutating func followPosition(of device: String, at index: Int, fences: DeviceFences, into effects: inout LaneEffects) {
         guard let interval = configuration.trackerInterval else { return }
         let (last, published) = withRecord(at: index) { ($0.state.lastFix, $0.published) }
         guard let fix = last else { return }
@@ -387,7 +406,7 @@ package struct LaneCore: Sendable {
     private func announceSharedPresence(
         of device: String, fences: DeviceFences, established: [String], into effects: inout LaneEffects
     ) {
-        guard configuration.deviceTopics.contains(.presence), let state = devices[device]?.state else { return }
+        guard configuration.keeps(.presence), let state = devices[device]?.state else { return }
         for set in fences.shared where set.fences.count <= configuration.announceLimit {
             for fence in set.fences
             where !state.fences.contains(where: { $0.fence == fence.identifier }) && !established.contains(fence.identifier) {
@@ -490,7 +509,7 @@ package struct LaneCore: Sendable {
         guard !deadlines.isEmpty else { return }
         let due = deadlines.filter { $0.value <= now }.map(\.key).sorted()
         for device in due {
-            guard let index = devices.index(forKey: device) else {
+            guard let index = devices.slot(of: device) else {
                 deadlines[device] = nil
                 continue
             }
@@ -508,8 +527,7 @@ package struct LaneCore: Sendable {
     private mutating func retime(with book: FenceBook) {
         let evaluator = configuration.evaluator
         deadlines = [:]
-        for index in devices.indices {
-            let device = devices.keys[index]
+        for (device, index) in devices.slotsByDevice {
             let deadline = withRecord(at: index) { record in
                 record.deadline = evaluator.nextDeadline(fences: book.deviceFences(of: device), state: record.state)
                 return record.deadline
@@ -528,7 +546,7 @@ package struct LaneCore: Sendable {
     /// (`PresenceMessages.lastValue`), so one the connection or a crash lost, or a broker
     /// that lost its retained messages, is put right.
     package mutating func republishAll() {
-        republishing = devices.keys.sorted()
+        republishing = devices.devices.sorted()
     }
 
     /// Republishes the retained topics of the next devices to republish after a
@@ -538,7 +556,7 @@ package struct LaneCore: Sendable {
     private mutating func republish(book: FenceBook, into effects: inout LaneEffects) {
         guard !republishing.isEmpty else { return }
         for device in republishing.suffix(Self.republishedPerTick) {
-            guard let index = devices.index(forKey: device) else { continue }
+            guard let index = devices.slot(of: device) else { continue }
             let state = withRecord(at: index) { $0.state }
             let fences = book.deviceFences(of: device)
             keep(.badge, in: &effects.direct) { configuration.messages.badge(state.badge, of: device) }

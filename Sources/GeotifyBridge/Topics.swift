@@ -17,20 +17,31 @@ package struct Topics: Sendable, Equatable {
         self.shard = (shard?.count ?? 1) > 1 ? shard : nil
     }
 
-    /// `levels` joined by `/`, made in one allocation: an interpolation such as
-    /// `"\(prefix)/event/\(device)"` guesses its length and grows its buffer (two or
-    /// three allocations for a topic), and a topic is made for every message published.
+    /// `levels` joined by `/`, made in one allocation and written in place: an
+    /// interpolation such as `"\(prefix)/event/\(device)"` guesses its length and grows
+    /// its buffer (two or three allocations for a topic), and appending level after level
+    /// to a reserved string goes through `String.append`'s checks each time (3 300
+    /// instructions for a presence topic against 1 400 copying the bytes, measured with
+    /// callgrind), and a topic is made for every message published.
     @inline(__always)
     package static func path(_ levels: String...) -> String {
         var length = max(0, levels.count - 1)
         for level in levels { length += level.utf8.count }
-        var path = ""
-        path.reserveCapacity(length)
-        for (position, level) in levels.enumerated() {
-            if position > 0 { path.append("/") }
-            path.append(level)
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var written = 0
+            for (position, level) in levels.enumerated() {
+                if position > 0 {
+                    buffer[written] = UInt8(ascii: "/")
+                    written += 1
+                }
+                var level = level
+                level.withUTF8 { bytes in
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[written..<(written + bytes.count)]).initialize(from: bytes)
+                    written += bytes.count
+                }
+            }
+            return written
         }
-        return path
     }
 
     /// Notifications of `device`: `geotify/event/<device>`.

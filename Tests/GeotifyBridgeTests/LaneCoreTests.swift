@@ -274,6 +274,35 @@ struct LaneCoreTests {
         #expect(effects.counters[.fixesDropped(.outOfOrder)] == 0)
     }
 
+    /// A device the lane does not keep yet takes its positions of one batch in timestamp
+    /// order too (the lane marks the devices it keeps as it decodes a batch, and
+    /// remembers the new ones apart).
+    @Test func aNewDevicesFixesOfOneBatchAreTakenInTimestampOrder() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let t = lane.now
+        let effects = lane.handle([
+            lane.ownTracksPosition("alice/phone", Self.home.0, Self.home.1, tst: t + 60),
+            lane.ownTracksPosition("alice/phone", Self.away.0, Self.away.1, tst: t),
+        ])
+        #expect(effects.counters[.fixesDropped(.outOfOrder)] == 0)
+        #expect(effects.events.map { $0["event"] as? String } == ["enter"], "away first (establishing), then home")
+    }
+
+    /// A device forgotten within a batch to make room gives its slot to the new device; a
+    /// position of its own later in the same batch is still its own, not the new one's.
+    @Test func aSlotFreedWithinABatchIsNotTakenForTheDeviceThatHadIt() throws {
+        var lane = try Self.fullLane(maximumDevices: 2)
+        _ = lane.ownTracks("a/1", 1, 1)
+        lane.now += 10
+        _ = lane.ownTracks("b/1", 1, 1)
+        lane.now += 4_000
+        let effects = lane.handle([lane.ownTracksPosition("c/1", 3, 3), lane.ownTracksPosition("a/1", 2, 2)])
+        #expect(effects.forgotten == ["a/1", "b/1"], "a/1 made room for c/1, then b/1 for a/1 again")
+        #expect(lane.core.state(of: "c/1")?.lastFix?.coordinate == Coordinate(latitude: 3, longitude: 3))
+        #expect(lane.core.state(of: "a/1")?.lastFix?.coordinate == Coordinate(latitude: 2, longitude: 2))
+        #expect(lane.core.deviceCount == 2)
+    }
+
     @Test func aDroppedFirstFixLeavesNoState() throws {
         var lane = try LaneFixture(fences: Self.fences)
         let effects = lane.ownTracks("carol/phone", 1, 1, tst: lane.now - 3 * 86_400)

@@ -34,13 +34,19 @@ struct LaneFixture {
 
     /// Hands the core one OwnTracks position of `device` and returns what followed.
     mutating func ownTracks(_ device: String, _ latitude: Double, _ longitude: Double, acc: Double? = 5, tst: Double? = nil) -> LaneEffects {
+        handle([ownTracksPosition(device, latitude, longitude, acc: acc, tst: tst)])
+    }
+
+    /// An OwnTracks position of `device` as the router hands it to a lane (at `tst`, by
+    /// default now), for a batch of several.
+    func ownTracksPosition(_ device: String, _ latitude: Double, _ longitude: Double, acc: Double? = 5, tst: Double? = nil) -> Inbound {
         var object = JSONObject()
         object["_type"] = "location"
         object["lat"] = .number(latitude)
         object["lon"] = .number(longitude)
         object["tst"] = .number(tst ?? now)
         if let acc { object["acc"] = .number(acc) }
-        return handle([inbound(device, topic: "owntracks/\(device)", payload: JSONWriter().bytes(.object(object)), route: .location(.ownTracks))])
+        return inbound(device, topic: "owntracks/\(device)", payload: JSONWriter().bytes(.object(object)), route: .location(.ownTracks))
     }
 
     /// Hands the core one plain position of `device`.
