@@ -1,3 +1,5 @@
+import GeotifyCore
+
 /// The devices a lane keeps, by name, each record in a slot of its own that stays its
 /// own for as long as the device is kept (a slot freed by a device forgotten is given to
 /// the next new one).
@@ -8,7 +10,8 @@
 /// dictionary's index does not survive the insertion of a new device in between. A slot
 /// does: the first look-up's slot is the second's, checked by name, so each position
 /// hashes its device's name once, and the batch needs no set of the names it has seen
-/// (`markSeen`).
+/// (`markSeen`). Each slot also keeps the device's fences as the book in force gave
+/// them (`fences(at:in:)`), so a position does not look them up by name again.
 package struct DeviceTable: Sendable, Sequence {
     /// The slot of each device kept.
     private var slots: [String: Int] = [:]
@@ -19,6 +22,8 @@ package struct DeviceTable: Sendable, Sequence {
     private var names: [String?] = []
     /// The number of the batch that last saw each slot's device (`markSeen`).
     private var seenIn: [UInt64] = []
+    /// Each slot's device's fences, and the edition of the book they came from.
+    private var fences: [(DeviceFences, FenceBookEdition)?] = []
     /// The free slots.
     private var free: [Int] = []
 
@@ -65,6 +70,7 @@ package struct DeviceTable: Sendable, Sequence {
             } else if let slot = slots.removeValue(forKey: device) {
                 records[slot] = nil
                 names[slot] = nil
+                fences[slot] = nil
                 free.append(slot)
             }
         }
@@ -88,6 +94,7 @@ package struct DeviceTable: Sendable, Sequence {
             records.append(record)
             names.append(device)
             seenIn.append(0)
+            fences.append(nil)
         }
         slots[device] = slot
         return slot
@@ -99,6 +106,22 @@ package struct DeviceTable: Sendable, Sequence {
         if seenIn[slot] == batch { return true }
         seenIn[slot] = batch
         return false
+    }
+
+    /// The fences of the device in `slot` in `book`: those kept for the slot when they
+    /// came from this edition of the book, else looked up by name (and kept).
+    package mutating func fences(at slot: Int, in book: FenceBook) -> DeviceFences {
+        if let (kept, edition) = fences[slot], edition.isSame(as: book.edition) { return kept }
+        guard let device = names[slot] else { preconditionFailure("DeviceTable: slot \(slot) is free") }
+        let found = book.deviceFences(of: device)
+        fences[slot] = (found, book.edition)
+        return found
+    }
+
+    /// Lets go of every slot's fences: once another book is in force they are looked up
+    /// again anyway, and an earlier book's need not stay in memory until then.
+    package mutating func forgetFences() {
+        for slot in fences.indices { fences[slot] = nil }
     }
 
     /// Every device kept with its record, in no particular order.

@@ -195,7 +195,7 @@ package struct LaneCore: Sendable {
             }
             index = devices.insert(DeviceRecord(state: DeviceState(), lastSeen: arrival), for: device)
         }
-        let fences = book.deviceFences(of: device)
+        let fences = devices.fences(at: index, in: book)
         let evaluator = configuration.evaluator
         let revision = book.revision
         let (before, evaluation) = withRecord(at: index) { record in
@@ -505,6 +505,7 @@ package struct LaneCore: Sendable {
         if !book.edition.isSame(as: timedEdition) {
             retime(with: book)
             timedEdition = book.edition
+            devices.forgetFences()
         }
         guard !deadlines.isEmpty else { return }
         let due = deadlines.filter { $0.value <= now }.map(\.key).sorted()

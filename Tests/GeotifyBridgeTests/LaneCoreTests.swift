@@ -303,6 +303,22 @@ struct LaneCoreTests {
         #expect(lane.core.deviceCount == 2)
     }
 
+    /// A fence moved in the fence file counts where it now is from the device's next fix
+    /// on, with no tick in between: the fences a lane keeps for a device are those of the
+    /// book in force.
+    @Test func aFenceMovedInTheFileCountsFromTheNextFix() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        #expect(lane.core.state(of: "alice/phone")?.isInside("home") == false)
+        lane.now += 60
+        let moved = Self.fences.replacingOccurrences(
+            of: #""latitude": 52.52, "longitude": 13.405"#, with: #""latitude": \#(Self.away.0), "longitude": \#(Self.away.1)"#)
+        #expect(moved != Self.fences)
+        try lane.edit(moved)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        #expect(lane.core.state(of: "alice/phone")?.isInside("home") == true)
+    }
+
     @Test func aDroppedFirstFixLeavesNoState() throws {
         var lane = try LaneFixture(fences: Self.fences)
         let effects = lane.ownTracks("carol/phone", 1, 1, tst: lane.now - 3 * 86_400)
