@@ -10,12 +10,13 @@ struct JSONObjectWriterTests {
     enum Member {
         case string(String)
         case number(Double)
-        case objects([[(String, Member)]])
+        case objects([[(StaticString, Member)]])
     }
 
-    static func tree(_ members: [(String, Member)]) -> JSON {
+    static func tree(_ members: [(StaticString, Member)]) -> JSON {
         var object = JSONObject()
-        for (key, member) in members {
+        for (literal, member) in members {
+            let key = literal.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
             switch member {
             case .string(let text): object[key] = .string(text)
             case .number(let number): object[key] = .number(number)
@@ -25,7 +26,7 @@ struct JSONObjectWriterTests {
         return .object(object)
     }
 
-    static func written(_ members: [(String, Member)], into writer: inout JSONObjectWriter) {
+    static func written(_ members: [(StaticString, Member)], into writer: inout JSONObjectWriter) {
         for (key, member) in members {
             switch member {
             case .string(let text): writer.string(key, text)
@@ -36,6 +37,9 @@ struct JSONObjectWriterTests {
     }
 
     static let texts = ["", "alice/phone", "Caf\u{E9} \u{1F3E0}", "quote \" backslash \\ newline \n tab \t", "\u{1}\u{1F}", "home"]
+    /// Keys as the messages' code writes them, literals (none JSON must escape), one for
+    /// each member an object may have here.
+    static let keys: [StaticString] = ["device", "lat", "Caf\u{E9} \u{1F3E0}", "", "event_type", "a b/c", "_type"]
     static let numbers: [Double] = [0, -0.0, 3, -12, 52.520008, 13.404954, 1_700_000_060, 1e15, 1e16, 0.1, .nan, .infinity, 1e-7]
 
     static func member(_ generator: inout some RandomNumberGenerator, depth: Int) -> Member {
@@ -49,9 +53,9 @@ struct JSONObjectWriterTests {
         }
     }
 
-    static func object(_ generator: inout some RandomNumberGenerator, depth: Int) -> [(String, Member)] {
-        (0..<Int.random(in: 0...6, using: &generator)).map { index in
-            ("\(texts.randomElement(using: &generator)!)\(index)", member(&generator, depth: depth))
+    static func object(_ generator: inout some RandomNumberGenerator, depth: Int) -> [(StaticString, Member)] {
+        keys.shuffled(using: &generator).prefix(Int.random(in: 0...keys.count, using: &generator)).map { key in
+            (key, member(&generator, depth: depth))
         }
     }
 
