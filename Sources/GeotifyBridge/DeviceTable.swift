@@ -32,9 +32,6 @@ package struct DeviceTable: Sendable, Sequence {
     /// How many devices are kept.
     package var count: Int { slots.count }
 
-    /// The devices kept, in no particular order.
-    package var devices: Dictionary<String, Int>.Keys { slots.keys }
-
     /// The slot of `device`, nil when it is not kept.
     package func slot(of device: String) -> Int? {
         slots[device]

@@ -547,7 +547,7 @@ package struct LaneCore: Sendable {
     /// (`PresenceMessages.lastValue`), so one the connection or a crash lost, or a broker
     /// that lost its retained messages, is put right.
     package mutating func republishAll() {
-        republishing = devices.devices.sorted()
+        republishing = devices.slotsByDevice.keys.sorted()
     }
 
     /// Republishes the retained topics of the next devices to republish after a

@@ -7,8 +7,8 @@
 ///
 /// The caller adds each key once, as `JSONObject` would keep it once. Keys are literals
 /// of the code that writes the message (`StaticString`), written as they are: a key that
-/// JSON would have to escape (a quote, a backslash, a control character) stops a debug
-/// build. Every message built writes a dozen keys, and scanning each for escapes through
+/// JSON would have to escape (a quote, a backslash, a control character) traps in a
+/// debug build. Every message built writes a dozen keys, and scanning each for escapes through
 /// `String`'s UTF-8 was a twentieth of the lane's instructions.
 package struct JSONObjectWriter: Sendable {
     private var out: [UInt8]

@@ -60,11 +60,6 @@ public struct JSONParser: Sendable {
         /// One bit for each name's summary: most members of a message are not kept, and
         /// most of those are told so by this word alone.
         private let filter: UInt64
-        /// For each bit of `filter`, the first name with that bit (-1: none), and for each
-        /// name the next one with its bit (-1: none): a look-up compares the names of its
-        /// bit only, where going through every name took a tenth of a position's scan.
-        private let firstWithBit: [Int]
-        private let nextWithBit: [Int]
 
         /// The set of `names`.
         public init(_ names: [String]) {
@@ -73,31 +68,18 @@ public struct JSONParser: Sendable {
             var spans: [Range<Int>] = []
             var summaries: [UInt64] = []
             var filter: UInt64 = 0
-            var firstWithBit = [Int](repeating: -1, count: 64)
-            var lastWithBit = [Int](repeating: -1, count: 64)
-            var nextWithBit: [Int] = []
-            for (index, name) in names.enumerated() {
+            for name in names {
                 let start = utf8.count
                 utf8.append(contentsOf: name.utf8)
                 spans.append(start..<utf8.count)
                 let summary = utf8.withUnsafeBufferPointer { Self.summary(UnsafeBufferPointer(rebasing: $0[start...])) }
                 summaries.append(summary)
                 filter |= Self.bit(summary)
-                let position = Self.bitPosition(summary)
-                nextWithBit.append(-1)
-                if lastWithBit[position] < 0 {
-                    firstWithBit[position] = index
-                } else {
-                    nextWithBit[lastWithBit[position]] = index
-                }
-                lastWithBit[position] = index
             }
             self.utf8 = utf8
             self.spans = spans
             self.summaries = summaries
             self.filter = filter
-            self.firstWithBit = firstWithBit
-            self.nextWithBit = nextWithBit
         }
 
         /// No names: objects skipped as a whole.
@@ -113,20 +95,14 @@ public struct JSONParser: Sendable {
             return UInt64(truncatingIfNeeded: name.count) &<< 16 | UInt64(first) &<< 8 | UInt64(last)
         }
 
-        /// The bit of a 64-bit filter that stands for `summary`.
+        /// The bit of a 64-bit filter that stands for `summary`: the top six bits of a
+        /// multiplicative hash pick it. (The shift binds tighter than the product in Swift:
+        /// without the parentheses the product was by the constant's top six bits, and the
+        /// bit came from a name's last byte alone, so most names of a location message
+        /// shared their bit with another.)
         @inline(__always)
         static func bit(_ summary: UInt64) -> UInt64 {
-            1 &<< bitPosition(summary)
-        }
-
-        /// Which of a 64-bit filter's bits stands for `summary` (0 to 63): the top six bits
-        /// of a multiplicative hash. (The shift binds tighter than the product in Swift:
-        /// without the parentheses the product was by the constant's top six bits, and the
-        /// filter's bit, six bits of that, came from a name's last byte alone, so most
-        /// names of a location message shared their bit with another.)
-        @inline(__always)
-        static func bitPosition(_ summary: UInt64) -> Int {
-            Int(truncatingIfNeeded: (summary &* 0x9E37_79B9_7F4A_7C15) &>> 58)
+            1 &<< ((summary &* 0x9E37_79B9_7F4A_7C15) &>> 58)
         }
 
         /// The position in `names` of the name whose UTF-8 is `name`: a kept member's key
@@ -138,26 +114,17 @@ public struct JSONParser: Sendable {
         /// `slot(_:)` for a name whose `summary` is known.
         @inline(__always)
         func slot(_ name: UnsafeBufferPointer<UInt8>, summary: UInt64) -> Int? {
-            let position = Self.bitPosition(summary)
-            guard filter & (1 &<< position) != 0 else { return nil }
+            guard filter & Self.bit(summary) != 0 else { return nil }
             return utf8.withUnsafeBufferPointer { utf8 in
                 summaries.withUnsafeBufferPointer { summaries in
                     spans.withUnsafeBufferPointer { spans in
-                        nextWithBit.withUnsafeBufferPointer { nextWithBit in
-                            // The names of this bit, first to last: the first that matches
-                            // is the first in `names`, as a search through all of them finds.
-                            var index = firstWithBit[position]
-                            while index >= 0 {
-                                if summaries[index] == summary {
-                                    let start = spans[index].lowerBound
-                                    var offset = 0
-                                    while offset < name.count && utf8[start + offset] == name[offset] { offset += 1 }
-                                    if offset == name.count { return index }
-                                }
-                                index = nextWithBit[index]
-                            }
-                            return nil
+                        for index in summaries.indices where summaries[index] == summary {
+                            let start = spans[index].lowerBound
+                            var offset = 0
+                            while offset < name.count && utf8[start + offset] == name[offset] { offset += 1 }
+                            if offset == name.count { return index }
                         }
+                        return nil
                     }
                 }
             }

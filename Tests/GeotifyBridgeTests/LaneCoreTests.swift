@@ -291,11 +291,7 @@ struct LaneCoreTests {
     /// A device forgotten within a batch to make room gives its slot to the new device; a
     /// position of its own later in the same batch is still its own, not the new one's.
     @Test func aSlotFreedWithinABatchIsNotTakenForTheDeviceThatHadIt() throws {
-        var lane = try Self.fullLane(maximumDevices: 2)
-        _ = lane.ownTracks("a/1", 1, 1)
-        lane.now += 10
-        _ = lane.ownTracks("b/1", 1, 1)
-        lane.now += 4_000
+        var lane = try Self.fullLaneOfTwo(idleFor: 4_000)
         let effects = lane.handle([lane.ownTracksPosition("c/1", 3, 3), lane.ownTracksPosition("a/1", 2, 2)])
         #expect(effects.forgotten == ["a/1", "b/1"], "a/1 made room for c/1, then b/1 for a/1 again")
         #expect(lane.core.state(of: "c/1")?.lastFix?.coordinate == Coordinate(latitude: 3, longitude: 3))
@@ -389,6 +385,17 @@ struct LaneCoreTests {
         #expect(lane.ownTracks("alice/phone", 1, 1).counters[.fixesEvaluated] == 1, "devices in the fence file are always admitted")
     }
 
+    /// A full lane of two (`fullLane(maximumDevices: 2)`): `a/1`, then ten seconds later
+    /// `b/1`, with the clock `idle` seconds after `b/1`'s position.
+    static func fullLaneOfTwo(idleFor idle: Double) throws -> LaneFixture {
+        var lane = try fullLane(maximumDevices: 2)
+        _ = lane.ownTracks("a/1", 1, 1)
+        lane.now += 10
+        _ = lane.ownTracks("b/1", 1, 1)
+        lane.now += idle
+        return lane
+    }
+
     /// A lane of a bridge that keeps at most `maximumDevices` devices without fences and
     /// forgets one that sent nothing for an hour to make room for a new one.
     static func fullLane(maximumDevices: Int) throws -> LaneFixture {
@@ -416,11 +423,7 @@ struct LaneCoreTests {
     /// lane's devices each time: nobody can be idle before the oldest is. It looks again
     /// once that time comes, and when the fence file changes.
     @Test func aRefusedDeviceDoesNotMakeTheLaneLookForIdleDevicesAgainAndAgain() throws {
-        var lane = try Self.fullLane(maximumDevices: 2)
-        _ = lane.ownTracks("a/1", 1, 1)
-        lane.now += 10
-        _ = lane.ownTracks("b/1", 1, 1)
-        lane.now += 60
+        var lane = try Self.fullLaneOfTwo(idleFor: 60)
         for _ in 0..<5 {
             #expect(lane.ownTracks("mallory/x", 1, 1).counters[.errors(.tooManyDevices)] == 1)
             lane.now += 1
@@ -451,11 +454,7 @@ struct LaneCoreTests {
 
     /// Of several devices idle long enough, the one seen longest ago makes room.
     @Test func theDeviceSeenLongestAgoMakesRoom() throws {
-        var lane = try Self.fullLane(maximumDevices: 2)
-        _ = lane.ownTracks("a/1", 1, 1)
-        lane.now += 10
-        _ = lane.ownTracks("b/1", 1, 1)
-        lane.now += 4_000
+        var lane = try Self.fullLaneOfTwo(idleFor: 4_000)
         let admitted = lane.ownTracks("c/1", 1, 1)
         #expect(admitted.counters[.fixesEvaluated] == 1)
         #expect(admitted.forgotten == ["a/1"], "a/1 was seen 10 s before b/1")
