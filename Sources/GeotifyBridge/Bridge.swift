@@ -444,9 +444,14 @@ package final class Bridge: Sendable {
             fences: current.fences.book.fenceCount, pending: publisher.pending, counters: counters.snapshot, latency: latency.summary)
     }
 
-    private func handle(_ event: MQTTEvent) {
-        // Positions and commands, the bulk of the traffic, need only the routing.
-        if case .message(let message) = event, discovery?.birthTopic != message.topic {
+    /// What the client reports, on its network thread. The event is taken, not borrowed,
+    /// so a position's topic and payload move on to its lane's batch without a copy
+    /// (`__owned` with `if case`: a `consuming` parameter, or a `switch`, made the
+    /// optimizer copy the message out of the event and release the event after).
+    private func handle(_ event: __owned MQTTEvent) {
+        if case .message(let message) = event {
+            guard discovery?.birthTopic != message.topic else { return heard(birth: message) }
+            // Positions and commands, the bulk of the traffic, need only the routing.
             // Read field by field: `flatMap` would copy the whole `Running`.
             if let routing = running.withLock({ $0?.stopping == false ? $0?.routing : nil }) { route(message, routing) }
             return
@@ -460,15 +465,15 @@ package final class Bridge: Sendable {
             publisher.acknowledged(messageID)
             return
         }
+        handleOther(event)
+    }
+
+    /// The events other than positions, commands and acknowledgements.
+    private func handleOther(_ event: MQTTEvent) {
         guard let current = running.withLock({ $0 }) else { return }
         switch event {
         case .message(let message):
-            // Home Assistant's birth message.
-            guard !current.stopping else { return }
-            if message.payload == Array("online".utf8) {
-                logger.info("Home Assistant came online; announcing the devices again")
-                current.announcer.announceAll(current.fences.book)
-            }
+            heard(birth: message)
         case .caughtUp:
             submitRouted(current)
             let dropped = otherShards.exchange(0, ordering: .relaxed)
@@ -520,6 +525,15 @@ package final class Bridge: Sendable {
         }
     }
 
+    /// Home Assistant's birth message: announces the devices again when it says `online`.
+    private func heard(birth message: MQTTMessage) {
+        guard let current = running.withLock({ $0 }), !current.stopping else { return }
+        if message.payload == Array("online".utf8) {
+            logger.info("Home Assistant came online; announcing the devices again")
+            current.announcer.announceAll(current.fences.book)
+        }
+    }
+
     /// The messages routed since the last burst ended, by lane; only the network thread
     /// touches it.
     private let routed = Mutex<[[Inbound]]>([])
@@ -527,11 +541,15 @@ package final class Bridge: Sendable {
     private let otherShards = Atomic<Int>(0)
 
     /// Routes one message to its lane's next batch, or refuses it for its topic.
-    private func route(_ message: MQTTMessage, _ current: Routing) {
+    private func route(_ message: __owned MQTTMessage, _ current: Routing) {
         switch current.router.route(message, arrival: scheduler.now) {
         case .lane(let index, let inbound):
-            routed.withLock { batches in
+            // Moved into the batch through an optional the lock's closure empties: a
+            // closure can only copy what it captures as a constant.
+            var routed: Inbound? = inbound
+            self.routed.withLock { batches in
                 if batches.count != current.lanes.count { batches = Array(repeating: [], count: current.lanes.count) }
+                guard let inbound = routed.take() else { return }
                 batches[index].append(inbound)
                 if batches[index].count >= MessageRouter.batchLimit {
                     let batch = batches[index]
@@ -548,9 +566,9 @@ package final class Bridge: Sendable {
         case .unrouted:
             counters.add(.messagesReceived)
             counters.add(.messagesUnrouted)
-        case .refused(let error):
+        case .refused(let error, let topic):
             counters.add(.messagesReceived)
-            refuse(error, topic: message.topic)
+            refuse(error, topic: topic)
         }
     }
 

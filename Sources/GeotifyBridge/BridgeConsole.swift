@@ -68,9 +68,9 @@ final class BridgeConsole: ConsoleBackend {
             lanes[index].handle(inbound) { outcome in
                 if case .reply(let document) = outcome { reply(.object(document)) }
             }
-        case .refused(let error):
+        case .refused(let error, let topic):
             counters.add(.messagesReceived)
-            refuse(error, message.topic)
+            refuse(error, topic)
             reply(["ok": false, "error": ["code": .string(error.code.rawValue), "message": .string(error.message)]])
         case .otherShard, .unrouted, .occupancy:
             reply(["ok": false, "error": ["code": "invalid_device", "message": .string("no usable device \"\(device)\"")]])
@@ -91,7 +91,7 @@ final class BridgeConsole: ConsoleBackend {
                 case .accepted, .reply: reply(.success([]))
                 }
             }
-        case .refused(let error):
+        case .refused(let error, _):
             counters.add(.messagesReceived)
             refuse(error, topic)
             reply(.failure(ConsoleRefusal(error.code, error.message)))

@@ -22,8 +22,16 @@ package struct DeviceTable: Sendable, Sequence {
     private var names: [String?] = []
     /// The number of the batch that last saw each slot's device (`markSeen`).
     private var seenIn: [UInt64] = []
-    /// Each slot's device's fences, and the edition of the book they came from.
-    private var fences: [(DeviceFences, FenceBookEdition)?] = []
+    /// Each slot's device's fences, as the book in force when they were looked up gave
+    /// them.
+    private var fences: [DeviceFences?] = []
+    /// The number of the edition each slot's fences came from (`editionNumber` then).
+    private var fencesFrom: [Int] = []
+    /// The edition of the book the lane last looked fences up in, and its number here
+    /// (counted from 1). Each slot keeps the number rather than the edition, so a
+    /// position compares two integers instead of retaining and releasing the edition.
+    private var edition: FenceBookEdition?
+    private var editionNumber = 0
     /// The free slots.
     private var free: [Int] = []
 
@@ -92,6 +100,7 @@ package struct DeviceTable: Sendable, Sequence {
             names.append(device)
             seenIn.append(0)
             fences.append(nil)
+            fencesFrom.append(0)
         }
         slots[device] = slot
         return slot
@@ -108,10 +117,15 @@ package struct DeviceTable: Sendable, Sequence {
     /// The fences of the device in `slot` in `book`: those kept for the slot when they
     /// came from this edition of the book, else looked up by name (and kept).
     package mutating func fences(at slot: Int, in book: FenceBook) -> DeviceFences {
-        if let (kept, edition) = fences[slot], edition.isSame(as: book.edition) { return kept }
+        if edition?.isSame(as: book.edition) != true {
+            edition = book.edition
+            editionNumber += 1
+        }
+        if fencesFrom[slot] == editionNumber, let kept = fences[slot] { return kept }
         guard let device = names[slot] else { preconditionFailure("DeviceTable: slot \(slot) is free") }
         let found = book.deviceFences(of: device)
-        fences[slot] = (found, book.edition)
+        fences[slot] = found
+        fencesFrom[slot] = editionNumber
         return found
     }
 
@@ -119,6 +133,7 @@ package struct DeviceTable: Sendable, Sequence {
     /// again anyway, and an earlier book's need not stay in memory until then.
     package mutating func forgetFences() {
         for slot in fences.indices { fences[slot] = nil }
+        edition = nil
     }
 
     /// Every device kept with its record, in no particular order.

@@ -19,7 +19,7 @@ package struct MessageRouter: Sendable {
         /// An instance's part of a shared fence's occupancy (see `ShardOccupancy`).
         case occupancy(OccupancyPart)
         case unrouted
-        case refused(InputError)
+        case refused(InputError, topic: String)
     }
 
     /// The most messages handed to one lane in one go from the network thread.
@@ -50,16 +50,19 @@ package struct MessageRouter: Sendable {
         suffixes = shapes.contains { $0 == nil } ? nil : shapes.compactMap { $0 }
     }
 
-    /// Routes `message`, which arrived at `arrival` (seconds since 1970).
-    package func route(_ message: MQTTMessage, arrival: Double) -> Outcome {
-        if let shard, let suffixes, let hash = suffixes.lazy.compactMap({ $0.deviceHash(message.topic) }).first,
+    /// Routes `message`, which arrived at `arrival` (seconds since 1970). The message is
+    /// taken, not borrowed: a routed one's topic and payload move into its `Inbound`
+    /// rather than being copied (each copy retained and later released its strings and
+    /// arrays, for every position).
+    package func route(_ message: __owned MQTTMessage, arrival: Double) -> Outcome {
+        if let shard, let suffixes, let hash = Self.deviceHash(message.topic, suffixes),
            ShardAssignment.shard(ofHash: hash, among: shard.count) != shard.index {
             return .otherShard
         }
         var depth = 1
         for byte in message.topic.utf8 where byte == UInt8(ascii: "/") { depth += 1 }
         guard depth <= maximumTopicDepth else {
-            return .refused(InputError(.invalidTopic, "the topic has more than \(maximumTopicDepth) levels (maximumTopicDepth)"))
+            return .refused(InputError(.invalidTopic, "the topic has more than \(maximumTopicDepth) levels (maximumTopicDepth)"), topic: message.topic)
         }
         let route: Inbound.Route
         let device: String
@@ -76,11 +79,20 @@ package struct MessageRouter: Sendable {
         }
         if let shard, !shard.owns(device) { return .otherShard }
         if let problem = Identifier.problem(device: device) {
-            return .refused(InputError(.invalidTopic, "no usable device in the topic: \(problem)"))
+            return .refused(InputError(.invalidTopic, "no usable device in the topic: \(problem)"), topic: message.topic)
         }
         return .lane(
             MessageRouter.lane(of: device, among: laneCount),
             Inbound(route: route, device: device, message: message, arrival: arrival))
+    }
+
+    /// The device hash of `topic` by the first of `suffixes` it matches, nil when it
+    /// matches none.
+    private static func deviceHash(_ topic: String, _ suffixes: [DeviceSuffix]) -> UInt64? {
+        for suffix in suffixes {
+            if let hash = suffix.deviceHash(topic) { return hash }
+        }
+        return nil
     }
 
     /// The lane of `device`: a stable hash, so a device always lands on the same one.

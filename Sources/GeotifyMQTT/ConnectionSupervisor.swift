@@ -295,12 +295,17 @@ final class ConnectionSupervisor: @unchecked Sendable {
         // that a burst's first packet is taken whole too. Nothing at hand, the end of
         // the stream or an error: libmosquitto's read meets it next and says so.
         guard geotify_buffered_socket_pending() > 0 || geotify_buffered_socket_fill() > 0 else { return }
-        while packets < Self.burstLimit && geotify_buffered_socket_peek_publish(properties, &view) != 0 {
-            guard let message = MQTTEventRelay.message(view) else { return }
+        var taken = 0
+        while packets < Self.burstLimit && geotify_buffered_socket_peek_publish(properties, &view) != 0
+            && MQTTEventRelay.acceptsTopic(view) {
+            let message = MQTTEventRelay.message(view)
             geotify_buffered_socket_take_publish(&view)
-            relay.deliver(message)
+            if taken == 0 { relay.beginWhole() }
+            relay.deliverWhole(message)
+            taken += 1
             packets += 1
         }
+        if taken > 0 { relay.endWhole(taken) }
     }
 
     /// Whether the read buffer or the socket has something to read now (a poll that

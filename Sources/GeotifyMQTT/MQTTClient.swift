@@ -49,7 +49,7 @@ package final class MQTTClient: @unchecked Sendable {
     /// short (copy, enqueue), and do not call `start()` from it; `stop()` there only
     /// asks for the stop. Nothing connects until `start()`. Reconnect delays are timed by
     /// `scheduler` (the system's clock unless a test moves one by hand).
-    package convenience init(options: MQTTOptions, onEvent: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
+    package convenience init(options: MQTTOptions, onEvent: @escaping @Sendable (consuming MQTTEvent) -> Void) throws(MQTTError) {
         try self.init(options: options, scheduler: SystemScheduler(), onEvent: onEvent)
     }
 
@@ -59,7 +59,7 @@ package final class MQTTClient: @unchecked Sendable {
     /// (`BurstPacing`), unless `hurry` says the owner needs each burst's end at once.
     package init(
         options: MQTTOptions, scheduler: any Scheduler, hurry: (@Sendable () -> Bool)? = nil,
-        onEvent: @escaping @Sendable (MQTTEvent) -> Void
+        onEvent: @escaping @Sendable (consuming MQTTEvent) -> Void
     ) throws(MQTTError) {
         try MosquittoLibrary.ensureInitialised()
         try options.validate()

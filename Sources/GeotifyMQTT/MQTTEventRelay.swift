@@ -63,7 +63,7 @@ final class MQTTEventRelay: Sendable {
         var reason: String
     }
 
-    private let onEvent: @Sendable (MQTTEvent) -> Void
+    private let onEvent: @Sendable (consuming MQTTEvent) -> Void
     private let protocolVersion: MQTTProtocolVersion
     private let clientID: String
     private let state: Mutex<State>
@@ -71,7 +71,7 @@ final class MQTTEventRelay: Sendable {
     /// how the loop tells how many packets one `mosquitto_loop_read` call read.
     private let packets = Atomic<Int>(0)
     /// How many of those messages the network loop read whole out of the read buffer
-    /// itself (`deliver(_:)`), not through libmosquitto.
+    /// itself (`beginWhole()`), not through libmosquitto.
     private let wholeMessages = Atomic<Int>(0)
 
     /// A relay for a client with `clientID` speaking `protocolVersion`; a connection the
@@ -79,7 +79,7 @@ final class MQTTEventRelay: Sendable {
     /// session taken over (see `SessionTakeover`).
     init(
         protocolVersion: MQTTProtocolVersion, clientID: String, shortConnection: Double,
-        onEvent: @escaping @Sendable (MQTTEvent) -> Void
+        onEvent: @escaping @Sendable (consuming MQTTEvent) -> Void
     ) {
         self.protocolVersion = protocolVersion
         self.clientID = clientID
@@ -290,7 +290,7 @@ final class MQTTEventRelay: Sendable {
     /// Hands `event` to the owner, after a `.connected` still waiting
     /// (`State.pendingConnected`), noting this thread as the one calling back meanwhile.
     /// One lock before and one after, as every message and acknowledgement comes here.
-    private func deliver(_ event: MQTTEvent, connected: Bool? = nil, message: Bool = false) {
+    private func deliver(_ event: consuming MQTTEvent, connected: Bool? = nil, message: Bool = false) {
         let pending = state.withLock { state -> Bool? in
             defer { state.pendingConnected = nil }
             state.callbackThread = pthread_self()
@@ -306,28 +306,53 @@ final class MQTTEventRelay: Sendable {
         state.withLock { $0.callbackThread = nil }
     }
 
-    /// Hands the owner a QoS 0 message the network loop read itself
-    /// (`ConnectionSupervisor.takeWholePublishes`), as libmosquitto's callback would.
-    func deliver(_ message: MQTTMessage) {
-        wholeMessages.add(1, ordering: .relaxed)
-        deliver(.message(message), message: true)
+    /// Begins handing the owner QoS 0 messages the network loop reads itself
+    /// (`ConnectionSupervisor.takeWholePublishes`), as libmosquitto's callback would:
+    /// `deliverWhole(_:)` for each, then `endWhole(_:)` with how many. The thread counts
+    /// as calling back from the first to the last, with one lock before and one after
+    /// rather than two for each message (a burst holds up to
+    /// `ConnectionSupervisor.burstLimit`).
+    func beginWhole() {
+        let pending = state.withLock { state -> Bool? in
+            defer { state.pendingConnected = nil }
+            state.callbackThread = pthread_self()
+            state.messagesSinceCaughtUp = true
+            return state.pendingConnected
+        }
+        if let pending { onEvent(.connected(sessionPresent: pending)) }
+    }
+
+    /// Hands the owner one message between `beginWhole()` and `endWhole(_:)`. Taken,
+    /// not borrowed, so it moves on to the owner without a copy.
+    func deliverWhole(_ message: __owned MQTTMessage) {
+        onEvent(.message(message))
+    }
+
+    /// Ends what `beginWhole()` began, after `count` messages.
+    func endWhole(_ count: Int) {
+        packets.add(count, ordering: .relaxed)
+        wholeMessages.add(count, ordering: .relaxed)
+        state.withLock { $0.callbackThread = nil }
     }
 
     /// How many messages the network loop read whole itself so far.
     var messagesReadWhole: Int { wholeMessages.load(ordering: .relaxed) }
 
-    /// The message of a whole QoS 0 PUBLISH packet in the read buffer, copied out of it,
-    /// or nil when libmosquitto would refuse its topic (not UTF-8 by MQTT's rules, which
-    /// also bar U+0000): that packet is left for libmosquitto to read and refuse.
-    static func message(_ view: geotify_publish_view) -> MQTTMessage? {
-        guard let topic = view.topic, view.topic_length <= 65_535,
-              mosquitto_validate_utf8(UnsafeRawPointer(topic).assumingMemoryBound(to: CChar.self), Int32(view.topic_length))
-                == MOSQ_ERR_SUCCESS.rawValue
-        else { return nil }
+    /// Whether libmosquitto would take the topic of the whole QoS 0 PUBLISH packet
+    /// `view` shows: UTF-8 by MQTT's rules, which also bar U+0000. A packet it would
+    /// refuse is left for libmosquitto to read and refuse.
+    static func acceptsTopic(_ view: geotify_publish_view) -> Bool {
+        guard let topic = view.topic, view.topic_length <= 65_535 else { return false }
+        return mosquitto_validate_utf8(UnsafeRawPointer(topic).assumingMemoryBound(to: CChar.self), Int32(view.topic_length))
+            == MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// The message of a whole QoS 0 PUBLISH packet in the read buffer whose topic
+    /// `acceptsTopic`, copied out of the buffer.
+    static func message(_ view: geotify_publish_view) -> MQTTMessage {
+        let topic = UnsafeBufferPointer(start: view.topic, count: view.topic_length)
         let payload = view.payload_length > 0 ? Array(UnsafeBufferPointer(start: view.payload, count: view.payload_length)) : []
-        return MQTTMessage(
-            topic: String(decoding: UnsafeBufferPointer(start: topic, count: view.topic_length), as: UTF8.self),
-            payload: payload, qos: 0, retain: view.retain != 0)
+        return MQTTMessage(topic: String(decoding: topic, as: UTF8.self), payload: payload, qos: 0, retain: view.retain != 0)
     }
 
     /// Copies a message libmosquitto is about to free, with its Response Topic and
