@@ -1,4 +1,9 @@
 import CMosquitto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Checks of topic names and subscription filters before they reach libmosquitto, so a
 /// bad one gets an error that says what is wrong with it.
@@ -33,11 +38,22 @@ enum MQTTTopic {
         guard !text.isEmpty else {
             throw .invalid(operation(), "the \(kind) is empty")
         }
-        guard !text.utf8.contains(0) else {
+        guard !hasNUL(text) else {
             throw .invalid(operation(), "the \(kind) \"\(text)\" contains a NUL character")
         }
         guard text.utf8.count <= maximumLength else {
             throw .invalid(operation(), "the \(kind) is \(text.utf8.count) bytes long; MQTT allows \(maximumLength)")
         }
+    }
+
+    /// Whether `text` holds a NUL byte: one `memchr` over the string's bytes where they
+    /// lie in one piece (the generic `contains` stepped through the UTF-8 view byte by
+    /// byte, on every publish).
+    static func hasNUL(_ text: String) -> Bool {
+        let found = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, 0, bytes.count) != nil
+        }
+        return found ?? text.utf8.contains(0)
     }
 }
