@@ -59,9 +59,7 @@ package struct MessageRouter: Sendable {
            ShardAssignment.shard(ofHash: hash, among: shard.count) != shard.index {
             return .otherShard
         }
-        var depth = 1
-        for byte in message.topic.utf8 where byte == UInt8(ascii: "/") { depth += 1 }
-        guard depth <= maximumTopicDepth else {
+        guard Self.levels(of: message.topic) <= maximumTopicDepth else {
             return .refused(InputError(.invalidTopic, "the topic has more than \(maximumTopicDepth) levels (maximumTopicDepth)"), topic: message.topic)
         }
         let route: Inbound.Route
@@ -84,6 +82,16 @@ package struct MessageRouter: Sendable {
         return .lane(
             MessageRouter.lane(of: device, among: laneCount),
             Inbound(route: route, device: device, message: message, arrival: arrival))
+    }
+
+    /// How many levels `topic` has: one more than its slashes, counted over its bytes
+    /// where they lie in one piece (iterating the UTF-8 view went through its generic
+    /// iterator, about 1 % of the bridge's CPU under position traffic).
+    static func levels(of topic: String) -> Int {
+        let slashes = topic.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
+        } ?? topic.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
+        return slashes + 1
     }
 
     /// The device hash of `topic` by the first of `suffixes` it matches, nil when it

@@ -37,6 +37,22 @@ struct BridgeClockTests {
         #expect(statistics(harness) == 2)
     }
 
+    /// The messages of one burst count as arrived when its first did (the clock is read
+    /// once a burst): the next burst reads it again. A position timed an hour after the
+    /// first, sent once the clock has moved on an hour, is on time, not from the future.
+    @Test func eachBurstReadsTheClockAgain() throws {
+        let start = Date().timeIntervalSince1970.rounded()
+        let clock = ManualScheduler(now: start)
+        let harness = try BridgeHarness(clock: clock) { $0.acceptance.maximumFutureSkew = 60 }
+        try harness.observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":1,"lon":2,"tst":\#(Int(start))}"#)
+        try settle(harness)
+        clock.advance(by: 3_600)
+        try harness.observer.publish("owntracks/alice/phone", #"{"_type":"location","lat":1,"lon":2.001,"tst":\#(Int(start) + 3_600)}"#)
+        try settle(harness)
+        #expect(harness.bridge?.counters.value(.fixesEvaluated) == 2)
+        #expect(harness.bridge?.counters.value(.fixesDropped(.future)) == 0)
+    }
+
     @Test func aQuickStopAndStartLeavesOneHousekeeping() throws {
         let clock = ManualScheduler(now: Date().timeIntervalSince1970)
         let harness = try BridgeHarness(clock: clock) { $0.statsInterval = 10 }
