@@ -115,6 +115,28 @@ struct CleanStopTests {
     /// timed on the monotonic clock (the bridge's own clock here is a test's that never
     /// moves, and would keep it waiting for ever), says so, and still leaves `offline`
     /// to the subscribers once the broker reads again.
+    /// A bridge let go while it runs, in the middle of a burst of positions, stops at
+    /// once: its client's callbacks, which reach it without a reference of their own,
+    /// are ignored from then on and waited for, and the connection ends so that the
+    /// broker publishes the will (`offline`).
+    @Test func aBridgeLetGoWhileRunningStopsAndLeavesItsWill() throws {
+        let broker = try TestBroker()
+        defer { broker.kill() }
+        let under = try BridgeUnderTest(port: broker.port, clientID: "geotify-let-go")
+        let observer = try BrokerObserver(port: broker.port, subscribe: ["geotify/status"])
+        var bridge: Bridge? = Bridge(settings: under.settings, logger: Logger(level: .error, sink: { _ in }), scheduler: SystemScheduler())
+        try bridge?.start()
+        #expect(waitUntil { observer.messages(under: "geotify/status").last?.text == "online" })
+        let tracker = try TestClient(port: broker.port)
+        let base = Int(Date().timeIntervalSince1970)
+        try tracker.publishAll((0..<2_000).map { index in
+            ("owntracks/walker/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"tst":\#(base + index)}"#)
+        })
+        bridge = nil
+        #expect(waitUntil { observer.messages(under: "geotify/status").last?.text == "offline" },
+                "\(observer.messages(under: "geotify/status").map(\.text))")
+    }
+
     @Test func aStopGivesUpWaitingForTheBrokerAfterItsTimeout() throws {
         let broker = try TestBroker()
         defer { broker.kill() }
