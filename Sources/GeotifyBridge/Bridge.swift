@@ -495,16 +495,14 @@ package final class Bridge: Sendable {
     private func handleOther(_ event: MQTTEvent) {
         guard let current = running.withLock({ $0 }) else { return }
         switch event {
-        case .message(let message):
-            heard(birth: message)
+        case .message, .published:
+            break // handled in `handle(_:)`, without `current`
         case .caughtUp:
             burstArrival.store(0, ordering: .relaxed)
             submitRouted(current)
             let dropped = otherShards.exchange(0, ordering: .relaxed)
             if dropped > 0 { counters.add(.messagesOtherShards, dropped) }
             publisher.pump()
-        case .published:
-            break // acknowledged above, without `current`
         case .connected(let sessionPresent):
             running.withLock { $0?.connectedOnce = true }
             logger.info("connected to \(settings.broker) (session \(sessionPresent ? "resumed" : "new"))")
@@ -581,10 +579,10 @@ package final class Bridge: Sendable {
         case .lane(let index, let inbound):
             // Moved into the batch through an optional the lock's closure empties: a
             // closure can only copy what it captures as a constant.
-            var routed: Inbound? = inbound
-            self.routed.withLock { batches in
+            var moving: Inbound? = inbound
+            routed.withLock { batches in
                 if batches.count != current.lanes.count { batches = Array(repeating: [], count: current.lanes.count) }
-                guard let inbound = routed.take() else { return }
+                guard let inbound = moving.take() else { return }
                 batches[index].append(inbound)
                 if batches[index].count >= MessageRouter.batchLimit {
                     let batch = batches[index]

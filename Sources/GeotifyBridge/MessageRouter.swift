@@ -84,14 +84,12 @@ package struct MessageRouter: Sendable {
             Inbound(route: route, device: device, message: message, arrival: arrival))
     }
 
-    /// How many levels `topic` has: one more than its slashes, counted over its bytes
-    /// where they lie in one piece (iterating the UTF-8 view went through its generic
-    /// iterator, about 1 % of the bridge's CPU under position traffic).
+    /// How many levels `topic` has: one more than its slashes, counted over the string's
+    /// own UTF-8 (iterating the UTF-8 view went through its generic iterator, about 1 %
+    /// of the bridge's CPU under position traffic).
     static func levels(of topic: String) -> Int {
-        let slashes = topic.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
-        } ?? topic.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
-        return slashes + 1
+        var topic = topic
+        return topic.withUTF8 { bytes in bytes.reduce(1) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) } }
     }
 
     /// The device hash of `topic` by the first of `suffixes` it matches, nil when it

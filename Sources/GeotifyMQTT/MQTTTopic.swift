@@ -46,14 +46,13 @@ enum MQTTTopic {
         }
     }
 
-    /// Whether `text` holds a NUL byte: one `memchr` over the string's bytes where they
-    /// lie in one piece (the generic `contains` stepped through the UTF-8 view byte by
-    /// byte, on every publish).
+    /// Whether `text` holds a NUL byte: one `memchr` over the string's own UTF-8 (the
+    /// UTF-8 view's `contains` stepped through it byte by byte, on every publish).
     static func hasNUL(_ text: String) -> Bool {
-        let found = text.utf8.withContiguousStorageIfAvailable { bytes in
+        var text = text
+        return text.withUTF8 { bytes in
             guard let base = bytes.baseAddress else { return false }
             return memchr(base, 0, bytes.count) != nil
         }
-        return found ?? text.utf8.contains(0)
     }
 }

@@ -1,8 +1,8 @@
 @testable import GeotifyBridge
 import Testing
 
-/// The router's reading of a topic's shape, on strings of each representation (small
-/// ones held inline, long native ones).
+/// The router's reading of a topic's shape, on strings held inline (up to 15 bytes) and
+/// on the heap.
 @Suite("Message router")
 struct MessageRouterTests {
     @Test func aTopicsLevelsAreItsSlashesAndOne() {
