@@ -245,17 +245,19 @@ package struct LaneCore: Sendable {
         var mustSave: Bool
     }
 
-    /// What of a device's state a restart needs, to tell whether an evaluation changed it.
+    /// What of a device's state a restart needs, to tell whether an evaluation changed
+    /// it: its scalars, as they were. Whether its fence entries changed the evaluation
+    /// says (`Evaluation.changedFences`), so they are not copied: a copy retains their
+    /// storage, an atomic write to a line that is out of the cache for a device not seen
+    /// lately, and makes the evaluation's first write to them copy the whole list.
     private struct Persisted {
         var badge: Int
         var revision: Int?
-        var fences: [FenceState]
         var fixTime: Double?
 
         init(_ state: DeviceState) {
             badge = state.badge
             revision = state.revision
-            fences = state.fences
             fixTime = state.lastFix?.timestamp
         }
     }
@@ -275,7 +277,7 @@ package struct LaneCore: Sendable {
             let deadlineChanged = deadline != record.deadline
             record.deadline = deadline
             let state = record.state
-            let mustSave = isNew || state.badge != before.badge || state.revision != before.revision || state.fences != before.fences
+            let mustSave = isNew || evaluation.changedFences || state.badge != before.badge || state.revision != before.revision
             if mustSave {
                 record.unsavedFix = false
             } else if state.lastFix?.timestamp != before.fixTime {

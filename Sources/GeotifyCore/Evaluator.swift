@@ -111,6 +111,7 @@ public struct Evaluator: Sendable {
             } else {
                 if state.fences[position].inside { evaluation.forgotten.append(identifier) }
                 state.fences.remove(at: position)
+                evaluation.changedFences = true
             }
             // Observing a tracked fence keeps its entry in place or removes it.
             if state.fences.count == count { position += 1 }
@@ -277,7 +278,7 @@ public struct Evaluator: Sendable {
         if !state.hasSeen(addedRevision: addedRevision) {
             let identifier = identifier()
             let unknown = FenceState(fence: identifier, inside: false, since: fix.timestamp, established: false)
-            store(unknown, at: index, state: &state)
+            store(unknown, at: index, state: &state, into: &evaluation)
             index = state.fences.firstIndex { $0.fence == identifier }
         }
         guard index != nil || near else { return }
@@ -305,7 +306,7 @@ public struct Evaluator: Sendable {
         } else if entry.pending?.inside != observed {
             entry.pending = PendingChange(inside: observed, coordinate: fix.coordinate, accuracy: fix.accuracy, timestamp: fix.timestamp)
         }
-        store(entry, at: index, state: &state)
+        store(entry, at: index, state: &state, into: &evaluation)
     }
 
     /// The first confident observation of a fence by a device: sets the relation with no
@@ -360,7 +361,7 @@ public struct Evaluator: Sendable {
                     timestamp: entry.since + dwell)
                 record(Transition(fence: fence, kind: .dwell, fix: fix), state: &state, into: &evaluation)
             }
-            store(entry, at: index, state: &state)
+            store(entry, at: index, state: &state, into: &evaluation)
         }
     }
 
@@ -374,18 +375,25 @@ public struct Evaluator: Sendable {
     }
 
     /// Puts `entry` back into the device state (at `index` when it was there), dropping
-    /// it when it says nothing beyond "outside, settled" and keeping the list sorted.
-    private func store(_ entry: FenceState, at index: Int?, state: inout DeviceState) {
+    /// it when it says nothing beyond "outside, settled" and keeping the list sorted;
+    /// notes in `evaluation` when that changed the entries (an entry put back as it was
+    /// changes nothing).
+    private func store(_ entry: FenceState, at index: Int?, state: inout DeviceState, into evaluation: inout Evaluation) {
         if let index {
             if entry.isSettledOutside {
                 state.fences.remove(at: index)
-            } else {
+            } else if state.fences[index] != entry {
                 state.fences[index] = entry
+            } else {
+                return
             }
         } else if !entry.isSettledOutside {
             let position = state.fences.firstIndex { $0.fence > entry.fence } ?? state.fences.endIndex
             state.fences.insert(entry, at: position)
+        } else {
+            return
         }
+        evaluation.changedFences = true
     }
 
     // MARK: Shared fences
