@@ -246,8 +246,8 @@ package struct LaneCore: Sendable {
     }
 
     /// What of a device's state a restart needs, to tell whether an evaluation changed
-    /// it: its scalars, as they were. Whether its fence entries changed the evaluation
-    /// says (`Evaluation.changedFences`), so they are not copied: a copy retains their
+    /// it: its scalars, as they were. The evaluation says whether the fence entries
+    /// changed (`Evaluation.changedFences`), so they are not copied: a copy retains their
     /// storage, an atomic write to a line that is out of the cache for a device not seen
     /// lately, and makes the evaluation's first write to them copy the whole list.
     private struct Persisted {

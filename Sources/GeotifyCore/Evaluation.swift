@@ -27,12 +27,12 @@ public struct Evaluation: Sendable, Equatable {
     public var established: [String]
     /// Whether the evaluation wrote the device's fence entries (`DeviceState.fences`):
     /// entered, left, a change became pending or was dropped, an entry was added or
-    /// forgotten. Always true when they changed; false means they are as they were (true
-    /// with no net change only for an entry added and dropped again within one fix, at a
-    /// new revision, when the state's revision changes anyway). A caller that persists
-    /// states tells from it whether a restart needs the new entries, without keeping a
-    /// copy of the old ones to compare, which would retain their storage, out of the
-    /// cache for a device not seen lately, on every fix.
+    /// forgotten. Always true when they changed; false means they are as they were. It
+    /// may be true with no net change, as when an entry for a fence new at this revision
+    /// is added and dropped again within the fix (the state's revision changes then
+    /// anyway). A caller that persists states tells from it whether a restart needs the
+    /// new entries, without keeping a copy of the old ones to compare, which would retain
+    /// their storage, out of the cache for a device not seen lately, on every fix.
     public var changedFences = false
 
     public init(
