@@ -5,7 +5,7 @@ import GeotifyMQTT
 /// one came and, while recording, how long each took from the send time embedded in it
 /// (its `"tst"`, wall-clock seconds written by the publishers in this process) to its
 /// arrival here. Messages on its kept topics (status, statistics) are not counted; the
-/// last one of each is kept.
+/// last one of each is kept, and while recording every one.
 final class ArrivalObserver: Sendable {
     private struct Record {
         var count = 0
@@ -16,6 +16,8 @@ final class ArrivalObserver: Sendable {
         /// When the last counted message arrived, on `BenchClock.now()`.
         var lastArrival: Double?
         var kept: [String: [UInt8]] = [:]
+        /// Every message on each kept topic since recording started.
+        var keptWhileRecording: [String: [[UInt8]]] = [:]
     }
 
     private let record: Locked<Record>
@@ -35,7 +37,10 @@ final class ArrivalObserver: Sendable {
                 let arrival = BenchClock.wall()
                 let monotonic = BenchClock.now()
                 if keptTopics.contains(message.topic) {
-                    record.withLock { $0.kept[message.topic] = message.payload }
+                    record.withLock { record in
+                        record.kept[message.topic] = message.payload
+                        if record.recordingSince.isFinite { record.keptWhileRecording[message.topic, default: []].append(message.payload) }
+                    }
                     return
                 }
                 let sent = ArrivalObserver.sendTime(in: message.payload)
@@ -77,12 +82,19 @@ final class ArrivalObserver: Sendable {
         last(on: topic).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Starts timing messages sent from `wallTime` on, discarding earlier samples.
+    /// Starts timing messages sent from `wallTime` on, discarding earlier samples (and
+    /// the kept topics' messages kept while recording).
     func startRecording(since wallTime: Double) {
         record.withLock {
             $0.latencies.removeAll()
+            $0.keptWhileRecording.removeAll()
             $0.recordingSince = wallTime
         }
+    }
+
+    /// Every message on `topic` (a kept topic) that arrived while recording, in order.
+    func keptWhileRecording(on topic: String) -> [[UInt8]] {
+        record.withLock { $0.keptWhileRecording[topic] ?? [] }
     }
 
     /// Stops timing and returns the latencies recorded, in seconds.

@@ -167,6 +167,8 @@ struct SideBySideResult {
         timing["publisherLagSeconds"] = .number(latency.publisherLag)
         timing["brokerAloneP50Milliseconds"] = .number(brokerLatency.percentile(0.5) * 1_000)
         timing["brokerAloneP99Milliseconds"] = .number(brokerLatency.percentile(0.99) * 1_000)
+        timing["bridgeReportsP99Milliseconds"] = .array(latency.bridgeReports.map { .number($0.p99 * 1_000) })
+        timing["bridgeReportsMaxMilliseconds"] = .array(latency.bridgeReports.map { .number($0.maximum * 1_000) })
         timing["whileSending"] = SideBySideResult.json(latency.load)
         timing["brokerAloneWhileSending"] = SideBySideResult.json(brokerLatency.load)
         object["latency"] = .object(timing)

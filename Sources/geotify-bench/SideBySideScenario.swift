@@ -226,6 +226,11 @@ struct SideBySideScenario {
         /// What ran meanwhile, from the first timed message sent to the last (`Load`).
         var load: Load?
         var problems: [String]
+        /// The bridge's own latency, from a message's arrival to its commit, in each of
+        /// its statistics reports (every `GeotifyProcess.statsInterval`) while the timed
+        /// messages were sent and handled: what of the latency is the bridge's before
+        /// its publish goes back through the broker. Empty for the broker alone.
+        var bridgeReports: [LatencyHistogram.Summary] = []
 
         func percentile(_ fraction: Double) -> Double {
             let sorted = latencies.sorted()
@@ -236,7 +241,18 @@ struct SideBySideScenario {
         var summary: String {
             "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) timed of \(ResultRow.count(sent)) sent; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind"
                 + (load.map { "; while sending, " + $0.summary } ?? "")
+                + bridgeSummary
                 + (problems.isEmpty ? "" : "; PROBLEMS: " + problems.joined(separator: "; "))
+        }
+
+        /// The bridge's own arrival-to-commit latency over its reports, or nothing.
+        private var bridgeSummary: String {
+            guard !bridgeReports.isEmpty else { return "" }
+            let p99s = bridgeReports.map(\.p99).sorted()
+            return "; the bridge's own, arrival to commit, in its \(bridgeReports.count) reports: p99 median "
+                + "\(ResultRow.format(p99s[p99s.count / 2] * 1_000, .milliseconds)), highest "
+                + "\(ResultRow.format(p99s[p99s.count - 1] * 1_000, .milliseconds)), max "
+                + "\(ResultRow.format((bridgeReports.map(\.maximum).max() ?? 0) * 1_000, .milliseconds))"
         }
     }
 
@@ -280,7 +296,10 @@ struct SideBySideScenario {
         if !drain(count) { problems.append("not drained within 30 s") }
         let latencies = bridge.observer.stopRecording()
         if warm.failed + report.failed > 0 { problems.append("\(warm.failed + report.failed) publishes failed") }
-        return Latency(rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, load: load, problems: problems)
+        let reports = bridge.observer.keptWhileRecording(on: "geotify/stats").compactMap { try? StatsReport(parsing: $0).latency }
+        return Latency(
+            rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, load: load, problems: problems,
+            bridgeReports: reports)
     }
 
     /// Waits (at most 30 s) until the bridge's statistics say it has handled `handled`
