@@ -291,6 +291,15 @@ final class MQTTEventRelay: Sendable {
     /// (`State.pendingConnected`), noting this thread as the one calling back meanwhile.
     /// One lock before and one after, as every message and acknowledgement comes here.
     private func deliver(_ event: consuming MQTTEvent, connected: Bool? = nil, message: Bool = false) {
+        beginCallback(connected: connected, message: message)
+        if message { packets.add(1, ordering: .relaxed) }
+        onEvent(event)
+        endCallback()
+    }
+
+    /// Notes this thread as the one calling back (and the connection's new state, and
+    /// that messages came, when so), then hands the owner a `.connected` still waiting.
+    private func beginCallback(connected: Bool? = nil, message: Bool) {
         let pending = state.withLock { state -> Bool? in
             defer { state.pendingConnected = nil }
             state.callbackThread = pthread_self()
@@ -301,8 +310,10 @@ final class MQTTEventRelay: Sendable {
             return state.pendingConnected
         }
         if let pending { onEvent(.connected(sessionPresent: pending)) }
-        if message { packets.add(1, ordering: .relaxed) }
-        onEvent(event)
+    }
+
+    /// Notes that this thread no longer calls back.
+    private func endCallback() {
         state.withLock { $0.callbackThread = nil }
     }
 
@@ -313,13 +324,7 @@ final class MQTTEventRelay: Sendable {
     /// rather than two for each message (a burst holds up to
     /// `ConnectionSupervisor.burstLimit`).
     func beginWhole() {
-        let pending = state.withLock { state -> Bool? in
-            defer { state.pendingConnected = nil }
-            state.callbackThread = pthread_self()
-            state.messagesSinceCaughtUp = true
-            return state.pendingConnected
-        }
-        if let pending { onEvent(.connected(sessionPresent: pending)) }
+        beginCallback(message: true)
     }
 
     /// Hands the owner one message between `beginWhole()` and `endWhole(_:)`. Taken,
@@ -332,7 +337,7 @@ final class MQTTEventRelay: Sendable {
     func endWhole(_ count: Int) {
         packets.add(count, ordering: .relaxed)
         wholeMessages.add(count, ordering: .relaxed)
-        state.withLock { $0.callbackThread = nil }
+        endCallback()
     }
 
     /// How many messages the network loop read whole itself so far.

@@ -111,10 +111,6 @@ struct CleanStopTests {
         #expect(!logLines.all.contains { $0.contains("did not acknowledge") }, "every offline was acknowledged: \(logLines.all)")
     }
 
-    /// A stop whose `offline` the broker does not acknowledge gives up after its timeout,
-    /// timed on the monotonic clock (the bridge's own clock here is a test's that never
-    /// moves, and would keep it waiting for ever), says so, and still leaves `offline`
-    /// to the subscribers once the broker reads again.
     /// A bridge let go while it runs, in the middle of a burst of positions, stops at
     /// once: its client's callbacks, which reach it without a reference of their own,
     /// are ignored from then on and waited for, and the connection ends so that the
@@ -137,6 +133,10 @@ struct CleanStopTests {
                 "\(observer.messages(under: "geotify/status").map(\.text))")
     }
 
+    /// A stop whose `offline` the broker does not acknowledge gives up after its timeout,
+    /// timed on the monotonic clock (the bridge's own clock here is a test's that never
+    /// moves, and would keep it waiting for ever), says so, and still leaves `offline`
+    /// to the subscribers once the broker reads again.
     @Test func aStopGivesUpWaitingForTheBrokerAfterItsTimeout() throws {
         let broker = try TestBroker()
         defer { broker.kill() }
