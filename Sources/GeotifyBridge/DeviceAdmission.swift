@@ -44,9 +44,12 @@ package final class DeviceAdmission: Sendable {
         }
     }
 
-    /// The owner of a device: the first level of its id (`alice` of `alice/phone`).
+    /// The owner of a device: the first level of its id (`alice` of `alice/phone`), cut
+    /// at the first '/' scalar as MQTT levels are, so a combining mark after the slash
+    /// (`alice/\u{301}x`, whose characters hold no lone '/') does not make a new owner.
     package static func owner(of device: String) -> Substring {
-        device.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? Substring(device)
+        device.unicodeScalars.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(Substring.init)
+            ?? Substring(device)
     }
 
     /// Admits the unnamed `device`, or says which limit stops it.

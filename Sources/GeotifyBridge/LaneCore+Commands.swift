@@ -186,11 +186,21 @@ extension LaneCore {
     /// bridge publishes replies with its own rights, so a client must not be able to
     /// make it publish where it may not (another device's topics, discovery configs, the
     /// command topics the bridge reads). Allowed: `<responseTopicPrefix><device>` and
-    /// anything below it.
+    /// anything below it that a broker takes as a topic: no wildcard, and no control
+    /// character or non-character (`ForbiddenCharacter`, NUL included), which mosquitto
+    /// refuses, so a reply there would be lost after the command was carried out. Read
+    /// byte by byte, as MQTT reads a topic: a character of Swift's joins a combining mark
+    /// to the '+' or '/' before it, which compared whole would hide it.
     private func checkResponseTopic(_ topic: String, device: String) throws(InputError) {
         let base = configuration.responseTopicPrefix + device
-        guard topic == base || topic.hasPrefix(base + "/"), !topic.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) else {
-            throw InputError(.notAllowed, "the response topic \"\(topic.prefix(200))\" is refused: response topics must be \"\(base)\" or below it")
+        let bytes = topic.utf8
+        let rest = bytes.dropFirst(base.utf8.count)
+        guard bytes.starts(with: base.utf8), rest.isEmpty || rest.first == UInt8(ascii: "/"),
+              !bytes.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }), ForbiddenCharacter.first(in: topic) == nil
+        else {
+            throw InputError(
+                .notAllowed,
+                "the response topic \"\(topic.prefix(200))\" is refused: response topics must be \"\(base)\" or below it, without wildcards or control characters")
         }
     }
 

@@ -470,7 +470,10 @@ package struct LaneCore: Sendable {
     }
 
     /// Evicts the least recently seen device of this lane that the fence file does not
-    /// name and that has sent nothing for `evictionAge`; says whether there was one.
+    /// name and that has sent nothing for `evictionAge`; says whether there was one. Of
+    /// devices last seen at the same time (every message of a burst arrives at once), the
+    /// first by identifier: which one goes follows from the inputs alone, not from the
+    /// order of the table, which differs from one table to another.
     private mutating func evictIdleDevice(book: FenceBook, now: Double, into effects: inout LaneEffects) -> Bool {
         if let found = noIdleDevice, found.edition.isSame(as: book.edition), found.at <= now, now < found.notBefore {
             return false
@@ -479,7 +482,8 @@ package struct LaneCore: Sendable {
         let limit = now - configuration.evictionAge
         var oldest: (device: String, seen: Double)?
         for (device, record) in devices where !book.knows(device) {
-            if record.lastSeen < oldest?.seen ?? .infinity { oldest = (device, record.lastSeen) }
+            if let (found, seen) = oldest, record.lastSeen > seen || record.lastSeen == seen && device > found { continue }
+            oldest = (device, record.lastSeen)
         }
         guard let (device, seen) = oldest, seen <= limit else {
             // A device seen later than the oldest, or one that comes now, is idle later.

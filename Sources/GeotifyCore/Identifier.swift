@@ -15,10 +15,13 @@ public enum Identifier {
         if let character = ForbiddenCharacter.first(in: device) {
             return "a device identifier must not contain control characters, non-characters or invalid UTF-8; found \(character)"
         }
-        if device.contains(where: { $0 == "+" || $0 == "#" }) {
+        // Byte by byte, as MQTT reads a topic: a character of Swift's joins a combining
+        // mark to the '+', '#' or '/' before it ("+\u{301}" is one), which compared
+        // whole would hide a wildcard or an empty level.
+        if device.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) {
             return "the device identifier \"\(device)\" must not contain '+' or '#'"
         }
-        if device.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+        if device.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "the device identifier \"\(device)\" must not have empty topic levels (a leading, trailing or double '/')"
         }
         return nil
@@ -49,7 +52,7 @@ public enum Identifier {
         if let character = ForbiddenCharacter.first(in: fence) {
             return "a fence identifier must not contain control characters, non-characters or invalid UTF-8; found \(character)"
         }
-        if fence.contains(where: { $0 == "+" || $0 == "#" || $0 == "/" }) {
+        if fence.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "/") }) {
             return "the fence identifier \"\(fence)\" must not contain '/', '+' or '#'"
         }
         return nil

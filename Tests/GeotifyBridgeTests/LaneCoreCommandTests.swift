@@ -146,6 +146,23 @@ struct LaneCoreCommandTests {
         }
     }
 
+    /// A response topic is read byte by byte, as the broker reads it: a wildcard hidden
+    /// under a combining mark ("+\u{301}" is one character of Swift's) or a control
+    /// character, which the broker refuses, refuses the command before it is carried
+    /// out; a combining mark after the slash is a level below the reply topic like any
+    /// other. (Found by `LaneCoreHostileInputTests`.)
+    @Test func aResponseTopicTheBrokerWouldRefuseRefusesTheCommand() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        for hostile in ["+\u{301}", "#\u{308}", "app\u{1}", "app\u{9B}", "\u{0}", "app\n"] {
+            let topic = "geotify/reply/alice/phone/" + hostile
+            let refused = lane.command("alice/phone", #"{"action":"delete","fence":"home","confirm":true}"#, responseTopic: topic)
+            #expect(refused.direct.map(\.topic) == ["geotify/reply/alice/phone"], "nothing is published to \(topic.debugDescription)")
+            #expect(code(refused.reply("alice/phone")) == "not_allowed" && refused.fenceWrites.isEmpty)
+        }
+        let below = lane.command("alice/phone", #"{"action":"list"}"#, responseTopic: "geotify/reply/alice/phone/\u{301}app")
+        #expect(below.direct.map(\.topic) == ["geotify/reply/alice/phone", "geotify/reply/alice/phone/\u{301}app"])
+    }
+
     @Test func resetBadgeSavesAndRepublishes() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", 52.40, 13.405)

@@ -385,6 +385,18 @@ struct LaneCoreTests {
         #expect(lane.ownTracks("alice/phone", 1, 1).counters[.fixesEvaluated] == 1, "devices in the fence file are always admitted")
     }
 
+    /// The owner is the first level as MQTT reads it: a combining mark after the slash
+    /// (`mallory/\u{301}1`, whose characters hold no lone '/') makes no new owner.
+    /// (Found by `LaneCoreHostileInputTests`.)
+    @Test func aCombiningMarkAfterTheSlashMakesNoNewOwner() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.maximumDevicesPerOwner = 2 }
+        #expect(DeviceAdmission.owner(of: "mallory/\u{301}1") == "mallory")
+        #expect(lane.ownTracks("mallory/\u{301}1", 1, 1).counters[.fixesEvaluated] == 1)
+        #expect(lane.ownTracks("mallory/\u{301}2", 1, 1).counters[.fixesEvaluated] == 1)
+        #expect(lane.ownTracks("mallory/\u{301}3", 1, 1).counters[.errors(.tooManyDevices)] == 1)
+        #expect(lane.ownTracks("mallory/a", 1, 1).counters[.errors(.tooManyDevices)] == 1)
+    }
+
     /// A full lane of two (`fullLane(maximumDevices: 2)`): `a/1`, then ten seconds later
     /// `b/1`, with the clock `idle` seconds after `b/1`'s position.
     static func fullLaneOfTwo(idleFor idle: Double) throws -> LaneFixture {
@@ -450,6 +462,27 @@ struct LaneCoreTests {
         let admitted = lane.ownTracks("c/1", 1, 1)
         #expect(admitted.counters[.fixesEvaluated] == 1)
         #expect(admitted.forgotten == ["bob/phone"])
+    }
+
+    /// Of devices seen at the same time (every message of a burst arrives at once), the
+    /// first by identifier makes room, whatever the order of the lane's table: the lane's
+    /// decisions follow from its inputs alone. (Found by `LaneCoreHostileInputTests`.)
+    @Test func ofDevicesSeenAtTheSameTimeTheFirstByIdentifierMakesRoom() throws {
+        let devices = ["f/1", "a/1", "e/1", "c/1", "b/1", "d/1"]
+        // Lanes kept side by side, each fed the devices in another order in one burst:
+        // each table has a hash seed, and so an order, of its own.
+        var lanes: [LaneFixture] = []
+        for turn in 0..<16 {
+            var lane = try Self.fullLane(maximumDevices: devices.count)
+            let order = devices.indices.map { devices[($0 * 5 + turn) % devices.count] }
+            _ = lane.handle(order.map { lane.ownTracksPosition($0, 1, 1) })
+            lanes.append(lane)
+        }
+        for index in lanes.indices {
+            lanes[index].now += 4_000
+            #expect(lanes[index].ownTracks("x/1", 1, 1).forgotten == ["a/1"])
+            #expect(lanes[index].ownTracks("y/1", 1, 1).forgotten == ["b/1"])
+        }
     }
 
     /// Of several devices idle long enough, the one seen longest ago makes room.

@@ -57,6 +57,24 @@ struct IdentifierTests {
         }
     }
 
+    /// MQTT reads a topic byte by byte, where a character of Swift's joins a combining
+    /// mark to the '+', '#' or '/' before it: compared character by character, "+\u{301}"
+    /// is no '+' and "a//\u{301}b" has no empty level. (Found by the lane's hostile-input
+    /// test: such a device or fence made topics no broker takes, or an extra level.)
+    @Test func wildcardsSlashesAndEmptyLevelsHiddenUnderACombiningMarkAreRefused() {
+        for device in ["alice/+\u{301}", "alice/#\u{308}", "x+\u{301}/y"] {
+            #expect(Identifier.problem(device: device)?.contains("must not contain '+' or '#'") == true, "\(device.debugDescription)")
+        }
+        for device in ["alice//\u{301}b", "alice/\u{301}/", "\u{301}//x"] {
+            #expect(Identifier.problem(device: device)?.contains("empty topic levels") == true, "\(device.debugDescription)")
+        }
+        for fence in ["gym+\u{301}", "a/\u{301}b", "x#\u{308}"] {
+            #expect(Identifier.problem(fence: fence)?.contains("must not contain '/', '+' or '#'") == true, "\(fence.debugDescription)")
+        }
+        #expect(Identifier.problem(device: "alice/\u{301}b") == nil, "a level may begin with a combining mark")
+        #expect(Identifier.problem(fence: "caf\u{E9}\u{301}") == nil)
+    }
+
     @Test func wildcardsAndEmptyLevelsAreStillRefused() {
         #expect(Identifier.problem(fence: "a/b") == #"the fence identifier "a/b" must not contain '/', '+' or '#'"#)
         #expect(Identifier.problem(device: "alice/+") == #"the device identifier "alice/+" must not contain '+' or '#'"#)
