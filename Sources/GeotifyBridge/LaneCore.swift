@@ -40,8 +40,9 @@ package struct LaneCore: Sendable {
     /// (`republishAll`).
     private var republishing: [String] = []
     /// What is reported only once and was: an admission limit a refusal reached, or
-    /// (`key <device>`) a device whose encrypted positions have no key.
-    private var reportedOnce: Set<String> = []
+    /// (`key <device>`) a device whose encrypted positions have no key. At most
+    /// `reportedOnceKept` (read by tests, which hold it to that bound).
+    private(set) var reportedOnce: Set<String> = []
     /// What the last look for an idle device found when it found none: no device can be
     /// idle long enough before `notBefore`, as long as the clock has not gone back past
     /// `at` and the book is the same edition (a device the file no longer names may be
@@ -441,7 +442,7 @@ package struct LaneCore: Sendable {
     }
 
     /// The most refusals remembered as reported (past that, they are only counted).
-    private static let reportedOnceKept = 1_024
+    static let reportedOnceKept = 1_024
 
     /// Whether a device never seen before may have state: always when the fence file
     /// names it; otherwise when `DeviceAdmission` admits it, after evicting this lane's
