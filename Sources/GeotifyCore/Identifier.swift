@@ -1,8 +1,12 @@
+import Foundation
+
 /// The rules for device and fence identifiers. Both become MQTT topic levels
 /// (`geotify/event/<device>`, later `.../<device>/<fence>`), so they must not hold
 /// wildcards or empty levels, and fence identifiers must be a single level. Neither may
 /// hold a `ForbiddenCharacter` (control characters, non-characters, U+FFFD), which a
-/// broker refuses in a topic and which would forge or garble log lines.
+/// broker refuses in a topic and which would forge or garble log lines. A device
+/// identifier must also be in Unicode normalization form C, so that two identifiers the
+/// broker tells apart are never one device here.
 public enum Identifier {
     /// The longest identifier accepted, in UTF-8 bytes.
     public static let maximumLength = 200
@@ -23,6 +27,14 @@ public enum Identifier {
         }
         if device.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "the device identifier \"\(device)\" must not have empty topic levels (a leading, trailing or double '/')"
+        }
+        // Swift's strings are equal when canonically equivalent ("zo\u{EB}" and
+        // "zoe\u{308}"), the broker's topics only when their bytes are: two broker users
+        // so named would be one device to the bridge (one state, one owner's count, one
+        // fence list) and two to the broker's access rules. With every identifier in
+        // normalization form C, equal strings are equal bytes.
+        if !device.precomposedStringWithCanonicalMapping.utf8.elementsEqual(device.utf8) {
+            return "the device identifier \"\(device)\" must be in Unicode normalization form C (composed characters, as keyboards type them)"
         }
         return nil
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import GeotifyBridge
 import GeotifyCore
@@ -568,7 +569,8 @@ struct HostileRun {
     // MARK: The rules, byte by byte
 
     /// Why `device` is not a usable device identifier by its bytes, as MQTT sees it: a
-    /// wildcard or NUL, an empty level, too long.
+    /// wildcard or NUL, an empty level, too long; or bytes other than its normalization
+    /// form C's, which would make it one device with a name the broker tells apart.
     static func problem(device: String) -> String? {
         let bytes = Array(device.utf8)
         if bytes.isEmpty || bytes.count > Identifier.maximumLength { return "its length, \(bytes.count) bytes" }
@@ -576,6 +578,7 @@ struct HostileRun {
         if bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "an empty level in \(device.debugDescription)"
         }
+        if Array(device.precomposedStringWithCanonicalMapping.utf8) != bytes { return "not in form C: \(device.debugDescription)" }
         return nil
     }
 

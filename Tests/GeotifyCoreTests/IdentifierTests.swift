@@ -80,4 +80,16 @@ struct IdentifierTests {
         #expect(Identifier.problem(device: "alice/+") == #"the device identifier "alice/+" must not contain '+' or '#'"#)
         #expect(Identifier.problem(device: "alice//phone")?.contains("empty topic levels") == true)
     }
+
+    /// Canonically equivalent names are equal strings in Swift and different topics to
+    /// the broker: a device identifier must be composed (form C), so equal is equal bytes.
+    @Test func aDeviceIdentifierMustBeInNormalizationFormC() {
+        #expect(Identifier.problem(device: "zo\u{EB}/watch") == nil)
+        #expect(Identifier.problem(device: "\u{C5}ngstr\u{F6}m/x") == nil)
+        for device in ["zoe\u{308}/watch", "A\u{30A}ngstrom/x", "\u{212B}/x", "alice/cafe\u{301}", "e\u{301}/phone"] {
+            #expect(
+                Identifier.problem(device: device)?.contains("must be in Unicode normalization form C") == true, "\(device.debugDescription)")
+        }
+        #expect(Identifier.problem(fence: "caf\u{65}\u{301}") == nil, "fence identifiers are one device's own; not required")
+    }
 }
