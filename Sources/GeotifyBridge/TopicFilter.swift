@@ -7,11 +7,15 @@
 /// Matching runs for every message, so it works on the topic's bytes in one pass and
 /// allocates nothing but the device's own string, when the filter's wildcards are
 /// contiguous (as in every usual filter); other filters are matched level by level.
+/// Either way levels are cut and compared byte by byte, as the broker matches topics: a
+/// character of Swift's joins a combining mark to the '/' before it, and compares
+/// canonically equivalent text as equal.
 package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     package let filter: String
-    private let levels: [Substring]
-    /// The levels as bytes to compare, nil for a wildcard; only when the wildcards are
-    /// contiguous, so the device is one stretch of the topic.
+    /// The filter's levels, for matching level by level.
+    private let levels: [Pattern]
+    /// The same, only when the wildcards are contiguous, so the device is one stretch of
+    /// the topic, matched in one pass.
     private let pattern: [Pattern]?
 
     /// One level of a filter, for byte matching.
@@ -24,29 +28,28 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     /// A filter; throws when `filter` is not a valid MQTT filter or has no wildcard
     /// to take a device identifier from.
     package init(_ filter: String) throws(InputError) {
-        let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
+        let (plus, hash) = ([UInt8(ascii: "+")], [UInt8(ascii: "#")])
+        let levels = filter.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
         for (index, level) in levels.enumerated() {
-            if level.contains("#") && (level != "#" || index != levels.count - 1) {
+            if level.contains(UInt8(ascii: "#")) && (level != hash || index != levels.count - 1) {
                 throw InputError(.invalidTopic, "in the filter \"\(filter)\", '#' must be a whole level and the last one")
             }
-            if level.contains("+") && level != "+" {
+            if level.contains(UInt8(ascii: "+")) && level != plus {
                 throw InputError(.invalidTopic, "in the filter \"\(filter)\", '+' must be a whole level")
             }
         }
-        guard levels.contains(where: { $0 == "+" || $0 == "#" }) else {
+        guard levels.contains(where: { $0 == plus || $0 == hash }) else {
             throw InputError(.invalidTopic, "the filter \"\(filter)\" has no '+' or '#' level to take the device identifier from")
         }
         self.filter = filter
-        self.levels = levels
-        let wildcards = levels.indices.filter { levels[$0] == "+" || levels[$0] == "#" }
+        self.levels = levels.map { level in level == plus ? .plus : level == hash ? .hash : .literal(level) }
+        let wildcards = levels.indices.filter { levels[$0] == plus || levels[$0] == hash }
         let contiguous = wildcards.last! - wildcards.first! + 1 == wildcards.count
-        pattern = contiguous
-            ? levels.map { level in level == "+" ? .plus : level == "#" ? .hash : .literal(Array(level.utf8)) }
-            : nil
+        pattern = contiguous ? self.levels : nil
     }
 
     /// The device identifier when `topic` matches the filter, nil otherwise; the same as
-    /// `device(inLevels:)` on the split topic, in one pass over its bytes.
+    /// `device(in:)`, in one pass over its bytes.
     package func device(inTopic topic: String) -> String? {
         guard let pattern else { return device(in: topic) }
         var topic = topic
@@ -88,28 +91,33 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
 
     package var description: String { filter }
 
-    /// The device identifier when `topic` matches the filter, nil otherwise.
+    /// The device identifier when `topic` matches the filter, nil otherwise, level by
+    /// level (the same as `device(inTopic:)`, for any filter).
     package func device(in topic: String) -> String? {
-        device(inLevels: topic.split(separator: "/", omittingEmptySubsequences: false))
-    }
-
-    /// The device identifier when a topic split into `parts` (its levels) matches the
-    /// filter, nil otherwise: for trying several filters on one topic, split once.
-    package func device(inLevels parts: [Substring]) -> String? {
-        var captured: [Substring] = []
+        let parts = topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        var captured: [Substring.UTF8View] = []
         for (index, level) in levels.enumerated() {
-            if level == "#" {
-                guard index < parts.count else { return nil }
-                captured.append(contentsOf: parts[index...])
-                return captured.joined(separator: "/")
-            }
             guard index < parts.count else { return nil }
-            if level == "+" {
+            switch level {
+            case .hash:
+                captured.append(contentsOf: parts[index...])
+                return TopicFilter.joined(captured)
+            case .plus:
                 captured.append(parts[index])
-            } else if parts[index] != level {
-                return nil
+            case .literal(let literal):
+                guard parts[index].elementsEqual(literal) else { return nil }
             }
         }
-        return parts.count == levels.count ? captured.joined(separator: "/") : nil
+        return parts.count == levels.count ? TopicFilter.joined(captured) : nil
+    }
+
+    /// `levels` joined by '/': a device identifier.
+    private static func joined(_ levels: [Substring.UTF8View]) -> String {
+        var bytes: [UInt8] = []
+        for (index, level) in levels.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "/")) }
+            bytes.append(contentsOf: level)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -2,20 +2,24 @@
 /// `alice/phone` is that device, `+` stands for one level (`+/phone`), and a final `#` for
 /// any number of levels, none included (`alice/#` is `alice`, `alice/phone`, `alice/car/1`;
 /// `#` alone is every device).
+///
+/// Levels are cut and compared byte by byte, as MQTT does and as the bridge reads a
+/// device's owner: a character of Swift's joins a combining mark to the '/' before it.
 package struct DeviceFilter: Sendable, Equatable, CustomStringConvertible {
     package let pattern: String
-    private let levels: [Substring]
+    /// The pattern's levels as bytes.
+    private let levels: [[UInt8]]
 
     /// A filter; throws when `pattern` is empty or uses a wildcard the way MQTT does not
     /// allow (`#` not a whole last level, `+` not a whole level).
     package init(_ pattern: String) throws(DeliverySettingsError) {
         guard !pattern.isEmpty else { throw DeliverySettingsError("a device filter must not be empty") }
-        let levels = pattern.split(separator: "/", omittingEmptySubsequences: false)
+        let levels = pattern.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
         for (index, level) in levels.enumerated() {
-            if level.contains("#") && (level != "#" || index != levels.count - 1) {
+            if level.contains(UInt8(ascii: "#")) && (level != [UInt8(ascii: "#")] || index != levels.count - 1) {
                 throw DeliverySettingsError("in the device filter \"\(pattern)\", '#' must be a whole level and the last one")
             }
-            if level.contains("+") && level != "+" {
+            if level.contains(UInt8(ascii: "+")) && level != [UInt8(ascii: "+")] {
                 throw DeliverySettingsError("in the device filter \"\(pattern)\", '+' must be a whole level")
             }
         }
@@ -27,10 +31,10 @@ package struct DeviceFilter: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `device` is one of the devices the filter names.
     package func matches(_ device: String) -> Bool {
-        let parts = device.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = device.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         for (index, level) in levels.enumerated() {
-            if level == "#" { return true }
-            guard index < parts.count, level == "+" || parts[index] == level else { return false }
+            if level == [UInt8(ascii: "#")] { return true }
+            guard index < parts.count, level == [UInt8(ascii: "+")] || parts[index].elementsEqual(level) else { return false }
         }
         return parts.count == levels.count
     }

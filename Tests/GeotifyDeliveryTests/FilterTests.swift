@@ -14,9 +14,18 @@ struct FilterTests {
         #expect(try DeviceFilter(pattern).matches(device) == matches)
     }
 
-    @Test(arguments: ["alice/#/phone", "alice/ph#", "al+ce/phone", ""])
+    @Test(arguments: ["alice/#/phone", "alice/ph#", "al+ce/phone", "", "alice/#\u{308}", "+\u{301}/phone"])
     func badDeviceFiltersAreRefused(pattern: String) {
         #expect(throws: DeliverySettingsError.self) { try DeviceFilter(pattern) }
+    }
+
+    /// Levels as MQTT and the bridge's owner rule cut them, at every '/' byte: a level
+    /// that begins with a combining mark is still a level of its own.
+    @Test func levelsAreCutAtEverySlashByte() throws {
+        #expect(try DeviceFilter("alice/#").matches("alice/\u{301}x"))
+        #expect(try DeviceFilter("+/phone").matches("\u{301}a/phone"))
+        #expect(try !DeviceFilter("+/phone").matches("mallory/\u{301}phone"))
+        #expect(try !DeviceFilter("zo\u{EB}/#").matches("zoe\u{308}/watch"), "compared byte by byte")
     }
 
     @Test func devicesFencesAndEventsAllMustMatch() throws {
