@@ -173,12 +173,18 @@ extension LaneCore {
 
     /// Whether commands may manage `device`: the `commandDevices` allow-list (ids, or
     /// prefixes ending in `/#`, or `#` for all), or by default the devices in the file.
+    /// Compared byte by byte, as the broker compares the topics the device writes.
     func allows(_ device: String, book: FenceBook) -> Bool {
         guard let allowed = configuration.commandDevices else { return book.devices[device] != nil }
+        let bytes = device.utf8
         return allowed.contains { pattern in
-            if pattern == "#" { return true }
-            if pattern.hasSuffix("/#") { return device.hasPrefix(String(pattern.dropLast())) || device == String(pattern.dropLast(2)) }
-            return device == pattern
+            let pattern = pattern.utf8
+            if pattern.elementsEqual("#".utf8) { return true }
+            if pattern.count >= 2, pattern.reversed().starts(with: "#/".utf8) {
+                let owner = pattern.dropLast(2)
+                return bytes.starts(with: pattern.dropLast()) || bytes.elementsEqual(owner)
+            }
+            return bytes.elementsEqual(pattern)
         }
     }
 

@@ -211,6 +211,16 @@ struct LaneCoreCommandTests {
         #expect(code(lane.command("alice2/phone", #"{"action":"list"}"#).reply("alice2/phone")) == "not_allowed")
     }
 
+    /// `commandDevices` is compared byte by byte, as the broker compares the topics the
+    /// devices write: a level below `alice/` that begins with a combining mark is below
+    /// it, and a pattern in another normalization form names other devices.
+    @Test func commandDevicesAreComparedByteByByte() throws {
+        let fences = #"{"devices": {"alice/\u0301x": [], "zo\u00EB/watch": []}}"#
+        var lane = try LaneFixture(fences: fences) { $0.commandDevices = ["alice/#", "zoe\u{308}/#"] }
+        #expect(lane.command("alice/\u{301}x", #"{"action":"list"}"#).reply("alice/\u{301}x")?["ok"] as? Bool == true)
+        #expect(code(lane.command("zo\u{EB}/watch", #"{"action":"list"}"#).reply("zo\u{EB}/watch")) == "not_allowed")
+    }
+
     /// A command is counted as executed once, when it is answered: a list at once, an
     /// add when its write is answered (not when it is handed to the shell), a refused
     /// write as refused.
