@@ -4,7 +4,7 @@ import GeotifyCore
 /// the evaluator needs besides (its message format, when it was last heard from, what
 /// is not yet saved, its next timer, what was last published of its position and its
 /// tracker).
-package struct DeviceRecord: Sendable {
+package struct DeviceRecord: Sendable, Equatable {
     package var state: DeviceState
     /// Whether its positions arrive as OwnTracks messages (so its notifications are also
     /// published as OwnTracks transitions).

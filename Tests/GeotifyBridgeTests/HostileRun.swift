@@ -270,7 +270,7 @@ struct HostileRun {
     /// What of a lane a refused message must leave as it was: the device's record, how
     /// many devices, previews and admitted devices there are, the next timer, the book.
     struct Snapshot: Equatable {
-        var record: RecordSnapshot?
+        var record: DeviceRecord?
         var devices: Int
         var previews: Int
         var admitted: Int
@@ -278,35 +278,12 @@ struct HostileRun {
         var revision: Int
 
         init(_ lane: LaneFixture, _ device: String) {
-            record = lane.core.devices[device].map(RecordSnapshot.init)
+            record = lane.core.devices[device]
             devices = lane.core.deviceCount
             previews = lane.core.previewCount
             admitted = lane.core.admission.admitted
             nextDeadline = lane.core.nextDeadline
             revision = lane.book.revision
-        }
-    }
-
-    /// A device's record, comparable.
-    struct RecordSnapshot: Equatable {
-        var state: DeviceState
-        var ownTracks: Bool
-        var lastSeen: Double
-        var unsavedFix: Bool
-        var deadline: Double?
-        var published: Fix?
-        var shownTracker: String?
-        var warnedCase: Bool
-
-        init(_ record: DeviceRecord) {
-            state = record.state
-            ownTracks = record.ownTracks
-            lastSeen = record.lastSeen
-            unsavedFix = record.unsavedFix
-            deadline = record.deadline
-            published = record.published
-            shownTracker = record.shownTracker
-            warnedCase = record.warnedCase
         }
     }
 
@@ -451,8 +428,8 @@ struct HostileRun {
     }
 
     mutating func compareRecords(of device: String) {
-        let hostileRecord = hostile.core.devices[device].map(RecordSnapshot.init)
-        let cleanRecord = clean.core.devices[device].map(RecordSnapshot.init)
+        let hostileRecord = hostile.core.devices[device]
+        let cleanRecord = clean.core.devices[device]
         check(hostileRecord == cleanRecord, "\(device.debugDescription) is \(String(describing: hostileRecord)), alone \(String(describing: cleanRecord))")
     }
 
@@ -460,7 +437,7 @@ struct HostileRun {
     /// admissions and timers; and what the hostile one reported once is what it should.
     mutating func compareEverything() {
         current = "the lanes after \(number) messages"
-        let records = { (lane: LaneFixture) in Dictionary(lane.core.devices.map { ($0.key, RecordSnapshot($0.value)) }) { first, _ in first } }
+        let records = { (lane: LaneFixture) in Dictionary(lane.core.devices.map { ($0.key, $0.value) }) { first, _ in first } }
         let hostileRecords = records(hostile)
         let cleanRecords = records(clean)
         check(hostileRecords == cleanRecords, "the devices differ: \(Set(hostileRecords.keys).symmetricDifference(cleanRecords.keys).sorted())"
