@@ -180,9 +180,8 @@ extension LaneCore {
         return allowed.contains { pattern in
             let pattern = pattern.utf8
             if pattern.elementsEqual("#".utf8) { return true }
-            if pattern.count >= 2, pattern.reversed().starts(with: "#/".utf8) {
-                let owner = pattern.dropLast(2)
-                return bytes.starts(with: pattern.dropLast()) || bytes.elementsEqual(owner)
+            if pattern.suffix(2).elementsEqual("/#".utf8) {
+                return bytes.starts(with: pattern.dropLast()) || bytes.elementsEqual(pattern.dropLast(2))
             }
             return bytes.elementsEqual(pattern)
         }

@@ -1,10 +1,6 @@
-import Foundation
-import Testing
 @testable import GeotifyBridge
-import GeotifyCore
 import GeotifyJSON
 import GeotifyMQTT
-import GeotifyStore
 import GeotifyTestSupport
 
 /// What a hostile tracker sends, reproducibly from a seed: valid positions of the devices

@@ -1,11 +1,6 @@
-import Foundation
 import Testing
 @testable import GeotifyBridge
-import GeotifyCore
-import GeotifyJSON
 import GeotifyMQTT
-import GeotifyStore
-import GeotifyTestSupport
 
 /// A tracker may send anything on any topic it may write: through the router and the
 /// pure lane core, thousands of hostile messages a seed (`HostileTraffic`) never trap,
