@@ -1,4 +1,6 @@
+import Foundation
 import GeotifyCore
+import GeotifyTestSupport
 import Testing
 
 /// Identifiers become topic levels and log lines: control characters, non-characters and
@@ -92,4 +94,24 @@ struct IdentifierTests {
         }
         #expect(Identifier.problem(fence: "caf\u{65}\u{301}") == nil, "fence identifiers are one device's own; not required")
     }
+
+    /// The quick answer for text whose scalars are all below U+0300 agrees with
+    /// normalizing it, on random text drawn from both sides of that bound: Latin-1 and
+    /// Latin Extended letters, the spacing modifiers just below it, combining marks,
+    /// Hangul jamo and syllables, the Angstrom and Ohm signs, and CJK.
+    @Test func theQuickAnswerForNormalizationFormCAgreesWithNormalizing() {
+        let scalars: [UInt32] = [0x61, 0x65, 0x41, 0xC5, 0xE9, 0xEB, 0xFF, 0x100, 0x17F, 0x1C4, 0x24F, 0x2B0, 0x2FF, 0x300, 0x301, 0x308,
+                                 0x30A, 0x327, 0x340, 0x344, 0x374, 0x37E, 0x387, 0x1100, 0x1161, 0x11A8, 0xAC00, 0x212B, 0x2126, 0x4E2D]
+        var random = SplitMix64(seed: 11)
+        var quick = 0
+        for _ in 0..<5_000 {
+            let text = String(String.UnicodeScalarView((0..<(1 + random.next() % 8)).map { _ in
+                Unicode.Scalar(scalars[Int(random.next() % UInt64(scalars.count))])!
+            }))
+            if text.utf8.allSatisfy({ $0 < 0xCC }) { quick += 1 }
+            #expect(Identifier.isComposed(text) == text.precomposedStringWithCanonicalMapping.utf8.elementsEqual(text.utf8), "\(text.debugDescription)")
+        }
+        #expect(quick > 300, "the quick path is taken often enough to be tested: \(quick)")
+    }
 }
+
