@@ -1,3 +1,4 @@
+import GeotifyCore
 import Synchronization
 
 /// Which devices the fence file does not name may have state, across all lanes, so that
@@ -44,12 +45,11 @@ package final class DeviceAdmission: Sendable {
         }
     }
 
-    /// The owner of a device: the first level of its id (`alice` of `alice/phone`), cut
-    /// at the first '/' scalar as MQTT levels are, so a combining mark after the slash
+    /// The owner of a device: the first level of its id (`alice` of `alice/phone`), as
+    /// MQTT cuts levels (`TopicLevels`), so a combining mark after the slash
     /// (`alice/\u{301}x`, whose characters hold no lone '/') does not make a new owner.
     package static func owner(of device: String) -> Substring {
-        device.unicodeScalars.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(Substring.init)
-            ?? Substring(device)
+        TopicLevels.first(of: device)
     }
 
     /// Admits the unnamed `device`, or says which limit stops it.

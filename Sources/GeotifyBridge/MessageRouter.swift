@@ -118,11 +118,12 @@ package struct MessageRouter: Sendable {
         let rest: Bool
 
         init?(_ filter: String) {
-            let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
-            guard let first = levels.firstIndex(where: { $0 == "+" || $0 == "#" }),
-                  levels[first...].dropLast(levels.last == "#" ? 1 : 0).allSatisfy({ $0 == "+" }) else { return nil }
-            head = Array(levels[..<first].map { "\($0)/" }.joined().utf8)
-            rest = levels.last == "#"
+            let levels = TopicLevels.split(filter)
+            let rest = levels.last.map { TopicLevels.isHash($0) } ?? false
+            guard let first = levels.firstIndex(where: { TopicLevels.isPlus($0) || TopicLevels.isHash($0) }),
+                  levels[first...].dropLast(rest ? 1 : 0).allSatisfy({ TopicLevels.isPlus($0) }) else { return nil }
+            head = levels[..<first].flatMap { Array($0) + [UInt8(ascii: "/")] }
+            self.rest = rest
             singles = levels.count - first - (rest ? 1 : 0)
         }
 

@@ -1,3 +1,5 @@
+import GeotifyCore
+
 /// The OwnTracks topics of a device, rebuilt from the filter its positions arrive on
 /// (the `owntracksTopic` setting, `owntracks/+/+` by default): the app publishes
 /// locations to its base topic `owntracks/<user>/<device>`, transitions to
@@ -20,12 +22,8 @@ package struct OwnTracksTopics: Sendable, Equatable {
 
     package init(filter: String = "owntracks/+/+") {
         self.filter = filter
-        levels = filter.split(separator: "/", omittingEmptySubsequences: false).map { level in
-            switch level {
-            case "+": .single
-            case "#": .rest
-            default: .literal(String(level))
-            }
+        levels = TopicLevels.split(filter).map { level in
+            TopicLevels.isPlus(level) ? .single : TopicLevels.isHash(level) ? .rest : .literal(String(Substring(level)))
         }
     }
 

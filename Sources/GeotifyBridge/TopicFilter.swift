@@ -1,3 +1,5 @@
+import GeotifyCore
+
 /// An MQTT subscription filter that also names devices: the topic levels a message's
 /// topic matched with `+` and `#` wildcards, joined by `/`, are its device identifier.
 ///
@@ -7,9 +9,8 @@
 /// Matching runs for every message, so it works on the topic's bytes in one pass and
 /// allocates nothing but the device's own string, when the filter's wildcards are
 /// contiguous (as in every usual filter); other filters are matched level by level.
-/// Either way levels are cut and compared byte by byte, as the broker matches topics: a
-/// character of Swift's joins a combining mark to the '/' before it, and compares
-/// canonically equivalent text as equal.
+/// Either way levels are cut and compared byte by byte, as the broker matches topics
+/// (`TopicLevels`).
 package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     package let filter: String
     /// The filter's levels, for matching level by level.
@@ -28,24 +29,25 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     /// A filter; throws when `filter` is not a valid MQTT filter or has no wildcard
     /// to take a device identifier from.
     package init(_ filter: String) throws(InputError) {
-        let (plus, hash) = ([UInt8(ascii: "+")], [UInt8(ascii: "#")])
-        let levels = filter.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
-        for (index, level) in levels.enumerated() {
-            if level.contains(UInt8(ascii: "#")) && (level != hash || index != levels.count - 1) {
-                throw InputError(.invalidTopic, "in the filter \"\(filter)\", '#' must be a whole level and the last one")
-            }
-            if level.contains(UInt8(ascii: "+")) && level != plus {
-                throw InputError(.invalidTopic, "in the filter \"\(filter)\", '+' must be a whole level")
-            }
+        let levels = TopicLevels.split(filter)
+        switch TopicLevels.wildcardMisuse(in: levels) {
+        case .hashNotWholeLastLevel?:
+            throw InputError(.invalidTopic, "in the filter \"\(filter)\", '#' must be a whole level and the last one")
+        case .plusNotWholeLevel?:
+            throw InputError(.invalidTopic, "in the filter \"\(filter)\", '+' must be a whole level")
+        case nil:
+            break
         }
-        guard levels.contains(where: { $0 == plus || $0 == hash }) else {
+        let patterns: [Pattern] = levels.map { level in
+            TopicLevels.isPlus(level) ? .plus : TopicLevels.isHash(level) ? .hash : .literal(Array(level))
+        }
+        let wildcards = patterns.indices.filter { patterns[$0] == .plus || patterns[$0] == .hash }
+        guard let first = wildcards.first, let last = wildcards.last else {
             throw InputError(.invalidTopic, "the filter \"\(filter)\" has no '+' or '#' level to take the device identifier from")
         }
         self.filter = filter
-        self.levels = levels.map { level in level == plus ? .plus : level == hash ? .hash : .literal(level) }
-        let wildcards = levels.indices.filter { levels[$0] == plus || levels[$0] == hash }
-        let contiguous = wildcards.last! - wildcards.first! + 1 == wildcards.count
-        pattern = contiguous ? self.levels : nil
+        self.levels = patterns
+        pattern = last - first + 1 == wildcards.count ? patterns : nil
     }
 
     /// The device identifier when `topic` matches the filter, nil otherwise; the same as
@@ -94,30 +96,20 @@ package struct TopicFilter: Sendable, Equatable, CustomStringConvertible {
     /// The device identifier when `topic` matches the filter, nil otherwise, level by
     /// level (the same as `device(inTopic:)`, for any filter).
     package func device(in topic: String) -> String? {
-        let parts = topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        let parts = TopicLevels.split(topic)
         var captured: [Substring.UTF8View] = []
         for (index, level) in levels.enumerated() {
             guard index < parts.count else { return nil }
             switch level {
             case .hash:
                 captured.append(contentsOf: parts[index...])
-                return TopicFilter.joined(captured)
+                return TopicLevels.joined(captured)
             case .plus:
                 captured.append(parts[index])
             case .literal(let literal):
                 guard parts[index].elementsEqual(literal) else { return nil }
             }
         }
-        return parts.count == levels.count ? TopicFilter.joined(captured) : nil
-    }
-
-    /// `levels` joined by '/': a device identifier.
-    private static func joined(_ levels: [Substring.UTF8View]) -> String {
-        var bytes: [UInt8] = []
-        for (index, level) in levels.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: "/")) }
-            bytes.append(contentsOf: level)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return parts.count == levels.count ? TopicLevels.joined(captured) : nil
     }
 }

@@ -25,7 +25,7 @@ public enum Identifier {
         if device.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) {
             return "the device identifier \"\(device)\" must not contain '+' or '#'"
         }
-        if device.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+        if TopicLevels.split(device).contains(where: \.isEmpty) {
             return "the device identifier \"\(device)\" must not have empty topic levels (a leading, trailing or double '/')"
         }
         // Swift's strings are equal when canonically equivalent ("zo\u{EB}" and

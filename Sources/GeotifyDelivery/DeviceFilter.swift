@@ -1,10 +1,12 @@
+import GeotifyCore
+
 /// Which devices a target hears about, written like an MQTT subscription over device ids:
 /// `alice/phone` is that device, `+` stands for one level (`+/phone`), and a final `#` for
 /// any number of levels, none included (`alice/#` is `alice`, `alice/phone`, `alice/car/1`;
 /// `#` alone is every device).
 ///
-/// Levels are cut and compared byte by byte, as MQTT does and as the bridge reads a
-/// device's owner: a character of Swift's joins a combining mark to the '/' before it.
+/// Levels are cut and compared byte by byte, as MQTT does and as the bridge reads device
+/// identifiers (`TopicLevels`).
 package struct DeviceFilter: Sendable, Equatable, CustomStringConvertible {
     package let pattern: String
     /// The pattern's levels as bytes.
@@ -14,27 +16,27 @@ package struct DeviceFilter: Sendable, Equatable, CustomStringConvertible {
     /// allow (`#` not a whole last level, `+` not a whole level).
     package init(_ pattern: String) throws(DeliverySettingsError) {
         guard !pattern.isEmpty else { throw DeliverySettingsError("a device filter must not be empty") }
-        let levels = pattern.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
-        for (index, level) in levels.enumerated() {
-            if level.contains(UInt8(ascii: "#")) && (level != [UInt8(ascii: "#")] || index != levels.count - 1) {
-                throw DeliverySettingsError("in the device filter \"\(pattern)\", '#' must be a whole level and the last one")
-            }
-            if level.contains(UInt8(ascii: "+")) && level != [UInt8(ascii: "+")] {
-                throw DeliverySettingsError("in the device filter \"\(pattern)\", '+' must be a whole level")
-            }
+        let levels = TopicLevels.split(pattern)
+        switch TopicLevels.wildcardMisuse(in: levels) {
+        case .hashNotWholeLastLevel?:
+            throw DeliverySettingsError("in the device filter \"\(pattern)\", '#' must be a whole level and the last one")
+        case .plusNotWholeLevel?:
+            throw DeliverySettingsError("in the device filter \"\(pattern)\", '+' must be a whole level")
+        case nil:
+            break
         }
         self.pattern = pattern
-        self.levels = levels
+        self.levels = levels.map(Array.init)
     }
 
     package var description: String { pattern }
 
     /// Whether `device` is one of the devices the filter names.
     package func matches(_ device: String) -> Bool {
-        let parts = device.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        let parts = TopicLevels.split(device)
         for (index, level) in levels.enumerated() {
-            if level == [UInt8(ascii: "#")] { return true }
-            guard index < parts.count, level == [UInt8(ascii: "+")] || parts[index].elementsEqual(level) else { return false }
+            if TopicLevels.isHash(level) { return true }
+            guard index < parts.count, TopicLevels.isPlus(level) || parts[index].elementsEqual(level) else { return false }
         }
         return parts.count == levels.count
     }

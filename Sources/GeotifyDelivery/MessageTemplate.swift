@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyCore
 import GeotifyJSON
 
 /// A title or body written in the settings with the notification's fields in braces:
@@ -123,7 +124,7 @@ package struct MessageTemplate: Sendable, Equatable, CustomStringConvertible {
         switch field {
         case .id: event.id
         case .device: event.device
-        case .user: String(event.device.prefix { $0 != "/" })
+        case .user: String(TopicLevels.first(of: event.device))
         case .fence: event.fence
         case .event: event.kind.rawValue
         case .action:
