@@ -173,7 +173,10 @@ struct ReadmeTests {
     }
 
     /// Copies the working tree's files that git would commit (tracked or new, not
-    /// ignored, as they are now) to `destination`: what a clone of the change holds.
+    /// ignored, as they are now) to `destination`: what a clone of the change holds,
+    /// without the fuzzers' corpus. No example reads `Fuzz/Corpus`, and its 4 700 small
+    /// files were most of the copy: copying and committing them again in the clone cost
+    /// 8 s of the kernel's time on an ext4 disk, a sixth of the whole suite's.
     /// `cp` copies them, in a process of its own: had this process held the copies open
     /// for writing, a process another test started meanwhile could have inherited one,
     /// and running a copied script would then fail with ETXTBSY ("Text file busy"), as
@@ -184,6 +187,7 @@ struct ReadmeTests {
             .split(separator: "\0").map(String.init)
             // A tracked file deleted in the working tree is not part of the change.
             .filter { manager.fileExists(atPath: root.appendingPathComponent($0).path) }
+            .filter { !$0.hasPrefix("Fuzz/Corpus/") }
         try manager.createDirectory(at: destination, withIntermediateDirectories: true)
         try runCommand("env", ["-C", root.path, "cp", "--parents", "--target-directory", destination.path, "--"] + files)
     }
