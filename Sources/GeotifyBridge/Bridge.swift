@@ -306,8 +306,6 @@ package final class Bridge: Sendable {
         publisher.queue(pending.map(\.message), outboxIDs: pending.map(\.id))
         publisher.pump()
         if pendingCount > 0 { logger.info("sending \(pendingCount) messages decided before the last stop and never handed to the broker") }
-        // Reading the fence file and the state made much short-lived garbage: give it back.
-        MemoryRelease.now()
         logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")
         do {
             try client.start()
@@ -443,7 +441,6 @@ package final class Bridge: Sendable {
                 housekeepingState.withLock { $0.lastWaitingNote = now }
             }
         }
-        if round % Bridge.saveFixesEvery == 0 { MemoryRelease.now() }
         // Half a tick of slack: ticks come every `tickInterval`, and adding it up in
         // floating point must not push a report to the tick after.
         if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval - Bridge.tickInterval / 2 {

@@ -1,12 +1,19 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
+import GeotifyTime
 
 /// Keeps the bridge's resident memory small: `malloc_trim` gives back what glibc's
 /// allocator no longer uses after work that made much short-lived garbage (reading the
-/// fence file and the state at start), `mallopt(M_ARENA_MAX)` keeps it from making an
-/// arena for every thread (Glibc's Swift module exports neither), and
-/// `dropStartupPages` lets go of the mapped code and constants only starting used.
+/// fence file and the state at start, a reload, devices forgotten), `mallopt(M_ARENA_MAX)`
+/// keeps it from making an arena for every thread (Glibc's Swift module exports neither),
+/// and `dropStartupPages` lets go of the mapped code and constants only starting used.
+///
+/// Each acts on the whole process, so the process decides: `geotify run` calls them, and
+/// `Bridge` does not. A bridge inside another process (the tests run hundreds) leaves
+/// that process's heap alone; trimming it from every bridge's housekeeping cost the test
+/// suite 1 600 trims of a heap of many threads' arenas.
 package enum MemoryRelease {
     @_silgen_name("malloc_trim")
     private static func mallocTrim(_ padding: Int) -> Int32
@@ -26,6 +33,13 @@ package enum MemoryRelease {
     /// Returns free heap pages to the system.
     package static func now() {
         _ = mallocTrim(0)
+    }
+
+    /// Returns free heap pages to the system now and then every `interval` seconds of
+    /// `scheduler`'s clock, until the returned work is cancelled.
+    package static func keepTrimming(every interval: Double, scheduler: any Scheduler) -> ScheduledWork {
+        now()
+        return scheduler.repeating(every: interval, on: DispatchQueue(label: "geotify.memory-release")) { now() }
     }
 
     /// Unmaps the resident pages of the process's read-only file mappings whose pages are

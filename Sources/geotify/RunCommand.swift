@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GeotifyBridge
 import GeotifyStore
+import GeotifyTime
 
 /// `geotify run`: the bridge itself, until SIGTERM or SIGINT stops it gracefully.
 enum RunCommand {
@@ -52,7 +53,8 @@ enum RunCommand {
             exit(1)
         }
         MemoryRelease.dropStartupPages()
-        withExtendedLifetime(sources) { dispatchMain() }
+        let trimming = MemoryRelease.keepTrimming(every: 5, scheduler: SystemScheduler())
+        withExtendedLifetime((sources, trimming)) { dispatchMain() }
     }
 
     /// Stops `bridge` gracefully and exits 0 on SIGTERM or SIGINT; reloads the fence file
