@@ -87,13 +87,16 @@ extension LaneCore {
             result["fence"] = FenceCodec.encode(fence)
             result["relation"] = relation(of: devices[device]?.state, to: fence)
         case .add(let fence):
+            try spendFenceChange(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(change: .add(device: device, fence: fence), basis: nil, request: request, reply: .changed(edit: false)))
             return nil
         case .edit(let identifier, let changes):
+            try spendFenceChange(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(
                 change: .edit(device: device, identifier: identifier, fields: changes), basis: nil, request: request, reply: .changed(edit: true)))
             return nil
         case .delete(let identifier, true):
+            try spendFenceChange(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(change: .delete(device: device, identifier: identifier), basis: nil, request: request, reply: .deleted))
             return nil
         case .delete(let identifier, false):
@@ -102,6 +105,9 @@ extension LaneCore {
         case .preview(let proposal):
             result = try preview(proposal, device: device, now: now, book: book)
         case .commit(let token):
+            // Spent before the token is taken: a commit refused for the budget keeps its
+            // preview for a later try.
+            try spendFenceChange(of: device, now: now)
             let preview = try previews.take(token, device: device, now: now)
             guard Self.same(book.fences(of: device), preview.basis) else {
                 throw InputError(.stale, "the fences of \"\(device)\" changed since the preview; nothing was changed: preview again")
@@ -113,6 +119,16 @@ extension LaneCore {
             result["cancelled"] = true
         }
         return result
+    }
+
+    /// Spends one of `device`'s fence changes (`FenceChangeBudget`) or refuses the command
+    /// as `rate_limited`, saying when the next change may come.
+    private mutating func spendFenceChange(of device: String, now: Double) throws(InputError) {
+        guard let wait = fenceChanges.spend(for: device, now: now) else { return }
+        let limit = fenceChanges.perMinute
+        throw InputError(
+            .rateLimited,
+            "the fences of \"\(device)\" may change at most \(limit) time\(limit == 1 ? "" : "s") a minute (maximumFenceChangesPerMinute); nothing was changed: the next change may come in \(Int(wait.rounded(.up))) s")
     }
 
     /// Where the shell cuts a batch: before each command of a device that already has a

@@ -36,6 +36,8 @@ package struct LaneCore: Sendable {
     private var timedEdition: FenceBookEdition
     /// The previews waiting for a commit or cancel.
     var previews: PreviewBook
+    /// What each device may still change of its fences (`maximumFenceChangesPerMinute`).
+    var fenceChanges: FenceChangeBudget
     /// The devices whose retained topics are still to be republished after a connection
     /// (`republishAll`).
     private var republishing: [String] = []
@@ -60,6 +62,7 @@ package struct LaneCore: Sendable {
         previews = PreviewBook(
             timeout: configuration.previewTimeout, perDevice: configuration.previewsPerDevice,
             total: configuration.previewsPerLane)
+        fenceChanges = FenceChangeBudget(perMinute: configuration.fenceChangesPerMinute)
         timedEdition = book.edition
         for (device, state) in states {
             devices[device] = DeviceRecord(state: state, lastSeen: now)

@@ -9,6 +9,7 @@ package enum ReplyStatus {
         case "duplicate_identifier", "fence_limit", "stale": 409
         case "expired_token": 410
         case "payload_too_large": 413
+        case "rate_limited": 429
         case "invalid_file": 503
         case "io", "state_write", "fence_file": 500
         default: 400

@@ -38,6 +38,18 @@ struct ConsoleAPIBridgeTests {
         })
     }
 
+    /// A change past the device's budget (`maximumFenceChangesPerMinute`) is answered with
+    /// 429 Too Many Requests and the reply an MQTT client would get; the file keeps the
+    /// change before it only.
+    @Test func aChangePastTheDevicesBudgetIsTooManyRequests() throws {
+        let console = try ConsoleBridge { $0.maximumFenceChangesPerMinute = 1 }
+        #expect(try console.command(#"{"action":"add","fence":\#(Self.gym)}"#).0 == 200)
+        let (status, reply) = try console.command(#"{"action":"edit","fence":"gym","changes":{"radius":50}}"#)
+        #expect(status == 429)
+        #expect(reply["error"]?["code"] == "rate_limited")
+        #expect(console.storedFence("gym", of: "alice/mqtt")?["radius"] as? Double == 1, "the edit was not written")
+    }
+
     @Test func aPeekOfAnAddShowsWhatWouldBeStoredAndPopStoresExactlyThat() throws {
         let console = try ConsoleBridge()
         try console.harness.observer.publish("owntracks/alice/mqtt", console.location(52.53, 13.38, tst: 1))

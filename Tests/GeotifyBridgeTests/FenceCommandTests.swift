@@ -56,6 +56,31 @@ struct FenceCommandTests {
         #expect(refused.isEmpty, "every get and preview found the fence added just before it: \(refused)")
     }
 
+    /// A flood of one device's fence changes through the broker, on the test's clock: the
+    /// first `maximumFenceChangesPerMinute` are written, the rest are refused as
+    /// `rate_limited` without touching the file, and the clock gives the next one back.
+    @Test func aFloodOfOneDevicesChangesIsCutAtItsBudgetUntilTheClockGivesOneBack() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock) { $0.maximumFenceChangesPerMinute = 5 }
+        for index in 0..<12 {
+            let fence = #"{"identifier":"f\#(index)","latitude":52.5,"longitude":13.41,"radius":100,"eventType":"onEntry"}"#
+            try harness.observer.publish("geotify/cmd/alice/phone", #"{"id":"c\#(index)","action":"add","fence":\#(fence)}"#, qos: 0)
+        }
+        let replies = harness.observer.waitForMessages(on: "geotify/reply/alice/phone", count: 12).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]
+        }
+        #expect(replies.count == 12)
+        #expect(replies.filter { $0["ok"] as? Bool == true }.compactMap { $0["id"] as? String } == ["c0", "c1", "c2", "c3", "c4"])
+        #expect(replies.filter { $0["ok"] as? Bool != true }.map(error) == Array(repeating: "rate_limited", count: 7))
+        #expect(try fileFences(harness).compactMap { $0["identifier"] as? String } == ["home", "office", "f0", "f1", "f2", "f3", "f4"])
+
+        clock.advance(by: 12)
+        let next = try send(harness, #"{"action":"delete","fence":"f0","confirm":true}"#)
+        #expect(next["ok"] as? Bool == true, "five a minute: one more after 12 s")
+        #expect(error(try send(harness, #"{"action":"delete","fence":"f1","confirm":true}"#)) == "rate_limited")
+        #expect(try fileFences(harness).compactMap { $0["identifier"] as? String } == ["home", "office", "f1", "f2", "f3", "f4"])
+    }
+
     /// A command's change republishes only the Home Assistant configs that differ: an edit
     /// of a radius none, a new fence its presence sensor's, and a removed one the empty
     /// config that deletes its entity.
