@@ -254,9 +254,11 @@ final class Lane: @unchecked Sendable {
         if !effects.fenceWrites.isEmpty {
             let writes = effects.fenceWrites
             effects.fenceWrites = []
+            let started = environment.scheduler.uptime
             let (results, change) = environment.fences.write(writes, limits: environment.limits)
+            let took = environment.scheduler.uptime - started
             if let change { environment.announcer.announce(change) }
-            core.finish(writes, results: results, book: environment.fences.book, into: &effects)
+            core.finish(writes, results: results, book: environment.fences.book, took: took, at: batch[0].arrival, into: &effects)
         }
         return effects
     }

@@ -40,8 +40,8 @@ package struct LaneConfiguration: Sendable {
     package var previewTimeout: Double
     package var previewsPerDevice: Int
     package var previewsPerLane: Int
-    /// The most fence changes one device may make at once and in any minute after that.
-    package var fenceChangesPerMinute: Int
+    /// The seconds a minute one device's fence changes may keep the file being written.
+    package var fenceWriteBudget: Double
     /// The tracker's position follows fixes at most this often (seconds) and only when
     /// it moved at least `trackerDistance` metres; nil: only with presence changes.
     package var trackerInterval: Double?
@@ -78,7 +78,7 @@ package struct LaneConfiguration: Sendable {
         previewTimeout = settings.previewTimeout
         previewsPerDevice = settings.maximumPreviewsPerDevice
         previewsPerLane = max(1, settings.maximumPreviews / max(1, settings.lanes))
-        fenceChangesPerMinute = settings.maximumFenceChangesPerMinute
+        fenceWriteBudget = settings.fenceWriteBudget
         trackerInterval = settings.homeAssistantEnabled ? settings.trackerInterval : nil
         trackerDistance = settings.trackerDistance
         announceLimit = settings.limits.maximumFencesPerDevice

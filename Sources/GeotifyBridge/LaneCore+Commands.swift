@@ -87,16 +87,16 @@ extension LaneCore {
             result["fence"] = FenceCodec.encode(fence)
             result["relation"] = relation(of: devices[device]?.state, to: fence)
         case .add(let fence):
-            try spendFenceChange(of: device, now: now)
+            try checkWriteBudget(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(change: .add(device: device, fence: fence), basis: nil, request: request, reply: .changed(edit: false)))
             return nil
         case .edit(let identifier, let changes):
-            try spendFenceChange(of: device, now: now)
+            try checkWriteBudget(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(
                 change: .edit(device: device, identifier: identifier, fields: changes), basis: nil, request: request, reply: .changed(edit: true)))
             return nil
         case .delete(let identifier, true):
-            try spendFenceChange(of: device, now: now)
+            try checkWriteBudget(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(change: .delete(device: device, identifier: identifier), basis: nil, request: request, reply: .deleted))
             return nil
         case .delete(let identifier, false):
@@ -105,9 +105,9 @@ extension LaneCore {
         case .preview(let proposal):
             result = try preview(proposal, device: device, now: now, book: book)
         case .commit(let token):
-            // Spent before the token is taken: a commit refused for the budget keeps its
+            // Checked before the token is taken: a commit refused for the budget keeps its
             // preview for a later try.
-            try spendFenceChange(of: device, now: now)
+            try checkWriteBudget(of: device, now: now)
             let preview = try previews.take(token, device: device, now: now)
             guard Self.same(book.fences(of: device), preview.basis) else {
                 throw InputError(.stale, "the fences of \"\(device)\" changed since the preview; nothing was changed: preview again")
@@ -121,14 +121,19 @@ extension LaneCore {
         return result
     }
 
-    /// Spends one of `device`'s fence changes (`FenceChangeBudget`) or refuses the command
-    /// as `rate_limited`, saying when the next change may come.
-    private mutating func spendFenceChange(of device: String, now: Double) throws(InputError) {
-        guard let wait = fenceChanges.spend(for: device, now: now) else { return }
-        let limit = fenceChanges.perMinute
+    /// Refuses the command as `rate_limited` when `device`'s changes have kept the file
+    /// being written for as long as `FenceWriteBudget` allows, saying when the next change
+    /// may come.
+    private func checkWriteBudget(of device: String, now: Double) throws(InputError) {
+        guard let wait = writeBudget.wait(for: device, now: now) else { return }
         throw InputError(
             .rateLimited,
-            "the fences of \"\(device)\" may change at most \(limit) time\(limit == 1 ? "" : "s") a minute (maximumFenceChangesPerMinute); nothing was changed: the next change may come in \(Int(wait.rounded(.up))) s")
+            "the fence changes of \"\(device)\" kept the fence file being written for the \(Self.seconds(writeBudget.perMinute)) s a minute they may (fenceWriteBudget), while every other device waited; nothing was changed: the next change may come in \(Int(wait.rounded(.up))) s")
+    }
+
+    /// `seconds` as a person writes it: `2`, `0.5`.
+    private static func seconds(_ seconds: Double) -> String {
+        seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
     }
 
     /// Where the shell cuts a batch: before each command of a device that already has a
@@ -158,8 +163,11 @@ extension LaneCore {
     /// (`results` has one per write); `book` is the fence book after them.
     package mutating func finish(
         _ writes: [FenceWrite], results: [Result<FenceChange.Outcome, FenceChangeError>], book: FenceBook,
-        into effects: inout LaneEffects
+        took seconds: Double, at now: Double, into effects: inout LaneEffects
     ) {
+        // The write made each of its devices' changes; each is charged with all of it, as
+        // it would have taken about as long for that device alone.
+        for device in Set(writes.map(\.request.device)) { writeBudget.charge(seconds, to: device, now: now) }
         for (write, outcome) in zip(writes, results) {
             switch outcome {
             case .failure(let error):

@@ -36,8 +36,9 @@ package struct LaneCore: Sendable {
     private var timedEdition: FenceBookEdition
     /// The previews waiting for a commit or cancel.
     var previews: PreviewBook
-    /// What each device may still change of its fences (`maximumFenceChangesPerMinute`).
-    var fenceChanges: FenceChangeBudget
+    /// How long each device's fence changes may still keep the file being written
+    /// (`fenceWriteBudget`).
+    var writeBudget: FenceWriteBudget
     /// The devices whose retained topics are still to be republished after a connection
     /// (`republishAll`).
     private var republishing: [String] = []
@@ -62,7 +63,7 @@ package struct LaneCore: Sendable {
         previews = PreviewBook(
             timeout: configuration.previewTimeout, perDevice: configuration.previewsPerDevice,
             total: configuration.previewsPerLane)
-        fenceChanges = FenceChangeBudget(perMinute: configuration.fenceChangesPerMinute)
+        writeBudget = FenceWriteBudget(perMinute: configuration.fenceWriteBudget)
         timedEdition = book.edition
         for (device, state) in states {
             devices[device] = DeviceRecord(state: state, lastSeen: now)

@@ -121,8 +121,8 @@ extension Settings {
         .number("previewTimeout", \.previewTimeout, atLeast: 1, unit: "s", help: "How long a preview's token stays valid for its commit."),
         .wholeNumber("maximumPreviewsPerDevice", \.maximumPreviewsPerDevice, atLeast: 1, help: "The most previews waiting for one device; past it the oldest goes."),
         .wholeNumber("maximumPreviews", \.maximumPreviews, atLeast: 1, help: "The most previews waiting in all; past it the oldest goes."),
-        .wholeNumber("maximumFenceChangesPerMinute", \.maximumFenceChangesPerMinute, atLeast: 1,
-                     help: "The most fence changes (add, edit, a confirmed delete, commit) one device may make at once and in any minute after that; past it a change is refused as rate_limited."),
+        .number("fenceWriteBudget", \.fenceWriteBudget, atLeast: 0.001, unit: "s a minute",
+                help: "How long one device's fence changes (add, edit, a confirmed delete, commit) may keep the bridge writing the fence file, at once and in any minute after that: every other device's positions wait meanwhile. Past it a change is refused as rate_limited. A change of a small file takes milliseconds, one of a file of 100 000 fences about 0.2 s."),
         .optionalText("responseTopicPrefix", \.responseTopicPrefix, defaultText: "<topicPrefix>/reply/",
                       help: "Where MQTT v5 response topics of commands must lie: this, the device, and optionally more levels."),
     ]

@@ -92,9 +92,9 @@ package struct Settings: Sendable, Equatable {
     package var maximumPreviewsPerDevice = 10
     /// The most previews waiting in all; past it the oldest goes.
     package var maximumPreviews = 1_000
-    /// The most fence changes (add, edit, a confirmed delete, commit) one device may make
-    /// at once and in any minute after that (`FenceChangeBudget`).
-    package var maximumFenceChangesPerMinute = 60
+    /// The seconds a minute one device's fence changes (add, edit, a confirmed delete,
+    /// commit) may keep the bridge writing the fence file (`FenceWriteBudget`).
+    package var fenceWriteBudget: Double = 2
     /// Where MQTT v5 response topics must lie: this, the device, and optionally more
     /// levels; nil means `<topicPrefix>/reply/`.
     package var responseTopicPrefix: String?

@@ -44,8 +44,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case unknownFence = "unknown_fence"
     case duplicateIdentifier = "duplicate_identifier"
     case fenceLimit = "fence_limit"
-    /// A device changed its fences more often than `maximumFenceChangesPerMinute` allows;
-    /// nothing was written, and the message says when the next change may come.
+    /// A device's fence changes kept the fence file being written for longer than
+    /// `fenceWriteBudget` allows; nothing was written, and the message says when the next
+    /// change may come.
     case rateLimited = "rate_limited"
     /// A device identifier that cannot be used (a wildcard, an empty topic level).
     case invalidDevice = "invalid_device"

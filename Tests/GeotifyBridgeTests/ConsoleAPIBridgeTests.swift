@@ -38,11 +38,11 @@ struct ConsoleAPIBridgeTests {
         })
     }
 
-    /// A change past the device's budget (`maximumFenceChangesPerMinute`) is answered with
-    /// 429 Too Many Requests and the reply an MQTT client would get; the file keeps the
-    /// change before it only.
+    /// A change past the device's writing time (`fenceWriteBudget`, here one write's least
+    /// charge) is answered with 429 Too Many Requests and the reply an MQTT client would
+    /// get; the file keeps the change before it only.
     @Test func aChangePastTheDevicesBudgetIsTooManyRequests() throws {
-        let console = try ConsoleBridge { $0.maximumFenceChangesPerMinute = 1 }
+        let console = try ConsoleBridge { $0.fenceWriteBudget = FenceWriteBudget.leastCharge }
         #expect(try console.command(#"{"action":"add","fence":\#(Self.gym)}"#).0 == 200)
         let (status, reply) = try console.command(#"{"action":"edit","fence":"gym","changes":{"radius":50}}"#)
         #expect(status == 429)

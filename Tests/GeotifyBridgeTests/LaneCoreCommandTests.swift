@@ -50,11 +50,12 @@ struct LaneCoreCommandTests {
         #expect(code(twice.reply("alice/phone")) == "duplicate_identifier")
     }
 
-    /// A device's changes past `maximumFenceChangesPerMinute` are refused before they reach
-    /// the file, each saying when the next may come; reading and previewing cost nothing,
-    /// other devices keep their own budget, and the clock gives the next change back.
-    @Test func changesPastTheDevicesBudgetAreRefusedUntilTheClockGivesOneBack() throws {
-        var lane = try LaneFixture(fences: Self.fences) { $0.maximumFenceChangesPerMinute = 4 }
+    /// A device whose changes kept the file being written for its `fenceWriteBudget` is
+    /// refused further changes before they reach the file, each refusal saying when the
+    /// next may come; reading and previewing cost nothing, other devices keep their own
+    /// budget, and the clock gives time back.
+    @Test func changesPastTheDevicesWritingTimeAreRefusedUntilTheClockGivesTimeBack() throws {
+        var lane = try LaneFixture(fences: Self.fences) { $0.fenceWriteBudget = 1 }
         let changes = [
             #"{"action":"add","fence":\#(Self.office)}"#,
             #"{"action":"edit","fence":"office","changes":{"radius":200}}"#,
@@ -62,31 +63,32 @@ struct LaneCoreCommandTests {
             #"{"action":"add","fence":\#(Self.office)}"#,
         ]
         for change in changes {
-            #expect(lane.write(lane.command("alice/phone", change)).reply("alice/phone")?["ok"] as? Bool == true)
+            // Each write takes 0.3 s: the fourth starts with 0.1 s left and ends 0.2 s over.
+            #expect(lane.write(lane.command("alice/phone", change), took: 0.3).reply("alice/phone")?["ok"] as? Bool == true)
             #expect(lane.command("alice/phone", #"{"action":"list"}"#).reply("alice/phone")?["ok"] as? Bool == true)
             #expect(lane.command("alice/phone", #"{"action":"get","fence":"home"}"#).reply("alice/phone")?["ok"] as? Bool == true)
         }
         let preview = try #require(lane.command("alice/phone", #"{"action":"delete","fence":"office"}"#).reply("alice/phone"))
-        let token = try #require(preview["token"] as? String, "a preview is not a change")
+        let token = try #require(preview["token"] as? String, "a preview writes nothing")
 
         let refused = lane.command("alice/phone", #"{"action":"edit","fence":"office","changes":{"radius":300}}"#)
         #expect(refused.fenceWrites.isEmpty, "nothing reaches the file")
         let reply = try #require(refused.reply("alice/phone"))
         #expect(code(reply) == "rate_limited")
         #expect((reply["error"] as? [String: Any])?["message"] as? String
-            == #"the fences of "alice/phone" may change at most 4 times a minute (maximumFenceChangesPerMinute); nothing was changed: the next change may come in 15 s"#)
+            == #"the fence changes of "alice/phone" kept the fence file being written for the 1 s a minute they may (fenceWriteBudget), while every other device waited; nothing was changed: the next change may come in 12 s"#)
         #expect(refused.counters[.commandsRefused(.rateLimited)] == 1)
         let commit = lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#)
         #expect(code(commit.reply("alice/phone")) == "rate_limited")
         #expect(lane.core.previewCount == 1, "a commit refused for the budget keeps its preview")
 
-        let bob = lane.write(lane.command("bob/phone", #"{"action":"add","fence":\#(Self.office)}"#))
+        let bob = lane.write(lane.command("bob/phone", #"{"action":"add","fence":\#(Self.office)}"#), took: 0.3)
         #expect(bob.reply("bob/phone")?["ok"] as? Bool == true, "another device has a budget of its own")
 
-        _ = lane.advance(14)
+        _ = lane.advance(11)
         #expect(code(lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#).reply("alice/phone")) == "rate_limited")
         _ = lane.advance(2)
-        let committed = lane.write(lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#))
+        let committed = lane.write(lane.command("alice/phone", #"{"action":"commit","token":"\#(token)"}"#), took: 0.3)
         #expect(committed.reply("alice/phone")?["committed"] as? String == "delete")
         #expect(lane.book.fences(of: "alice/phone").map(\.identifier) == ["home"])
     }

@@ -73,13 +73,13 @@ struct LaneFixture {
     }
 
     /// Carries out the fence writes in `effects` on the fixture's book (as the shell would
-    /// on the file, every write succeeding unless refused by validation) and returns what
-    /// the core answered.
-    mutating func write(_ effects: LaneEffects) -> LaneEffects {
+    /// on the file, every write succeeding unless refused by validation, the write taking
+    /// `took` seconds) and returns what the core answered.
+    mutating func write(_ effects: LaneEffects, took: Double = 0) -> LaneEffects {
         let (results, changed) = LiveFenceBook.apply(effects.fenceWrites, to: book, limits: settings.limits)
         book = book.replacing(devices: changed)
         var answered = LaneEffects()
-        core.finish(effects.fenceWrites, results: results, book: book, into: &answered)
+        core.finish(effects.fenceWrites, results: results, book: book, took: took, at: now, into: &answered)
         return answered
     }
 
