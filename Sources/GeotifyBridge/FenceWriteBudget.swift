@@ -46,10 +46,10 @@ package struct FenceWriteBudget: Sendable, Equatable {
     package var count: Int { buckets.count }
 
     /// Nil when `device` may start a change at `now` (seconds), else the seconds until it
-    /// may.
+    /// may (never 0: with nothing left, the next moment refills a little).
     package func wait(for device: String, now: Double) -> Double? {
         let left = refilled(buckets[device], now: now).seconds
-        return left > 0 ? nil : max(-left / refillPerSecond, 0.001)
+        return left > 0 ? nil : max(-left / refillPerSecond, Self.leastCharge)
     }
 
     /// The least a write is charged: what a write and sync of a small file take, so that a

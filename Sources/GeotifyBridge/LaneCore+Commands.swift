@@ -128,12 +128,7 @@ extension LaneCore {
         guard let wait = writeBudget.wait(for: device, now: now) else { return }
         throw InputError(
             .rateLimited,
-            "the fence changes of \"\(device)\" kept the fence file being written for the \(Self.seconds(writeBudget.perMinute)) s a minute they may (fenceWriteBudget), while every other device waited; nothing was changed: the next change may come in \(Int(wait.rounded(.up))) s")
-    }
-
-    /// `seconds` as a person writes it: `2`, `0.5`.
-    private static func seconds(_ seconds: Double) -> String {
-        seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
+            "the fence changes of \"\(device)\" kept the fence file being written for the \(JSONWriter.text(of: writeBudget.perMinute)) s a minute they may (fenceWriteBudget), while every other device waited; nothing was changed: the next change may come in \(Int(wait.rounded(.up))) s")
     }
 
     /// Where the shell cuts a batch: before each command of a device that already has a
