@@ -25,6 +25,15 @@ public struct Command: Sendable, Equatable {
         case preview(Proposal)
         case commit(token: String)
         case cancel(token: String)
+
+        /// Whether the action writes the fence file (and so spends the device's
+        /// `FenceWriteBudget`): an add, an edit, a confirmed delete, a commit.
+        package var writesFences: Bool {
+            switch self {
+            case .add, .edit, .delete(_, confirm: true), .commit: true
+            case .resetBadge, .list, .get, .delete(_, confirm: false), .preview, .cancel: false
+            }
+        }
     }
 
     /// A change proposed for a preview.

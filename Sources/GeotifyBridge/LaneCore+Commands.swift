@@ -58,6 +58,8 @@ extension LaneCore {
     ) throws(InputError) -> JSONObject? {
         let device = request.device
         var result = JSONObject()
+        // Before anything is taken: a commit refused for the budget keeps its preview.
+        if command.action.writesFences { try checkWriteBudget(of: device, now: now) }
         switch command.action {
         case .resetBadge:
             var record: DeviceRecord
@@ -87,16 +89,13 @@ extension LaneCore {
             result["fence"] = FenceCodec.encode(fence)
             result["relation"] = relation(of: devices[device]?.state, to: fence)
         case .add(let fence):
-            try checkWriteBudget(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(change: .add(device: device, fence: fence), basis: nil, request: request, reply: .changed(edit: false)))
             return nil
         case .edit(let identifier, let changes):
-            try checkWriteBudget(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(
                 change: .edit(device: device, identifier: identifier, fields: changes), basis: nil, request: request, reply: .changed(edit: true)))
             return nil
         case .delete(let identifier, true):
-            try checkWriteBudget(of: device, now: now)
             effects.fenceWrites.append(FenceWrite(change: .delete(device: device, identifier: identifier), basis: nil, request: request, reply: .deleted))
             return nil
         case .delete(let identifier, false):
@@ -105,9 +104,6 @@ extension LaneCore {
         case .preview(let proposal):
             result = try preview(proposal, device: device, now: now, book: book)
         case .commit(let token):
-            // Checked before the token is taken: a commit refused for the budget keeps its
-            // preview for a later try.
-            try checkWriteBudget(of: device, now: now)
             let preview = try previews.take(token, device: device, now: now)
             guard Self.same(book.fences(of: device), preview.basis) else {
                 throw InputError(.stale, "the fences of \"\(device)\" changed since the preview; nothing was changed: preview again")
