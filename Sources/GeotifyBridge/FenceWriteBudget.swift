@@ -14,7 +14,8 @@
 /// 4.5 s (10 written, 190 refused; `scripts/attack --only 8c`). A budget of time rather
 /// than of changes follows what the others wait for: a change of a small file takes a
 /// few milliseconds, and a device may make hundreds a minute; one of that large file
-/// takes 0.2 s, and a device may make about ten at once and one every few seconds after.
+/// takes about 0.05 s, and a device may make about 40 at once and one every 1.5 s after
+/// (in a fence directory a change writes one device's file: milliseconds again).
 /// Past its budget a change is refused as `rate_limited`, saying when the next one may
 /// come; other devices have budgets of their own.
 ///

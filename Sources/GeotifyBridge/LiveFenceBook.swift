@@ -14,9 +14,11 @@ import Synchronization
 /// (`invalid_file`) until it is back, so one command can never replace everybody's
 /// fences with its own.
 ///
-/// Changes by commands come as batches of `FenceWrite`s: the file is read once, each
-/// change applied to its device's fences (refused on its own if the device's fences
-/// are not what the command saw), the result written once, atomically, and put in force.
+/// Changes by commands come as batches of `FenceWrite`s: what they depend on is read
+/// once (the file, or in a fence directory the devices' files and the shared file),
+/// each change applied to its device's fences (refused on its own if the device's
+/// fences are not what the command saw), the result written once, atomically, and put
+/// in force.
 /// Reading, parsing and writing happen outside the lock that guards the book in force,
 /// so lanes reading `book` never wait for them; writers and reloads take turns.
 ///
@@ -29,9 +31,11 @@ final class LiveFenceBook: Sendable {
     /// The book in force and what it was made from.
     private struct Installed {
         var book = FenceBook()
-        /// The fingerprint of the bytes the book was read from (or written as): enough to
-        /// tell whether the file still holds them, without keeping a copy of the file.
-        var fingerprint = FenceFileFingerprint(of: [])
+        /// The fingerprint of each part of the bytes the book was read from (or written
+        /// as; `FenceFile.fingerprints(of:)`): enough to tell whether the file still holds
+        /// them, without keeping a copy of the file, and for a fence directory, which of
+        /// its files a change must look at.
+        var fingerprints: [String: FenceFileFingerprint] = [:]
         /// The file's size, modification time and inode when last looked at.
         var signature: [Int] = []
         /// Why the file cannot be used now (missing, unreadable), reported once; nil when it can.
@@ -49,9 +53,9 @@ final class LiveFenceBook: Sendable {
     private let installed = Mutex(Installed())
     /// What the writers and reloads keep between turns.
     private struct Turn {
-        /// The fingerprint of the last refused contents, so a bad file is reported once,
+        /// The fingerprints of the last refused contents, so a bad file is reported once,
         /// not every poll.
-        var refused: FenceFileFingerprint?
+        var refused: [String: FenceFileFingerprint]?
         /// Each device's text as last written, so a write encodes only changed devices.
         var text = FenceFileText()
     }
@@ -101,7 +105,7 @@ final class LiveFenceBook: Sendable {
         guard let book = loaded.book else {
             throw StartupError(["the fence file \(file.path) is not valid:"] + loaded.errors.map { "  \($0)" })
         }
-        let fingerprint = FenceFileFingerprint(of: loaded.contents)
+        let fingerprints = file.fingerprints(of: loaded.contents)
         // The file's bytes are not needed any more: let them go before saving the revisions.
         loaded.contents = []
         do {
@@ -112,7 +116,7 @@ final class LiveFenceBook: Sendable {
         let signature = signature()
         installed.withLock {
             $0.book = book
-            $0.fingerprint = fingerprint
+            $0.fingerprints = fingerprints
             $0.signature = signature
         }
     }
@@ -145,9 +149,17 @@ final class LiveFenceBook: Sendable {
     /// its device's fences as they are in the file now and refused on its own when it
     /// does not apply (its device's fences are not those it was decided on, it does not
     /// validate); returns one outcome a write, and the change of book when any applied.
+    ///
+    /// Only the parts the changes depend on are read (`FenceFile.change`): in a fence
+    /// directory the devices' files and the shared file. While those hold what is in
+    /// force, the changes apply to the book in force; otherwise the file as it is now is
+    /// read and validated whole, and the changes apply to it, so a hand edit not looked
+    /// at yet is kept. A fence directory's other files are not read: an edit there is
+    /// put in force when the file is next looked at (the signature in force is kept
+    /// when it changed before the write, so the next look reads the contents).
     func write(_ writes: [FenceWrite], limits: FenceLimits) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
         turn.withLock { turn in
-            let (inForce, inForceFingerprint, unusable) = installed.withLock { ($0.book, $0.fingerprint, $0.unusable) }
+            let (inForce, inForcePrints, known, unusable) = installed.withLock { ($0.book, $0.fingerprints, $0.signature, $0.unusable) }
             func refuseAll(_ error: FenceChangeError) -> (results: [Result<FenceChange.Outcome, FenceChangeError>], change: Change?) {
                 (Array(repeating: .failure(error), count: writes.count), nil)
             }
@@ -157,35 +169,49 @@ final class LiveFenceBook: Sendable {
             if let shard = file.shard, file.layout == .file {
                 return refuseAll(FenceChangeError(.readOnly, "the fence file \(file.path) is read-only to each of the \(shard.count) instances that share the devices; change it by hand or with geotify fences, or use a fence directory (docs/scaling.md)"))
             }
-            let contents: [UInt8]
+            let before = signature()
+            var refusal: FenceChangeError?
+            var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
+            var (base, basePrints, readWhole) = (inForce, inForcePrints, file.layout == .file)
+            var decided: (book: FenceBook, changed: [String])?
+            let devices = Array(Set(writes.map(\.change.device))).sorted()
+            let written: [String: [UInt8]?]
             do throws(StoreError) {
-                guard let read = try file.read() else {
-                    markUnusable("the fence file \(file.path) is missing", signature: [])
-                    return refuseAll(FenceChangeError(.invalidFile, "the fence file \(file.path) is missing; no change is written until it is back"))
+                written = try file.change(devices: devices, text: &turn.text) { (parts) throws(StoreError) -> (book: FenceBook, changed: [String])? in
+                    func missing() -> (book: FenceBook, changed: [String])? {
+                        markUnusable("the fence file \(file.path) is missing", signature: [])
+                        refusal = FenceChangeError(.invalidFile, "the fence file \(file.path) is missing; no change is written until it is back")
+                        return nil
+                    }
+                    guard let parts else { return missing() }
+                    let fresh = parts.allSatisfy { name, bytes in bytes.map { FenceFileFingerprint(of: $0) } == inForcePrints[name] }
+                    if !fresh {
+                        guard let contents = file.layout == .file ? parts[FenceFile.wholeFile] ?? nil : try file.read() else { return missing() }
+                        let parsed = file.parse(contents, revisions: FenceRevisions(of: inForce))
+                        guard let book = parsed.book else {
+                            refusal = .invalidFile(file.path, parsed.errors)
+                            return nil
+                        }
+                        (base, basePrints, readWhole) = (book, file.fingerprints(of: contents), true)
+                    }
+                    let applied = Self.apply(writes, to: base, limits: limits)
+                    results = applied.results
+                    guard !applied.changed.isEmpty else { return nil }
+                    decided = (base.replacing(devices: applied.changed), Array(applied.changed.keys))
+                    return decided
                 }
-                contents = read
-            } catch {
-                return refuseAll(FenceChangeError(.io, error.description))
-            }
-            var base = inForce
-            if FenceFileFingerprint(of: contents) != inForceFingerprint {
-                let parsed = file.parse(contents, revisions: FenceRevisions(of: inForce))
-                guard let book = parsed.book else { return refuseAll(.invalidFile(file.path, parsed.errors)) }
-                base = book
-            }
-            let (results, changed) = Self.apply(writes, to: base, limits: limits)
-            guard !changed.isEmpty else { return (results, nil) }
-            let book = base.replacing(devices: changed)
-            let written: [UInt8]
-            do throws(StoreError) {
-                written = try file.write(book, expecting: contents, devices: Array(changed.keys), text: &turn.text)
             } catch {
                 let failure = error.reason.contains("changed since it was read")
                     ? FenceChangeError(.stale, "the fence file \(file.path) changed while it was being written (edited by someone else); nothing was written, try again")
                     : FenceChangeError(.io, error.description)
-                return (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
+                return results.isEmpty ? refuseAll(failure) : (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
             }
-            let change = put(book, fingerprint: FenceFileFingerprint(of: written), signature: signature(), reason: "changed by a command", scopes: Array(changed.keys))
+            if let refusal { return refuseAll(refusal) }
+            guard let decided else { return (results, nil) }
+            var fingerprints = basePrints
+            for (name, bytes) in written { fingerprints[name] = bytes.map { FenceFileFingerprint(of: $0) } }
+            let after = readWhole || before == known ? signature() : known
+            let change = put(decided.book, fingerprints: fingerprints, signature: after, reason: "changed by a command", scopes: decided.changed)
             turn.refused = nil
             return (results, change)
         }
@@ -218,11 +244,11 @@ final class LiveFenceBook: Sendable {
 
     /// Validates `contents` and, if they are good and differ from what is in force, puts
     /// them in force; refuses them with every problem (once) otherwise.
-    private func install(_ contents: [UInt8], signature: [Int], reason: String, refused: inout FenceFileFingerprint?) -> Change? {
-        let fingerprint = FenceFileFingerprint(of: contents)
+    private func install(_ contents: [UInt8], signature: [Int], reason: String, refused: inout [String: FenceFileFingerprint]?) -> Change? {
+        let fingerprints = file.fingerprints(of: contents)
         let inForce = installed.withLock { state -> FenceBook? in
             state.signature = signature
-            return fingerprint == state.fingerprint ? nil : state.book
+            return fingerprints == state.fingerprints ? nil : state.book
         }
         guard let inForce else {
             if refused != nil {
@@ -231,10 +257,10 @@ final class LiveFenceBook: Sendable {
             }
             return nil
         }
-        guard fingerprint != refused else { return nil }
+        guard fingerprints != refused else { return nil }
         let loaded = file.parse(contents, revisions: FenceRevisions(of: inForce))
         guard let parsed = loaded.book else {
-            refused = fingerprint
+            refused = fingerprints
             refuse(loaded.errors)
             return nil
         }
@@ -243,11 +269,11 @@ final class LiveFenceBook: Sendable {
             logger.info("the fence file \(file.path) is valid again")
             refused = nil
         }
-        return put(parsed, fingerprint: fingerprint, signature: signature, reason: reason, scopes: nil)
+        return put(parsed, fingerprints: fingerprints, signature: signature, reason: reason, scopes: nil)
     }
 
     /// Puts `book` in force and saves its revisions (of `scopes` only, when given).
-    private func put(_ book: FenceBook, fingerprint: FenceFileFingerprint, signature: [Int], reason: String, scopes: [String]?) -> Change {
+    private func put(_ book: FenceBook, fingerprints: [String: FenceFileFingerprint], signature: [Int], reason: String, scopes: [String]?) -> Change {
         do {
             if let scopes {
                 try store.saveRevisions(of: book, devices: scopes)
@@ -261,7 +287,7 @@ final class LiveFenceBook: Sendable {
         let old = installed.withLock { state in
             defer {
                 state.book = book
-                state.fingerprint = fingerprint
+                state.fingerprints = fingerprints
                 state.signature = signature
             }
             return state.book

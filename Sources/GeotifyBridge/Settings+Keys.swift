@@ -122,7 +122,7 @@ extension Settings {
         .wholeNumber("maximumPreviewsPerDevice", \.maximumPreviewsPerDevice, atLeast: 1, help: "The most previews waiting for one device; past it the oldest goes."),
         .wholeNumber("maximumPreviews", \.maximumPreviews, atLeast: 1, help: "The most previews waiting in all; past it the oldest goes."),
         .number("fenceWriteBudget", \.fenceWriteBudget, atLeast: 0.001, unit: "s a minute",
-                help: "How long one device's fence changes (add, edit, a confirmed delete, commit) may keep the bridge writing the fence file, at once and in any minute after that: every other device's positions wait meanwhile. Past it a change is refused as rate_limited. A change of a small file takes milliseconds, one of a file of 100 000 fences about 0.2 s."),
+                help: "How long one device's fence changes (add, edit, a confirmed delete, commit) may keep the bridge writing the fence file, at once and in any minute after that: every other device's positions wait meanwhile. Past it a change is refused as rate_limited. A change of a small file takes milliseconds, one of a single file of 100 000 fences about 0.05 s; in a fence directory a change writes only its device's file."),
         .optionalText("responseTopicPrefix", \.responseTopicPrefix, defaultText: "<topicPrefix>/reply/",
                       help: "Where MQTT v5 response topics of commands must lie: this, the device, and optionally more levels."),
     ]

@@ -67,16 +67,39 @@ public enum AtomicFile {
     }
 
     /// The contents of `path`, or nil when there is no such file.
+    ///
+    /// Read straight into the array with `read(2)`, in as many calls as it takes, so a
+    /// fence file of many megabytes is copied once, not into a `Data` first.
     public static func read(_ path: String) throws(StoreError) -> [UInt8]? {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            if errno == ENOENT || !FileManager.default.fileExists(atPath: path) { return nil }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
             throw StoreError("read \(path)", errnoText())
         }
-        defer { try? handle.close() }
-        do {
-            return [UInt8](try handle.readToEnd() ?? Data())
-        } catch {
-            throw StoreError("read \(path)", (error as NSError).localizedDescription)
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw StoreError("read \(path)", errnoText()) }
+        var bytes: [UInt8] = []
+        // One byte more than its size, so the read that finds its end needs no second buffer.
+        var room = max(Int(info.st_size), 0) + 1
+        while true {
+            var failure: Int32 = 0
+            var ended = false
+            let chunk = [UInt8](unsafeUninitializedCapacity: room) { buffer, count in
+                count = 0
+                while count < buffer.count {
+                    let read = Foundation.read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+                    if read < 0 && errno == EINTR { continue }
+                    if read < 0 { failure = errno }
+                    if read <= 0 { ended = true; return }
+                    count += read
+                }
+            }
+            if bytes.isEmpty { bytes = chunk } else { bytes += chunk }
+            if failure != 0 { throw StoreError("read \(path)", String(cString: strerror(failure))) }
+            if ended { return bytes }
+            // The file grew while it was read: read on.
+            room = 1 << 16
         }
     }
 

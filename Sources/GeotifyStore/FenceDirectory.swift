@@ -181,7 +181,13 @@ struct FenceDirectory {
 
     /// The parts of a snapshot; nil when `bytes` is not one.
     static func parts(of bytes: [UInt8]) -> [Part]? {
-        var parts: [Part] = []
+        partRanges(of: bytes)?.map { Part(name: $0.name, bytes: Array(bytes[$0.range])) }
+    }
+
+    /// Each part of a snapshot: its name and where its bytes are in `bytes`, without
+    /// copying them; nil when `bytes` is not a snapshot.
+    static func partRanges(of bytes: [UInt8]) -> [(name: String, range: Range<Int>)]? {
+        var parts: [(name: String, range: Range<Int>)] = []
         var position = 0
         func line() -> String? {
             guard let end = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
@@ -191,7 +197,7 @@ struct FenceDirectory {
         while position < bytes.count {
             guard let name = line(), let countText = line(), let count = Int(countText), count >= 0,
                   count < bytes.count - position else { return nil }
-            parts.append(Part(name: name, bytes: Array(bytes[position..<(position + count)])))
+            parts.append((name, position..<(position + count)))
             position += count
             guard bytes[position] == UInt8(ascii: "\n") else { return nil }
             position += 1

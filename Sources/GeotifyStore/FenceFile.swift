@@ -292,7 +292,7 @@ public struct FenceFile: Sendable {
     }
 
     /// The directory layout's reader and writer.
-    private var directory: FenceDirectory {
+    var directory: FenceDirectory {
         FenceDirectory(root: path, shard: shard)
     }
 

@@ -12,10 +12,14 @@ import GeotifyJSON
 public struct FenceFileText: Sendable {
     private struct Entry: Sendable {
         var fences: [Fence]
+        /// `"<device>": [<fences>]`, as it goes into the file.
         var text: [UInt8]
     }
 
     private var devices: [String: Entry] = [:]
+    /// The devices of the last book, sorted: kept while the next book has the same ones,
+    /// so a write after a change of fences does not sort every device's name again.
+    private var names: [String] = []
 
     public init() {}
 
@@ -24,35 +28,33 @@ public struct FenceFileText: Sendable {
     /// device of `book` (and forgets the others) for the next call.
     public mutating func contents(of book: FenceBook) -> [UInt8] {
         let writer = JSONWriter(pretty: true, sortedKeys: true)
+        if names.count != book.devices.count || !names.allSatisfy({ book.devices[$0] != nil }) {
+            names = book.devices.keys.sorted()
+            devices = devices.filter { book.devices[$0.key] != nil }
+        }
         var out: [UInt8] = []
         out.reserveCapacity(devices.values.reduce(64) { $0 + $1.text.count + 16 })
         out.append(contentsOf: "{\n  \"devices\": ".utf8)
-        let names = book.devices.keys.sorted()
-        var kept: [String: Entry] = [:]
-        kept.reserveCapacity(names.count)
         if names.isEmpty {
             out.append(contentsOf: "{}".utf8)
         } else {
             out.append(UInt8(ascii: "{"))
             for (position, device) in names.enumerated() {
                 out.append(contentsOf: (position > 0 ? ",\n    " : "\n    ").utf8)
-                JSONWriter.appendString(device, to: &out)
-                out.append(contentsOf: ": ".utf8)
                 let fences = book.fences(of: device)
-                var entry = devices[device]
-                if entry?.fences != fences {
-                    var text: [UInt8] = []
-                    writer.append(.array(fences.map(FenceCodec.encode)), to: &text, indent: 2)
-                    entry = Entry(fences: fences, text: text)
-                }
-                if let entry {
+                if let entry = devices[device], entry.fences == fences {
                     out.append(contentsOf: entry.text)
-                    kept[device] = entry
+                    continue
                 }
+                var text: [UInt8] = []
+                JSONWriter.appendString(device, to: &text)
+                text.append(contentsOf: ": ".utf8)
+                writer.append(.array(fences.map(FenceCodec.encode)), to: &text, indent: 2)
+                out.append(contentsOf: text)
+                devices[device] = Entry(fences: fences, text: text)
             }
             out.append(contentsOf: "\n  }".utf8)
         }
-        devices = kept
         var rest = JSONObject()
         FenceFile.addShared(of: book, to: &rest)
         for member in rest.members.sorted(by: { $0.key < $1.key }) {

@@ -29,12 +29,37 @@ struct LiveFenceBookTests {
             directory = try makeTemporaryDirectory("live-fence-book")
             url = directory.appendingPathComponent("fences.json")
             try fences.write(to: url, atomically: true, encoding: .utf8)
+            book = try Self.loaded(url, in: directory, counters: counters, reports: reports)
+        }
+
+        /// A fence directory holding the devices of `LiveFenceBookTests.fences`, a file each.
+        init(directoryOf fences: String) throws {
+            directory = try makeTemporaryDirectory("live-fence-book")
+            url = directory.appendingPathComponent("fences")
+            try FileManager.default.createDirectory(at: url.appendingPathComponent("devices"), withIntermediateDirectories: true)
+            let whole = try #require(FenceFile(path: "fences.json").parse(Array(fences.utf8)).book)
+            for (device, fences) in whole.devices {
+                try Data(FenceFile.contents(of: FenceBook(devices: [device: fences]))).write(to: Self.deviceFile(device, in: url))
+            }
+            book = try Self.loaded(url, in: directory, counters: counters, reports: reports)
+        }
+
+        /// The file of `device` in the fence directory.
+        func deviceFile(_ device: String) -> URL { Self.deviceFile(device, in: url) }
+
+        /// The file of `device` in the fence directory `root`.
+        static func deviceFile(_ device: String, in root: URL) -> URL {
+            root.appendingPathComponent("devices/\(device.replacingOccurrences(of: "/", with: "%2F")).json")
+        }
+
+        private static func loaded(_ url: URL, in directory: URL, counters: Counters, reports: Reports) throws -> LiveFenceBook {
             let store = try StateStore(directory: directory.appendingPathComponent("state").path)
-            book = LiveFenceBook(
+            let book = LiveFenceBook(
                 file: FenceFile(path: url.path), store: store, logger: Logger(level: .error, sink: { _ in }),
                 counters: counters, messages: OutboundMessages(topics: Topics()),
                 report: reports.add)
             try book.load()
+            return book
         }
 
         deinit { try? FileManager.default.removeItem(at: directory) }
@@ -126,5 +151,98 @@ struct LiveFenceBookTests {
         #expect(results.count == 2)
         #expect(results.allSatisfy { (try? $0.get()) != nil }, "\(results)")
         #expect(changed["alice/phone"]?.map(\.identifier) == ["home", "gym", "pool"])
+    }
+
+    // MARK: A fence directory: a change reads the files it depends on
+
+    /// In a fence directory a change reads its device's file and the shared file, not
+    /// every device's: another device's file, broken by hand and not looked at yet, does
+    /// not stop it (it is refused when the directory is next looked at, and the good
+    /// fences, with the change, stay in force).
+    @Test("in a fence directory a change reads only its device's file: another device's broken file does not stop it")
+    func aDirectoryChangeReadsOnlyItsDevicesFile() throws {
+        let fixture = try Fixture(directoryOf: Self.fences)
+        try "{ not json".write(to: fixture.deviceFile("van/7"), atomically: true, encoding: .utf8)
+        let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+        #expect((try? results.first?.get()) != nil, "\(results)")
+        #expect(change?.new.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
+        let written = try String(contentsOf: fixture.deviceFile("alice/phone"), encoding: .utf8)
+        #expect(written.contains("gym"))
+        #expect(try String(contentsOf: fixture.deviceFile("van/7"), encoding: .utf8) == "{ not json", "another device's file is left as it is")
+
+        #expect(fixture.book.reloadIfChanged() == nil, "the broken file is noticed at the next look")
+        #expect(fixture.reported == 1)
+        #expect(fixture.book.book.fences(of: "van/7").map(\.identifier) == ["depot"])
+        #expect(fixture.book.book.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
+    }
+
+    /// The device's own file edited by hand and not looked at yet: the change applies to
+    /// the file as it is now, as in a single file, and the edit is kept.
+    @Test("in a fence directory a change writes onto a hand edit of its device's file not yet looked at")
+    func aDirectoryChangeKeepsAHandEditOfItsDevice() throws {
+        let fixture = try Fixture(directoryOf: Self.fences)
+        let edited = Self.fences.replacingOccurrences(of: "Welcome home", with: "Edited by hand")
+        let book = try #require(FenceFile(path: "fences.json").parse(Array(edited.utf8)).book)
+        try Data(FenceFile.contents(of: FenceBook(devices: ["alice/phone": book.fences(of: "alice/phone")]))).write(to: fixture.deviceFile("alice/phone"))
+        let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+        #expect((try? results.first?.get()) != nil, "\(results)")
+        #expect(change?.new.fences(of: "alice/phone").first?.note == "Edited by hand")
+        #expect(fixture.book.book.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
+        #expect(try String(contentsOf: fixture.deviceFile("alice/phone"), encoding: .utf8).contains("Edited by hand"))
+    }
+
+    /// Another device's file replaced by hand before the change: the change does not
+    /// read it, so it must not take the directory's new size and time for its own, or
+    /// the edit would wait for the next read of the contents; the next look finds it.
+    @Test("in a fence directory a hand edit of another device's file made before a change is found at the next look")
+    func aDirectoryChangeLeavesAnotherDevicesEditToTheNextLook() throws {
+        let fixture = try Fixture(directoryOf: Self.fences)
+        let edited = try String(contentsOf: fixture.deviceFile("van/7"), encoding: .utf8).replacingOccurrences(of: "Van 7 is back", with: "Edited by hand")
+        try edited.write(to: fixture.deviceFile("van/7"), atomically: true, encoding: .utf8)
+        let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+        #expect((try? results.first?.get()) != nil, "\(results)")
+        #expect(change?.new.fences(of: "van/7").first?.note == "Van 7 is back", "the change did not read van/7's file")
+        let next = fixture.book.reloadIfChanged()
+        #expect(next?.new.fences(of: "van/7").first?.note == "Edited by hand")
+        #expect(fixture.book.book.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
+    }
+
+    /// Writes of several devices in one turn: only the files of the devices whose fences
+    /// changed are written; a device whose change was refused keeps its file byte for
+    /// byte, as its author wrote it.
+    @Test("in a fence directory a device whose change was refused keeps its file as written by hand")
+    func aDirectoryTurnWritesOnlyTheDevicesThatChanged() throws {
+        let fixture = try Fixture(directoryOf: Self.fences)
+        let byHand = #"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntry"}]}}"#
+        try byHand.write(to: fixture.deviceFile("alice/phone"), atomically: true, encoding: .utf8)
+        #expect(fixture.book.reloadIfChanged(readContents: true) != nil)
+        let refused = FenceWrite(
+            change: .delete(device: "alice/phone", identifier: "nowhere"), basis: nil,
+            request: CommandRequest(device: "alice/phone", topic: "geotify/cmd/alice/phone"), reply: .deleted)
+        let (results, change) = fixture.book.write([refused, Self.add("yard", to: "van/7")], limits: FenceLimits())
+        #expect(results.count == 2)
+        #expect((try? results[0].get()) == nil, "the delete of a fence alice/phone does not have is refused")
+        #expect((try? results[1].get()) != nil, "\(results)")
+        #expect(change?.new.fences(of: "van/7").map(\.identifier) == ["depot", "yard"])
+        #expect(try String(contentsOf: fixture.deviceFile("alice/phone"), encoding: .utf8) == byHand)
+    }
+
+    /// A fence directory removed while the bridge runs: a change is refused and nothing
+    /// is made in its place, so the next look does not find a directory of one device.
+    /// The change is for a device with no file yet, whose parts (its file, the shared
+    /// file) are missing in force too.
+    @Test("a change to a fence directory that was removed is refused and makes nothing")
+    func aChangeToARemovedDirectoryIsRefused() throws {
+        let fixture = try Fixture(directoryOf: Self.fences)
+        try FileManager.default.removeItem(at: fixture.url)
+        let (results, change) = fixture.book.write([Self.add("gym", to: "carol/phone")], limits: FenceLimits())
+        #expect(change == nil)
+        guard case .failure(let error) = results.first else {
+            Issue.record("not refused: \(results)")
+            return
+        }
+        #expect(error.code == .invalidFile)
+        #expect(!FileManager.default.fileExists(atPath: fixture.url.path))
+        #expect(fixture.book.problem != nil)
     }
 }

@@ -1,0 +1,67 @@
+import Foundation
+import GeotifyCore
+
+/// The fences as parts, so a change of a few devices' fences reads and writes only what
+/// it depends on: for a single file that is the whole file; for a fence directory, those
+/// devices' files and the shared file (whose fences a device's own must not clash with).
+/// A running bridge keeps the fingerprint of each part it has in force
+/// (`fingerprints(of:)`) and compares only the parts a change reads, so with 10 000
+/// device files a change reads two files, not 10 000.
+extension FenceFile {
+    /// The name of a single file's one part.
+    package static let wholeFile = ""
+
+    /// The fingerprint of each part of `contents` (as `read` gives them), by name: the
+    /// whole file's (`wholeFile`), or each file's of a directory's snapshot, named
+    /// relative to the directory.
+    package func fingerprints(of contents: [UInt8]) -> [String: FenceFileFingerprint] {
+        guard layout == .directory, let parts = FenceDirectory.partRanges(of: contents) else {
+            return [Self.wholeFile: FenceFileFingerprint(of: contents)]
+        }
+        return Dictionary(parts.map { ($0.name, FenceFileFingerprint(of: contents[$0.range])) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Changes the fences of `devices`: reads the parts that depends on, by name (nil for
+    /// a part that does not exist), lets `decide` make the book to write from them and
+    /// say which devices' fences it changed (nil to write nothing), and writes those
+    /// devices' parts; returns them (nil for a file removed). `decide` is given nil instead of parts when the file or
+    /// directory is missing, so nobody's fences are replaced by the devices' alone.
+    ///
+    /// A single file is read and written whole, its lock held from the read to the write,
+    /// so no other writer's change comes between and the file is read once. In a fence
+    /// directory only the devices' files are written, each refused (as `write` refuses)
+    /// if it changed since it was read.
+    package func change(
+        devices: [String], text: inout FenceFileText,
+        decide: ([String: [UInt8]?]?) throws(StoreError) -> (book: FenceBook, changed: [String])?
+    ) throws(StoreError) -> [String: [UInt8]?] {
+        guard layout == .directory else {
+            return try AtomicFile.withLock(on: path) { () throws(StoreError) -> [String: [UInt8]?] in
+                let current = try AtomicFile.read(path)
+                guard let decided = try decide(current.map { [Self.wholeFile: $0] }) else { return [:] }
+                let bytes = text.contents(of: decided.book)
+                try AtomicFile.write(bytes, to: path)
+                return [Self.wholeFile: bytes]
+            }
+        }
+        let directory = directory
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            _ = try decide(nil)
+            return [:]
+        }
+        guard isDirectory.boolValue else { throw StoreError("read \(path)", "not a directory") }
+        var read: [String: [UInt8]?] = [:]
+        for name in [FenceDirectory.sharedName] + devices.map(FenceDirectory.fileName) {
+            read[name] = try AtomicFile.read(directory.path(of: name))
+        }
+        guard let (book, changed) = try decide(read) else { return [:] }
+        var changes: [String: [UInt8]?] = [:]
+        for device in changed {
+            changes[FenceDirectory.fileName(of: device)] = book.devices[device].map { FenceFile.contents(of: FenceBook(devices: [device: $0])) }
+        }
+        let expected = FenceDirectory.snapshot(read.compactMap { name, bytes in bytes.map { FenceDirectory.Part(name: name, bytes: $0) } })
+        _ = try directory.write(changes, expecting: expected)
+        return changes
+    }
+}
