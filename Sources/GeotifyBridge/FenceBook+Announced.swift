@@ -7,9 +7,13 @@ extension FenceBook {
     /// thousands of points of interest is evaluated but not announced fence by fence.
     /// With `scope`, only the devices in it.
     func announcedFences(limit: Int, among scope: Set<String>? = nil) -> [String: [Fence]] {
-        var devices = Set(self.devices.keys)
-        for members in groups.values { devices.formUnion(members) }
-        if let scope { devices.formIntersection(scope) }
+        var devices: Set<String>
+        if let scope {
+            devices = scope.filter(knows)
+        } else {
+            devices = Set(self.devices.keys)
+            for members in groups.values { devices.formUnion(members) }
+        }
         var announced: [String: [Fence]] = [:]
         for device in devices {
             announced[device] = deviceFences(of: device).announced(limit: limit)

@@ -112,9 +112,10 @@ final class FenceChangeAnnouncer: Sendable {
     /// The messages for a change of book, in the order they must go out.
     func messages(for change: LiveFenceBook.Change) -> [OutboxMessage] {
         // Only the devices whose announced fences differ have anything to say. A command
-        // changes one device's own fences; looking at every other device (their Home
-        // Assistant object ids above all) on each write cost more than the write.
-        let scope = Self.devicesWithOwnChanges(change)
+        // changes one device's own fences and says which (`Change.devices`); looking at
+        // every other device (their Home Assistant object ids above all), or comparing
+        // every device's fences, on each write cost more than the write.
+        let scope = change.devices ?? Self.devicesWithOwnChanges(change)
         var before = owned(change.old.announcedFences(limit: announceLimit, among: scope))
         var after = owned(change.new.announcedFences(limit: announceLimit, among: scope))
         for (device, fences) in after where before[device] == fences {
@@ -139,7 +140,10 @@ final class FenceChangeAnnouncer: Sendable {
             }
         }
         if let waypoints {
-            for (device, fences) in owned(change.new.devices).sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
+            let devices = scope.map { scope in
+                Dictionary(uniqueKeysWithValues: scope.compactMap { device in change.new.devices[device].map { (device, $0) } })
+            } ?? change.new.devices
+            for (device, fences) in owned(devices).sorted(by: { $0.key < $1.key }) where change.old.devices[device] != fences {
                 let removed = change.old.fences(of: device).filter { old in !fences.contains { $0.identifier == old.identifier } }
                 if let command = waypoints.command(for: device, fences: fences, removed: removed) { outbox.append(command) }
             }

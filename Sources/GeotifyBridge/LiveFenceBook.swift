@@ -47,6 +47,11 @@ final class LiveFenceBook: Sendable {
     struct Change: Sendable {
         var old: FenceBook
         var new: FenceBook
+        /// The only devices whose fences can differ between the books, when that is known:
+        /// a command's write onto the book in force changes its devices' own fences and
+        /// nothing else. Nil when anything may differ (a reload, a write onto a hand edit),
+        /// so whoever announces the change compares the books.
+        var devices: Set<String>? = nil
     }
 
     let file: FenceFile
@@ -172,7 +177,7 @@ final class LiveFenceBook: Sendable {
             let before = signature()
             var refusal: FenceChangeError?
             var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
-            var (base, basePrints, readWhole) = (inForce, inForcePrints, file.layout == .file)
+            var (base, basePrints, readWhole, reread) = (inForce, inForcePrints, file.layout == .file, false)
             var decided: (book: FenceBook, changed: [String])?
             let devices = Array(Set(writes.map(\.change.device))).sorted()
             let written: [String: [UInt8]?]
@@ -192,7 +197,7 @@ final class LiveFenceBook: Sendable {
                             refusal = .invalidFile(file.path, parsed.errors)
                             return nil
                         }
-                        (base, basePrints, readWhole) = (book, file.fingerprints(of: contents), true)
+                        (base, basePrints, readWhole, reread) = (book, file.fingerprints(of: contents), true, true)
                     }
                     let applied = Self.apply(writes, to: base, limits: limits)
                     results = applied.results
@@ -211,7 +216,10 @@ final class LiveFenceBook: Sendable {
             var fingerprints = basePrints
             for (name, bytes) in written { fingerprints[name] = bytes.map { FenceFileFingerprint(of: $0) } }
             let after = readWhole || before == known ? signature() : known
-            let change = put(decided.book, fingerprints: fingerprints, signature: after, reason: "changed by a command", scopes: decided.changed)
+            // Onto a hand edit not looked at yet, any device's fences may have changed.
+            let scopes = reread ? nil : decided.changed
+            var change = put(decided.book, fingerprints: fingerprints, signature: after, reason: "changed by a command", scopes: scopes)
+            change.devices = scopes.map(Set.init)
             turn.refused = nil
             return (results, change)
         }
@@ -272,7 +280,8 @@ final class LiveFenceBook: Sendable {
         return put(parsed, fingerprints: fingerprints, signature: signature, reason: reason, scopes: nil)
     }
 
-    /// Puts `book` in force and saves its revisions (of `scopes` only, when given).
+    /// Puts `book` in force and saves its revisions (of `scopes` only, when given; else of
+    /// every fence that differs from the book in force).
     private func put(_ book: FenceBook, fingerprints: [String: FenceFileFingerprint], signature: [Int], reason: String, scopes: [String]?) -> Change {
         do {
             if let scopes {

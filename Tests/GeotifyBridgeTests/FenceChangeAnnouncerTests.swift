@@ -77,4 +77,20 @@ struct FenceChangeAnnouncerTests {
             .messages(for: LiveFenceBook.Change(old: old, new: new))
         #expect(messages.map(\.topic).filter { $0.hasPrefix("owntracks/") } == ["owntracks/alice/phone/cmd"])
     }
+
+    /// A command's write says which devices it changed (`Change.devices`), so the books
+    /// are not compared device by device: what is announced is the same as comparing
+    /// them finds.
+    @Test("a change that names its devices is announced as comparing the books would announce it")
+    func aChangeNamingItsDevicesIsAnnouncedTheSame() throws {
+        let old = try Self.book(Self.fences)
+        let new = try Self.book(Self.fences.replacingOccurrences(of: #""identifier": "home""#, with: #""identifier": "gym""#))
+        let announcer = announcer(waypoints: OwnTracksWaypoints(topics: OwnTracksTopics()))
+        let compared = announcer.messages(for: LiveFenceBook.Change(old: old, new: new))
+        let named = announcer.messages(for: LiveFenceBook.Change(old: old, new: new, devices: ["alice/phone"]))
+        #expect(!compared.isEmpty)
+        #expect(named.map(\.topic) == compared.map(\.topic))
+        #expect(named.map(\.payload) == compared.map(\.payload))
+        #expect(named.contains { $0.topic == "owntracks/alice/phone/cmd" })
+    }
 }

@@ -24,12 +24,13 @@ struct LiveFenceBookTests {
         let counters = Counters()
         let reports = Reports()
         let book: LiveFenceBook
+        let store: StateStore
 
         init(_ fences: String = LiveFenceBookTests.fences) throws {
             directory = try makeTemporaryDirectory("live-fence-book")
             url = directory.appendingPathComponent("fences.json")
             try fences.write(to: url, atomically: true, encoding: .utf8)
-            book = try Self.loaded(url, in: directory, counters: counters, reports: reports)
+            (book, store) = try Self.loaded(url, in: directory, counters: counters, reports: reports)
         }
 
         /// A fence directory holding the devices of `LiveFenceBookTests.fences`, a file each.
@@ -41,7 +42,7 @@ struct LiveFenceBookTests {
             for (device, fences) in whole.devices {
                 try Data(FenceFile.contents(of: FenceBook(devices: [device: fences]))).write(to: Self.deviceFile(device, in: url))
             }
-            book = try Self.loaded(url, in: directory, counters: counters, reports: reports)
+            (book, store) = try Self.loaded(url, in: directory, counters: counters, reports: reports)
         }
 
         /// The file of `device` in the fence directory.
@@ -52,14 +53,14 @@ struct LiveFenceBookTests {
             root.appendingPathComponent("devices/\(device.replacingOccurrences(of: "/", with: "%2F")).json")
         }
 
-        private static func loaded(_ url: URL, in directory: URL, counters: Counters, reports: Reports) throws -> LiveFenceBook {
+        private static func loaded(_ url: URL, in directory: URL, counters: Counters, reports: Reports) throws -> (LiveFenceBook, StateStore) {
             let store = try StateStore(directory: directory.appendingPathComponent("state").path)
             let book = LiveFenceBook(
                 file: FenceFile(path: url.path), store: store, logger: Logger(level: .error, sink: { _ in }),
                 counters: counters, messages: OutboundMessages(topics: Topics()),
                 report: reports.add)
             try book.load()
-            return book
+            return (book, store)
         }
 
         deinit { try? FileManager.default.removeItem(at: directory) }
@@ -135,10 +136,27 @@ struct LiveFenceBookTests {
         #expect(results.count == 1)
         #expect((try? results.first?.get()) != nil, "\(results)")
         #expect(change?.new.fences(of: "van/7").first?.note == "Edited by hand")
+        #expect(change?.devices == nil, "onto a hand edit any device may have changed")
         #expect(fixture.book.book.fences(of: "van/7").first?.note == "Edited by hand")
         #expect(fixture.book.book.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
         let written = try String(contentsOf: fixture.url, encoding: .utf8)
         #expect(written.contains("Edited by hand") && written.contains("gym"))
+    }
+
+    /// A fence added by hand and written with a command's change before it was looked at
+    /// has its revision saved, as a reload would save it: after a restart it is not new
+    /// again.
+    @Test("a hand edit a command's write took in has its fences' revisions saved")
+    func aHandEditTakenInByAWriteHasItsRevisionsSaved() throws {
+        let fixture = try Fixture()
+        let yard = #"{ "identifier": "yard", "latitude": 48.2, "longitude": 11.6, "radius": 50, "eventType": "onEntry" }"#
+        try fixture.edit(Self.fences.replacingOccurrences(of: #""eventType": "onEntry" } ]"#, with: #""eventType": "onEntry" }, \#(yard) ]"#))
+        let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+        #expect((try? results.first?.get()) != nil, "\(results)")
+        #expect(change?.new.fences(of: "van/7").map(\.identifier) == ["depot", "yard"])
+        let saved = try fixture.store.loadRevisions()
+        #expect(saved.known["van/7"]?["yard"] != nil, "\(saved.known)")
+        #expect(saved.known["alice/phone"]?["gym"] != nil, "\(saved.known)")
     }
 
     /// Writes of one batch for the same device apply in order, each to the fences the
@@ -166,6 +184,7 @@ struct LiveFenceBookTests {
         let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
         #expect((try? results.first?.get()) != nil, "\(results)")
         #expect(change?.new.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
+        #expect(change?.devices == ["alice/phone"], "onto the book in force only the command's device changed")
         let written = try String(contentsOf: fixture.deviceFile("alice/phone"), encoding: .utf8)
         #expect(written.contains("gym"))
         #expect(try String(contentsOf: fixture.deviceFile("van/7"), encoding: .utf8) == "{ not json", "another device's file is left as it is")
