@@ -92,8 +92,8 @@ final class LiveFenceBook: Sendable {
 
     /// Held while a write reads, applies and writes the file, and while a look is put in
     /// force, so those take turns; never held by readers of `book`, nor while a look
-    /// reads and validates the file (a large one takes seconds), so a write does not wait
-    /// for that.
+    /// reads and validates the file (100 000 fences take 0.65 s to validate), so a write
+    /// does not wait for that.
     private let turn = Mutex(Turn())
     private let store: StateStore
     private let logger: Logger
@@ -162,7 +162,7 @@ final class LiveFenceBook: Sendable {
 
     /// Reads and validates the file when it changed since it was last looked at (nil when
     /// its size, time and inode say not and `readContents` is false), without taking the
-    /// turn: a write may come meanwhile, and then `settle` drops the look.
+    /// turn: a write may come meanwhile, and then `settle` looks again.
     func look(readContents: Bool) -> Look? {
         let current = signature()
         let (known, unusable, edition, inForce, fingerprintsInForce, refused) = installed.withLock {
