@@ -20,9 +20,7 @@ import Synchronization
 /// fences are not what the command saw), the result written once, atomically, and put
 /// in force.
 /// Reading, parsing and writing happen outside the lock that guards the book in force,
-/// so lanes reading `book` never wait for them. Writers take turns; a look at the file
-/// reads and validates it outside the turn (a large file takes seconds, and a write on
-/// a lane would wait) and takes the turn only to put the result in force.
+/// so lanes reading `book` never wait for them; writers and reloads take turns.
 ///
 /// The file may be a fence directory (`FenceFile.Layout.directory`): with several
 /// instances sharing the devices, each reads the shared fences and its own devices'
@@ -42,12 +40,6 @@ final class LiveFenceBook: Sendable {
         var signature: [Int] = []
         /// Why the file cannot be used now (missing, unreadable), reported once; nil when it can.
         var unusable: String?
-        /// The fingerprints of the last refused contents, so a bad file is reported once,
-        /// not every poll.
-        var refused: [String: FenceFileFingerprint]?
-        /// How many books were put in force: a look at the file that read it before the
-        /// last one was put in force is stale (`settle`).
-        var edition = 0
     }
 
     /// What a reload or write leaves to the caller: the books before and after, when a
@@ -64,36 +56,17 @@ final class LiveFenceBook: Sendable {
 
     let file: FenceFile
     private let installed = Mutex(Installed())
-    /// What the writers keep between turns.
+    /// What the writers and reloads keep between turns.
     private struct Turn {
+        /// The fingerprints of the last refused contents, so a bad file is reported once,
+        /// not every poll.
+        var refused: [String: FenceFileFingerprint]?
         /// Each device's text as last written, so a write encodes only changed devices.
         var text = FenceFileText()
     }
 
-    /// What a look at the file found (`look`), read and validated outside the turn, to be
-    /// put in force in it (`settle`).
-    struct Look: Sendable {
-        enum Found: Sendable {
-            /// Missing or unreadable: why.
-            case unusable(String)
-            /// The contents in force.
-            case unchanged
-            /// Other contents, by their fingerprints, and what validating them gave.
-            case changed([String: FenceFileFingerprint], FenceFile.Loaded)
-            /// Other contents, refused before, unchanged since.
-            case refusedBefore
-        }
-        /// `Installed.edition` when the file was read.
-        var edition: Int
-        /// The file's size, time and inode before it was read.
-        var signature: [Int]
-        var found: Found
-    }
-
-    /// Held while a write reads, applies and writes the file, and while a look is put in
-    /// force, so those take turns; never held by readers of `book`, nor while a look
-    /// reads and validates the file (100 000 fences take 0.65 s to validate), so a write
-    /// does not wait for that.
+    /// Held while reading, validating and writing the file, so reloads and writes take
+    /// turns; never held by readers of `book`.
     private let turn = Mutex(Turn())
     private let store: StateStore
     private let logger: Logger
@@ -157,79 +130,23 @@ final class LiveFenceBook: Sendable {
     /// by its size, time and inode, or, with `readContents` (now and then, and on
     /// SIGHUP), by its contents. Reports a file that went missing or unreadable once.
     func reloadIfChanged(readContents: Bool = false) -> Change? {
-        look(readContents: readContents).flatMap(settle)
-    }
-
-    /// Reads and validates the file when it changed since it was last looked at (nil when
-    /// its size, time and inode say not and `readContents` is false), without taking the
-    /// turn: a write may come meanwhile, and then `settle` looks again.
-    func look(readContents: Bool) -> Look? {
-        let current = signature()
-        let (known, unusable, edition, inForce, fingerprintsInForce, refused) = installed.withLock {
-            ($0.signature, $0.unusable, $0.edition, $0.book, $0.fingerprints, $0.refused)
-        }
-        guard readContents || current != known || unusable != nil else { return nil }
-        let contents: [UInt8]
-        do throws(StoreError) {
-            guard let read = try file.read() else {
-                return Look(edition: edition, signature: current, found: .unusable("the fence file \(file.path) is missing"))
-            }
-            contents = read
-        } catch {
-            return Look(edition: edition, signature: current, found: .unusable("the fence file \(file.path) cannot be read: \(error)"))
-        }
-        let fingerprints = file.fingerprints(of: contents)
-        guard fingerprints != fingerprintsInForce else { return Look(edition: edition, signature: current, found: .unchanged) }
-        guard fingerprints != refused else { return Look(edition: edition, signature: current, found: .refusedBefore) }
-        return Look(edition: edition, signature: current, found: .changed(fingerprints, file.parse(contents, revisions: FenceRevisions(of: inForce))))
-    }
-
-    /// Puts what `look` found in force, in the turn: reports a file gone, unusable or
-    /// refused (once), or puts its fences in force. A look that read the file before a
-    /// write or another look put a book in force may be older than what is in force, so
-    /// the file is looked at again, in the turn this time (a stream of writes cannot
-    /// keep a hand edit out of force).
-    func settle(_ look: Look) -> Change? {
-        turn.withLock { _ -> Change? in
-            var look = look
-            if installed.withLock({ $0.edition }) != look.edition {
-                guard let again = self.look(readContents: true) else { return nil }
-                look = again
-            }
-            let loaded: FenceFile.Loaded
-            let fingerprints: [String: FenceFileFingerprint]
-            switch look.found {
-            case .unusable(let problem):
-                markUnusable(problem, signature: look.signature)
-                return nil
-            case .unchanged:
-                markUsable()
-                let wasRefused = installed.withLock { state in
-                    defer { (state.signature, state.refused) = (look.signature, nil) }
-                    return state.refused != nil
+        turn.withLock { turn -> Change? in
+            let current = signature()
+            let (known, unusable) = installed.withLock { ($0.signature, $0.unusable) }
+            guard readContents || current != known || unusable != nil else { return nil }
+            let contents: [UInt8]
+            do throws(StoreError) {
+                guard let read = try file.read() else {
+                    markUnusable("the fence file \(file.path) is missing", signature: current)
+                    return nil
                 }
-                if wasRefused { logger.info("the fence file \(file.path) is valid again (as it was)") }
-                return nil
-            case .refusedBefore:
-                markUsable()
-                installed.withLock { $0.signature = look.signature }
-                return nil
-            case .changed(let changed, let validated):
-                markUsable()
-                (fingerprints, loaded) = (changed, validated)
-            }
-            guard let parsed = loaded.book else {
-                installed.withLock { ($0.signature, $0.refused) = (look.signature, fingerprints) }
-                refuse(loaded.errors)
+                contents = read
+            } catch {
+                markUnusable("the fence file \(file.path) cannot be read: \(error)", signature: current)
                 return nil
             }
-            for warning in loaded.warnings { logger.warning("\(warning)") }
-            let wasRefused = installed.withLock { state in
-                defer { state.refused = nil }
-                return state.refused != nil
-            }
-            if wasRefused { logger.info("the fence file \(file.path) is valid again") }
-            return put(parsed, fingerprints: fingerprints, signature: look.signature, reason: "the file changed", scopes: nil)
+            markUsable()
+            return install(contents, signature: current, reason: "the file changed", refused: &turn.refused)
         }
     }
 
@@ -303,7 +220,7 @@ final class LiveFenceBook: Sendable {
             let scopes = reread ? nil : decided.changed
             var change = put(decided.book, fingerprints: fingerprints, signature: after, reason: "changed by a command", scopes: scopes)
             change.devices = scopes.map(Set.init)
-            installed.withLock { $0.refused = nil }
+            turn.refused = nil
             return (results, change)
         }
     }
@@ -333,6 +250,36 @@ final class LiveFenceBook: Sendable {
         return (results, changed)
     }
 
+    /// Validates `contents` and, if they are good and differ from what is in force, puts
+    /// them in force; refuses them with every problem (once) otherwise.
+    private func install(_ contents: [UInt8], signature: [Int], reason: String, refused: inout [String: FenceFileFingerprint]?) -> Change? {
+        let fingerprints = file.fingerprints(of: contents)
+        let inForce = installed.withLock { state -> FenceBook? in
+            state.signature = signature
+            return fingerprints == state.fingerprints ? nil : state.book
+        }
+        guard let inForce else {
+            if refused != nil {
+                logger.info("the fence file \(file.path) is valid again (as it was)")
+                refused = nil
+            }
+            return nil
+        }
+        guard fingerprints != refused else { return nil }
+        let loaded = file.parse(contents, revisions: FenceRevisions(of: inForce))
+        guard let parsed = loaded.book else {
+            refused = fingerprints
+            refuse(loaded.errors)
+            return nil
+        }
+        for warning in loaded.warnings { logger.warning("\(warning)") }
+        if refused != nil {
+            logger.info("the fence file \(file.path) is valid again")
+            refused = nil
+        }
+        return put(parsed, fingerprints: fingerprints, signature: signature, reason: reason, scopes: nil)
+    }
+
     /// Puts `book` in force and saves its revisions (of `scopes` only, when given; else of
     /// every fence that differs from the book in force).
     private func put(_ book: FenceBook, fingerprints: [String: FenceFileFingerprint], signature: [Int], reason: String, scopes: [String]?) -> Change {
@@ -351,7 +298,6 @@ final class LiveFenceBook: Sendable {
                 state.book = book
                 state.fingerprints = fingerprints
                 state.signature = signature
-                state.edition += 1
             }
             return state.book
         }

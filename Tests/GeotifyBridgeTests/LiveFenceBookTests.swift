@@ -159,22 +159,6 @@ struct LiveFenceBookTests {
         #expect(saved.known["alice/phone"]?["gym"] != nil, "\(saved.known)")
     }
 
-    /// A look at the file reads and validates it outside the writers' turn, so a write
-    /// may come between the read and putting it in force: the look is then taken again,
-    /// and the write's fence stays in force, with the hand edit both saw.
-    @Test("a look that read the file before a write does not put what it read in force over the write")
-    func aLookOlderThanAWriteIsTakenAgain() throws {
-        let fixture = try Fixture()
-        let yard = #"{ "identifier": "yard", "latitude": 48.2, "longitude": 11.6, "radius": 50, "eventType": "onEntry" }"#
-        try fixture.edit(Self.fences.replacingOccurrences(of: #""eventType": "onEntry" } ]"#, with: #""eventType": "onEntry" }, \#(yard) ]"#))
-        let look = try #require(fixture.book.look(readContents: true))
-        let (results, _) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
-        #expect((try? results.first?.get()) != nil, "\(results)")
-        #expect(fixture.book.settle(look) == nil, "the file as written is what is in force")
-        #expect(fixture.book.book.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
-        #expect(fixture.book.book.fences(of: "van/7").map(\.identifier) == ["depot", "yard"])
-    }
-
     /// Writes of one batch for the same device apply in order, each to the fences the
     /// ones before it left: two adds in one turn keep both fences.
     @Test("two writes for one device in one batch: the second applies to what the first left")
