@@ -177,7 +177,9 @@ final class LiveFenceBook: Sendable {
             let before = signature()
             var refusal: FenceChangeError?
             var results: [Result<FenceChange.Outcome, FenceChangeError>] = []
-            var (base, basePrints, readWhole, reread) = (inForce, inForcePrints, file.layout == .file, false)
+            // What the changes apply to: the book in force, or the file read whole again
+            // (`reread`) when the parts they depend on are not what is in force.
+            var (base, basePrints, reread) = (inForce, inForcePrints, false)
             var decided: (book: FenceBook, changed: [String])?
             let devices = Array(Set(writes.map(\.change.device))).sorted()
             let written: [String: [UInt8]?]
@@ -197,7 +199,7 @@ final class LiveFenceBook: Sendable {
                             refusal = .invalidFile(file.path, parsed.errors)
                             return nil
                         }
-                        (base, basePrints, readWhole, reread) = (book, file.fingerprints(of: contents), true, true)
+                        (base, basePrints, reread) = (book, file.fingerprints(of: contents), true)
                     }
                     let applied = Self.apply(writes, to: base, limits: limits)
                     results = applied.results
@@ -215,7 +217,9 @@ final class LiveFenceBook: Sendable {
             guard let decided else { return (results, nil) }
             var fingerprints = basePrints
             for (name, bytes) in written { fingerprints[name] = bytes.map { FenceFileFingerprint(of: $0) } }
-            let after = readWhole || before == known ? signature() : known
+            // The file was read whole (a single file always is): its signature now is
+            // what is in force. Otherwise keep the old one if it moved before the write.
+            let after = file.layout == .file || reread || before == known ? signature() : known
             // Onto a hand edit not looked at yet, any device's fences may have changed.
             let scopes = reread ? nil : decided.changed
             var change = put(decided.book, fingerprints: fingerprints, signature: after, reason: "changed by a command", scopes: scopes)

@@ -452,22 +452,6 @@ public struct FenceFile: Sendable {
     /// the book no longer has), each refused if it changed since `expected`; with nil,
     /// every device file and the shared file that differ from `book`.
     public func write(_ book: FenceBook, expecting expected: [UInt8], devices: [String]? = nil) throws(StoreError) -> [UInt8] {
-        var text = FenceFileText()
-        return try write(book, expecting: expected, devices: devices, text: &text)
-    }
-
-    /// Writes the groups and shared fences of `book` to a fence directory's shared file,
-    /// provided it still holds what it held in `expected`; the device files are left as
-    /// they are.
-    func writeShared(_ book: FenceBook, expecting expected: [UInt8]) throws(StoreError) -> [UInt8] {
-        try directory.write([FenceDirectory.sharedName: FenceFile.sharedContents(of: book)], expecting: expected)
-    }
-
-    /// `write(_:expecting:devices:)` with a file's text made by `text`, which remembers
-    /// each device's text for the next write.
-    public func write(
-        _ book: FenceBook, expecting expected: [UInt8], devices: [String]?, text: inout FenceFileText
-    ) throws(StoreError) -> [UInt8] {
         guard layout == .file else {
             var changes: [String: [UInt8]?] = [:]
             for device in devices ?? Array(book.devices.keys) {
@@ -481,7 +465,7 @@ public struct FenceFile: Sendable {
             }
             return try directory.write(changes, expecting: expected)
         }
-        let bytes = text.contents(of: book)
+        let bytes = FenceFile.contents(of: book)
         try AtomicFile.withLock(on: path) { () throws(StoreError) in
             let current = try AtomicFile.read(path) ?? []
             guard current == expected else {
@@ -490,5 +474,12 @@ public struct FenceFile: Sendable {
             try AtomicFile.write(bytes, to: path)
         }
         return bytes
+    }
+
+    /// Writes the groups and shared fences of `book` to a fence directory's shared file,
+    /// provided it still holds what it held in `expected`; the device files are left as
+    /// they are.
+    func writeShared(_ book: FenceBook, expecting expected: [UInt8]) throws(StoreError) -> [UInt8] {
+        try directory.write([FenceDirectory.sharedName: FenceFile.sharedContents(of: book)], expecting: expected)
     }
 }
