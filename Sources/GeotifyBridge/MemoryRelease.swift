@@ -35,7 +35,7 @@ package enum MemoryRelease {
         _ = mallocTrim(0)
     }
 
-    /// Returns free heap pages to the system now and then every `interval` seconds of
+    /// Returns free heap pages to the system now, and then every `interval` seconds of
     /// `scheduler`'s clock, until the returned work is cancelled.
     package static func keepTrimming(every interval: Double, scheduler: any Scheduler) -> ScheduledWork {
         now()

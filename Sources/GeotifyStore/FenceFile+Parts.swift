@@ -56,10 +56,7 @@ extension FenceFile {
             read[name] = try AtomicFile.read(directory.path(of: name))
         }
         guard let (book, changed) = try decide(read) else { return [:] }
-        var changes: [String: [UInt8]?] = [:]
-        for device in changed {
-            changes[FenceDirectory.fileName(of: device)] = book.devices[device].map { FenceFile.contents(of: FenceBook(devices: [device: $0])) }
-        }
+        let changes = FenceFile.deviceFiles(of: changed, in: book)
         let expected = FenceDirectory.snapshot(read.compactMap { name, bytes in bytes.map { FenceDirectory.Part(name: name, bytes: $0) } })
         _ = try directory.write(changes, expecting: expected)
         return changes

@@ -453,10 +453,7 @@ public struct FenceFile: Sendable {
     /// every device file and the shared file that differ from `book`.
     public func write(_ book: FenceBook, expecting expected: [UInt8], devices: [String]? = nil) throws(StoreError) -> [UInt8] {
         guard layout == .file else {
-            var changes: [String: [UInt8]?] = [:]
-            for device in devices ?? Array(book.devices.keys) {
-                changes[FenceDirectory.fileName(of: device)] = book.devices[device].map { FenceFile.contents(of: FenceBook(devices: [device: $0])) }
-            }
+            var changes = FenceFile.deviceFiles(of: devices ?? Array(book.devices.keys), in: book)
             if devices == nil {
                 for part in FenceDirectory.parts(of: expected) ?? [] where part.name != FenceDirectory.sharedName && changes[part.name] == nil {
                     changes[part.name] = .some(nil)
@@ -474,6 +471,16 @@ public struct FenceFile: Sendable {
             try AtomicFile.write(bytes, to: path)
         }
         return bytes
+    }
+
+    /// The files of `devices` in a fence directory as `book` has them, by name: each
+    /// device's bytes, or nil to remove the file of a device the book no longer has.
+    static func deviceFiles(of devices: [String], in book: FenceBook) -> [String: [UInt8]?] {
+        var files: [String: [UInt8]?] = [:]
+        for device in devices {
+            files[FenceDirectory.fileName(of: device)] = book.devices[device].map { FenceFile.contents(of: FenceBook(devices: [device: $0])) }
+        }
+        return files
     }
 
     /// Writes the groups and shared fences of `book` to a fence directory's shared file,
