@@ -67,7 +67,7 @@ extension LaneCore {
                 record = existing
             } else {
                 if let refusal = admit(device, book: book, now: now, into: &effects) { throw refusal.error }
-                record = DeviceRecord(state: DeviceState(), lastSeen: now)
+                record = DeviceRecord(state: DeviceState(), lastSeen: now, admitted: !book.knows(device))
             }
             record.state.badge = 0
             let index = devices.insert(record, for: device)

@@ -34,6 +34,9 @@ package struct LaneCore: Sendable {
     /// again, so a dwell shortened, added or removed while a device stays inside is timed
     /// by the new rules, not only once the device's next fix comes.
     private var timedEdition: FenceBookEdition
+    /// The edition of the book the devices' admission places were last reckoned with
+    /// (`reckonAdmission`).
+    private var admissionEdition: FenceBookEdition
     /// The previews waiting for a commit or cancel.
     var previews: PreviewBook
     /// How long each device's fence changes may still keep the file being written
@@ -65,8 +68,9 @@ package struct LaneCore: Sendable {
             total: configuration.previewsPerLane)
         writeBudget = FenceWriteBudget(perMinute: configuration.fenceWriteBudget)
         timedEdition = book.edition
+        admissionEdition = book.edition
         for (device, state) in states {
-            devices[device] = DeviceRecord(state: state, lastSeen: now)
+            devices[device] = DeviceRecord(state: state, lastSeen: now, admitted: !book.knows(device))
         }
         retime(with: book)
     }
@@ -198,7 +202,7 @@ package struct LaneCore: Sendable {
                 reportOnce(refusal, topic: topic, device: device, into: &effects)
                 return refusal.error
             }
-            index = devices.insert(DeviceRecord(state: DeviceState(), lastSeen: arrival), for: device)
+            index = devices.insert(DeviceRecord(state: DeviceState(), lastSeen: arrival, admitted: !book.knows(device)), for: device)
         }
         let fences = devices.fences(at: index, in: book)
         let evaluator = configuration.evaluator
@@ -207,6 +211,8 @@ package struct LaneCore: Sendable {
             let before = Persisted(record.state)
             let evaluation = evaluator.evaluate(fix, fences: fences, revision: revision, now: arrival, state: &record.state)
             record.lastSeen = arrival
+            // An accepted fix is the device's last: its clock is now the fix's.
+            if !evaluation.outcome.isDropped { record.clockOffset = arrival - fix.timestamp }
             if format == .ownTracks { record.ownTracks = true }
             return (before, evaluation)
         }
@@ -214,17 +220,15 @@ package struct LaneCore: Sendable {
         case .dropped(let reason):
             effects.counters.add(.fixesDropped(reason))
             effects.log(.debug, at: configuration.logLevel, "dropped a fix of \(device) at \(fix.timestamp): \(reason.rawValue)")
-            if isNew {
-                devices[device] = nil
-                if !book.knows(device) { admission.release(device) }
-            }
+            if isNew { forget(device) }
             return nil
         case .inaccurate:
             effects.counters.add(.fixesInaccurate)
         case .evaluated, .advanced:
             effects.counters.add(.fixesEvaluated)
         }
-        if isNew {
+        // The device's first fix, also when a command (`resetBadge`) made its record.
+        if isNew || before.fixTime == nil {
             warnAboutCase(of: device, book: book, into: &effects)
             keep(.badge, in: &effects.outbox) { configuration.messages.badge(0, of: device) }
             announceSharedPresence(of: device, fences: fences, established: evaluation.established, into: &effects)
@@ -278,7 +282,7 @@ package struct LaneCore: Sendable {
     ) {
         let evaluator = configuration.evaluator
         let outcome: RecordOutcome = withRecord(at: index) { record in
-            let deadline = evaluator.nextDeadline(fences: fences, state: record.state)
+            let deadline = evaluator.nextDeadline(fences: fences, state: record.state).map { $0 + record.clockOffset }
             let deadlineChanged = deadline != record.deadline
             record.deadline = deadline
             let state = record.state
@@ -317,9 +321,18 @@ package struct LaneCore: Sendable {
         }
         for transition in evaluation.transitions where transition.kind != .dwell {
             let inside = transition.kind == .enter
-            keep(.presence, in: &effects.outbox) { configuration.presence.presence(of: device, fence: transition.fence.identifier, inside: inside) }
-            if let set = fences.owner(of: transition.fence.identifier) {
-                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: transition.fence.identifier, device: device, inside: inside))
+            let identifier = transition.fence.identifier
+            keep(.presence, in: &effects.outbox) { configuration.presence.presence(of: device, fence: identifier, inside: inside) }
+            let owner = fences.owner(of: identifier)?.owner
+            if let owner {
+                effects.occupancy.append(OccupancyChange(owner: owner, fence: identifier, device: device, inside: inside))
+            }
+            // A device has one fence of each identifier: leaving the one it has now, it
+            // is inside no other set's fence of that name either, so one that counted it
+            // before the file moved it to another group (or gave it an own fence of that
+            // name) counts it no more.
+            for set in book.shared.values where !inside && set.owner != owner && set.fence(identifier) != nil {
+                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: false))
             }
         }
         for identifier in evaluation.established where !evaluation.transitions.contains(where: { $0.fence.identifier == identifier }) {
@@ -454,8 +467,11 @@ package struct LaneCore: Sendable {
     /// and the limit that caused it when it may not.
     mutating func admit(_ device: String, book: FenceBook, now: Double, into effects: inout LaneEffects) -> (error: InputError, limit: String)? {
         if book.knows(device) { return nil }
+        reckonAdmission(with: book)
         var decision = admission.admit(device)
-        if decision == .full, evictIdleDevice(book: book, now: now, into: &effects) {
+        // More than one may have to go when the file stopped naming devices that have
+        // state (they took places past the limit).
+        while decision == .full, evictIdleDevice(book: book, now: now, into: &effects) {
             decision = admission.admit(device)
         }
         let reason: String
@@ -496,28 +512,51 @@ package struct LaneCore: Sendable {
             return false
         }
         noIdleDevice = nil
-        devices[device] = nil
+        if let state = devices[device]?.state {
+            let fences = book.deviceFences(of: device)
+            for entry in state.fences where entry.inside {
+                for set in book.shared.values where set.fence(entry.fence) != nil {
+                    effects.occupancy.append(OccupancyChange(owner: set.owner, fence: entry.fence, device: device, inside: false))
+                }
+            }
+            let presence = Set(fences.announced(limit: configuration.announceLimit).map(\.identifier)).union(state.fences.map(\.fence))
+            effects.outbox += configuration.presence.forgetting(device, fences: presence.sorted())
+        }
+        forget(device)
         deadlines[device] = nil
         effects.saves[device] = nil
         effects.forgotten.append(device)
-        admission.release(device)
         effects.log(.info, at: configuration.logLevel, "forgot the idle device \(device), which has no fences, to make room for new devices")
         return true
+    }
+
+    /// Drops the record of `device` and gives back its admission place if it held one.
+    private mutating func forget(_ device: String) {
+        if devices[device]?.admitted == true { admission.release(device) }
+        devices[device] = nil
     }
 
     // MARK: Time
 
     /// Advances the clock to `now`: fires the dwell and minimum-duration timers that are
-    /// due, forgets expired previews, and republishes a share of the retained topics of
-    /// every device after a connection (`republishAll`).
+    /// due (each device's on its own clock, `DeviceRecord.deviceClock`), forgets expired
+    /// previews, and then republishes a share of the retained topics of every device
+    /// after a connection (`republishAll`), from the states the timers left: what is
+    /// republished is the last retained value, after the timers' own messages.
     package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
         previews.expire(now: now)
-        republish(book: book, into: &effects)
+        reckonAdmission(with: book)
         if !book.edition.isSame(as: timedEdition) {
             retime(with: book)
             timedEdition = book.edition
             devices.forgetFences()
         }
+        fireTimers(now: now, book: book, into: &effects)
+        republish(book: book, into: &effects)
+    }
+
+    /// Fires the timers due by `now`, device by device in identifier order.
+    private mutating func fireTimers(now: Double, book: FenceBook, into effects: inout LaneEffects) {
         guard !deadlines.isEmpty else { return }
         let due = deadlines.filter { $0.value <= now }.map(\.key).sorted()
         for device in due {
@@ -528,10 +567,29 @@ package struct LaneCore: Sendable {
             let fences = book.deviceFences(of: device)
             let evaluator = configuration.evaluator
             let (before, evaluation) = withRecord(at: index) { record in
-                (Persisted(record.state), evaluator.advance(to: now, fences: fences, state: &record.state))
+                (Persisted(record.state), evaluator.advance(to: record.deviceClock(at: now), fences: fences, state: &record.state))
             }
             record(evaluation, device: device, at: index, before: before, fences: fences, book: book, into: &effects)
             if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
+        }
+    }
+
+    /// Once for each edition of the book (at the next tick, or before a new device is
+    /// admitted if that comes first): gives back the admission places of devices the
+    /// file now names, and takes places for devices it no longer names (past the limits
+    /// if need be: they have state already, and are the first evicted when idle), so
+    /// `DeviceAdmission` counts the devices kept that the book in force does not name.
+    private mutating func reckonAdmission(with book: FenceBook) {
+        guard !book.edition.isSame(as: admissionEdition) else { return }
+        admissionEdition = book.edition
+        for (device, index) in devices.slotsByDevice {
+            let named = book.knows(device)
+            let admitted = withRecord(at: index) { record in
+                defer { record.admitted = !named }
+                return record.admitted
+            }
+            if admitted && named { admission.release(device) }
+            if !admitted && !named { admission.take(device) }
         }
     }
 
@@ -541,7 +599,7 @@ package struct LaneCore: Sendable {
         deadlines = [:]
         for (device, index) in devices.slotsByDevice {
             let deadline = withRecord(at: index) { record in
-                record.deadline = evaluator.nextDeadline(fences: book.deviceFences(of: device), state: record.state)
+                record.deadline = evaluator.nextDeadline(fences: book.deviceFences(of: device), state: record.state).map { $0 + record.clockOffset }
                 return record.deadline
             }
             if let deadline { deadlines[device] = deadline }

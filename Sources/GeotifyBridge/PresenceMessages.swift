@@ -175,6 +175,15 @@ package struct PresenceMessages: Sendable {
         return messages
     }
 
+    /// The messages that remove the retained topics of `device`, which the bridge forgot
+    /// (an idle device evicted to make room): its state document, tracker, the presence
+    /// of each of `fences` and its badge, as `removals` removes a device's. Empty,
+    /// retained, QoS 1.
+    package func forgetting(_ device: String, fences: [String]) -> [OutboxMessage] {
+        let removed = [stateTopic(device), trackerTopic(device)] + fences.map { presenceTopic(device, fence: $0) } + [topics.badge(device)]
+        return removed.map { retained($0, []) }
+    }
+
     /// A retained message at QoS 1: occupancy counts and the removals of retained topics
     /// (an empty payload), which no later message would repeat.
     private func retained(_ topic: String, _ payload: [UInt8]) -> OutboxMessage {

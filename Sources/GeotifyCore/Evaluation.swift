@@ -11,6 +11,12 @@ public struct Evaluation: Sendable, Equatable {
         case dropped(FixAcceptance.Drop)
         /// No fix: the device's clock was advanced to fire due dwell and debounce timers.
         case advanced
+
+        /// Whether the fix was dropped (not evaluated, not the device's last fix).
+        public var isDropped: Bool {
+            if case .dropped = self { return true }
+            return false
+        }
     }
 
     public var outcome: Outcome

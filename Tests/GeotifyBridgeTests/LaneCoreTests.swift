@@ -259,6 +259,39 @@ struct LaneCoreTests {
         #expect(exit.events.first?["event"] as? String == "exit")
     }
 
+    /// A device the file moves from one group to another, both with a fence of the same
+    /// identifier, has one fence of that name at a time: the one it was counted inside
+    /// (the old group's) counts it no more once it leaves the fence of that name it has
+    /// now. The transition itself is the new fence's, as for a fence edited in place.
+    @Test func aDeviceMovedToAnotherGroupLeavesTheOldGroupsCount() throws {
+        let groups = """
+            { "devices": {},
+              "groups": { "vans": ["v/1"], "trucks": ["t/1"] },
+              "shared": [
+                { "identifier": "depot", "latitude": 52.50, "longitude": 13.30, "radius": 100, "note": "vans depot", "eventType": "onEntryAndExit", "group": "vans" },
+                { "identifier": "depot", "latitude": 48.10, "longitude": 11.50, "radius": 100, "note": "trucks depot", "eventType": "onEntryAndExit", "group": "trucks" } ] }
+            """
+        var lane = try LaneFixture(fences: groups)
+        _ = lane.ownTracks("v/1", 52.50, 13.305)
+        lane.now += 60
+        #expect(lane.ownTracks("v/1", 52.50, 13.30).occupancy == [OccupancyChange(owner: "vans", fence: "depot", device: "v/1", inside: true)])
+        try lane.edit(groups.replacingOccurrences(of: #""vans": ["v/1"], "trucks": ["t/1"]"#, with: #""vans": ["v/2"], "trucks": ["t/1", "v/1"]"#))
+        lane.now += 60
+        let moved = lane.ownTracks("v/1", 52.50, 13.30)
+        #expect(moved.occupancy.contains(OccupancyChange(owner: "vans", fence: "depot", device: "v/1", inside: false)))
+    }
+
+    /// A device whose record a command made (`resetBadge` before any position) is
+    /// announced by its first position as any new device is: badge, and the presence of
+    /// its fences.
+    @Test func theFirstFixAfterABadgeResetIsAnnouncedAsAFirstFix() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.command("bob/phone", #"{"action":"resetBadge"}"#)
+        let first = lane.ownTracks("bob/phone", Self.away.0, Self.away.1)
+        #expect(first.outboxText("geotify/presence/bob/phone/school") == "outside")
+        #expect(first.outboxText("geotify/badge/bob/phone") == "0")
+    }
+
     @Test func aBatchTakesEachDevicesFixesInTimestampOrder() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
@@ -451,17 +484,64 @@ struct LaneCoreTests {
         #expect(lane.core.idleDeviceSearches == 2)
     }
 
-    @Test func aDeviceTheFenceFileNoLongerNamesMayMakeRoomAtOnce() throws {
-        var lane = try Self.fullLane(maximumDevices: 1)
+    /// A device the file stops naming takes an admission place (past the limit: it has
+    /// state already) and is the first to go when idle; room for a new device is made by
+    /// evicting as many idle devices as it takes. Without the reckoning the device's
+    /// eviction gave back a place it never held.
+    @Test func aDeviceTheFenceFileNoLongerNamesTakesAPlaceAndGoesFirst() throws {
+        var lane = try Self.fullLane(maximumDevices: 2)
         _ = lane.ownTracks("bob/phone", 1, 1)
-        lane.now += 4_000
+        lane.now += 1
         _ = lane.ownTracks("a/1", 1, 1)
-        #expect(lane.ownTracks("c/1", 1, 1).counters[.errors(.tooManyDevices)] == 1, "a/1 is not idle; bob/phone is named")
-        // bob/phone, idle for 4 000 s, is no longer named: the next refusal looks again.
+        lane.now += 4_000
+        _ = lane.ownTracks("c/1", 1, 1)
+        #expect(lane.core.admission.admitted == 2, "a/1 and c/1; bob/phone is named")
         try lane.edit(Self.fences.replacingOccurrences(of: "bob/phone", with: "carol/phone"))
-        let admitted = lane.ownTracks("c/1", 1, 1)
+        let admitted = lane.ownTracks("d/1", 1, 1)
         #expect(admitted.counters[.fixesEvaluated] == 1)
-        #expect(admitted.forgotten == ["bob/phone"])
+        #expect(admitted.forgotten == ["bob/phone", "a/1"], "bob/phone took a place when the file stopped naming it")
+        #expect(lane.core.admission.admitted == 2, "c/1 and d/1")
+    }
+
+    /// A device without fences that the file comes to name (an `add` command, an edit)
+    /// gives its admission place back: the places count the devices kept that the file
+    /// does not name.
+    @Test func aDeviceTheFenceFileComesToNameGivesItsPlaceBack() throws {
+        var lane = try Self.fullLane(maximumDevices: 1)
+        _ = lane.ownTracks("dave/phone", 1, 1)
+        #expect(lane.ownTracks("erin/phone", 1, 1).counters[.errors(.tooManyDevices)] == 1)
+        try lane.edit(Self.fences.replacingOccurrences(of: "bob/phone", with: "dave/phone"))
+        #expect(lane.advance(0.2).log.isEmpty)
+        #expect(lane.core.admission.admitted == 0)
+        #expect(lane.ownTracks("erin/phone", 1, 1).counters[.fixesEvaluated] == 1, "dave/phone's place is free")
+    }
+
+    /// An idle device evicted to make room leaves the shared fences it was inside (the
+    /// occupancy counts it no more) and its retained topics are removed: the bridge no
+    /// longer knows where it is.
+    @Test func anEvictedDeviceLeavesTheOccupancyAndItsRetainedTopics() throws {
+        let office = """
+            { "devices": {},
+              "shared": [
+                { "identifier": "office", "latitude": 52.50, "longitude": 13.30, "radius": 100, "note": "", "eventType": "onEntryAndExit" } ] }
+            """
+        var lane = try LaneFixture(fences: office) {
+            $0.maximumDevices = 1
+            $0.deviceEvictionAge = 3_600
+        }
+        _ = lane.ownTracks("u/a", 52.50, 13.305)
+        lane.now += 60
+        let entered = lane.ownTracks("u/a", 52.50, 13.30)
+        #expect(entered.occupancy == [OccupancyChange(owner: SharedFences.everyDevice, fence: "office", device: "u/a", inside: true)])
+        lane.now += 3_600
+        let evicting = lane.ownTracks("u/b", 52.50, 13.30)
+        #expect(evicting.forgotten == ["u/a"])
+        #expect(evicting.occupancy.first == OccupancyChange(owner: SharedFences.everyDevice, fence: "office", device: "u/a", inside: false))
+        let removed = evicting.outbox.filter { $0.topic.contains("/u/a") }
+        #expect(removed.map(\.topic) == [
+            "geotify/state/u/a", "geotify/tracker/u/a", "geotify/presence/u/a/office", "geotify/badge/u/a",
+        ])
+        #expect(removed.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
     }
 
     /// Of devices seen at the same time (every message of a burst arrives at once), the

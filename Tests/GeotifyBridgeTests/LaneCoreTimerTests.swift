@@ -116,6 +116,84 @@ struct LaneCoreTimerTests {
         #expect(confirmed.first?["tst"] as? Int == Int(seen), "the entry carries the time of the fix that first showed it")
     }
 
+    /// A phone that was offline sends the positions it queued, seconds apart: a tick
+    /// between two of them must not confirm a change the next one undoes. Its timers run
+    /// on its own clock (its last fix's time, moved on by the bridge's clock since that
+    /// fix arrived), so a glitch 10 s long in its past is no transition, however the
+    /// positions are spread over batches and ticks.
+    @Test func queuedPositionsAreTimedByTheDevicesOwnClock() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let past = lane.now - 3_000
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405, tst: past)
+        let glitch = lane.ownTracks("alice/phone", 52.50, 13.30, tst: past + 1_000)
+        #expect(glitch.saves["alice/phone"]?.fences.contains { $0.fence == "shop" && $0.pending != nil } == true, "pending for 120 s of its time")
+        #expect(lane.core.nextDeadline == lane.now + 120, "120 s after the position arrived, on the bridge's clock")
+        let ticked = lane.advance(1.5)
+        #expect(ticked.events.isEmpty, "1.5 s of the phone's time passed, not 2 000 s")
+        lane.now += 0.1
+        let back = lane.ownTracks("alice/phone", 52.52, 13.405, tst: past + 1_010)
+        #expect(back.events.filter { $0["fence"] as? String == "shop" }.isEmpty)
+        #expect(lane.advance(1_000).events.filter { $0["fence"] as? String == "shop" }.isEmpty, "the glitch was never a transition")
+    }
+
+    /// A timer that comes due fires only what is due on the device's clock: a queued
+    /// entry's minimum duration, confirmed 60 s after the position arrived, does not fire
+    /// the dwell of the fence around it, due 300 s after the entry on the phone's clock.
+    @Test func aDueTimerAdvancesTheDeviceToItsOwnClockOnly() throws {
+        let nested = """
+            { "devices": { "alice/phone": [
+                { "identifier": "gate", "latitude": 52.52, "longitude": 13.405, "radius": 50,
+                  "note": "", "eventType": "onEntry", "minimumDuration": 60 },
+                { "identifier": "campus", "latitude": 52.52, "longitude": 13.405, "radius": 500,
+                  "note": "", "eventType": ["onEntry", "onDwell"], "dwell": 300 } ] } }
+            """
+        var lane = try LaneFixture(fences: nested)
+        let past = lane.now - 2_000
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405, tst: past)
+        let entered = lane.ownTracks("alice/phone", 52.52, 13.405, tst: past + 10)
+        #expect(entered.events.map { $0["fence"] as? String } == ["campus"], "the gate waits 60 s")
+        let confirmed = lane.advance(60).events
+        #expect(confirmed.map { $0["fence"] as? String } == ["gate"], "the campus dwell is 240 s away on the phone's clock")
+        #expect(lane.advance(239).events.isEmpty)
+        #expect(lane.advance(1).events.map { $0["event"] as? String } == ["dwell"])
+    }
+
+    /// With no later position, a change a queued position showed is confirmed once its
+    /// minimum duration has passed since that position arrived, and carries its time.
+    @Test func aQueuedPositionsChangeIsConfirmedItsMinimumDurationAfterItArrived() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let past = lane.now - 3_000
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405, tst: past)
+        _ = lane.ownTracks("alice/phone", 52.50, 13.30, tst: past + 1_000)
+        #expect(lane.advance(119).events.filter { $0["fence"] as? String == "shop" }.isEmpty, "not yet")
+        let confirmed = lane.advance(1).events.filter { $0["fence"] as? String == "shop" }
+        #expect(confirmed.map { $0["event"] as? String } == ["enter"])
+        #expect(confirmed.first?["tst"] as? Int == Int(past + 1_000), "the time of the position that showed it")
+    }
+
+    /// A tick that fires a timer and republishes the device's retained topics after a
+    /// connection republishes what the timer left: the shell publishes the timer's
+    /// messages first and the republished ones after them, so those are the values that
+    /// stay retained.
+    @Test func whatATickRepublishesIsTheStateItsTimersLeft() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        lane.now += 60
+        _ = lane.ownTracks("alice/phone", 52.50, 13.30)
+        lane.now += 119.9
+        lane.core.republishAll()
+        let effects = lane.advance(0.1)
+        #expect(effects.events.map { $0["event"] as? String } == ["enter"], "the shop, confirmed by the clock")
+        #expect(effects.outboxText("geotify/tracker/alice/phone") == "shop")
+        let republished = Dictionary(effects.direct.map { ($0.topic, String(decoding: $0.payload, as: UTF8.self)) }, uniquingKeysWith: { $1 })
+        #expect(republished["geotify/tracker/alice/phone"] == "shop")
+        #expect(republished["geotify/presence/alice/phone/shop"] == "inside")
+        #expect(republished["geotify/badge/alice/phone"] == effects.outboxText("geotify/badge/alice/phone"))
+        for message in effects.outbox where message.retain {
+            #expect(republished[message.topic].map { Array($0.utf8) } ?? message.payload == message.payload, "\(message.topic)")
+        }
+    }
+
     @Test func aPreviewExpiresWithTheClock() throws {
         var lane = try LaneFixture(fences: Self.fences) { $0.previewTimeout = 60 }
         let preview = lane.command("alice/phone", #"{"action":"preview","change":{"action":"delete","fence":"shop"}}"#)
