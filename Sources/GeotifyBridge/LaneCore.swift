@@ -198,6 +198,13 @@ package struct LaneCore: Sendable {
         if let found {
             index = found
         } else {
+            // A first fix that would be dropped (too old, from the future) takes no place
+            // and makes no idle device go.
+            if let drop = configuration.evaluator.acceptance.drop(fix, lastAccepted: nil, now: arrival) {
+                effects.counters.add(.fixesDropped(drop))
+                effects.log(.debug, at: configuration.logLevel, "dropped a fix of \(device) at \(fix.timestamp): \(drop.rawValue)")
+                return nil
+            }
             if let refusal = admit(device, book: book, now: arrival, into: &effects) {
                 reportOnce(refusal, topic: topic, device: device, into: &effects)
                 return refusal.error
@@ -220,7 +227,6 @@ package struct LaneCore: Sendable {
         case .dropped(let reason):
             effects.counters.add(.fixesDropped(reason))
             effects.log(.debug, at: configuration.logLevel, "dropped a fix of \(device) at \(fix.timestamp): \(reason.rawValue)")
-            if isNew { forget(device) }
             return nil
         case .inaccurate:
             effects.counters.add(.fixesInaccurate)

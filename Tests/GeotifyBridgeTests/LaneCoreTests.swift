@@ -354,7 +354,21 @@ struct LaneCoreTests {
         #expect(effects.counters[.fixesDropped(.tooOld)] == 1)
         #expect(effects.outbox.isEmpty && effects.saves.isEmpty)
         #expect(lane.core.deviceCount == 0)
-        #expect(lane.core.admission.admitted == 0, "its place is given back")
+        #expect(lane.core.admission.admitted == 0, "it took no place")
+    }
+
+    /// A new device's first fix that is dropped (too old, from the future) makes no idle
+    /// device go to make room for it.
+    @Test func aDroppedFirstFixMakesNoIdleDeviceGo() throws {
+        var lane = try Self.fullLaneOfTwo(idleFor: 4_000)
+        let old = lane.ownTracks("c/1", 1, 1, tst: lane.now - 3 * 86_400)
+        #expect(old.counters[.fixesDropped(.tooOld)] == 1)
+        #expect(old.forgotten.isEmpty)
+        let future = lane.ownTracks("c/1", 1, 1, tst: lane.now + 3_600)
+        #expect(future.counters[.fixesDropped(.future)] == 1)
+        #expect(future.forgotten.isEmpty)
+        #expect(lane.core.deviceCount == 2)
+        #expect(lane.ownTracks("c/1", 1, 1).forgotten == ["a/1"], "a fix it takes does")
     }
 
     @Test func badInputIsRefusedWithItsCode() throws {
