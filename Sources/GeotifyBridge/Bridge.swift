@@ -431,6 +431,8 @@ package final class Bridge: Sendable {
             return (state.round, state.lastReport, state.lastWaitingNote)
         }
         for lane in current.lanes { lane.tick(startSavingFixes: round % Bridge.saveFixesEvery == 0) }
+        shardOccupancy.settle(queue: publisher.queue)
+        publisher.pump()
         _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
         if round % Bridge.pollEvery == 0 {
             let readContents = round % (Bridge.pollEvery * Bridge.readContentsEvery) == 0

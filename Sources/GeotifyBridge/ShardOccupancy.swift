@@ -12,14 +12,25 @@ import Synchronization
 ///   `<prefix>/occupancy/<owner>/<fence>` (what Home Assistant reads), and clears the
 ///   parts of instances that no longer exist after a reshard to fewer.
 ///
-/// It runs on the network thread (the parts arrive as messages); the lock only makes
-/// the type `Sendable`.
+/// The parts the broker kept (retained) arrive in a burst after each subscription,
+/// one after another: a total added up before the burst is over would be short, and Home
+/// Assistant would see a zone empty for a moment after instance 0 restarts. So instance
+/// 0 holds the totals of the parts that arrive retained and publishes them once a tick
+/// of housekeeping went by without another (`settle`); a part published live (an
+/// instance's count changing) is added at once.
+///
+/// It runs on the network thread (the parts arrive as messages) and the housekeeping
+/// queue (`settle`); the lock keeps the two apart.
 final class ShardOccupancy: Sendable {
     private struct Sums {
         /// Each fence's parts by instance.
         var parts: [Occupancy.Key: [Int: Int]] = [:]
         /// The totals published so far.
         var published: [Occupancy.Key: Int] = [:]
+        /// The fences whose total waits for the retained parts to be all read.
+        var held: Set<Occupancy.Key> = []
+        /// Whether a retained part arrived since the last `settle`.
+        var retainedSinceSettle = false
     }
 
     private let topics: Topics
@@ -56,18 +67,51 @@ final class ShardOccupancy: Sendable {
         let total = sums.withLock { sums -> Int?? in
             sums.parts[key, default: [:]][part.shard] = part.count
             if sums.parts[key]?.isEmpty == true { sums.parts[key] = nil }
-            guard let parts = sums.parts[key] else {
-                return sums.published.removeValue(forKey: key) == nil ? nil : .some(nil)
+            if part.retained {
+                sums.held.insert(key)
+                sums.retainedSinceSettle = true
+                return nil
             }
-            let total = parts.values.reduce(0, +)
-            guard sums.published[key] != total else { return nil }
-            sums.published[key] = total
-            return .some(total)
+            sums.held.remove(key)
+            return Self.newTotal(of: key, in: &sums)
         }
-        if let total {
-            queue([OutboxMessage(
-                topic: topics.occupancyTotal(owner: part.owner, fence: part.fence), payload: total.map { Array(String($0).utf8) } ?? [],
-                qos: 1, retain: true)])
+        if let total { queue([message(key, total)]) }
+    }
+
+    /// Hands `queue` the totals held for retained parts (see the type's description) once
+    /// none arrived since the last call: called every tick of housekeeping.
+    func settle(queue: ([OutboxMessage]) -> Void) {
+        guard topics.shard?.index == 0 else { return }
+        sums.withLock { sums in
+            guard !sums.held.isEmpty else { return }
+            if sums.retainedSinceSettle {
+                sums.retainedSinceSettle = false
+                return
+            }
+            let held = sums.held.sorted { ($0.owner, $0.fence) < ($1.owner, $1.fence) }
+            sums.held = []
+            let messages = held.compactMap { key in Self.newTotal(of: key, in: &sums).map { message(key, $0) } }
+            if !messages.isEmpty { queue(messages) }
         }
+    }
+
+    /// The total of `key`'s parts if it differs from the one published last (which it
+    /// then becomes); `.some(nil)` when its parts are all cleared and a total was
+    /// published, to clear it.
+    private static func newTotal(of key: Occupancy.Key, in sums: inout Sums) -> Int?? {
+        guard let parts = sums.parts[key] else {
+            return sums.published.removeValue(forKey: key) == nil ? nil : .some(nil)
+        }
+        let total = parts.values.reduce(0, +)
+        guard sums.published[key] != total else { return nil }
+        sums.published[key] = total
+        return .some(total)
+    }
+
+    /// The retained total of `key` (cleared when nil), at QoS 1.
+    private func message(_ key: Occupancy.Key, _ total: Int?) -> OutboxMessage {
+        OutboxMessage(
+            topic: topics.occupancyTotal(owner: key.owner, fence: key.fence), payload: total.map { Array(String($0).utf8) } ?? [],
+            qos: 1, retain: true)
     }
 }

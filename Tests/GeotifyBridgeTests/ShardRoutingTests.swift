@@ -108,6 +108,31 @@ struct ShardRoutingTests {
                 "the part of an instance that no longer exists is cleared, not added")
     }
 
+    /// After a restart instance 0 reads every part the broker kept, one message after
+    /// another: the total waits until a tick went by with none arriving, so Home
+    /// Assistant never sees the sum of the first parts only (the zone empty for a
+    /// moment). A part published live is added at once.
+    @Test func instanceZeroAddsUpTheRetainedPartsOnceAllAreRead() throws {
+        let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 3))
+        let occupancy = ShardOccupancy(topics: topics, occupancy: Occupancy())
+        func totals(_ messages: [OutboxMessage]) -> [String] {
+            messages.filter { $0.topic == "geotify/occupancy/shared/plaza" }.map { String(decoding: $0.payload, as: UTF8.self) }
+        }
+        func settled() -> [String] {
+            var queued: [OutboxMessage] = []
+            occupancy.settle { queued += $0 }
+            return totals(queued)
+        }
+        #expect(totals(received(OccupancyPart(shard: 0, owner: "shared", fence: "plaza", count: 0, retained: true), by: occupancy)).isEmpty)
+        #expect(settled().isEmpty, "a part arrived since the last tick")
+        #expect(totals(received(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 2, retained: true), by: occupancy)).isEmpty)
+        #expect(settled().isEmpty, "still arriving")
+        #expect(settled() == ["2"], "a quiet tick: the sum of every part")
+        #expect(settled().isEmpty, "once")
+        #expect(totals(received(OccupancyPart(shard: 2, owner: "shared", fence: "plaza", count: 1, retained: false), by: occupancy)) == ["3"],
+                "a live part is added at once")
+    }
+
     @Test func anInstanceCorrectsItsOwnRetainedPart() throws {
         let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 1, count: 3))
         let counts = Occupancy()
