@@ -271,6 +271,11 @@ package final class Bridge: Sendable {
         }
         publisher.attach(client, store: store)
         statusClosed.withLock { $0 = false }
+        // What was decided before the last stop goes first: before the housekeeping
+        // timer (a lane's timer may fire at its first tick) or the web console (a posted
+        // position) can queue anything newer.
+        publisher.queue(pending.map(\.message), outboxIDs: pending.map(\.id))
+        publisher.pump()
 
         let started = scheduler.uptime
         housekeepingState.withLock { $0 = Housekeeping(round: 0, lastReport: started, lastWaitingNote: started) }
@@ -303,8 +308,6 @@ package final class Bridge: Sendable {
         if unacknowledged > 0 {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
         }
-        publisher.queue(pending.map(\.message), outboxIDs: pending.map(\.id))
-        publisher.pump()
         if pendingCount > 0 { logger.info("sending \(pendingCount) messages decided before the last stop and never handed to the broker") }
         logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")
         do {
