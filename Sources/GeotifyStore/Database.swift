@@ -185,6 +185,9 @@ struct Row {
     fileprivate let handle: OpaquePointer
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    /// Whether the value is an integer: SQLite makes a sum that overflows a real, which
+    /// `integer` would clamp.
+    func isInteger(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_INTEGER }
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
     func real(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 

@@ -240,7 +240,8 @@ private final class Connection {
                 var start = rows.startIndex
                 while start < rows.endIndex {
                     var end = start + 1
-                    while end < rows.endIndex, end - start < OutboxBatch.capacity, rows[end].id == rows[end - 1].id + 1 { end += 1 }
+                    while end < rows.endIndex, end - start < OutboxBatch.capacity, rows[end - 1].id < rows[end].id,
+                          rows[end].id - rows[end - 1].id == 1 { end += 1 }
                     try insertBatch.run([
                         .integer(rows[start].id), .integer(Int64(end - start)), .blob(OutboxBatch.encode(rows[start..<end].map(\.message)[...])),
                     ])
@@ -248,11 +249,31 @@ private final class Connection {
                 }
                 try database.execute("DROP TABLE outbox")
             }
-            try database.prepare("SELECT max(first + count - 1) FROM outbox_batch").query { row in
-                if !row.isNull(0) { last = max(last, row.integer(0)) }
+            // A sum past the largest integer is a real in SQLite: a row whose ids run past it.
+            try database.prepare("SELECT max(first + count - 1) FROM outbox_batch").query { row throws(StoreError) in
+                guard !row.isNull(0) else { return }
+                guard row.isInteger(0) else {
+                    throw Connection.exhausted("a stored batch of messages has ids running past the largest (\(Int64.max))")
+                }
+                last = max(last, row.integer(0))
             }
         }
-        nextMessage = last + 1
+        // The mark and the rows are read back as untrusted: no arithmetic on them may trap.
+        let (next, overflow) = last.addingReportingOverflow(1)
+        guard !overflow else {
+            throw Connection.exhausted(last == handed
+                ? "the hand-over mark in outbox.handed is at the largest id (\(last))"
+                : "a stored batch of messages reaches the largest id (\(last))")
+        }
+        nextMessage = next
+    }
+
+    /// The error for an outbox whose ids leave none for the next message: damaged, since
+    /// a bridge gives one id a message and would need millennia to use them all.
+    static func exhausted(_ reason: String) -> StoreError {
+        StoreError(
+            "open the outbox",
+            "its ids are exhausted or damaged: \(reason), so no id is left for the next message. Restore the state directory from a backup, or start once with --reset-state to set the state files aside and begin with empty state")
     }
 
     func loadDevices() throws(StoreError) -> [String: DeviceState] {
@@ -279,6 +300,10 @@ private final class Connection {
         devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage],
         deliveries: [DeliveryEntry], now: Double
     ) throws(StoreError) -> [Int64] {
+        let (afterLast, overflow) = nextMessage.addingReportingOverflow(Int64(outbox.count))
+        guard !overflow else {
+            throw StoreError("save state", "the outbox ids are exhausted: \(outbox.count) messages would pass the largest id (\(Int64.max))")
+        }
         let ids = try database.transaction { () throws(StoreError) -> [Int64] in
             for device in forgetting { try deleteDevice.run([.text(device)]) }
             if !deliveries.isEmpty { try deliveryLog.enqueue(deliveries, at: now) }
@@ -301,9 +326,9 @@ private final class Connection {
                 ])
                 start = end
             }
-            return Array(nextMessage..<nextMessage + Int64(outbox.count))
+            return Array(nextMessage..<afterLast)
         }
-        nextMessage += Int64(outbox.count)
+        nextMessage = afterLast
         return ids
     }
 
@@ -356,7 +381,10 @@ private final class Connection {
             oldest = (row.integer(0), row.integer(1))
         }
         guard let oldest, oldest.last <= handed else { return false }
-        let through = limit >= handed - oldest.first + 1 ? handed : max(oldest.last, oldest.first + limit - 1)
+        // The ids `limit` messages from the oldest reach; past the largest is past `handed`.
+        // (The row and the mark are read back as untrusted: no arithmetic may trap.)
+        let (reach, overflow) = oldest.first.addingReportingOverflow(max(limit, 1) - 1)
+        let through = overflow || reach >= handed ? handed : max(oldest.last, reach)
         try database.statement("DELETE FROM outbox_batch WHERE first <= ?1 AND first + count - 1 <= ?1").run([.integer(through)])
         return through < handed
     }

@@ -139,6 +139,60 @@ struct StateStoreTests {
         }
     }
 
+    /// A database whose outbox ids reach the largest (a damaged row, or a hand-over mark
+    /// at the largest id with a valid check word) is refused on opening with an error
+    /// that says so, never a trap: before, every start of the bridge crashed on it.
+    @Test func anOutboxWhoseIdsReachTheLargestIsRefusedOnOpening() throws {
+        let message = OutboxMessage(topic: "t", payload: Array("p".utf8), qos: 1, retain: false)
+        for (first, count) in [(Int64.max, Int64(1)), (Int64.max - 1, Int64(4))] {
+            let place = TemporaryDirectory()
+            do {
+                _ = try StateStore(directory: place.path)
+                let database = try Database(path: place.file("state.sqlite"))
+                try database.prepare("INSERT INTO outbox_batch (first, count, messages) VALUES (?, ?, ?)")
+                    .run([.integer(first), .integer(count), .blob(OutboxBatch.encode(Array(repeating: message, count: Int(count))[...]))])
+            }
+            let error = #expect(throws: StoreError.self, "first \(first), count \(count)") { try StateStore(directory: place.path) }
+            #expect(error?.reason.hasPrefix("its ids are exhausted or damaged") == true, "\(String(describing: error))")
+        }
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.watermark.write(OutboxWatermark.Marks(handed: .max, acknowledged: 0))
+        }
+        let error = #expect(throws: StoreError.self) { try StateStore(directory: directory.path) }
+        #expect(error?.reason.contains("the hand-over mark in outbox.handed is at the largest id") == true, "\(String(describing: error))")
+    }
+
+    /// The last ids are given, and a commit that would need more is refused, not a trap.
+    @Test func aCommitPastTheLargestIdIsRefused() throws {
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.watermark.write(OutboxWatermark.Marks(handed: .max - 3, acknowledged: 0))
+        }
+        let store = try StateStore(directory: directory.path)
+        let message = OutboxMessage(topic: "t", payload: [], qos: 1, retain: false)
+        #expect(try store.save(devices: [], outbox: [message]) == [.max - 2])
+        let error = #expect(throws: StoreError.self) { try store.save(devices: [], outbox: [message, message]) }
+        #expect(error?.reason.hasPrefix("the outbox ids are exhausted") == true)
+        #expect(try store.save(devices: [], outbox: [message]) == [.max - 1])
+        #expect(throws: StoreError.self) { try store.save(devices: [], outbox: [message]) }
+    }
+
+    /// Pruning works out how far to delete from the oldest row and the acknowledged mark,
+    /// both read back: far apart they make no arithmetic trap.
+    @Test func pruningBetweenTheFarthestIdsIsNoCrash() throws {
+        let store = try StateStore(directory: directory.path)
+        let database = try Database(path: directory.file("state.sqlite"))
+        let message = OutboxMessage(topic: "t", payload: [], qos: 1, retain: false)
+        try database.prepare("INSERT INTO outbox_batch (first, count, messages) VALUES (?, 1, ?)")
+            .run([.integer(.min), .blob(OutboxBatch.encode([message][...]))])
+        try store.watermark.write(OutboxWatermark.Marks(handed: .max, acknowledged: .max))
+        try store.pruneAcknowledged(atMost: 10)
+        var left: Int64 = -1
+        try database.prepare("SELECT count(*) FROM outbox_batch").query { row in left = row.integer(0) }
+        #expect(left == 0, "the acknowledged row is gone")
+    }
+
     @Test func afterACrashOnlyRowsPastTheMarkAreResent() throws {
         let store = try StateStore(directory: directory.path)
         let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
