@@ -44,6 +44,8 @@ package final class Bridge: Sendable {
     /// What exists only while the bridge runs.
     private struct Running: Sendable {
         let client: MQTTClient
+        /// The state directory, this process's alone until the stop.
+        let lock: StateDirectoryLock
         let store: StateStore
         let fences: LiveFenceBook
         let announcer: FenceChangeAnnouncer
@@ -164,6 +166,12 @@ package final class Bridge: Sendable {
         } catch {
             throw StartupError(["the settings are not usable: \(error)"])
         }
+        let lock: StateDirectoryLock
+        do {
+            lock = try StateDirectoryLock(directory: settings.stateDirectory)
+        } catch {
+            throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error.reason)"])
+        }
         do throws(StoreError) {
             if settings.resetState {
                 for path in try StateFiles.setAside(directory: settings.stateDirectory, now: scheduler.now) {
@@ -192,7 +200,7 @@ package final class Bridge: Sendable {
             store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })
         try fences.load()
         if let warning = FenceFileAccess.warning(settings: settings) { logger.warning(warning) }
-        let states: [String: DeviceState]
+        var states: [String: DeviceState]
         let pending: [StateStore.PendingMessage]
         let pendingCount: Int
         let unacknowledged: Int
@@ -205,6 +213,16 @@ package final class Bridge: Sendable {
             pending = try store.pendingMessages(limit: publisher.waitingLimit + 1)
         } catch {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
+        }
+        if let shard = settings.shard {
+            // Left by another assignment of the devices (a change of the number of
+            // instances without `geotify state reshard`): not this instance's to evaluate
+            // or count, and kept in the database for a reshard to move.
+            let foreign = states.keys.filter { !shard.owns($0) }
+            if !foreign.isEmpty {
+                logger.warning("the state directory \(settings.stateDirectory) holds the states of \(foreign.count) devices that shard \(shard) does not own; they are ignored (left in the database). Did the number of instances change without `geotify state reshard` (docs/scaling.md)?")
+                for device in foreign { states[device] = nil }
+            }
         }
         let book = fences.book
         occupancy.load(states, book: book)
@@ -284,7 +302,7 @@ package final class Bridge: Sendable {
         }
         running.withLock {
             $0 = Running(
-                client: client, store: store, fences: fences, announcer: announcer, routing: Routing(router: router, lanes: lanes),
+                client: client, lock: lock, store: store, fences: fences, announcer: announcer, routing: Routing(router: router, lanes: lanes),
                 housekeeping: housekeeping, deliveries: deliveries, started: started)
         }
         deliveries?.start()

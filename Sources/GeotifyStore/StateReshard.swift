@@ -46,7 +46,7 @@ package enum StateReshard {
     /// Reshards the state directories `directories` (instance 0 first) from `from` to
     /// `to` instances: the first `from` must hold the old instances' states, and there
     /// must be `max(from, to)` of them (new ones are created). Every instance must be
-    /// stopped.
+    /// stopped: a directory locked by a running one (`StateDirectoryLock`) is refused.
     package static func run(directories: [String], from: Int, to: Int) throws(StoreError) -> Report {
         let old: ShardAssignment, new: ShardAssignment
         do {
@@ -63,6 +63,11 @@ package enum StateReshard {
                 throw StoreError("reshard", "\(directory) holds no state.sqlite; is it the state directory of instance \(index)?")
             }
         }
+        // Held until the reshard returns: no bridge, and no other reshard, can use a
+        // directory meanwhile.
+        var locks: [StateDirectoryLock] = []
+        for directory in directories { locks.append(try StateDirectoryLock(directory: directory)) }
+        defer { withExtendedLifetime(locks) {} }
         var stores: [StateStore] = []
         var states: [[String: DeviceState]] = []
         var revisions: [Revisions] = []

@@ -33,4 +33,17 @@ struct StateReshardTests {
         #expect(moved.state.revision == nil)
         #expect(moved.own == ["home": 8])
     }
+
+    /// A reshard takes every directory's lock: it refuses a directory a bridge uses.
+    @Test func aReshardRefusesADirectoryInUse() throws {
+        let places = [TemporaryDirectory(), TemporaryDirectory()]
+        for place in places { _ = try StateStore(directory: place.path) }
+        do {
+            let held = try StateDirectoryLock(directory: places[1].path)
+            let error = #expect(throws: StoreError.self) { try StateReshard.run(directories: places.map(\.path), from: 2, to: 1) }
+            #expect(error?.reason.hasPrefix("another geotify process is using it") == true, "\(String(describing: error))")
+            withExtendedLifetime(held) {}
+        }
+        #expect(throws: Never.self) { try StateReshard.run(directories: places.map(\.path), from: 2, to: 1) }
+    }
 }
