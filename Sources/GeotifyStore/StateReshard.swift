@@ -16,8 +16,10 @@ import GeotifyCore
 /// Stores are written before they are emptied, so a reshard interrupted halfway can be
 /// run again: a device found in two stores is taken from its old owner. Messages a
 /// store being dropped decided but never handed to the broker go to instance 0's
-/// outbox; a dropped store with deliveries still queued for notification targets is
-/// refused (start its instance once more under the old count until they are out).
+/// outbox, with a record of the last one moved in the same transaction, so a run again
+/// does not move them twice (which would publish them twice); a dropped store with
+/// deliveries still queued for notification targets is refused (start its instance once
+/// more under the old count until they are out).
 package enum StateReshard {
     /// What a reshard did.
     package struct Report: Sendable, Equatable {
@@ -25,7 +27,8 @@ package enum StateReshard {
         package var moved = 0
         /// Devices whose state stayed where it was.
         package var kept = 0
-        /// Undelivered outbox messages moved from dropped stores to instance 0's.
+        /// Undelivered outbox messages moved from dropped stores to instance 0's (by this run:
+        /// not those a run that was interrupted moved).
         package var messagesMoved = 0
         /// The devices each new store holds.
         package var devices: [Int] = []
@@ -115,12 +118,24 @@ package enum StateReshard {
             report.moved += 1
         }
 
-        var dropped: [StateStore.PendingMessage] = []
-        for index in to..<max(from, to) { dropped += try stores[index].pendingMessages() }
+        // The messages of dropped stores not yet moved: those past what a run that was
+        // interrupted recorded in instance 0's store as moved (in the transaction that
+        // moved them), so a run again moves none twice.
+        var sources: [Source] = []
+        var dropped: [OutboxMessage] = []
+        var notes: [String: Int64] = [:]
+        for index in to..<max(from, to) {
+            let key = "reshard-moved-from-\(try stores[index].identity())"
+            let movedBefore = try stores[0].note(key)
+            let pending = try stores[index].pendingMessages().filter { message in movedBefore.map { message.id > $0 } ?? true }
+            if let last = pending.last { notes[key] = last.id }
+            dropped += pending.map(\.message)
+            sources.append(Source(index: index, key: key, movedThrough: pending.last?.id ?? movedBefore))
+        }
         for target in 0..<to {
-            let outbox = target == 0 ? dropped.map(\.message) : []
+            let outbox = target == 0 ? dropped : []
             if !arriving[target].isEmpty || !outbox.isEmpty {
-                try stores[target].save(devices: arriving[target], outbox: outbox)
+                try stores[target].save(devices: arriving[target], outbox: outbox, recording: target == 0 ? notes : [:])
             }
             try saveRevisions(of: stores[target], own: ownRevisions[target], shared: target < from ? [:] : targets[target].known, current: targets[target].current)
         }
@@ -128,10 +143,28 @@ package enum StateReshard {
         for (index, devices) in leaving.enumerated() where !devices.isEmpty {
             try stores[index].save(devices: [], forgetting: devices, outbox: [])
         }
-        for index in to..<max(from, to) where !dropped.isEmpty {
-            try stores[index].dropMessages(after: stores[index].watermark.read().handed)
+        for source in sources {
+            guard let movedThrough = source.movedThrough else { continue }
+            let store = stores[source.index]
+            let marks = store.watermark.read()
+            try store.dropMessages(after: marks.handed)
+            // Ids the store gives later are past the moved ones, so the record could
+            // never skip a message of its own; then the record goes.
+            if movedThrough > marks.handed {
+                try store.watermark.write(OutboxWatermark.Marks(handed: movedThrough, acknowledged: marks.acknowledged))
+            }
+            try stores[0].removeNote(source.key)
         }
         return report
+    }
+
+    /// A dropped store whose undelivered messages move to instance 0's outbox: the key
+    /// of the record of the move in instance 0's store, and the last id moved (in this
+    /// run or one interrupted), nil when none was.
+    private struct Source {
+        var index: Int
+        var key: String
+        var movedThrough: Int64?
     }
 
     /// `state`, evaluated against `source`'s revisions, in the numbering of `target`:

@@ -76,9 +76,19 @@ public final class StateStore: Sendable {
         deliveries: [DeliveryEntry] = [], now: Double = 0, then: ([Int64]) -> Void = { _ in }
     ) throws(StoreError) -> [Int64] {
         try database.withLock { connection throws(StoreError) in
-            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, now: now)
+            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, now: now, notes: [:])
             then(ids)
             return ids
+        }
+    }
+
+    /// Commits the states of `devices`, appends `outbox` and records `notes` (numbers by
+    /// key, read back with `note(_:)`) in one transaction: what a reshard needs to know,
+    /// after an interruption, which messages it moved already.
+    @discardableResult
+    package func save(devices: [(device: String, state: DeviceState)], outbox: [OutboxMessage], recording notes: [String: Int64]) throws(StoreError) -> [Int64] {
+        try database.withLock { connection throws(StoreError) in
+            try connection.save(devices: devices, forgetting: [], outbox: outbox, deliveries: [], now: 0, notes: notes)
         }
     }
 
@@ -134,6 +144,38 @@ public final class StateStore: Sendable {
     /// instance's outbox).
     package func dropMessages(after id: Int64) throws(StoreError) {
         try database.withLock { connection throws(StoreError) in try connection.dropMessages(after: id) }
+    }
+
+    /// The number recorded under `key` by a `save` (what a reshard keeps of its
+    /// progress), nil when there is none.
+    package func note(_ key: String) throws(StoreError) -> Int64? {
+        try database.withLock { connection throws(StoreError) in
+            var value: Int64?
+            try connection.database.statement("SELECT value FROM meta WHERE key = ?").query([.text("note:" + key)]) { row in value = row.integer(0) }
+            return value
+        }
+    }
+
+    /// Deletes the number recorded under `key`.
+    package func removeNote(_ key: String) throws(StoreError) {
+        try database.withLock { connection throws(StoreError) in
+            try connection.database.statement("DELETE FROM meta WHERE key = ?").run([.text("note:" + key)])
+        }
+    }
+
+    /// A number that tells this store's database from every other's, made at its first
+    /// use: kept in the database, so it follows the database, not its directory's name.
+    package func identity() throws(StoreError) -> Int64 {
+        try database.withLock { connection throws(StoreError) in
+            try connection.database.transaction { () throws(StoreError) -> Int64 in
+                var value: Int64?
+                try connection.database.statement("SELECT value FROM meta WHERE key = 'identity'").query { row in value = row.integer(0) }
+                if let value { return value }
+                let made = Int64.random(in: 1...Int64.max)
+                try connection.database.statement("INSERT INTO meta (key, value) VALUES ('identity', ?)").run([.integer(made)])
+                return made
+            }
+        }
     }
 
     /// The persisted fence revisions (scope → identifier → revision; a scope is a device
@@ -298,7 +340,7 @@ private final class Connection {
 
     func save(
         devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage],
-        deliveries: [DeliveryEntry], now: Double
+        deliveries: [DeliveryEntry], now: Double, notes: [String: Int64]
     ) throws(StoreError) -> [Int64] {
         let (afterLast, overflow) = nextMessage.addingReportingOverflow(Int64(outbox.count))
         guard !overflow else {
@@ -306,6 +348,9 @@ private final class Connection {
         }
         let ids = try database.transaction { () throws(StoreError) -> [Int64] in
             for device in forgetting { try deleteDevice.run([.text(device)]) }
+            for (key, value) in notes {
+                try database.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run([.text("note:" + key), .integer(value)])
+            }
             if !deliveries.isEmpty { try deliveryLog.enqueue(deliveries, at: now) }
             for (device, state) in devices {
                 let fix = state.lastFix

@@ -1,5 +1,5 @@
 import GeotifyCore
-import GeotifyStore
+@testable import GeotifyStore
 import Testing
 
 /// A moved device's fence revisions in its new store's numbering: what it had seen stays
@@ -32,6 +32,39 @@ struct StateReshardTests {
         let moved = StateReshard.translate(DeviceState(), device: "u1/p", from: source, to: Revisions(known: [:], current: 7))
         #expect(moved.state.revision == nil)
         #expect(moved.own == ["home": 8])
+    }
+
+    /// A reshard interrupted after it moved a dropped store's undelivered messages to
+    /// instance 0's outbox, and run again, moves none of them twice (instance 0 would
+    /// publish each twice); the dropped store's later ids pass the moved ones.
+    @Test func aReshardRunAgainMovesNoMessageTwice() throws {
+        let places = [TemporaryDirectory(), TemporaryDirectory()]
+        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/u\($0)/p", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        do {
+            _ = try StateStore(directory: places[0].path)
+            let dropped = try StateStore(directory: places[1].path)
+            let ids = try dropped.save(devices: [], outbox: messages)
+            try dropped.watermark.write(OutboxWatermark.Marks(handed: ids[0], acknowledged: ids[0]))
+        }
+        // The first run stops after the move: deleting the moved messages fails.
+        let dropped = try Database(path: places[1].file("state.sqlite"))
+        try dropped.execute("""
+            CREATE TRIGGER interrupt BEFORE DELETE ON outbox_batch BEGIN SELECT RAISE(ABORT, 'interrupted'); END;
+            CREATE TRIGGER interruptUpdate BEFORE UPDATE ON outbox_batch BEGIN SELECT RAISE(ABORT, 'interrupted'); END;
+            """)
+        #expect(throws: StoreError.self) { try StateReshard.run(directories: places.map(\.path), from: 2, to: 1) }
+        #expect(try StateStore(directory: places[0].path).pendingMessages().map(\.message) == Array(messages[1...]))
+        try dropped.execute("DROP TRIGGER interrupt; DROP TRIGGER interruptUpdate")
+
+        let report = try StateReshard.run(directories: places.map(\.path), from: 2, to: 1)
+        #expect(report.messagesMoved == 0)
+        #expect(try StateStore(directory: places[0].path).pendingMessages().map(\.message) == Array(messages[1...]), "each moved once")
+        let left = try StateStore(directory: places[1].path)
+        #expect(try left.pendingMessages().isEmpty)
+        #expect(try left.save(devices: [], outbox: [messages[0]]) == [4], "past the moved ids")
+        var notes: [String] = []
+        try Database(path: places[0].file("state.sqlite")).prepare("SELECT key FROM meta WHERE key LIKE 'note:%'").query { notes.append($0.text(0)) }
+        #expect(notes.isEmpty, "the record of the move is gone once the move is complete")
     }
 
     /// A reshard takes every directory's lock: it refuses a directory a bridge uses.
