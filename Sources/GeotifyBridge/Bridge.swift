@@ -459,6 +459,9 @@ package final class Bridge: Sendable {
             let readContents = round % (Bridge.pollEvery * Bridge.readContentsEvery) == 0
             if let change = current.fences.reloadIfChanged(readContents: readContents) { current.announcer.announce(change) }
             publisher.saveMarks()
+            // Messages held back because their hand-over mark could not be written go
+            // once it can, even when nothing else comes to pump.
+            publisher.pump()
             if !current.client.isConnected && now - lastWaitingNote >= 30 {
                 logger.warning("still waiting for the broker \(settings.broker) (\(Int(now - current.started)) s since the start); positions wait in the broker meanwhile")
                 housekeepingState.withLock { $0.lastWaitingNote = now }

@@ -132,6 +132,9 @@ final class Publisher: Sendable {
     private var readBack: Int { max(1, waitingLimit / 2) }
 
     private let tracking = Mutex(Tracking())
+    /// Held while the marks are read and written, so that a write of older marks
+    /// (`saveMarks`) never lands after a newer one and moves the hand-over mark back.
+    private let markWrites = Mutex(())
     /// Broadcast when messages leave the waiting queue, for `sendPatiently`.
     private let room = NSCondition()
     private let logger: Logger
@@ -335,12 +338,38 @@ final class Publisher: Sendable {
     /// Writes the outbox marks as they are now (the acknowledged one moves without a
     /// write of its own); called now and then and at stop.
     func saveMarks() {
-        let (watermark, marks) = tracking.withLock { ($0.watermark, $0.marks) }
-        do {
-            try watermark?.write(marks)
-        } catch {
-            health.failed("the outbox mark", error) { self.send($0) }
+        let failure = markWrites.withLock { _ -> StoreError? in
+            let (watermark, marks) = tracking.withLock { ($0.watermark, $0.marks) }
+            do throws(StoreError) {
+                try watermark?.write(marks)
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let failure { health.failed("the outbox mark", failure) { self.send($0) } }
+    }
+
+    /// Moves the hand-over mark to `newest` (and writes the acknowledged one as it is);
+    /// returns whether the mark was written: persisted messages past it must wait if not.
+    private func writeHandedMark(through newest: Int64, _ watermark: OutboxWatermark) -> Bool {
+        let failure = markWrites.withLock { _ -> StoreError? in
+            var marks = tracking.withLock { $0.marks }
+            guard newest > marks.handed else { return nil }
+            marks.handed = newest
+            do throws(StoreError) {
+                try watermark.write(marks)
+            } catch {
+                return error
+            }
+            tracking.withLock { $0.marks.handed = max($0.marks.handed, newest) }
+            return nil
+        }
+        guard let failure else { return true }
+        health.failed("the outbox mark (the notifications it would cover wait until it is written)", failure) { message in
+            tracking.withLock { $0.waiting.append(Queued(message: message)) }
+        }
+        return false
     }
 
     /// After a spill, reads the messages left in the outbox back into the queue, in order,
@@ -376,7 +405,11 @@ final class Publisher: Sendable {
 
     /// Hands the waiting messages to the client as the window allows, unless another
     /// thread is at it (it then goes round once more): first the outbox mark is moved past
-    /// the persisted ones, then they are published.
+    /// the persisted ones, then they are published. When the mark cannot be written (a
+    /// full or failing disk), the persisted ones go back to the head of the queue, to be
+    /// tried again at the next round (a send, an acknowledgement, or the housekeeping's
+    /// pump every second): published past the mark, they would be published again after
+    /// a crash. Messages not persisted go out regardless.
     func pump() {
         let first = tracking.withLock { tracking -> Bool in
             if tracking.pumping {
@@ -393,7 +426,7 @@ final class Publisher: Sendable {
     /// One round of `pump`: returns whether to go round again.
     private func handOver() -> Bool {
         readBackIfRoom()
-        let (batch, marks, watermark) = tracking.withLock { tracking -> ([Queued], OutboxWatermark.Marks?, OutboxWatermark?) in
+        let (batch, newest, watermark) = tracking.withLock { tracking -> ([Queued], Int64?, OutboxWatermark?) in
             tracking.again = false
             guard tracking.online, tracking.client != nil else { return ([], nil, nil) }
             var capacity = Publisher.windowSize - tracking.inFlight.count
@@ -434,26 +467,24 @@ final class Publisher: Sendable {
             guard let newest, newest > tracking.marks.handed else {
                 return (batch, nil, tracking.watermark)
             }
-            tracking.marks.handed = newest
-            return (batch, tracking.marks, tracking.watermark)
+            return (batch, newest, tracking.watermark)
         }
         if !batch.isEmpty {
             room.lock()
             room.broadcast()
             room.unlock()
         }
-        if let marks, let watermark {
-            do {
-                try watermark.write(marks)
-            } catch {
-                health.failed("the outbox mark", error) { message in
-                    tracking.withLock { $0.waiting.append(Queued(message: message)) }
-                }
-            }
+        var going = batch
+        var heldBack: [Queued] = []
+        if let newest, let watermark, !writeHandedMark(through: newest, watermark) {
+            going = batch.filter { $0.outboxID == nil }
+            heldBack = batch.filter { $0.outboxID != nil }
         }
         var done: [@Sendable () -> Void] = []
         let again = tracking.withLock { tracking -> Bool in
             defer { tracking.handing -= batch.count }
+            // Older than any persisted message waiting: back at the head, in order.
+            tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: heldBack)
             /// Records `queued` as libmosquitto's, under `messageID`.
             func handedOver(_ queued: Queued, messageID: Int32) {
                 if queued.message.qos > 0 {
@@ -470,16 +501,16 @@ final class Publisher: Sendable {
                 if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
             }
             // By index: `enumerated()` copied each message whole.
-            publishing: for position in batch.indices {
+            publishing: for position in going.indices {
                 guard let client = tracking.client else { break }
                 do throws(MQTTError) {
                     let messageID = try client.publish(
-                        topic: batch[position].message.topic, payload: batch[position].message.payload,
-                        qos: batch[position].message.qos, retain: batch[position].message.retain,
-                        correlationData: batch[position].message.correlationData)
-                    handedOver(batch[position], messageID: messageID)
+                        topic: going[position].message.topic, payload: going[position].message.payload,
+                        qos: going[position].message.qos, retain: going[position].message.retain,
+                        correlationData: going[position].message.correlationData)
+                    handedOver(going[position], messageID: messageID)
                 } catch {
-                    let queued = batch[position]
+                    let queued = going[position]
                     // A QoS 1 message libmosquitto kept (its write failed, or there was
                     // no connection) goes out when the connection is back, as those in
                     // flight do: handing it over again would send it twice.
@@ -487,8 +518,8 @@ final class Publisher: Sendable {
                     if error.isNotConnected {
                         // The rest wait, in order, for `connected()`.
                         let rest = error.keptMessageID == nil ? position : position + 1
-                        tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch[rest...])
-                        tracking.directBytes += batch[rest...].filter(\.budgeted).reduce(0) { $0 + $1.size }
+                        tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: going[rest...])
+                        tracking.directBytes += going[rest...].filter(\.budgeted).reduce(0) { $0 + $1.size }
                         tracking.online = false
                         break publishing
                     }

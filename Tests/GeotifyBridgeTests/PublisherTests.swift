@@ -49,6 +49,31 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.unacknowledged == 0 }, "the kept message's acknowledgement counts as its own")
     }
 
+    /// The hand-over mark cannot be written (a failing disk): the persisted messages are
+    /// held back, not published (after a crash they would be published again), while a
+    /// message not persisted still goes; once the mark can be written they go, in order,
+    /// and the mark covers them.
+    @Test func persistedMessagesWaitWhileTheirMarkCannotBeWritten() throws {
+        let spill = try SpillFixture(waitingLimit: 200)
+        defer { spill.close() }
+        try spill.client.start()
+        try spill.save(SpillFixture.messages(0..<1))
+        #expect(spill.observer.waitForMessages(on: "spill/#", count: 1).count == 1)
+        let mark = spill.directory.appendingPathComponent("outbox.handed").path
+        try reopen(mark, flags: O_RDONLY)
+        try spill.save(SpillFixture.messages(1..<4))
+        spill.publisher.send([OutboxMessage(topic: "spill/direct", payload: Array("direct".utf8), qos: 1, retain: false)])
+        #expect(spill.observer.waitForMessage(on: "spill/direct") != nil)
+        // Handed over before it, they would have come before it.
+        #expect(spill.observer.messages.filter { $0.topic.hasPrefix("spill/") }.map(\.text) == ["0", "direct"], "the persisted ones wait")
+        #expect(spill.store.watermark.read().handed == 1)
+        try reopen(mark, flags: O_RDWR)
+        spill.publisher.pump()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 5)
+        #expect(received.map(\.text) == ["0", "direct", "1", "2", "3"], "each once, in order")
+        #expect(spill.store.watermark.read().handed == 4)
+    }
+
     /// Messages refused for want of a connection keep their place ahead of those that
     /// waited behind them.
     @Test func messagesRefusedForWantOfAConnectionKeepTheirPlace() throws {
@@ -307,4 +332,21 @@ private final class SpillFixture: Sendable {
     private final class Current: Sendable {
         let fixture = Mutex<SpillFixture?>(nil)
     }
+}
+
+/// Points the descriptors this process holds on the file at `path` at the same file
+/// opened anew with `flags`: with `O_RDONLY` their writes fail (EBADF), as on a failing
+/// disk; with `O_RDWR` they work again.
+private func reopen(_ path: String, flags: Int32) throws {
+    let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap(Int32.init).filter {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == file
+    }
+    guard !held.isEmpty else { throw TestSupportError("no descriptor is open on \(file)") }
+    let fresh = open(file, flags | O_CLOEXEC)
+    guard fresh >= 0 else { throw TestSupportError("open \(file): \(String(cString: strerror(errno)))") }
+    for descriptor in held where dup2(fresh, descriptor) < 0 {
+        throw TestSupportError("dup2: \(String(cString: strerror(errno)))")
+    }
+    close(fresh)
 }
