@@ -292,7 +292,7 @@ private final class Connection {
                 try database.execute("DROP TABLE outbox")
             }
             // A sum past the largest integer is a real in SQLite: a row whose ids run past it.
-            try database.prepare("SELECT max(first + count - 1) FROM outbox_batch").query { row throws(StoreError) in
+            try database.prepare("SELECT max(first + (count - 1)) FROM outbox_batch").query { row throws(StoreError) in
                 guard !row.isNull(0) else { return }
                 guard row.isInteger(0) else {
                     throw Connection.exhausted("a stored batch of messages has ids running past the largest (\(Int64.max))")
@@ -303,19 +303,20 @@ private final class Connection {
         // The mark and the rows are read back as untrusted: no arithmetic on them may trap.
         let (next, overflow) = last.addingReportingOverflow(1)
         guard !overflow else {
-            throw Connection.exhausted(last == handed
-                ? "the hand-over mark in outbox.handed is at the largest id (\(last))"
-                : "a stored batch of messages reaches the largest id (\(last))")
+            throw last == handed
+                ? Connection.exhausted("the hand-over mark in outbox.handed is at the largest id (\(last))", markToo: true)
+                : Connection.exhausted("a stored batch of messages reaches the largest id (\(last))")
         }
         nextMessage = next
     }
 
     /// The error for an outbox whose ids leave none for the next message: damaged, since
     /// a bridge gives one id a message and would need millennia to use them all.
-    static func exhausted(_ reason: String) -> StoreError {
+    /// `markToo`: the mark is damaged, and a database set aside would leave it behind.
+    static func exhausted(_ reason: String, markToo: Bool = false) -> StoreError {
         StoreError(
             "open the outbox",
-            "its ids are exhausted or damaged: \(reason), so no id is left for the next message. Restore the state directory from a backup, or start once with --reset-state to set the state files aside and begin with empty state")
+            "its ids are exhausted or damaged: \(reason), so no id is left for the next message. Restore the state directory from a backup, or \(markToo ? "delete outbox.handed and " : "")start once with --reset-state to set the state files aside and begin with empty state")
     }
 
     func loadDevices() throws(StoreError) -> [String: DeviceState] {

@@ -144,7 +144,10 @@ struct StateStoreTests {
     /// that says so, never a trap: before, every start of the bridge crashed on it.
     @Test func anOutboxWhoseIdsReachTheLargestIsRefusedOnOpening() throws {
         let message = OutboxMessage(topic: "t", payload: Array("p".utf8), qos: 1, retain: false)
-        for (first, count) in [(Int64.max, Int64(1)), (Int64.max - 1, Int64(4))] {
+        for (first, count, reason) in [
+            (Int64.max, Int64(1), "a stored batch of messages reaches the largest id"),
+            (Int64.max - 1, Int64(4), "a stored batch of messages has ids running past the largest"),
+        ] {
             let place = TemporaryDirectory()
             do {
                 _ = try StateStore(directory: place.path)
@@ -153,7 +156,7 @@ struct StateStoreTests {
                     .run([.integer(first), .integer(count), .blob(OutboxBatch.encode(Array(repeating: message, count: Int(count))[...]))])
             }
             let error = #expect(throws: StoreError.self, "first \(first), count \(count)") { try StateStore(directory: place.path) }
-            #expect(error?.reason.hasPrefix("its ids are exhausted or damaged") == true, "\(String(describing: error))")
+            #expect(error?.reason.hasPrefix("its ids are exhausted or damaged: \(reason)") == true, "\(String(describing: error))")
         }
         do {
             let store = try StateStore(directory: directory.path)
@@ -161,6 +164,7 @@ struct StateStoreTests {
         }
         let error = #expect(throws: StoreError.self) { try StateStore(directory: directory.path) }
         #expect(error?.reason.contains("the hand-over mark in outbox.handed is at the largest id") == true, "\(String(describing: error))")
+        #expect(error?.reason.contains("delete outbox.handed and start once with --reset-state") == true)
     }
 
     /// The last ids are given, and a commit that would need more is refused, not a trap.
