@@ -83,12 +83,32 @@ public enum FenceChange: Sendable, Equatable {
     /// What this change makes of the device's own fences, `existing` (as `book` has them,
     /// or as earlier changes in the same write left them; nil when there are none),
     /// validated as `apply(to:limits:)` validates, refused when it would create a device
-    /// named as a shared set of `book`. The rest of the book is not touched, so a change
-    /// costs the same however large the book: callers that change many devices apply each
-    /// to its list and make the book once.
+    /// named as a shared set of `book`, or give the device a fence whose identifier a
+    /// shared fence of it has (`duplicateIdentifier`: the file would no longer load).
+    /// The rest of the book is not touched, so a change costs the same however large
+    /// the book: callers that change many devices apply each to its list and make the
+    /// book once. Every writer (the command line, an MQTT preview, the bridge's writes)
+    /// comes through here, so all refuse alike.
     public func apply(toFencesOf existing: [Fence]?, in book: FenceBook, limits: FenceLimits) throws(FenceChangeError) -> Outcome {
         try checkReservedName(in: book)
-        return try apply(toFencesOf: existing, limits: limits, list: .device(device))
+        let outcome = try apply(toFencesOf: existing, limits: limits, list: .device(device))
+        try checkShared(outcome, in: book)
+        return outcome
+    }
+
+    /// Refuses an outcome that gives the device an own fence with the identifier of a
+    /// fence shared with it (with every device, or with a group it is in): identifiers
+    /// are unique across what a device is evaluated against, so such a file does not load.
+    private func checkShared(_ outcome: Outcome, in book: FenceBook) throws(FenceChangeError) {
+        let shared = book.deviceFences(of: device).shared
+        guard !shared.isEmpty else { return }
+        for fence in outcome.fences {
+            guard let set = shared.first(where: { $0.position(of: fence.identifier) != nil }) else { continue }
+            let owner = set.owner == SharedFences.everyDevice ? "every device" : "the group \"\(set.owner)\""
+            throw FenceChangeError(
+                .duplicateIdentifier,
+                "device \"\(device)\" already has a fence \"\(fence.identifier)\", shared with \(owner); identifiers must be unique per device")
+        }
     }
 
     /// Refuses a change that would create a device named as a shared set of `book`

@@ -155,21 +155,13 @@ extension FenceFile {
         return (book, loaded.warnings)
     }
 
-    /// `change` applied to `book`, with the warnings of loading it first; refused when it
-    /// would give the device a fence whose identifier a shared fence of it has.
+    /// `change` applied to `book`, with the warnings of loading it first (refused as
+    /// `FenceChange.apply(to:limits:)` refuses, a shared fence's identifier included).
     private func applying(
         _ change: FenceChange, to book: (book: FenceBook, warnings: [FenceProblem])
     ) throws(FenceChangeError) -> FenceChange.Applied {
         var applied = try change.apply(to: book.book, limits: limits)
         applied.warnings = book.warnings + applied.warnings
-        let fences = applied.book.deviceFences(of: change.device)
-        for fence in fences.own {
-            guard let owner = fences.owner(of: fence.identifier)?.owner else { continue }
-            let shared = owner == SharedFences.everyDevice ? "every device" : "the group \"\(owner)\""
-            throw FenceChangeError(
-                .duplicateIdentifier,
-                "device \"\(change.device)\" already has a fence \"\(fence.identifier)\", shared with \(shared); identifiers must be unique per device")
-        }
         return applied
     }
 

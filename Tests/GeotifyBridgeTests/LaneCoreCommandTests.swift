@@ -103,6 +103,31 @@ struct LaneCoreCommandTests {
         #expect(lane.book.devices["shared"] == nil)
     }
 
+    /// An own fence with the identifier of a fence shared with the device would leave a
+    /// file that no longer loads: an add, a rename and a preview of either are refused.
+    @Test func aCommandCannotGiveADeviceASharedFencesIdentifier() throws {
+        let fences = """
+            { "devices": { "alice/phone": [
+                { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntry" } ] },
+              "groups": { "family": ["alice/phone"] },
+              "shared": [
+                { "identifier": "office", "latitude": 52.5, "longitude": 13.3, "radius": 150, "eventType": "onEntry" },
+                { "identifier": "school", "latitude": 52.6, "longitude": 13.2, "radius": 150, "eventType": "onEntry", "group": "family" } ] }
+            """
+        var lane = try LaneFixture(fences: fences)
+        let previewed = lane.command("alice/phone", #"{"action":"preview","change":{"action":"add","fence":\#(Self.office)}}"#)
+        #expect(code(previewed.reply("alice/phone")) == "duplicate_identifier")
+        let previewedRename = lane.command("alice/phone", #"{"action":"preview","change":{"action":"edit","fence":"home","changes":{"identifier":"school"}}}"#)
+        #expect(code(previewedRename.reply("alice/phone")) == "duplicate_identifier")
+        let added = lane.write(lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#)).reply("alice/phone")
+        #expect(code(added) == "duplicate_identifier")
+        #expect((added?["error"] as? [String: Any])?["message"] as? String
+            == #"device "alice/phone" already has a fence "office", shared with every device; identifiers must be unique per device"#)
+        let renamed = lane.write(lane.command("alice/phone", #"{"action":"edit","fence":"home","changes":{"identifier":"school"}}"#))
+        #expect(code(renamed.reply("alice/phone")) == "duplicate_identifier")
+        #expect(lane.book.fences(of: "alice/phone").map(\.identifier) == ["home"])
+    }
+
     @Test func peekShowsTheEffectAndPopCommitsExactlyThat() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", 52.52, 13.405)
