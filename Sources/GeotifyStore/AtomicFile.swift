@@ -71,17 +71,41 @@ public enum AtomicFile {
     /// Read straight into the array with `read(2)`, in as many calls as it takes, so a
     /// fence file of many megabytes is copied once, not into a `Data` first.
     public static func read(_ path: String) throws(StoreError) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        try read(path, limit: nil)
+    }
+
+    /// The contents of the regular file `path`, or nil when there is no such file,
+    /// refused when it is larger than `maximumBytes` (`limitName` names the setting in
+    /// the message). A file that is not a regular file (a FIFO, a device such as
+    /// `/dev/zero`, a directory, or a link to one) is refused without reading, and never
+    /// more than `maximumBytes + 1` bytes are read, so a file that grows while it is read
+    /// is refused too: reading never blocks, never runs forever, and never holds more
+    /// than the limit.
+    public static func read(_ path: String, maximumBytes: Int, limitName: String) throws(StoreError) -> [UInt8]? {
+        try read(path, limit: (max(maximumBytes, 0), limitName))
+    }
+
+    private static func read(_ path: String, limit: (bytes: Int, name: String)?) throws(StoreError) -> [UInt8]? {
+        // Without waiting: opening a FIFO for reading would block until a writer comes.
+        let flags = O_RDONLY | O_CLOEXEC | (limit == nil ? 0 : O_NONBLOCK)
+        let descriptor = open(path, flags)
         guard descriptor >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw StoreError("read \(path)", errnoText())
+            throw StoreError("read \(path)", errnoText(), file: path)
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw StoreError("read \(path)", errnoText()) }
+        guard fstat(descriptor, &info) == 0 else { throw StoreError("read \(path)", errnoText(), file: path) }
+        if let limit {
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw StoreError("read \(path)", "not a regular file (\(kind(of: info.st_mode))); only regular files are read", file: path)
+            }
+            guard Int(info.st_size) <= limit.bytes else { throw tooLarge(path, "\(info.st_size) bytes", limit) }
+        }
+        let most = limit.map { $0.bytes + 1 } ?? Int.max
         var bytes: [UInt8] = []
         // One byte more than its size, so the read that finds its end needs no second buffer.
-        var room = max(Int(info.st_size), 0) + 1
+        var room = min(max(Int(info.st_size), 0) + 1, most)
         while true {
             var failure: Int32 = 0
             var ended = false
@@ -96,10 +120,28 @@ public enum AtomicFile {
                 }
             }
             if bytes.isEmpty { bytes = chunk } else { bytes += chunk }
-            if failure != 0 { throw StoreError("read \(path)", String(cString: strerror(failure))) }
+            if failure != 0 { throw StoreError("read \(path)", String(cString: strerror(failure)), file: path) }
+            if let limit, bytes.count > limit.bytes { throw tooLarge(path, "more than \(limit.bytes) bytes", limit) }
             if ended { return bytes }
-            // The file grew while it was read: read on.
-            room = 1 << 16
+            // The file grew while it was read: read on, up to the limit.
+            room = min(1 << 16, most - bytes.count)
+        }
+    }
+
+    /// The refusal of a file larger than `limit`.
+    private static func tooLarge(_ path: String, _ size: String, _ limit: (bytes: Int, name: String)) -> StoreError {
+        StoreError("read \(path)", "the file is \(size); at most \(limit.bytes) are accepted (\(limit.name))", file: path)
+    }
+
+    /// What kind of file `mode` is, in words.
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFDIR: "a directory"
+        case S_IFSOCK: "a socket"
+        default: "of another kind"
         }
     }
 

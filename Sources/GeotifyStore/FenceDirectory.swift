@@ -29,11 +29,15 @@ struct FenceDirectory {
     let root: String
     /// Only the files of this instance's devices are read, when set.
     let shard: ShardAssignment?
+    /// The most bytes read of all the files together (`FenceFile.maximumBytes`).
+    let maximumBytes: Int
 
     /// The file of the groups and shared fences, relative to the root.
     static let sharedName = "shared.json"
     /// The directory of the device files, relative to the root.
     static let devicesName = "devices"
+    /// The setting that limits the size of the fences, as refusals name it.
+    static let limitName = "maximumFenceFileBytes"
     /// The longest file name written; longer ones are hashed.
     private static let maximumNameBytes = 240
 
@@ -44,14 +48,17 @@ struct FenceDirectory {
     }
 
     /// Every fence file of the directory (this shard's, when set) as a snapshot; nil when
-    /// there is no such directory.
+    /// there is no such directory. Refused, without reading on, at the first file that is
+    /// not a regular file or that takes the files together past `maximumBytes`.
     func read() throws(StoreError) -> [UInt8]? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else { return nil }
         guard isDirectory.boolValue else { throw StoreError("read \(root)", "not a directory") }
         var parts: [Part] = []
-        if let shared = try AtomicFile.read(path(of: FenceDirectory.sharedName)) {
+        var total = 0
+        if let shared = try readFile(FenceDirectory.sharedName) {
             parts.append(Part(name: FenceDirectory.sharedName, bytes: shared))
+            total += shared.count
         }
         let devices = path(of: FenceDirectory.devicesName)
         let names: [String]
@@ -60,10 +67,14 @@ struct FenceDirectory {
         } catch {
             throw StoreError("read \(devices)", (error as NSError).localizedDescription)
         }
-        for name in names where !name.hasPrefix(".") {
+        // In order of name, so a refusal for the size names the same file every time.
+        for name in names.sorted() where !name.hasPrefix(".") {
             if let shard, let device = FenceDirectory.device(named: name), !shard.owns(device) { continue }
             let relative = "\(FenceDirectory.devicesName)/\(name)"
-            if let bytes = try AtomicFile.read(path(of: relative)) { parts.append(Part(name: relative, bytes: bytes)) }
+            if let bytes = try readFile(relative, before: total) {
+                parts.append(Part(name: relative, bytes: bytes))
+                total += bytes.count
+            }
         }
         return FenceDirectory.snapshot(parts)
     }
@@ -87,7 +98,7 @@ struct FenceDirectory {
         }
         try AtomicFile.withLock(on: path(of: "\(FenceDirectory.devicesName)/.lock")) { () throws(StoreError) in
             for name in touched {
-                guard try AtomicFile.read(path(of: name)) == files[name] else {
+                guard try readFile(name) == files[name] else {
                     throw StoreError("write \(path(of: name))", "the file changed since it was read (edited by someone else); reload it and try again")
                 }
             }
@@ -112,6 +123,14 @@ struct FenceDirectory {
             guard stat(path, &info) == 0 else { return [-1] }
             return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_ino)]
         }
+    }
+
+    /// The bytes of the file `relative` to the root, nil when there is none; refused when
+    /// it is not a regular file or larger than what `maximumBytes` leaves after the
+    /// `before` bytes of the files read before it.
+    func readFile(_ relative: String, before: Int = 0) throws(StoreError) -> [UInt8]? {
+        let limitName = before == 0 ? Self.limitName : "\(Self.limitName), less the \(before) bytes of the fence files read before it"
+        return try AtomicFile.read(path(of: relative), maximumBytes: maximumBytes - before, limitName: limitName)
     }
 
     /// `relative` under the root.

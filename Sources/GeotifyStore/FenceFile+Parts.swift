@@ -37,7 +37,7 @@ extension FenceFile {
     ) throws(StoreError) -> [String: [UInt8]?] {
         guard layout == .directory else {
             return try AtomicFile.withLock(on: path) { () throws(StoreError) -> [String: [UInt8]?] in
-                let current = try AtomicFile.read(path)
+                let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName)
                 guard let decided = try decide(current.map { [Self.wholeFile: $0] }) else { return [:] }
                 let bytes = text.contents(of: decided.book)
                 try AtomicFile.write(bytes, to: path)
@@ -53,7 +53,7 @@ extension FenceFile {
         guard isDirectory.boolValue else { throw StoreError("read \(path)", "not a directory") }
         var read: [String: [UInt8]?] = [:]
         for name in [FenceDirectory.sharedName] + devices.map(FenceDirectory.fileName) {
-            read[name] = try AtomicFile.read(directory.path(of: name))
+            read[name] = try directory.readFile(name)
         }
         guard let (book, changed) = try decide(read) else { return [:] }
         let changes = FenceFile.deviceFiles(of: changed, in: book)

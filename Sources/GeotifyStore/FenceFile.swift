@@ -76,10 +76,12 @@ public struct FenceFile: Sendable {
     }
 
     /// The contents: the file's bytes, or a snapshot of the directory's files; nil when
-    /// there is no such file or directory.
+    /// there is no such file or directory. Refused, without reading it all, when larger
+    /// than `maximumBytes`, or when a file is not a regular file (a FIFO, a device):
+    /// `AtomicFile.read(_:maximumBytes:limitName:)`.
     public func read() throws(StoreError) -> [UInt8]? {
         switch layout {
-        case .file: try AtomicFile.read(path)
+        case .file: try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName)
         case .directory: try directory.read()
         }
     }
@@ -103,7 +105,8 @@ public struct FenceFile: Sendable {
             }
             return parse(bytes, revisions: revisions)
         } catch {
-            return Loaded(book: nil, errors: [FenceProblem(file: path, reason: error.reason)], warnings: [], contents: [])
+            // In a fence directory, the file of it that failed.
+            return Loaded(book: nil, errors: [FenceProblem(file: error.file ?? path, reason: error.reason)], warnings: [], contents: [])
         }
     }
 
@@ -112,8 +115,10 @@ public struct FenceFile: Sendable {
     public func parse(_ bytes: [UInt8], revisions: FenceRevisions = .unknown) -> Loaded {
         var revisions = revisions
         var loaded = Loaded(book: nil, errors: [], warnings: [], contents: bytes)
-        guard bytes.count <= maximumBytes else {
-            loaded.errors.append(FenceProblem(file: path, reason: "the \(layout == .file ? "file is" : "fence files are") \(bytes.count) bytes; at most \(maximumBytes) are accepted (maximumFenceFileBytes)"))
+        // A directory's limit is for its files' bytes together, as reading and writing count them.
+        let size = layout == .file ? bytes.count : FenceDirectory.partRanges(of: bytes)?.reduce(0) { $0 + $1.range.count } ?? bytes.count
+        guard size <= maximumBytes else {
+            loaded.errors.append(FenceProblem(file: path, reason: "the \(layout == .file ? "file is" : "fence files are") \(size) bytes; at most \(maximumBytes) are accepted (maximumFenceFileBytes)"))
             return loaded
         }
         guard layout == .directory else {
@@ -293,7 +298,7 @@ public struct FenceFile: Sendable {
 
     /// The directory layout's reader and writer.
     var directory: FenceDirectory {
-        FenceDirectory(root: path, shard: shard)
+        FenceDirectory(root: path, shard: shard, maximumBytes: maximumBytes)
     }
 
     /// Decodes a list of fences, reporting every problem; identifiers must be unique
@@ -464,7 +469,7 @@ public struct FenceFile: Sendable {
         }
         let bytes = FenceFile.contents(of: book)
         try AtomicFile.withLock(on: path) { () throws(StoreError) in
-            let current = try AtomicFile.read(path) ?? []
+            let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName) ?? []
             guard current == expected else {
                 throw StoreError("write \(path)", "the file changed since it was read (edited by someone else); reload it and try again")
             }

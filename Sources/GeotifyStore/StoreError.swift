@@ -4,10 +4,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var operation: String
     /// The reason, as the system or SQLite gave it.
     public var reason: String
+    /// The file that could not be read, when that is what failed: in a fence directory,
+    /// which of its files.
+    public var file: String?
 
-    public init(_ operation: String, _ reason: String) {
+    public init(_ operation: String, _ reason: String, file: String? = nil) {
         self.operation = operation
         self.reason = reason
+        self.file = file
     }
 
     public var description: String { "\(operation): \(reason)" }
