@@ -182,15 +182,20 @@ final class LiveFenceBook: Sendable {
             var (base, basePrints, reread) = (inForce, inForcePrints, false)
             var decided: (book: FenceBook, changed: [String])?
             let devices = Array(Set(writes.map(\.change.device))).sorted()
+            // In a fence directory, the parts the change read: the others count with the
+            // sizes the book was made from, against `maximumFenceFileBytes`.
+            var readParts: Set<String> = []
+            let otherBytes = { basePrints.reduce(0) { readParts.contains($1.key) ? $0 : $0 + $1.value.size } }
             let written: [String: [UInt8]?]
             do throws(StoreError) {
-                written = try file.change(devices: devices, text: &turn.text) { (parts) throws(StoreError) -> (book: FenceBook, changed: [String])? in
+                written = try file.change(devices: devices, text: &turn.text, otherBytes: otherBytes) { (parts) throws(StoreError) -> (book: FenceBook, changed: [String])? in
                     func missing() -> (book: FenceBook, changed: [String])? {
                         markUnusable("the fence file \(file.path) is missing", signature: [])
                         refusal = FenceChangeError(.invalidFile, "the fence file \(file.path) is missing; no change is written until it is back")
                         return nil
                     }
                     guard let parts else { return missing() }
+                    readParts = Set(parts.keys)
                     let fresh = parts.allSatisfy { name, bytes in bytes.map { FenceFileFingerprint(of: $0) } == inForcePrints[name] }
                     if !fresh {
                         guard let contents = file.layout == .file ? parts[FenceFile.wholeFile] ?? nil : try file.read() else { return missing() }
@@ -208,9 +213,13 @@ final class LiveFenceBook: Sendable {
                     return decided
                 }
             } catch {
-                let failure = error.reason.contains("changed since it was read")
-                    ? FenceChangeError(.stale, "the fence file \(file.path) changed while it was being written (edited by someone else); nothing was written, try again")
-                    : FenceChangeError(.io, error.description)
+                let failure = if let code = error.code {
+                    FenceChangeError(code, error.description)
+                } else if error.reason.contains("changed since it was read") {
+                    FenceChangeError(.stale, "the fence file \(file.path) changed while it was being written (edited by someone else); nothing was written, try again")
+                } else {
+                    FenceChangeError(.io, error.description)
+                }
                 return results.isEmpty ? refuseAll(failure) : (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
             }
             if let refusal { return refuseAll(refusal) }

@@ -43,6 +43,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     // Changes to the fences.
     case unknownFence = "unknown_fence"
     case duplicateIdentifier = "duplicate_identifier"
+    /// A device would have more than `maximumFencesPerDevice` fences, or the fence file
+    /// (a fence directory: its files together) would be larger than `maximumFenceFileBytes`.
     case fenceLimit = "fence_limit"
     /// A device's fence changes kept the fence file being written for longer than
     /// `fenceWriteBudget` allows; nothing was written, and the message says when the next

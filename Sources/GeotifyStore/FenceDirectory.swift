@@ -82,14 +82,24 @@ struct FenceDirectory {
     /// Writes the files in `changes` (name → bytes, or nil to remove the file) where they
     /// differ from `expected` (a snapshot, as `read` gave it), leaving every other file
     /// alone. Refuses, writing nothing, when a file to be replaced or removed no longer
-    /// holds what `expected` says. Returns the snapshot after the write.
-    func write(_ changes: [String: [UInt8]?], expecting expected: [UInt8]) throws(StoreError) -> [UInt8] {
+    /// holds what `expected` says, or (`fenceLimit`) when the files of `expected` and
+    /// the `otherBytes` of the files it leaves out would be more than `maximumBytes`
+    /// together. Returns the snapshot after the write.
+    func write(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [UInt8] {
         guard let before = FenceDirectory.parts(of: expected) else {
             throw StoreError("write \(root)", "the snapshot it was read as is not readable")
         }
         var files = Dictionary(before.map { ($0.name, $0.bytes) }, uniquingKeysWith: { first, _ in first })
         let touched = changes.filter { files[$0.key] != $0.value }.keys.sorted()
         guard !touched.isEmpty else { return expected }
+        let total = otherBytes + files.values.reduce(0) { $0 + $1.count }
+            + touched.reduce(0) { $0 + ((changes[$1] ?? nil)?.count ?? 0) - (files[$1]?.count ?? 0) }
+        guard total <= maximumBytes else {
+            throw StoreError(
+                "write \(root)",
+                "the fence files would be \(total) bytes together; at most \(maximumBytes) are accepted (\(Self.limitName)), so nothing was written",
+                code: .fenceLimit)
+        }
         let devices = path(of: FenceDirectory.devicesName)
         do {
             try FileManager.default.createDirectory(atPath: devices, withIntermediateDirectories: true)

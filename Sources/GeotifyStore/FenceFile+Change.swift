@@ -117,7 +117,8 @@ extension FenceFile {
 
     /// Writes `book` atomically, over the file's `current` bytes (a fence directory:
     /// only the changed device's file, or with `device` nil the shared file); a failure
-    /// (a full disk) is refused as `io`.
+    /// (a full disk) is refused as `io`, fences that would take the file (or the
+    /// directory's files together) past `maximumBytes` as `fenceLimit`.
     private func write(_ book: FenceBook, replacing current: [UInt8], device: String?) throws(FenceChangeError) -> [UInt8] {
         do {
             if layout == .directory {
@@ -125,10 +126,11 @@ extension FenceFile {
                 return try write(book, expecting: current, devices: [device])
             }
             let bytes = FenceFile.contents(of: book)
+            try checkSize(of: bytes)
             try AtomicFile.write(bytes, to: path)
             return bytes
         } catch {
-            throw FenceChangeError(.io, error.description)
+            throw FenceChangeError(error.code ?? .io, error.description)
         }
     }
 

@@ -31,8 +31,13 @@ extension FenceFile {
     /// so no other writer's change comes between and the file is read once. In a fence
     /// directory only the devices' files are written, each refused (as `write` refuses)
     /// if it changed since it was read.
+    ///
+    /// A write that would take the file past `maximumBytes` is refused (`StoreError`
+    /// with the code `fenceLimit`), writing nothing: in a fence directory, counting the
+    /// files not read as `otherBytes` gives them (called after `decide`, so it may give
+    /// the sizes of what `decide` read).
     package func change(
-        devices: [String], text: inout FenceFileText,
+        devices: [String], text: inout FenceFileText, otherBytes: () -> Int = { 0 },
         decide: ([String: [UInt8]?]?) throws(StoreError) -> (book: FenceBook, changed: [String])?
     ) throws(StoreError) -> [String: [UInt8]?] {
         guard layout == .directory else {
@@ -40,6 +45,7 @@ extension FenceFile {
                 let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName)
                 guard let decided = try decide(current.map { [Self.wholeFile: $0] }) else { return [:] }
                 let bytes = text.contents(of: decided.book)
+                try checkSize(of: bytes)
                 try AtomicFile.write(bytes, to: path)
                 return [Self.wholeFile: bytes]
             }
@@ -58,7 +64,7 @@ extension FenceFile {
         guard let (book, changed) = try decide(read) else { return [:] }
         let changes = FenceFile.deviceFiles(of: changed, in: book)
         let expected = FenceDirectory.snapshot(read.compactMap { name, bytes in bytes.map { FenceDirectory.Part(name: name, bytes: $0) } })
-        _ = try directory.write(changes, expecting: expected)
+        _ = try directory.write(changes, expecting: expected, otherBytes: otherBytes())
         return changes
     }
 }

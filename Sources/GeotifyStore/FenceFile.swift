@@ -468,6 +468,7 @@ public struct FenceFile: Sendable {
             return try directory.write(changes, expecting: expected)
         }
         let bytes = FenceFile.contents(of: book)
+        try checkSize(of: bytes)
         try AtomicFile.withLock(on: path) { () throws(StoreError) in
             let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName) ?? []
             guard current == expected else {
@@ -476,6 +477,16 @@ public struct FenceFile: Sendable {
             try AtomicFile.write(bytes, to: path)
         }
         return bytes
+    }
+
+    /// Refuses (`fenceLimit`) to write a single fence file's `bytes` when they are more
+    /// than `maximumBytes`: the file would not load again.
+    func checkSize(of bytes: [UInt8]) throws(StoreError) {
+        guard bytes.count > maximumBytes else { return }
+        throw StoreError(
+            "write \(path)",
+            "the fence file would be \(bytes.count) bytes; at most \(maximumBytes) are accepted (\(FenceDirectory.limitName)), so nothing was written",
+            code: .fenceLimit)
     }
 
     /// The files of `devices` in a fence directory as `book` has them, by name: each

@@ -26,15 +26,15 @@ struct LiveFenceBookTests {
         let book: LiveFenceBook
         let store: StateStore
 
-        init(_ fences: String = LiveFenceBookTests.fences) throws {
+        init(_ fences: String = LiveFenceBookTests.fences, maximumBytes: Int = 256 << 20) throws {
             directory = try makeTemporaryDirectory("live-fence-book")
             url = directory.appendingPathComponent("fences.json")
             try fences.write(to: url, atomically: true, encoding: .utf8)
-            (book, store) = try Self.loaded(url, in: directory, counters: counters, reports: reports)
+            (book, store) = try Self.loaded(url, in: directory, counters: counters, reports: reports, maximumBytes: maximumBytes)
         }
 
         /// A fence directory holding the devices of `LiveFenceBookTests.fences`, a file each.
-        init(directoryOf fences: String) throws {
+        init(directoryOf fences: String, maximumBytes: Int = 256 << 20) throws {
             directory = try makeTemporaryDirectory("live-fence-book")
             url = directory.appendingPathComponent("fences")
             try FileManager.default.createDirectory(at: url.appendingPathComponent("devices"), withIntermediateDirectories: true)
@@ -42,7 +42,7 @@ struct LiveFenceBookTests {
             for (device, fences) in whole.devices {
                 try Data(FenceFile.contents(of: FenceBook(devices: [device: fences]))).write(to: Self.deviceFile(device, in: url))
             }
-            (book, store) = try Self.loaded(url, in: directory, counters: counters, reports: reports)
+            (book, store) = try Self.loaded(url, in: directory, counters: counters, reports: reports, maximumBytes: maximumBytes)
         }
 
         /// The file of `device` in the fence directory.
@@ -53,10 +53,12 @@ struct LiveFenceBookTests {
             root.appendingPathComponent("devices/\(device.replacingOccurrences(of: "/", with: "%2F")).json")
         }
 
-        private static func loaded(_ url: URL, in directory: URL, counters: Counters, reports: Reports) throws -> (LiveFenceBook, StateStore) {
+        private static func loaded(
+            _ url: URL, in directory: URL, counters: Counters, reports: Reports, maximumBytes: Int
+        ) throws -> (LiveFenceBook, StateStore) {
             let store = try StateStore(directory: directory.appendingPathComponent("state").path)
             let book = LiveFenceBook(
-                file: FenceFile(path: url.path), store: store, logger: Logger(level: .error, sink: { _ in }),
+                file: FenceFile(path: url.path, maximumBytes: maximumBytes), store: store, logger: Logger(level: .error, sink: { _ in }),
                 counters: counters, messages: OutboundMessages(topics: Topics()),
                 report: reports.add)
             try book.load()
@@ -169,6 +171,35 @@ struct LiveFenceBookTests {
         #expect(results.count == 2)
         #expect(results.allSatisfy { (try? $0.get()) != nil }, "\(results)")
         #expect(changed["alice/phone"]?.map(\.identifier) == ["home", "gym", "pool"])
+    }
+
+    /// A command whose change would take the file past `maximumFenceFileBytes` is
+    /// refused (`fence_limit`), nothing written: the bridge would refuse its own file at
+    /// the next start. In a fence directory the files count together, the ones the
+    /// change did not read too.
+    @Test("a change that would take the fences past maximumFenceFileBytes is refused and writes nothing")
+    func aChangePastTheSizeLimitIsRefused() throws {
+        let size = Self.fences.utf8.count
+        let fixture = try Fixture(maximumBytes: size + 40)
+        let before = try Data(contentsOf: fixture.url)
+        let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+        #expect(change == nil)
+        let error = try #require(results.first.flatMap { result -> FenceChangeError? in if case .failure(let error) = result { error } else { nil } })
+        #expect(error.code == .fenceLimit)
+        #expect(error.message.contains("at most \(size + 40) are accepted (maximumFenceFileBytes), so nothing was written"), "\(error)")
+        #expect(try Data(contentsOf: fixture.url) == before)
+
+        let directory = try Fixture(directoryOf: Self.fences)
+        let total = try FileManager.default.contentsOfDirectory(at: directory.url.appendingPathComponent("devices"), includingPropertiesForKeys: nil)
+            .reduce(0) { $0 + (try Data(contentsOf: $1)).count }
+        let limited = try Fixture(directoryOf: Self.fences, maximumBytes: total + 40)
+        let alice = try Data(contentsOf: limited.deviceFile("alice/phone"))
+        let (refused, none) = limited.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+        #expect(none == nil)
+        let directoryError = try #require(refused.first.flatMap { result -> FenceChangeError? in if case .failure(let error) = result { error } else { nil } })
+        #expect(directoryError.code == .fenceLimit)
+        #expect(directoryError.message.contains("the fence files would be"), "\(directoryError)")
+        #expect(try Data(contentsOf: limited.deviceFile("alice/phone")) == alice)
     }
 
     // MARK: A fence directory: a change reads the files it depends on

@@ -172,6 +172,20 @@ struct FenceFileIntegrityTests {
         #expect(FenceChangeBasis(device: "carol/phone", fences: nil) != FenceChangeBasis(device: "carol/phone", fences: []))
     }
 
+    /// The command line's change (and an MQTT commit's) is refused as `fence_limit` when
+    /// the file would be larger than `maximumBytes`, which would make it fail to load.
+    @Test func aChangePastMaximumBytesIsRefusedNotWritten() throws {
+        let path = directory.write(Self.text, to: "fences.json")
+        let file = FenceFile(path: path, maximumBytes: Self.text.utf8.count + 100)
+        let error = #expect(throws: FenceChangeError.self) {
+            try file.apply(.add(device: "alice/phone", fence: Self.fence("gym")), expecting: nil)
+        }
+        #expect(error?.code == .fenceLimit)
+        #expect(error?.message.contains("at most \(Self.text.utf8.count + 100) are accepted (maximumFenceFileBytes), so nothing was written") == true, "\(String(describing: error))")
+        #expect(text(path) == Self.text)
+        #expect(try file.apply(.delete(device: "alice/phone", identifier: "home"), expecting: nil).written.count <= Self.text.utf8.count + 100)
+    }
+
     @Test func aFenceClashingWithASharedOneIsRefusedNotWritten() throws {
         let file = FenceFile(path: directory.write(Self.text, to: "fences.json"))
         let error = #expect(throws: FenceChangeError.self) {
