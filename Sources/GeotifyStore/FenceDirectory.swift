@@ -168,7 +168,8 @@ struct FenceDirectory {
     }
 
     /// The device a device file name (without its directory) stands for; nil for a hashed
-    /// name or one that is not a device file name.
+    /// name or one that is not a device file name. Several names stand for a device
+    /// (`%2f` for `%2F`, a byte left unescaped); loading refuses all but `fileName(of:)`.
     static func device(named name: String) -> String? {
         guard name.hasSuffix(".json"), !name.hasPrefix("~") else { return nil }
         var bytes: [UInt8] = []

@@ -155,6 +155,17 @@ public struct FenceFile: Sendable {
                 loaded.errors.append(FenceProblem(file: file, reason: "a device file must hold exactly \(expected) in \"devices\""))
                 continue
             }
+            // Writes go to the device's canonical name: a file under another name that
+            // decodes to it (`%2f`, a character left unescaped) would become a second file
+            // for the device at its next change. Hashed names (`~...`) say no device.
+            let canonical = FenceDirectory.fileName(of: device)
+            let hashed = part.name.hasPrefix(FenceDirectory.devicesName + "/~")
+            if !hashed, part.name != canonical {
+                loaded.errors.append(FenceProblem(
+                    file: file, device: device,
+                    reason: "not the device's file name: the fences of \"\(device)\" are written to \(directory.path(of: canonical)); rename the file to that"))
+                continue
+            }
             if let shard, !shard.owns(device) { continue }
             if let first = origin[device] {
                 loaded.errors.append(FenceProblem(file: file, device: device, reason: "the device also has the file \(first)"))

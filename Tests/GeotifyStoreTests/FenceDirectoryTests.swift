@@ -89,8 +89,8 @@ struct FenceDirectoryTests {
 
     @Test func aDeviceInTwoFilesIsRefusedNamingTheOther() throws {
         let root = makeDirectory(["alice/phone"])
-        // The same name with its escape in lower case: another file for the same device.
-        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("gym", 51))]}}"#, to: "fences/devices/alice%2fphone.json")
+        // A hashed name does not say its device: another file for the same device.
+        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("gym", 51))]}}"#, to: "fences/devices/~0123456789abcdef-alice.json")
         let loaded = FenceFile(path: root).load()
         #expect(loaded.book == nil)
         let problem = try #require(loaded.errors.first)
@@ -98,7 +98,26 @@ struct FenceDirectoryTests {
         #expect(problem.device == "alice/phone")
         #expect(problem.reason.hasPrefix("the device also has the file "))
         #expect(Set([problem.file, String(problem.reason.dropFirst("the device also has the file ".count))])
-            == Set(["alice%2Fphone.json", "alice%2fphone.json"].map { root + "/devices/" + $0 }))
+            == Set(["alice%2Fphone.json", "~0123456789abcdef-alice.json"].map { root + "/devices/" + $0 }))
+    }
+
+    /// A device file whose name decodes to its device but is not the name writes use
+    /// (an escape in lower case, a character left unescaped, a bad escape) is refused,
+    /// naming the file and the name to give it: a command would write a second file.
+    @Test func aDeviceFileNotUnderItsDevicesNameIsRefusedNamingTheRightOne() throws {
+        for name in ["alice%2fphone.json", "alice%2Fph%6Fne.json", "al%zzice.json"] {
+            let root = makeDirectory([])
+            let path = directory.write(#"{"devices": {"alice/phone": [\#(fence("gym", 51))]}}"#, to: "fences/devices/\(name)")
+            let loaded = FenceFile(path: root).load()
+            #expect(loaded.book == nil, "\(name)")
+            #expect(loaded.errors.map(\.description) == [
+                #"\#(path): device "alice/phone": not the device's file name: the fences of "alice/phone" are written to \#(root)/devices/alice%2Fphone.json; rename the file to that"#,
+            ])
+            try FileManager.default.removeItem(atPath: path)
+        }
+        let root = makeDirectory([])
+        _ = directory.write(#"{"devices": {"a b": [\#(fence("gym", 51))]}}"#, to: "fences/devices/a b.json")
+        #expect(FenceFile(path: root).load().errors.map(\.reason).first?.contains("are written to \(root)/devices/a%20b.json") == true)
     }
 
     @Test func aHashedDeviceFileMustHoldExactlyOneDevice() {
