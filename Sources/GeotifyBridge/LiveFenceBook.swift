@@ -154,6 +154,8 @@ final class LiveFenceBook: Sendable {
     /// its device's fences as they are in the file now and refused on its own when it
     /// does not apply (its device's fences are not those it was decided on, it does not
     /// validate); returns one outcome a write, and the change of book when any applied.
+    /// In a fence directory a device whose file fails to be written (a full disk) fails
+    /// alone (`io`): the other devices' files were written and are put in force.
     ///
     /// Only the parts the changes depend on are read (`FenceFile.change`): in a fence
     /// directory the devices' files and the shared file. While those hold what is in
@@ -181,14 +183,17 @@ final class LiveFenceBook: Sendable {
             // (`reread`) when the parts they depend on are not what is in force.
             var (base, basePrints, reread) = (inForce, inForcePrints, false)
             var decided: (book: FenceBook, changed: [String])?
+            // The devices' new fences, in case some of their files fail to be written.
+            var changedFences: [String: [Fence]] = [:]
             let devices = Array(Set(writes.map(\.change.device))).sorted()
             // In a fence directory, the parts the change read: the others count with the
             // sizes the book was made from, against `maximumFenceFileBytes`.
             var readParts: Set<String> = []
             let otherBytes = { basePrints.reduce(0) { readParts.contains($1.key) ? $0 : $0 + $1.value.size } }
-            let written: [String: [UInt8]?]
+            var written: [String: [UInt8]?]
+            var failed: [String: StoreError]
             do throws(StoreError) {
-                written = try file.change(devices: devices, text: &turn.text, otherBytes: otherBytes) { (parts) throws(StoreError) -> (book: FenceBook, changed: [String])? in
+                (written, failed) = try file.change(devices: devices, text: &turn.text, otherBytes: otherBytes) { (parts) throws(StoreError) -> (book: FenceBook, changed: [String])? in
                     func missing() -> (book: FenceBook, changed: [String])? {
                         markUnusable("the fence file \(file.path) is missing", signature: [])
                         refusal = FenceChangeError(.invalidFile, "the fence file \(file.path) is missing; no change is written until it is back")
@@ -209,6 +214,7 @@ final class LiveFenceBook: Sendable {
                     let applied = Self.apply(writes, to: base, limits: limits)
                     results = applied.results
                     guard !applied.changed.isEmpty else { return nil }
+                    changedFences = applied.changed
                     decided = (base.replacing(devices: applied.changed), Array(applied.changed.keys))
                     return decided
                 }
@@ -223,7 +229,18 @@ final class LiveFenceBook: Sendable {
                 return results.isEmpty ? refuseAll(failure) : (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
             }
             if let refusal { return refuseAll(refusal) }
-            guard let decided else { return (results, nil) }
+            guard var decided else { return (results, nil) }
+            if !failed.isEmpty {
+                // In a fence directory a device whose file was not written fails alone: the
+                // others' files were written, and their changes are put in force.
+                for (index, write) in writes.enumerated() {
+                    guard let error = failed[write.change.device], case .success = results[index] else { continue }
+                    results[index] = .failure(FenceChangeError(.io, "\(error.description); nothing was changed"))
+                }
+                let kept = changedFences.filter { failed[$0.key] == nil }
+                guard !kept.isEmpty else { return (results, nil) }
+                decided = (base.replacing(devices: kept), Array(kept.keys))
+            }
             var fingerprints = basePrints
             for (name, bytes) in written { fingerprints[name] = bytes.map { FenceFileFingerprint(of: $0) } }
             // The file was read whole (a single file always is): its signature now is

@@ -86,12 +86,29 @@ struct FenceDirectory {
     /// the `otherBytes` of the files it leaves out would be more than `maximumBytes`
     /// together. Returns the snapshot after the write.
     func write(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [UInt8] {
+        try write(changes, expecting: expected, otherBytes: otherBytes, each: false).snapshot
+    }
+
+    /// Writes the files in `changes` as `write(_:expecting:otherBytes:)` does, refusing
+    /// all alike (a file changed since it was read, the size limit), but each file on its
+    /// own: a file that fails to be written (a full disk, a link into a directory that
+    /// is gone) does not stop the others. Returns the failures by name; the other files
+    /// were written.
+    func writeEach(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [String: StoreError] {
+        try write(changes, expecting: expected, otherBytes: otherBytes, each: true).failed
+    }
+
+    /// The writes of `write` and `writeEach`: with `each`, a file that fails is recorded
+    /// and the others are written; otherwise the first failure is thrown.
+    private func write(
+        _ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int, each: Bool
+    ) throws(StoreError) -> (snapshot: [UInt8], failed: [String: StoreError]) {
         guard let before = FenceDirectory.parts(of: expected) else {
             throw StoreError("write \(root)", "the snapshot it was read as is not readable")
         }
         var files = Dictionary(before.map { ($0.name, $0.bytes) }, uniquingKeysWith: { first, _ in first })
         let touched = changes.filter { files[$0.key] != $0.value }.keys.sorted()
-        guard !touched.isEmpty else { return expected }
+        guard !touched.isEmpty else { return (expected, [:]) }
         let total = otherBytes + files.values.reduce(0) { $0 + $1.count }
             + touched.reduce(0) { $0 + ((changes[$1] ?? nil)?.count ?? 0) - (files[$1]?.count ?? 0) }
         guard total <= maximumBytes else {
@@ -106,22 +123,29 @@ struct FenceDirectory {
         } catch {
             throw StoreError("write \(devices)", (error as NSError).localizedDescription)
         }
-        try AtomicFile.withLock(on: path(of: "\(FenceDirectory.devicesName)/.lock")) { () throws(StoreError) in
+        let failed = try AtomicFile.withLock(on: path(of: "\(FenceDirectory.devicesName)/.lock")) { () throws(StoreError) -> [String: StoreError] in
             for name in touched {
                 guard try readFile(name) == files[name] else {
                     throw StoreError("write \(path(of: name))", "the file changed since it was read (edited by someone else); reload it and try again")
                 }
             }
+            var failed: [String: StoreError] = [:]
             for name in touched {
-                if let bytes = changes[name] ?? nil {
-                    try AtomicFile.write(bytes, to: path(of: name))
-                } else if unlink(path(of: name)) != 0 && errno != ENOENT {
-                    throw StoreError("remove \(path(of: name))", String(cString: strerror(errno)))
+                do throws(StoreError) {
+                    if let bytes = changes[name] ?? nil {
+                        try AtomicFile.write(bytes, to: path(of: name))
+                    } else if unlink(path(of: name)) != 0 && errno != ENOENT {
+                        throw StoreError("remove \(path(of: name))", String(cString: strerror(errno)))
+                    }
+                } catch {
+                    guard each else { throw error }
+                    failed[name] = error
                 }
             }
+            return failed
         }
-        for name in touched { files[name] = changes[name] ?? nil }
-        return FenceDirectory.snapshot(files.map { Part(name: $0.key, bytes: $0.value) })
+        for name in touched where failed[name] == nil { files[name] = changes[name] ?? nil }
+        return (FenceDirectory.snapshot(files.map { Part(name: $0.key, bytes: $0.value) }), failed)
     }
 
     /// The size, modification time and inode of the root, the devices directory and the

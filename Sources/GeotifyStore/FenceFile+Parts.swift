@@ -24,13 +24,16 @@ extension FenceFile {
     /// Changes the fences of `devices`: reads the parts that depends on, by name (nil for
     /// a part that does not exist), lets `decide` make the book to write from them and
     /// say which devices' fences it changed (nil to write nothing), and writes those
-    /// devices' parts; returns them (nil for a file removed). `decide` is given nil instead of parts when the file or
-    /// directory is missing, so nobody's fences are replaced by the devices' alone.
+    /// devices' parts; returns the parts written (nil for a file removed) and the devices
+    /// whose file failed to be written, with why. `decide` is given nil instead of parts
+    /// when the file or directory is missing, so nobody's fences are replaced by the
+    /// devices' alone.
     ///
     /// A single file is read and written whole, its lock held from the read to the write,
     /// so no other writer's change comes between and the file is read once. In a fence
     /// directory only the devices' files are written, each refused (as `write` refuses)
-    /// if it changed since it was read.
+    /// if it changed since it was read; a file that fails to be written (a full disk)
+    /// fails its device only, the others' files are written (`FenceDirectory.writeEach`).
     ///
     /// A write that would take the file past `maximumBytes` is refused (`StoreError`
     /// with the code `fenceLimit`), writing nothing: in a fence directory, counting the
@@ -39,32 +42,39 @@ extension FenceFile {
     package func change(
         devices: [String], text: inout FenceFileText, otherBytes: () -> Int = { 0 },
         decide: ([String: [UInt8]?]?) throws(StoreError) -> (book: FenceBook, changed: [String])?
-    ) throws(StoreError) -> [String: [UInt8]?] {
+    ) throws(StoreError) -> (written: [String: [UInt8]?], failed: [String: StoreError]) {
         guard layout == .directory else {
-            return try AtomicFile.withLock(on: path) { () throws(StoreError) -> [String: [UInt8]?] in
+            return try AtomicFile.withLock(on: path) { () throws(StoreError) -> (written: [String: [UInt8]?], failed: [String: StoreError]) in
                 let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName)
-                guard let decided = try decide(current.map { [Self.wholeFile: $0] }) else { return [:] }
+                guard let decided = try decide(current.map { [Self.wholeFile: $0] }) else { return ([:], [:]) }
                 let bytes = text.contents(of: decided.book)
                 try checkSize(of: bytes)
                 try AtomicFile.write(bytes, to: path)
-                return [Self.wholeFile: bytes]
+                return ([Self.wholeFile: bytes], [:])
             }
         }
         let directory = directory
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             _ = try decide(nil)
-            return [:]
+            return ([:], [:])
         }
         guard isDirectory.boolValue else { throw StoreError("read \(path)", "not a directory") }
         var read: [String: [UInt8]?] = [:]
         for name in [FenceDirectory.sharedName] + devices.map(FenceDirectory.fileName) {
             read[name] = try directory.readFile(name)
         }
-        guard let (book, changed) = try decide(read) else { return [:] }
-        let changes = FenceFile.deviceFiles(of: changed, in: book)
+        guard let (book, changed) = try decide(read) else { return ([:], [:]) }
+        var changes = FenceFile.deviceFiles(of: changed, in: book)
         let expected = FenceDirectory.snapshot(read.compactMap { name, bytes in bytes.map { FenceDirectory.Part(name: name, bytes: $0) } })
-        _ = try directory.write(changes, expecting: expected, otherBytes: otherBytes())
-        return changes
+        let failedFiles = try directory.writeEach(changes, expecting: expected, otherBytes: otherBytes())
+        var failed: [String: StoreError] = [:]
+        for device in changed {
+            let name = FenceDirectory.fileName(of: device)
+            guard let error = failedFiles[name] else { continue }
+            failed[device] = error
+            changes[name] = nil
+        }
+        return (changes, failed)
     }
 }

@@ -204,6 +204,30 @@ struct LiveFenceBookTests {
 
     // MARK: A fence directory: a change reads the files it depends on
 
+    /// In a fence directory each device's file is written on its own: one that fails
+    /// (here a link into a directory that is gone) fails only its device's command, and
+    /// the others, whose files were written, are told so and put in force.
+    @Test("in a fence directory a device's file that fails to be written fails only that device's change")
+    func aDirectoryWriteFailsOnlyTheDeviceWhoseFileFailed() throws {
+        let fixture = try Fixture(directoryOf: Self.fences)
+        let gone = fixture.directory.appendingPathComponent("gone/bob.json").path
+        #expect(symlink(gone, fixture.deviceFile("bob/phone").path) == 0)
+        let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone"), Self.add("gym", to: "bob/phone")], limits: FenceLimits())
+        #expect(results.count == 2)
+        #expect((try? results[0].get()) != nil, "alice's file was written: \(results)")
+        guard case .failure(let error) = results[1] else {
+            Issue.record("bob's file could not be written, yet his change succeeded")
+            return
+        }
+        #expect(error.code == .io)
+        #expect(error.message.contains(fixture.deviceFile("bob/phone").path), "\(error)")
+        #expect(change?.new.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
+        #expect(change?.devices == ["alice/phone"])
+        #expect(fixture.book.book.fences(of: "alice/phone").map(\.identifier) == ["home", "gym"])
+        #expect(fixture.book.book.devices["bob/phone"] == nil)
+        #expect(try String(contentsOf: fixture.deviceFile("alice/phone"), encoding: .utf8).contains("gym"))
+    }
+
     /// In a fence directory a change reads its device's file and the shared file, not
     /// every device's: another device's file, broken by hand and not looked at yet, does
     /// not stop it (it is refused when the directory is next looked at, and the good
