@@ -145,7 +145,7 @@ extension FenceFile {
         do {
             return try read()
         } catch {
-            throw FenceChangeError(.invalidFile, "the fence file \(path) cannot be read (\(error.reason)), so it cannot be changed; nothing was written")
+            throw FenceChangeError(.invalidFile, "the fence file \(path) cannot be read (\(failure(error))), so it cannot be changed; nothing was written")
         }
     }
 

@@ -9,7 +9,8 @@ extension FenceFile {
         case contents([UInt8], FenceFileFingerprint)
         /// There is no file at the path (or the link there points nowhere).
         case missing
-        /// The file is there but cannot be read; the system's reason.
+        /// The file is there but cannot be read; the reason, naming the file of a fence
+        /// directory that failed.
         case unreadable(String)
     }
 
@@ -20,7 +21,14 @@ extension FenceFile {
             guard let contents = try read() else { return .missing }
             return .contents(contents, FenceFileFingerprint(of: contents))
         } catch {
-            return .unreadable(error.reason)
+            return .unreadable(failure(error))
         }
+    }
+
+    /// Why reading failed, naming the file that failed when it is not `path` itself (a
+    /// file of a fence directory, the final target of a link).
+    func failure(_ error: StoreError) -> String {
+        guard let file = error.file, file != path else { return error.reason }
+        return "\(file): \(error.reason)"
     }
 }

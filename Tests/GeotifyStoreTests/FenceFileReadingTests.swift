@@ -52,6 +52,21 @@ struct FenceFileReadingTests {
         #expect(loaded.errors.map(\.description).joined().contains("\(fifo): not a regular file (a FIFO)"), "\(loaded.errors)")
     }
 
+    /// A change refused because a file of the fence directory cannot be read names that
+    /// file, not only the directory, as `inspect` does.
+    @Test func aFenceDirectorysUnreadableFileIsNamedWhenAChangeIsRefused() throws {
+        let root = directory.file("fences")
+        try FileManager.default.createDirectory(atPath: root + "/devices", withIntermediateDirectories: true)
+        _ = directory.write(Self.fences, to: "fences/devices/alice%2Fphone.json")
+        let fifo = root + "/devices/bob%2Fphone.json"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let file = FenceFile(path: root)
+        let error = #expect(throws: FenceChangeError.self) { try file.apply(.delete(device: "alice/phone", identifier: "home"), expecting: nil) }
+        #expect(error?.code == .invalidFile)
+        #expect(error?.message == "the fence file \(root) cannot be read (\(fifo): not a regular file (a FIFO); only regular files are read), so it cannot be changed; nothing was written")
+        #expect(file.inspect() == .unreadable("\(fifo): not a regular file (a FIFO); only regular files are read"))
+    }
+
     @Test func aLinkToADeviceIsRefusedUnread() {
         let path = directory.file("fences.json")
         #expect(symlink("/dev/null", path) == 0)
