@@ -75,9 +75,7 @@ package final class Console: Sendable {
         var options = settings.server
         options.defaultHeaders = SecurityHeaders.fields(tileOrigins: settings.tileOrigins)
         let application = self.application
-        let server = HTTPServer(options: options, scheduler: scheduler, log: log, count: count) { request, responder in
-            application.handle(request, responder)
-        }
+        let server = HTTPServer(options: options, scheduler: scheduler, log: log, count: count, admit: application.admit)
         let bound = try server.start()
         if !FileManager.default.fileExists(atPath: settings.leafletDirectory + "/leaflet.js") {
             log(.warning, "http: Leaflet is not in \(settings.leafletDirectory) (install libjs-leaflet or set http.leaflet); the map page cannot draw")

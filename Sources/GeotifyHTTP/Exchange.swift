@@ -11,30 +11,35 @@ import Synchronization
 final class Exchange: Sendable {
     let connection: ConnectionHandle
     private let head: HTTPRequest
-    private let state = Mutex(State())
+    /// Answers the request once it is complete (what its header was admitted to).
+    let handler: HTTPServer.Handler
+    private let state: Mutex<State>
 
     private struct State {
-        var body: [UInt8] = []
+        var body: BodyBuffer
         var dispatched = false
         var response: HTTPResponse?
         var suspended = false
     }
 
-    init(connection: ConnectionHandle, request: HTTPRequest) {
+    init(connection: ConnectionHandle, request: HTTPRequest, maximumBodyBytes: Int, handler: @escaping HTTPServer.Handler) {
         self.connection = connection
         head = request
+        self.handler = handler
+        state = Mutex(State(body: BodyBuffer(maximum: maximumBodyBytes)))
     }
 
     /// The request with the body received so far.
     var request: HTTPRequest {
         var request = head
-        request.body = state.withLock { $0.body }
+        request.body = state.withLock { $0.body.bytes }
         return request
     }
 
-    /// Adds body bytes (never more than the `Content-Length` already checked).
-    func append(_ bytes: UnsafeRawBufferPointer) {
-        state.withLock { $0.body.append(contentsOf: bytes) }
+    /// Adds body bytes; false once the body is past the size limit (the caller refuses
+    /// the request and closes the connection).
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        state.withLock { $0.body.append(bytes) }
     }
 
     /// The request is complete (or the connection was resumed): dispatches it the first

@@ -73,6 +73,23 @@ package struct HTTPApplication: Sendable {
         return .call(route, request, captures: captures, user: user)
     }
 
+    /// What a request's header leads to, before its body is read: a refusal (no route, no
+    /// login, no role) is answered at once, so a body nobody may send is never stored;
+    /// otherwise the route's handler, given the complete request with its body. The
+    /// login is checked here, once per request.
+    package func admit(_ head: HTTPRequest) -> HTTPServer.Admission {
+        switch decide(head) {
+        case .respond(let response):
+            return .refuse(response)
+        case .call(let route, let decided, let captures, let user):
+            return .proceed { request, responder in
+                var complete = decided
+                complete.body = request.body
+                route.handler(complete, captures, user, responder)
+            }
+        }
+    }
+
     /// Handles `request`, answering through `responder`.
     package func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         switch decide(request) {

@@ -22,8 +22,12 @@ import Synchronization
 /// until `replyTimeout`, when it gets 504). Event streams are suspended the same way
 /// while they have nothing to send.
 ///
-/// Every refusal has a status and a JSON reason: a body without `Content-Length` (411),
-/// too large (413), a header too large (431 and 414, from libmicrohttpd), more than
+/// Every request is admitted or refused on its header alone (`Admit`: the size rules, then
+/// the application's routing and login), before a byte of its body is stored, so a client
+/// that may not post stores nothing. Every refusal has a status and a JSON reason: a body
+/// without `Content-Length` (411), with a framing that could hide its size (400), too
+/// large (413, also when more arrives than was announced: then the connection is closed
+/// too), a header too large (431 and 414, from libmicrohttpd), more than
 /// `maximumConnections` open (503), a header not complete within `headerTimeout` (408,
 /// then the socket is shut). Each is counted through `count` as `http_refused.<code>`,
 /// and every response as `http_responses.<status>`.
@@ -72,11 +76,23 @@ package final class HTTPServer: Sendable {
     /// Answers one request.
     package typealias Handler = @Sendable (_ request: HTTPRequest, _ responder: HTTPResponder) -> Void
 
+    /// What a request's header (before its body) leads to.
+    package enum Admission: Sendable {
+        /// Answer this at once and close the connection without reading the body.
+        case refuse(HTTPResponse)
+        /// Read the body, then answer the complete request with this handler.
+        case proceed(Handler)
+    }
+
+    /// Decides on a request from its header alone (its body is empty), so a request that
+    /// will be refused anyway (unknown path, no login) never has its body stored.
+    package typealias Admit = @Sendable (_ head: HTTPRequest) -> Admission
+
     package let options: Options
     let scheduler: any Scheduler
     let log: Log
     let count: Count
-    let handler: Handler
+    let admit: Admit
     private let timers = DispatchQueue(label: "geotify.http.timers")
     private let state = Mutex(State())
     /// Signalled once, when the last request waiting at a stop has ended (`completed`),
@@ -95,12 +111,18 @@ package final class HTTPServer: Sendable {
         var lastLibraryMessage: String?
     }
 
-    package init(options: Options, scheduler: any Scheduler, log: @escaping Log, count: @escaping Count, handler: @escaping Handler) {
+    /// A server answering every request whose header meets the size rules with `handler`.
+    package convenience init(options: Options, scheduler: any Scheduler, log: @escaping Log, count: @escaping Count, handler: @escaping Handler) {
+        self.init(options: options, scheduler: scheduler, log: log, count: count, admit: { _ in .proceed(handler) })
+    }
+
+    /// A server that lets `admit` decide on each request's header first.
+    package init(options: Options, scheduler: any Scheduler, log: @escaping Log, count: @escaping Count, admit: @escaping Admit) {
         self.options = options
         self.scheduler = scheduler
         self.log = log
         self.count = count
-        self.handler = handler
+        self.admit = admit
     }
 
     /// Starts listening; returns the address bound (with the port the system chose when
@@ -225,7 +247,9 @@ package final class HTTPServer: Sendable {
         }
         let exchange = Unmanaged<Exchange>.fromOpaque(context).takeUnretainedValue()
         if uploadSize.pointee > 0, let upload {
-            exchange.append(UnsafeRawBufferPointer(start: upload, count: uploadSize.pointee))
+            guard exchange.append(UnsafeRawBufferPointer(start: upload, count: uploadSize.pointee)) else {
+                return refuseOversizedBody(on: connection)
+            }
             uploadSize.pointee = 0
             return .YES
         }
@@ -233,7 +257,8 @@ package final class HTTPServer: Sendable {
     }
 
     /// The first call for a request: its header is complete. Refuses at once what the
-    /// header alone decides, else keeps an `Exchange` for the body.
+    /// header alone decides (the size rules, then `admit`), else keeps an `Exchange` for
+    /// the body.
     private func begin(
         _ connection: OpaquePointer, url: String, method: String, requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
@@ -242,30 +267,44 @@ package final class HTTPServer: Sendable {
             (state.stopping, state.connections.requestStarted(id), state.connections.count)
         }
         guard started else { return .NO }
+        let fields = HTTPServer.fields(of: connection, kind: .HEADER_KIND)
         let request = HTTPRequest(
-            method: method, path: url, query: HTTPServer.values(of: connection, kind: .GET_ARGUMENT_KIND),
-            headers: HTTPServer.values(of: connection, kind: .HEADER_KIND))
-        var refusal: HTTPResponse?
-        if stopping {
-            refusal = .refusal(503, "shutting_down", "the server is stopping")
-        } else if open > options.maximumConnections {
-            refusal = .refusal(503, "too_many_connections", "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
-            refusal?.headers["Retry-After"] = "5"
-        } else {
-            refusal = options.limits.refusal(contentLength: request.header("content-length"), transferEncoding: request.header("transfer-encoding"))
+            method: method, path: url,
+            query: Dictionary(HTTPServer.fields(of: connection, kind: .GET_ARGUMENT_KIND), uniquingKeysWith: { $1 }),
+            headers: Dictionary(fields, uniquingKeysWith: { $1 }))
+        func all(_ name: String) -> [String] {
+            fields.filter { $0.0.lowercased() == name }.map(\.1)
         }
-        if var refusal {
+        let admission: Admission
+        if stopping {
+            admission = .refuse(.refusal(503, "shutting_down", "the server is stopping"))
+        } else if open > options.maximumConnections {
+            var refusal = HTTPResponse.refusal(503, "too_many_connections", "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
+            refusal.headers["Retry-After"] = "5"
+            admission = .refuse(refusal)
+        } else if let refusal = options.limits.refusal(contentLengths: all("content-length"), transferEncodings: all("transfer-encoding")) {
+            admission = .refuse(refusal)
+        } else {
+            admission = admit(request)
+        }
+        let handler: Handler
+        switch admission {
+        case .refuse(var refusal):
             refusal.headers["Connection"] = "close"
             return queue(refusal, on: connection, method: method, path: url)
+        case .proceed(let proceed):
+            handler = proceed
         }
-        let exchange = Exchange(connection: ConnectionHandle(pointer: connection), request: request)
+        let exchange = Exchange(
+            connection: ConnectionHandle(pointer: connection), request: request,
+            maximumBodyBytes: options.limits.maximumBodyBytes, handler: handler)
         requestContext.pointee = Unmanaged.passRetained(exchange).toOpaque()
         return .YES
     }
 
     /// Hands a complete request to the handler (called once per exchange).
     func dispatch(_ exchange: Exchange) {
-        handler(exchange.request, HTTPResponder { [weak exchange] response in
+        exchange.handler(exchange.request, HTTPResponder { [weak exchange] response in
             exchange?.deliver(response)
         })
     }
@@ -407,21 +446,41 @@ package final class HTTPServer: Sendable {
     /// Writes a 408 straight to a socket whose client never completed a header (nothing
     /// else has been written to it), without blocking.
     private static func answerTimeout(on socket: Int32, after timeout: Double) {
-        let body = "{\"ok\":false,\"error\":{\"code\":\"header_timeout\",\"message\":\"the request header did not arrive within \(JSONWriter.text(of: timeout)) s\"}}"
-        let text = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        answer(on: socket, status: "408 Request Timeout", code: "header_timeout", message: "the request header did not arrive within \(JSONWriter.text(of: timeout)) s")
+    }
+
+    /// A body grew past `maximumBodyBytes` while arriving (its header announced less, or
+    /// nothing): answers 413 straight to the socket (nothing has been written for this
+    /// request) and closes the connection, keeping none of it.
+    private func refuseOversizedBody(on connection: OpaquePointer) -> MHD_Result {
+        let maximum = options.limits.maximumBodyBytes
+        HTTPServer.answer(
+            on: geotify_mhd_connection_socket(connection), status: "413 Content Too Large", code: "payload_too_large",
+            message: "the body is larger than the \(maximum) bytes accepted")
+        count("http_responses.413")
+        count("http_refused.payload_too_large")
+        log(.debug, "http: closed a connection whose body went past \(maximum) bytes")
+        return .NO
+    }
+
+    /// Writes a JSON refusal straight to `socket`, without blocking, before it is closed.
+    private static func answer(on socket: Int32, status: String, code: String, message: String) {
+        guard socket >= 0 else { return }
+        let body = JSONWriter().string(["ok": false, "error": ["code": .string(code), "message": .string(message)]])
+        let text = "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         _ = text.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
-    /// The header fields or query arguments of a connection.
-    private static func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [String: String] {
+    /// The header fields or query arguments of a connection, every copy, in the order sent.
+    private static func fields(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(String, String)] {
         final class Collected {
-            var values: [String: String] = [:]
+            var values: [(String, String)] = []
         }
         let collected = Collected()
         let iterator: MHD_KeyValueIterator = { cls, _, key, value in
             guard let cls, let key else { return .YES }
             let collected = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
-            collected.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+            collected.values.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
             return .YES
         }
         withExtendedLifetime(collected) {

@@ -33,10 +33,7 @@ import Testing
             configure(&options)
             let stream = self.stream
             let probe = self.probe
-            server = HTTPServer(
-                options: options, scheduler: scheduler, log: { _, _ in },
-                count: { name in probe.counts.withLock { $0[name, default: 0] += 1 } }
-            ) { request, responder in
+            let handler: HTTPServer.Handler = { request, responder in
                 switch request.path {
                 case "/later", "/never":
                     probe.parked.withLock { $0.append(responder) }
@@ -57,6 +54,16 @@ import Testing
                     ]
                     responder.send(.json(echo))
                 }
+            }
+            server = HTTPServer(
+                options: options, scheduler: scheduler, log: { _, _ in },
+                count: { name in probe.counts.withLock { $0[name, default: 0] += 1 } }
+            ) { head in
+                // What an application refuses on the header alone (a missing login).
+                if head.path.hasPrefix("/locked"), head.header("authorization") == nil {
+                    return .refuse(.refusal(401, "unauthorized", "log in"))
+                }
+                return .proceed(handler)
             }
             port = try server.start().port
         }
@@ -146,6 +153,44 @@ import Testing
         let connection = try running.connection()
         try connection.send("POST /upload HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
         #expect(try connection.readResponse().status == 411)
+    }
+
+    /// A request its header already refuses (here: no login) is answered before its body
+    /// is sent, so an unauthenticated client cannot make the server store a body.
+    @Test func aRequestRefusedOnItsHeaderIsAnsweredBeforeItsBodyArrives() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("POST /locked/upload HTTP/1.1\r\nHost: test\r\nContent-Length: 900\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 401)
+        #expect(connection.isClosedByServer())
+        #expect(running.count("http_refused.unauthorized") == 1)
+        #expect(try running.get("/after").status == 200)
+    }
+
+    /// libmicrohttpd reads the body by the first `Content-Length`; the size check must not
+    /// be told another.
+    @Test func aRepeatedContentLengthIs400() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("POST /upload HTTP/1.1\r\nHost: test\r\nContent-Length: 5000000\r\nContent-Length: 5\r\n\r\nhello")
+        let response = try connection.readResponse()
+        #expect(response.status == 400)
+        #expect(try JSONParser().parse(response.body)["error"]?["code"]?.stringValue == "bad_request")
+        #expect(running.count("http_refused.bad_request") == 1)
+    }
+
+    /// With `identity` (or any coding but chunked) libmicrohttpd reads until the client
+    /// closes, whatever the `Content-Length`.
+    @Test func aTransferEncodingOtherThanChunkedIs400() throws {
+        let running = try Running()
+        for header in ["Transfer-Encoding: identity\r\nContent-Length: 5", "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity"] {
+            let connection = try running.connection()
+            try connection.send("POST /upload HTTP/1.1\r\nHost: test\r\n\(header)\r\n\r\nhello")
+            let response = try connection.readResponse()
+            #expect(response.status == 400, "\(header)")
+        }
+        #expect(running.count("http_refused.bad_request") == 2)
     }
 
     @Test func anOversizedHeaderIs431FromLibmicrohttpd() throws {
