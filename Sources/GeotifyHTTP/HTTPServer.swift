@@ -28,7 +28,8 @@ import Synchronization
 /// without `Content-Length` (411), with a framing that could hide its size (400), too
 /// large (413, also when more arrives than was announced: then the connection is closed
 /// too), a header too large (431 and 414, from libmicrohttpd), more than
-/// `maximumConnections` open (503), a header not complete within `headerTimeout` (408,
+/// `maximumConnections` open (503), a request, header and body, not complete within
+/// `headerTimeout` (408 `header_timeout`, or `request_timeout` once the header is in,
 /// then the socket is shut). Each is counted through `count` as `http_refused.<code>`,
 /// and every response as `http_responses.<status>`.
 package final class HTTPServer: Sendable {
@@ -45,7 +46,9 @@ package final class HTTPServer: Sendable {
         /// is twice this).
         package var maximumHeaderBytes: Int = 16 << 10
         package var limits = RequestLimits(maximumBodyBytes: 1 << 20)
-        /// Seconds a connection may take to send a request's header (slowloris defence).
+        /// Seconds a connection may take to send a whole request, header and body, from
+        /// when it opens or its last response ends (slowloris defence, also against a body
+        /// sent a byte at a time).
         package var headerTimeout: Double = 10
         /// Seconds a connection may stay silent (libmicrohttpd's timeout), whole seconds.
         package var idleTimeout: Int = 60
@@ -235,6 +238,11 @@ package final class HTTPServer: Sendable {
         state.withLock { $0.connections.count }
     }
 
+    /// How many connections have sent a request's header and are still sending its body.
+    package var receivingCount: Int {
+        state.withLock { $0.connections.entries.values.count(where: \.receiving) }
+    }
+
     // MARK: - libmicrohttpd callbacks (on its threads)
 
     private func access(
@@ -291,6 +299,7 @@ package final class HTTPServer: Sendable {
         switch admission {
         case .refuse(var refusal):
             refusal.headers["Connection"] = "close"
+            state.withLock { $0.connections.requestReceived(id) }
             return queue(refusal, on: connection, method: method, path: url)
         case .proceed(let proceed):
             handler = proceed
@@ -302,8 +311,11 @@ package final class HTTPServer: Sendable {
         return .YES
     }
 
-    /// Hands a complete request to the handler (called once per exchange).
+    /// Hands a complete request to the handler (called once per exchange); the request's
+    /// deadline no longer runs.
     func dispatch(_ exchange: Exchange) {
+        let id = UInt(bitPattern: Int(bitPattern: exchange.connection.pointer))
+        state.withLock { $0.connections.requestReceived(id) }
         exchange.handler(exchange.request, HTTPResponder { [weak exchange] response in
             exchange?.deliver(response)
         })
@@ -419,34 +431,39 @@ package final class HTTPServer: Sendable {
         log(.debug, "http: libmicrohttpd: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
-    /// Answers 408 to connections whose header is overdue and shuts their sockets. Under
+    /// Answers 408 to connections whose request (header or body) is overdue and shuts
+    /// their sockets. Under
     /// the lock, so a socket is never shut after libmicrohttpd closed it (it reports the
     /// close, which takes the lock, before closing the descriptor).
     private func reapOverdueConnections() {
         let now = scheduler.uptime
         let timeout = options.headerTimeout
-        let reaped = state.withLock { state -> Int in
+        let reaped = state.withLock { state -> [ConnectionTable.Overdue] in
             let overdue = state.connections.overdue(at: now, timeout: timeout)
             for connection in overdue where connection.socket >= 0 {
                 if connection.answer {
-                    HTTPServer.answerTimeout(on: connection.socket, after: timeout)
+                    HTTPServer.answerTimeout(on: connection.socket, after: timeout, receiving: connection.receiving)
                 }
                 shutdown(connection.socket, Int32(SHUT_RDWR))
             }
-            return overdue.count
+            return overdue
         }
-        for _ in 0..<reaped {
-            count("http_refused.header_timeout")
+        for connection in reaped {
+            count(connection.receiving ? "http_refused.request_timeout" : "http_refused.header_timeout")
         }
-        if reaped > 0 {
-            log(.debug, "http: closed \(reaped) connection(s) that sent no complete header within \(JSONWriter.text(of: timeout)) s")
+        if !reaped.isEmpty {
+            log(.debug, "http: closed \(reaped.count) connection(s) that sent no complete request within \(JSONWriter.text(of: timeout)) s")
         }
     }
 
-    /// Writes a 408 straight to a socket whose client never completed a header (nothing
-    /// else has been written to it), without blocking.
-    private static func answerTimeout(on socket: Int32, after timeout: Double) {
-        answer(on: socket, status: "408 Request Timeout", code: "header_timeout", message: "the request header did not arrive within \(JSONWriter.text(of: timeout)) s")
+    /// Writes a 408 straight to a socket whose client never completed a header, or a
+    /// body (nothing else has been written for the request), without blocking.
+    private static func answerTimeout(on socket: Int32, after timeout: Double, receiving: Bool) {
+        if receiving {
+            answer(on: socket, status: "408 Request Timeout", code: "request_timeout", message: "the request body did not arrive within \(JSONWriter.text(of: timeout)) s")
+        } else {
+            answer(on: socket, status: "408 Request Timeout", code: "header_timeout", message: "the request header did not arrive within \(JSONWriter.text(of: timeout)) s")
+        }
     }
 
     /// A body grew past `maximumBodyBytes` while arriving (its header announced less, or

@@ -20,15 +20,29 @@ import Testing
         var table = ConnectionTable()
         table.opened(1, socket: 10, at: 0)
         let started = table.requestStarted(1)
+        table.requestReceived(1)
         let overdue = table.overdue(at: 100, timeout: 10)
         #expect(started)
         #expect(overdue.isEmpty)
+    }
+
+    /// The deadline covers the body too: a client that sends its header and then its body
+    /// a byte at a time is answered 408 and closed like one that is slow with its header.
+    @Test func aRequestWhoseBodyDoesNotArriveInTimeIsOverdueAndAnswered() {
+        var table = ConnectionTable()
+        table.opened(1, socket: 10, at: 0)
+        _ = table.requestStarted(1)
+        let early = table.overdue(at: 10, timeout: 10)
+        let due = table.overdue(at: 10.5, timeout: 10)
+        #expect(early.isEmpty)
+        #expect(due == [ConnectionTable.Overdue(id: 1, socket: 10, answer: true, receiving: true)])
     }
 
     @Test func anIdleKeepAliveConnectionIsClosedWithoutAnAnswer() {
         var table = ConnectionTable()
         table.opened(1, socket: 10, at: 0)
         _ = table.requestStarted(1)
+        table.requestReceived(1)
         table.requestEnded(1, at: 2)
         let overdue = table.overdue(at: 12.5, timeout: 10)
         #expect(overdue == [ConnectionTable.Overdue(id: 1, socket: 10, answer: false)])

@@ -225,6 +225,24 @@ import Testing
         #expect(try running.get("/after").status == 200)
     }
 
+    /// The deadline is for the whole request: a body sent a byte at a time, each in time
+    /// to keep the connection from being silent, is cut off at `headerTimeout` as well.
+    @Test func aBodyThatDoesNotArriveInTimeGets408AndTheConnectionIsShut() throws {
+        let running = try Running { $0.headerTimeout = 10 }
+        let slow = try running.connection()
+        try slow.send("POST /upload HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\nhel")
+        #expect(waitUntil { running.server.receivingCount == 1 })
+        running.scheduler.advance(by: 9)
+        try slow.send("lo")
+        running.scheduler.advance(by: 2)
+        let response = try slow.readResponse()
+        #expect(response.status == 408)
+        #expect(try JSONParser().parse(response.body)["error"]?["code"]?.stringValue == "request_timeout")
+        #expect(slow.isClosedByServer())
+        #expect(running.count("http_refused.request_timeout") == 1)
+        #expect(try running.get("/after").status == 200)
+    }
+
     @Test func aThousandConcurrentConnectionsAreAllAnswered() throws {
         let running = try Running { $0.maximumConnections = 1100 }
         let connections = try (0..<1000).map { _ in try running.connection() }
