@@ -109,19 +109,26 @@ package struct FenceImportPlan: Sendable, Equatable {
 
     /// Applies the plan to the fence file and writes it atomically, refusing (as `stale`)
     /// when the file changed meanwhile; what a bridge's `importFences` does.
+    ///
+    /// A missing, unreadable or invalid file is refused (`invalid_file`), as a fence
+    /// command refuses it (`FenceFile.apply`): a fence file deleted or moved while the
+    /// bridge runs is never replaced by one holding only the imported fences, which would
+    /// take every other device's fences away.
     package func write(to file: FenceFile) throws(FenceChangeError) -> Outcome {
-        let loaded = file.load()
-        let current: FenceBook
-        if let book = loaded.book {
-            current = book
-        } else if loaded.contents.isEmpty {
-            current = FenceBook()
-        } else {
-            throw FenceChangeError.invalidFile(file.path, loaded.errors)
+        let contents: [UInt8]
+        switch file.inspect() {
+        case .missing:
+            throw FenceChangeError(.invalidFile, "the fence file \(file.path) does not exist (deleted or moved?), so nothing can be imported into it; nothing was written: put it back")
+        case .unreadable(let reason):
+            throw FenceChangeError(.invalidFile, "the fence file \(file.path) cannot be read (\(reason)), so nothing can be imported into it; nothing was written")
+        case .contents(let bytes, _):
+            contents = bytes
         }
+        let loaded = file.parse(contents)
+        guard let current = loaded.book else { throw FenceChangeError.invalidFile(file.path, loaded.errors) }
         let (book, warnings) = try apply(to: current, file: file)
         do {
-            _ = try file.write(book, expecting: loaded.contents)
+            _ = try file.write(book, expecting: contents)
         } catch {
             throw FenceChangeError(.stale, "\(error.description); nothing was imported, try again")
         }

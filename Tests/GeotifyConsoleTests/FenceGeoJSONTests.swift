@@ -1,7 +1,9 @@
+import Foundation
 import GeotifyConsole
 import GeotifyCore
 import GeotifyJSON
 import GeotifyStore
+import GeotifyTestSupport
 import Testing
 
 @Suite struct FenceGeoJSONTests {
@@ -87,5 +89,35 @@ import Testing
         #expect(throws: FenceChangeError.self) { try clash.apply(to: book, file: FenceFile(path: "fences.json")) }
         let unknownGroup = FenceImportPlan(shared: ["nobody": [["identifier": "z", "latitude": 1, "longitude": 1, "radius": 5, "eventType": "onEntry"]]], replace: false)
         #expect(throws: FenceChangeError.self) { try unknownGroup.apply(to: book, file: FenceFile(path: "fences.json")) }
+    }
+
+    /// A fence file deleted or moved while the bridge runs is not made again with the
+    /// imported fences alone (every other device would lose its fences): the import is
+    /// refused as a fence command is.
+    @Test func anImportIntoAMissingFenceFileIsRefusedAndWritesNothing() throws {
+        let directory = try makeTemporaryDirectory("import-missing")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("fences.json").path
+        let plan = FenceImportPlan(devices: ["new/dev": [["identifier": "only", "latitude": 52, "longitude": 13, "radius": 50, "eventType": "onEntry"]]], replace: false)
+        #expect {
+            _ = try plan.write(to: FenceFile(path: path))
+        } throws: { error in
+            (error as? FenceChangeError)?.code == .invalidFile
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func anImportIntoAFenceFileKeepsTheOtherDevicesFences() throws {
+        let directory = try makeTemporaryDirectory("import-present")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("fences.json").path
+        try ConsoleHarness.fences.write(toFile: path, atomically: true, encoding: .utf8)
+        let before = try #require(FenceFile(path: path).load().book)
+        let plan = FenceImportPlan(devices: ["new/dev": [["identifier": "only", "latitude": 52, "longitude": 13, "radius": 50, "eventType": "onEntry"]]], replace: false)
+        let outcome = try plan.write(to: FenceFile(path: path))
+        let after = try #require(FenceFile(path: path).load().book)
+        #expect(outcome.fences == 1)
+        #expect(after.fences(of: "new/dev").map(\.identifier) == ["only"])
+        #expect(after.devices.count == before.devices.count + 1)
     }
 }
