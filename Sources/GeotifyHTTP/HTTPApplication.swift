@@ -3,7 +3,10 @@
 /// handler. Everything a request meets before a handler, in one place.
 ///
 /// With no `authenticator` nobody logs in and everyone holds every role; the settings
-/// allow that only on a loopback address.
+/// allow that only on a loopback address, and then only requests naming a loopback host
+/// (`localhost`, `127.0.0.1`, `[::1]`, any port) are served: a page on another site
+/// whose name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name and is
+/// refused with 421 `misdirected_host`.
 package struct HTTPApplication: Sendable {
     package let router: Router
     package let basePath: BasePath
@@ -28,6 +31,11 @@ package struct HTTPApplication: Sendable {
 
     /// Decides what `request` leads to.
     package func decide(_ request: HTTPRequest) -> Decision {
+        if authenticator == nil, let host = request.header("host"), !HTTPApplication.isLoopback(host: host) {
+            return .respond(.refusal(
+                421, "misdirected_host",
+                "without logins only a loopback host is served (localhost, 127.0.0.1 or [::1]); \"\(host)\" is not one"))
+        }
         var request = request
         switch basePath.resolve(request.path) {
         case .redirect(let location):
@@ -98,6 +106,34 @@ package struct HTTPApplication: Sendable {
         case .call(let route, let request, let captures, let user):
             route.handler(request, captures, user, responder)
         }
+    }
+
+    /// Whether a `Host` header names the loopback: `localhost`, an IPv4 address in
+    /// 127.0.0.0/8 or `[::1]`, each with or without a port. A name that merely resolves to
+    /// 127.0.0.1 is not: that is what a DNS rebinding attack uses.
+    package static func isLoopback(host: String) -> Bool {
+        let value = Substring(host.trimmingSpaces.lowercased())
+        func digits(_ text: Substring, atMost: Int) -> Bool {
+            !text.isEmpty && text.count <= atMost && text.allSatisfy { ("0"..."9").contains($0) }
+        }
+        let name: Substring
+        let port: Substring
+        if value.hasPrefix("[") {
+            guard let close = value.firstIndex(of: "]") else { return false }
+            name = value[...close]
+            port = value[value.index(after: close)...]
+        } else if let colon = value.firstIndex(of: ":") {
+            name = value[..<colon]
+            port = value[colon...]
+        } else {
+            name = value
+            port = ""
+        }
+        guard port.isEmpty || (port.first == ":" && digits(port.dropFirst(), atMost: 5)) else { return false }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        let loopbackAddress = octets.count == 4 && octets[0] == "127"
+            && octets.allSatisfy { digits($0, atMost: 3) && (Int($0) ?? 256) <= 255 }
+        return name == "localhost" || name == "[::1]" || loopbackAddress
     }
 
     private func unauthorized(_ failure: Authenticator.Failure) -> HTTPResponse {

@@ -32,7 +32,7 @@ import Testing
         /// Posts a fix for alice/phone and says whether the device is now at that latitude.
         func evaluates(latitude: Double, time: Int) throws -> Bool {
             let body = "{\"_type\":\"location\",\"lat\":\(latitude),\"lon\":13.405,\"tst\":\(time)}"
-            let response = try send("POST /pub HTTP/1.1\r\nHost: t\r\nX-Limit-U: alice\r\nX-Limit-D: phone\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+            let response = try send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Limit-U: alice\r\nX-Limit-D: phone\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
             guard response.status == 200 else { return false }
             return harness.bridge.devices().first { $0.device == "alice/phone" }?.position?.latitude == latitude
         }
@@ -40,7 +40,7 @@ import Testing
 
     @Test func thePageCarriesTheSecurityHeaders() throws {
         let served = try Served()
-        let page = try served.send("GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        let page = try served.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         #expect(page.status == 200)
         let policy = page.headers["content-security-policy"] ?? ""
         #expect(policy.contains("default-src 'none'"))
@@ -50,33 +50,33 @@ import Testing
         #expect(page.headers["x-content-type-options"] == "nosniff")
         #expect(page.headers["x-frame-options"] == "DENY")
         #expect(page.headers["cache-control"] == "no-store")
-        let health = try served.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        let health = try served.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         #expect(health.headers["x-content-type-options"] == "nosniff")
     }
 
     @Test func hostileRequestsGetClearStatusesAndPositionsAreStillEvaluated() throws {
         let served = try Served()
         #expect(try served.evaluates(latitude: 52.50, time: 1))
-        let oversized = try served.send("POST /pub HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n")
+        let oversized = try served.send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
         #expect(oversized.status == 413)
-        let badJSON = try served.send("POST /pub HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{nope")
+        let badJSON = try served.send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{nope")
         #expect(badJSON.status == 400)
         #expect(try JSONParser().parse(badJSON.body)["error"]?["code"] == "invalid_json")
-        #expect(try served.send("PUT /api/state HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").status == 405)
-        #expect(try served.send("GET /leaflet/../../../../etc/passwd HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").status == 404)
-        #expect(try served.send("GET /leaflet/%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").status == 404)
-        #expect(try served.send("GET /leaflet/ HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").status == 404)
+        #expect(try served.send("PUT /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").status == 405)
+        #expect(try served.send("GET /leaflet/../../../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").status == 404)
+        #expect(try served.send("GET /leaflet/%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").status == 404)
+        #expect(try served.send("GET /leaflet/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").status == 404)
 
         #expect(waitUntil { served.harness.console.connectionCount == 0 }, "the connections above are closed")
         let slow = try RawHTTPConnection(port: served.port)
-        try slow.send("GET /api/state HTTP/1.1\r\nHost: t\r\n")
+        try slow.send("GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         #expect(waitUntil { served.harness.console.connectionCount == 1 }, "the slow one is open")
         served.harness.scheduler.advance(by: 11)
         #expect(try slow.readResponse().status == 408)
 
         let crowd = try (0..<1000).map { _ in try RawHTTPConnection(port: served.port) }
         for connection in crowd {
-            try connection.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         }
         var statuses: [Int: Int] = [:]
         for connection in crowd {

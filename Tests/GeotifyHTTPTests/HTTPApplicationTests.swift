@@ -84,4 +84,25 @@ import Testing
         #expect(redirect?.status == 308)
         #expect(redirect?.headers["Location"] == "/geotify/")
     }
+
+    /// Without logins a page on another site, whose name the attacker made resolve to
+    /// 127.0.0.1 (DNS rebinding), must not reach the console: it sends its own name.
+    @Test func withoutLoginsOnlyALoopbackHostIsServed() throws {
+        let application = try Self.application(logins: false)
+        for host in ["evil.example", "evil.example:8091", "localhost.evil.example", "127.0.0.1.evil.example", "[::1].evil:80", "localhost:", "10.0.0.1"] {
+            let refused = Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: ["Host": host]))
+            #expect(refused?.status == 421, "\(host)")
+            #expect(refused?.refusalCode == "misdirected_host")
+        }
+        for host in ["localhost", "LOCALHOST:8091", "127.0.0.1", "127.0.0.1:8091", "127.1.2.3:80", "[::1]", "[::1]:8091"] {
+            #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: ["Host": host]))?.status == 200, "\(host)")
+        }
+    }
+
+    @Test func withLoginsAnyHostIsServed() throws {
+        let application = try Self.application(logins: true)
+        var headers = alice()
+        headers["Host"] = "geotify.example.org"
+        #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: headers))?.status == 200)
+    }
 }
