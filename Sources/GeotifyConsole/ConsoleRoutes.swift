@@ -134,7 +134,9 @@ extension Console {
             refusal.headers["Retry-After"] = "30"
             return refusal
         }
-        subscription.send(ServerSentEvent(name: "state", data: JSONWriter().string(stateJSON(user: user))).encoded)
+        // The state may be larger than the stream's bound (a large fence book); it is
+        // the opening, which the bound does not count.
+        subscription.open(ServerSentEvent(name: "state", data: JSONWriter().string(stateJSON(user: user))).encoded)
         return HTTPResponse(
             status: 200,
             headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"],

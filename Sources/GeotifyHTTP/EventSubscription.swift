@@ -4,6 +4,10 @@ import Synchronization
 /// a client that stops reading is closed (and reconnects for a fresh start) instead of
 /// holding memory without limit.
 ///
+/// The opening (what the client starts from, `open(_:)`: the whole state of a large
+/// fence book may be more than the bound) does not count against the bound while it
+/// waits; what follows it may add up to `maximumPending` more.
+///
 /// The server pulls bytes with `take(maximum:)` on its own thread; when there are none it
 /// parks the connection and registers `wake`, which the next `send` or `close` calls
 /// (once) from whatever thread publishes.
@@ -19,6 +23,8 @@ package final class EventSubscription: Sendable {
 
     private struct State {
         var pending: [UInt8] = []
+        /// How many of the pending bytes are the opening's, not counted against the bound.
+        var opening = 0
         var closed = false
         var wake: (@Sendable () -> Void)?
     }
@@ -34,13 +40,27 @@ package final class EventSubscription: Sendable {
         state.withLock { $0.pending = first }
     }
 
+    /// Queues the opening, the document the client starts from, whatever its size: it
+    /// does not count against `maximumPending`. Says whether the subscription is open.
+    @discardableResult
+    package func open(_ bytes: [UInt8]) -> Bool {
+        enqueue(bytes, opening: true)
+    }
+
     /// Queues `bytes`; closes the subscription when that would exceed `maximumPending`.
     /// Says whether the subscription is still open.
     @discardableResult
     package func send(_ bytes: [UInt8]) -> Bool {
+        enqueue(bytes, opening: false)
+    }
+
+    private func enqueue(_ bytes: [UInt8], opening: Bool) -> Bool {
         let (open, wake) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
             guard !state.closed else { return (false, nil) }
-            if state.pending.count + bytes.count > maximumPending {
+            if opening {
+                state.pending += bytes
+                state.opening += bytes.count
+            } else if state.pending.count - state.opening + bytes.count > maximumPending {
                 state.closed = true
             } else {
                 state.pending += bytes
@@ -74,6 +94,7 @@ package final class EventSubscription: Sendable {
                 let count = min(maximum, state.pending.count)
                 let bytes = Array(state.pending.prefix(count))
                 state.pending.removeFirst(count)
+                state.opening -= min(count, state.opening)
                 return .bytes(bytes)
             }
             if state.closed { return .end }

@@ -82,4 +82,20 @@ import Testing
         stream.publish(event)
         #expect(subscription.isClosed)
     }
+
+    /// The document a client starts from (the state of a large fence book) may be larger
+    /// than the bound; the stream stays open, and what follows it may add up to the bound.
+    @Test func anOpeningLargerThanTheBoundIsSentAndTheBoundAppliesAfterIt() throws {
+        let stream = EventStream(maximumPending: 64)
+        let subscription = try #require(stream.subscribe())
+        let opening = ServerSentEvent(name: "state", data: String(repeating: "x", count: 1000)).encoded
+        let opened = subscription.open(opening)
+        #expect(opened)
+        stream.keepAlive()
+        stream.publish(ServerSentEvent(data: "0123456789"))
+        #expect(!subscription.isClosed)
+        #expect(drain(subscription).contains(String(decoding: opening, as: UTF8.self)))
+        for _ in 0..<10 { stream.publish(ServerSentEvent(data: "0123456789")) }
+        #expect(subscription.isClosed, "the bound applies to what follows the opening")
+    }
 }
