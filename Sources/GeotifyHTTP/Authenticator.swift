@@ -5,8 +5,10 @@ import Synchronization
 ///
 /// A checked header is remembered for `cacheSeconds` (bcrypt is slow on purpose, and a
 /// page makes many requests), at most `cacheLimit` of them; replacing the users drops
-/// them all. An unknown user costs a hash check too, so timing does not tell which
-/// names exist. Passwords are never logged or kept beyond the cache's key.
+/// them all. An unknown user costs a hash check too, against one of the users' own
+/// hashes (`decoy(for:)`), so it costs what a wrong password costs, whatever algorithm
+/// and cost the users file uses, and timing does not tell which names exist. Passwords
+/// are never logged or kept beyond the cache's key.
 package final class Authenticator: Sendable {
     /// Why a request is not authenticated (never saying what was sent).
     package enum Failure: Error, Sendable, Equatable {
@@ -22,7 +24,14 @@ package final class Authenticator: Sendable {
 
     private struct State {
         var users: UsersFile
+        /// What an unknown user's password is checked against.
+        var decoy: String
         var cache: [String: Remembered] = [:]
+
+        init(users: UsersFile) {
+            self.users = users
+            decoy = Authenticator.decoy(for: users)
+        }
     }
 
     /// The roles of users the settings do not name.
@@ -54,8 +63,7 @@ package final class Authenticator: Sendable {
     /// Replaces the users (the file changed); remembered checks are dropped.
     package func replace(_ users: UsersFile) {
         state.withLock { state in
-            state.users = users
-            state.cache = [:]
+            state = State(users: users)
         }
     }
 
@@ -69,11 +77,11 @@ package final class Authenticator: Sendable {
         }
         let now = uptime()
         let key = authorization ?? ""
-        let (hash, remembered) = state.withLock { state in
-            (state.users.hashes[credentials.user], state.cache[key].flatMap { $0.expires > now ? $0.user : nil })
+        let (hash, decoy, remembered) = state.withLock { state in
+            (state.users.hashes[credentials.user], state.decoy, state.cache[key].flatMap { $0.expires > now ? $0.user : nil })
         }
         if let remembered { return .success(remembered) }
-        guard verify(credentials.password, hash ?? PasswordHash.decoy), hash != nil else {
+        guard verify(credentials.password, hash ?? decoy), hash != nil else {
             return .failure(.wrongCredentials)
         }
         let user = HTTPUser(name: credentials.user, roles: roles[credentials.user] ?? defaultRoles)
@@ -83,5 +91,15 @@ package final class Authenticator: Sendable {
             state.cache[key] = Remembered(user: user, expires: now + cacheSeconds)
         }
         return .success(user)
+    }
+
+    /// The hash an unknown user's password is checked against: the first user's (by
+    /// name) whose hash libcrypt knows, so the check has that hash's algorithm and cost
+    /// (a match means nothing: the user is still unknown); `PasswordHash.decoy` when
+    /// there is none.
+    package static func decoy(for users: UsersFile) -> String {
+        users.hashes.sorted { $0.key < $1.key }.first { entry in
+            UsersFile.strongPrefixes.contains { entry.value.hasPrefix($0) }
+        }?.value ?? PasswordHash.decoy
     }
 }

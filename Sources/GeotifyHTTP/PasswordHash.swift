@@ -19,7 +19,8 @@ package enum PasswordHash {
         return difference == 0
     }
 
-    /// A bcrypt hash of a fixed password, checked for unknown users so that a wrong user
-    /// name costs the same time as a wrong password.
+    /// A bcrypt hash of a fixed password, checked for unknown users when no user has a
+    /// hash to check against instead (`Authenticator.decoy(for:)` prefers a user's own,
+    /// so a wrong user name costs what a wrong password costs).
     package static let decoy = "$2y$05$d3xWSPAaQV77jBRR2V9DDOIygq/lggmatpi3c1T9QwYYO0hj/foXq"
 }

@@ -128,4 +128,20 @@ import Testing
         #expect(authenticator.authenticate(header("alice", "s3cret")) == .success(HTTPUser(name: "alice", roles: [.read])))
         #expect(authenticator.authenticate(header("alice", "s3cret")) == .failure(.wrongCredentials), "the new users file decides the next request")
     }
+
+    /// A wrong user name costs what a wrong password costs: its check is against a real
+    /// user's hash (same algorithm and cost), not a fixed cheaper one.
+    @Test func anUnknownUserIsCheckedAgainstAUsersOwnHash() {
+        let costly = "$2y$10$abcdefghijklmnopqrstuu5K5FdJ0oP6hQ1hY5y0i6yYjB8Q9u1nK"
+        let checked = Mutex<[String]>([])
+        let authenticator = Authenticator(
+            users: UsersFile(hashes: ["alice": costly, "bob": Self.hash]), roles: [:], uptime: { 0 },
+            verify: { _, hash in
+                checked.withLock { $0.append(hash) }
+                return true
+            })
+        #expect(authenticator.authenticate(header("mallory", "anything")) == .failure(.wrongCredentials), "a match with the decoy proves nothing")
+        #expect(checked.withLock { $0 } == [costly])
+        #expect(Authenticator.decoy(for: UsersFile(hashes: [:])) == PasswordHash.decoy)
+    }
 }
