@@ -133,6 +133,35 @@ import Testing
         subscription.close()
     }
 
+    /// A fence book whose state is larger than the stream's 1 MiB bound still opens the
+    /// stream with it whole (the opening is not counted against the bound).
+    @Test func theLiveStreamOpensWithAStateLargerThanItsBound() throws {
+        let harness = try ConsoleHarness()
+        let note = String(repeating: "n", count: 200)
+        let devices = (0..<2000).map { device in
+            let fences = (0..<3).map { fence in
+                "{\"identifier\":\"f\(fence)\",\"latitude\":52.5,\"longitude\":13.4,\"radius\":100,\"eventType\":\"onEntry\",\"note\":\"\(note)\"}"
+            }
+            return "\"user\(device)/phone\":[\(fences.joined(separator: ","))]"
+        }
+        try Data("{\"devices\":{\(devices.joined(separator: ","))}}".utf8).write(to: URL(fileURLWithPath: harness.fencesPath))
+        let response = harness.call("GET", "/api/events")
+        guard case .events(let subscription) = response.body else {
+            Issue.record("not a stream")
+            return
+        }
+        #expect(!subscription.isClosed)
+        #expect(subscription.pendingCount > 1 << 20, "the state is larger than the bound")
+        var received: [UInt8] = []
+        while case .bytes(let bytes) = subscription.take(maximum: 1 << 16, park: {}, wake: {}) {
+            received += bytes
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        #expect(text.contains("event: state\ndata: {"))
+        #expect(text.contains("user1999/phone"))
+        subscription.close()
+    }
+
     // MARK: - Commands
 
     func command(_ harness: ConsoleHarness, _ body: String, device: String = "alice/phone", as user: String? = nil) -> (Int, JSON) {
