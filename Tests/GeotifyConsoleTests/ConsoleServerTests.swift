@@ -54,6 +54,20 @@ import Testing
         #expect(health.headers["x-content-type-options"] == "nosniff")
     }
 
+    /// Without logins, a page whose own name was made to resolve to 127.0.0.1 (DNS
+    /// rebinding) is refused on its Host, and counted; loopback names are served.
+    @Test func withoutLoginsAReboundHostIsRefusedAndCounted() throws {
+        let served = try Served()
+        let body = "{\"action\":\"add\",\"fence\":{\"identifier\":\"rebound\",\"latitude\":1,\"longitude\":1,\"radius\":50}}"
+        let rebound = try served.send(
+            "POST /api/cmd/alice/phone HTTP/1.1\r\nHost: attacker.example:8091\r\nSec-Fetch-Site: same-origin\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        #expect(rebound.status == 421)
+        #expect(try JSONParser().parse(rebound.body)["error"]?["code"] == "misdirected_host")
+        #expect(served.harness.bridge.counter("http_refused.misdirected_host") == 1)
+        #expect(try served.send("GET /api/state HTTP/1.1\r\nHost: localhost:8091\r\nConnection: close\r\n\r\n").status == 200)
+        #expect(try served.send("GET /api/state HTTP/1.1\r\nHost: [::1]:8091\r\nConnection: close\r\n\r\n").status == 200)
+    }
+
     @Test func hostileRequestsGetClearStatusesAndPositionsAreStillEvaluated() throws {
         let served = try Served()
         #expect(try served.evaluates(latitude: 52.50, time: 1))
