@@ -380,6 +380,9 @@ package final class Bridge: Sendable {
         current.client.stop()
         publisher.saveMarks()
         _ = try? current.store.pruneAcknowledged()
+        // Given back now, not when the last copy of `current` goes (a callback may still
+        // hold one): a bridge started next in this process takes the directory.
+        current.lock.release()
         logger.info("stopped")
         running.withLock { $0 = nil }
     }

@@ -19,6 +19,42 @@ struct StateDirectoryLockTests {
         #expect(throws: Never.self) { try StateDirectoryLock(directory: directory.path) }
     }
 
+    /// A stop releases the lock whoever still holds the value (a callback of the bridge
+    /// that stopped may), so a bridge started next in the same process gets it.
+    @Test func aReleasedLockIsFreeWhileItsValueLives() throws {
+        let first = try StateDirectoryLock(directory: directory.path)
+        first.release()
+        #expect(throws: Never.self) { try StateDirectoryLock(directory: directory.path) }
+        first.release()
+        withExtendedLifetime(first) {}
+    }
+
+    /// Another process's lock on the file refuses the hold: the lock is the system's
+    /// record lock on `state.lock`, which every geotify process takes (here a Python
+    /// process's `lockf`, the same lock).
+    @Test func anotherProcesssLockIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.lockf(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()", directory.file("state.lock")]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
+        // Printed once the lock is taken (the first read may return a part of the line).
+        #expect(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("h"))
+        let error = #expect(throws: StoreError.self) { try StateDirectoryLock(directory: directory.path) }
+        #expect(error?.reason.contains("another geotify process is using it") == true)
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        #expect(throws: Never.self) { try StateDirectoryLock(directory: directory.path) }
+    }
+
     @Test func aMissingDirectoryIsMade() throws {
         let nested = directory.file("a/b")
         _ = try StateDirectoryLock(directory: nested)
