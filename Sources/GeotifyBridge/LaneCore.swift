@@ -329,16 +329,10 @@ package struct LaneCore: Sendable {
             let inside = transition.kind == .enter
             let identifier = transition.fence.identifier
             keep(.presence, in: &effects.outbox) { configuration.presence.presence(of: device, fence: identifier, inside: inside) }
-            let owner = fences.owner(of: identifier)?.owner
-            if let owner {
-                effects.occupancy.append(OccupancyChange(owner: owner, fence: identifier, device: device, inside: inside))
-            }
-            // A device has one fence of each identifier: leaving the one it has now, it
-            // is inside no other set's fence of that name either, so one that counted it
-            // before the file moved it to another group (or gave it an own fence of that
-            // name) counts it no more.
-            for set in book.shared.values where !inside && set.owner != owner && set.fence(identifier) != nil {
-                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: false))
+            if !inside {
+                Self.leaveOccupancy(of: device, fence: identifier, book: book, into: &effects)
+            } else if let set = fences.owner(of: identifier) {
+                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: true))
             }
         }
         for identifier in evaluation.established where !evaluation.transitions.contains(where: { $0.fence.identifier == identifier }) {
@@ -352,11 +346,20 @@ package struct LaneCore: Sendable {
             }
         }
         for identifier in evaluation.forgotten {
-            for set in book.shared.values where set.fence(identifier) != nil {
-                effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: false))
-            }
+            Self.leaveOccupancy(of: device, fence: identifier, book: book, into: &effects)
         }
         publishState(of: device, at: index, fences: fences, into: &effects)
+    }
+
+    /// Takes `device` out of the count of every shared fence named `identifier`, on
+    /// leaving its fence of that name or forgetting it. A device has one fence of each
+    /// identifier, so it is then inside none of that name: also not one of a set that
+    /// counted it before the file moved it to another group (or gave it an own fence of
+    /// that name).
+    private static func leaveOccupancy(of device: String, fence identifier: String, book: FenceBook, into effects: inout LaneEffects) {
+        for set in book.shared.values where set.fence(identifier) != nil {
+            effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: false))
+        }
     }
 
     /// The retained state document and tracker of the device at `index`, in that order.
@@ -521,9 +524,7 @@ package struct LaneCore: Sendable {
         if let state = devices[device]?.state {
             let fences = book.deviceFences(of: device)
             for entry in state.fences where entry.inside {
-                for set in book.shared.values where set.fence(entry.fence) != nil {
-                    effects.occupancy.append(OccupancyChange(owner: set.owner, fence: entry.fence, device: device, inside: false))
-                }
+                Self.leaveOccupancy(of: device, fence: entry.fence, book: book, into: &effects)
             }
             let presence = Set(fences.announced(limit: configuration.announceLimit).map(\.identifier)).union(state.fences.map(\.fence))
             effects.outbox += configuration.presence.forgetting(device, fences: presence.sorted())

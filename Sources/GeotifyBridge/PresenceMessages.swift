@@ -162,9 +162,7 @@ package struct PresenceMessages: Sendable {
         var messages = discovery?.removals(
             previous: previous, current: current, previousShared: previousShared, currentShared: currentShared) ?? []
         for device in previous.keys.sorted() where current[device] == nil {
-            for kind in [DeviceTopic.state, .tracker, .presence, .badge] {
-                messages += topics(of: device, kind, fences: previous[device] ?? []).map { retained($0, []) }
-            }
+            messages += forgetting(device, fences: (previous[device] ?? []).map(\.identifier))
         }
         for device in previous.keys.sorted() {
             guard let kept = current[device].map({ Set($0.map(\.identifier)) }) else { continue }
@@ -175,13 +173,12 @@ package struct PresenceMessages: Sendable {
         return messages
     }
 
-    /// The messages that remove the retained topics of `device`, which the bridge forgot
-    /// (an idle device evicted to make room): its state document, tracker, the presence
-    /// of each of `fences` and its badge, as `removals` removes a device's. Empty,
-    /// retained, QoS 1.
+    /// The messages that remove the retained topics of `device`, which the bridge no
+    /// longer knows (removed from the file, or an idle device evicted to make room): its
+    /// state document, tracker, the presence of each of `fences` (identifiers) and its
+    /// badge. Empty, retained, QoS 1.
     package func forgetting(_ device: String, fences: [String]) -> [OutboxMessage] {
-        let removed = [stateTopic(device), trackerTopic(device)] + fences.map { presenceTopic(device, fence: $0) } + [topics.badge(device)]
-        return removed.map { retained($0, []) }
+        [DeviceTopic.state, .tracker, .presence, .badge].flatMap { topics(of: device, $0, fences: fences) }.map { retained($0, []) }
     }
 
     /// A retained message at QoS 1: occupancy counts and the removals of retained topics
@@ -198,17 +195,17 @@ package struct PresenceMessages: Sendable {
     package func clearances(of device: String, left: [DeviceTopic], fences: DeviceFences, announceLimit: Int) -> [OutboxMessage] {
         guard !left.isEmpty else { return [] }
         let announced = left.contains(.presence) ? fences.announced(limit: announceLimit) : []
-        return left.flatMap { topics(of: device, $0, fences: announced) }.map { Self.lastValue($0, []) }
+        return left.flatMap { topics(of: device, $0, fences: announced.map(\.identifier)) }.map { Self.lastValue($0, []) }
     }
 
     /// The retained topics of `device` of one kind: its state document, tracker or badge
-    /// topic, or the presence topic of each of `fences`.
-    private func topics(of device: String, _ kind: DeviceTopic, fences: [Fence]) -> [String] {
+    /// topic, or the presence topic of each fence `fences` names.
+    private func topics(of device: String, _ kind: DeviceTopic, fences: [String]) -> [String] {
         switch kind {
         case .state: [stateTopic(device)]
         case .tracker: [trackerTopic(device)]
         case .badge: [topics.badge(device)]
-        case .presence: fences.map { presenceTopic(device, fence: $0.identifier) }
+        case .presence: fences.map { presenceTopic(device, fence: $0) }
         }
     }
 

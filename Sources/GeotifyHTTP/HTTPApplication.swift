@@ -98,13 +98,15 @@ package struct HTTPApplication: Sendable {
         }
     }
 
-    /// Handles `request`, answering through `responder`.
+    /// Handles `request`, answering through `responder`: the server's path in one call
+    /// (`admit` on the header, then the admitted handler on the whole request), for
+    /// callers that hold a complete request (the tests).
     package func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        switch decide(request) {
-        case .respond(let response):
+        switch admit(request) {
+        case .refuse(let response):
             responder.send(response)
-        case .call(let route, let request, let captures, let user):
-            route.handler(request, captures, user, responder)
+        case .proceed(let handler):
+            handler(request, responder)
         }
     }
 

@@ -65,30 +65,22 @@ public final class StateStore: Sendable {
     }
 
     /// Commits the states of `devices`, deletes the states of `forgetting`, appends
-    /// `outbox` and queues `deliveries` (queued at `now`) for their targets, in one
-    /// transaction; returns the outbox row ids, in order. `then` runs with the new ids
-    /// after the commit and before any other save can commit, so callers that queue the
-    /// messages there queue every save's messages in row order. It runs with the store's
-    /// lock held: it must not use the store (that would stop the process).
+    /// `outbox`, queues `deliveries` (queued at `now`) for their targets and records
+    /// `notes` (numbers by key, read back with `note(_:)`: what a reshard keeps of its
+    /// progress), in one transaction; returns the outbox row ids, in order. `then` runs
+    /// with the new ids after the commit and before any other save can commit, so callers
+    /// that queue the messages there queue every save's messages in row order. It runs
+    /// with the store's lock held: it must not use the store (that would stop the process).
     @discardableResult
     package func save(
         devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],
-        deliveries: [DeliveryEntry] = [], now: Double = 0, then: ([Int64]) -> Void = { _ in }
+        deliveries: [DeliveryEntry] = [], now: Double = 0, recording notes: [String: Int64] = [:],
+        then: ([Int64]) -> Void = { _ in }
     ) throws(StoreError) -> [Int64] {
         try database.withLock { connection throws(StoreError) in
-            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, now: now, notes: [:])
+            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, now: now, notes: notes)
             then(ids)
             return ids
-        }
-    }
-
-    /// Commits the states of `devices`, appends `outbox` and records `notes` (numbers by
-    /// key, read back with `note(_:)`) in one transaction: what a reshard needs to know,
-    /// after an interruption, which messages it moved already.
-    @discardableResult
-    package func save(devices: [(device: String, state: DeviceState)], outbox: [OutboxMessage], recording notes: [String: Int64]) throws(StoreError) -> [Int64] {
-        try database.withLock { connection throws(StoreError) in
-            try connection.save(devices: devices, forgetting: [], outbox: outbox, deliveries: [], now: 0, notes: notes)
         }
     }
 
