@@ -160,6 +160,26 @@ struct BridgeClockTests {
         #expect(bridge.logged("still waiting for the broker").count == 2, "\(bridge.logged("still waiting"))")
     }
 
+    /// A notification decided while the outbox's hand-over mark cannot be written (a
+    /// failing disk) waits; once the mark can be written again, the next tick of the
+    /// clock sends it, with nothing else arriving to pump the publisher.
+    @Test func aNotificationHeldByAnUnwritableMarkGoesOnTheNextTickOnceItCanBeWritten() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock)
+        try harness.ownTracks("alice/phone", 52.50, 13.405, tst: 1)
+        try settle(harness)
+        let mark = harness.stateDirectory + "/outbox.handed"
+        try reopen(mark, flags: O_RDONLY)
+        try harness.ownTracks("alice/phone", 52.52, 13.405, tst: 60)
+        // The reply is not persisted, so it goes; the entry, decided before it, waits.
+        try settle(harness)
+        #expect(harness.observer.messages.filter { $0.topic == "geotify/event/alice/phone" }.isEmpty, "held back by the mark")
+        try reopen(mark, flags: O_RDWR)
+        clock.advance(by: Bridge.tickInterval)
+        let events = harness.events("alice/phone", count: 1)
+        #expect(events.first?["event"] as? String == "enter", "\(events)")
+    }
+
     /// The last fixes kept only in memory are saved a share a tick (64) from the tick that
     /// starts the saving until all are: with more, the rest follow on the next tick, not
     /// five seconds later.
