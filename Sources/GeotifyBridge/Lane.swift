@@ -296,7 +296,8 @@ final class Lane: @unchecked Sendable {
 
     /// Commits what `commits` gathered in one transaction and queues the outbox messages
     /// for publishing in that order (called with each lane's queue held). When the store
-    /// cannot be written (a full or failing disk) the messages are still published: the
+    /// cannot be written (a full or failing disk) the messages are still published, behind
+    /// the persisted ones decided before them (`Publisher.sendUnpersisted`): the
     /// bridge keeps working, reports the failure once on `geotify/error`, each lane keeps
     /// its unsaved states to save with its next commit, and the bridge reports when
     /// writes work again.
@@ -333,7 +334,7 @@ final class Lane: @unchecked Sendable {
                 lane.unsavedDeliveries = commit.deliveries
             }
             environment.health.failed("device state", error) { environment.publisher.send($0) }
-            environment.publisher.send(outbox)
+            environment.publisher.sendUnpersisted(outbox)
         }
     }
 

@@ -55,6 +55,9 @@ final class Publisher: Sendable {
         var acknowledged: (@Sendable () -> Void)?
         /// Whether its size counts against `directByteLimit` while it waits.
         var budgeted = false
+        /// Whether, though not persisted, it keeps its place behind the persisted
+        /// messages decided before it: a message of a commit that could not be written.
+        var followsPersisted = false
 
         /// What it weighs against `directByteLimit`.
         var size: Int { message.topic.utf8.count + message.payload.count }
@@ -96,6 +99,12 @@ final class Publisher: Sendable {
         /// Whether persisted messages past `queuedThrough` were left in the outbox for lack
         /// of room, to be read back once there is.
         var spilled = false
+        /// The newest outbox row a spill left in the outbox.
+        var spilledThrough: Int64 = 0
+        /// Messages of commits that could not be written, decided while a spill left
+        /// persisted messages in the outbox: each waits until the rows up to `after` are
+        /// read back, so that it does not overtake them.
+        var behindSpill: [(after: Int64, queued: Queued)] = []
         /// The topic and payload bytes of the budgeted messages waiting.
         var directBytes = 0
     }
@@ -221,6 +230,32 @@ final class Publisher: Sendable {
         }
     }
 
+    /// Queues the messages of a commit that could not be written (a full or failing
+    /// disk): not persisted, yet in their place behind the persisted messages decided
+    /// before them, which a spill may have left in the outbox or a mark that cannot be
+    /// written may hold back. Past `directByteLimit` they are dropped and counted.
+    func sendUnpersisted(_ messages: [OutboxMessage]) {
+        guard !messages.isEmpty else { return }
+        tracking.withLock { tracking in
+            for message in messages {
+                var queued = Queued(message: message)
+                queued.followsPersisted = true
+                guard tracking.spilled else {
+                    enqueue(queued, &tracking)
+                    continue
+                }
+                guard tracking.directBytes + queued.size <= directByteLimit else {
+                    counters.add(.errors(.publishQueueFull))
+                    continue
+                }
+                queued.budgeted = true
+                tracking.directBytes += queued.size
+                tracking.behindSpill.append((tracking.spilledThrough, queued))
+            }
+        }
+        pump()
+    }
+
     /// Queues one message; `acknowledged` is called once the broker acknowledged it.
     func send(_ message: OutboxMessage, acknowledged: (@Sendable () -> Void)? = nil) {
         tracking.withLock { $0.waiting.append(Queued(message: message, acknowledged: acknowledged)) }
@@ -236,6 +271,7 @@ final class Publisher: Sendable {
         if let id = queued.outboxID {
             if tracking.spilled || full {
                 tracking.spilled = true
+                tracking.spilledThrough = max(tracking.spilledThrough, id)
                 return
             }
             tracking.queuedThrough = max(tracking.queuedThrough, id)
@@ -316,6 +352,7 @@ final class Publisher: Sendable {
     /// The messages in memory not yet acknowledged: waiting, being handed over, in flight.
     private static func inMemory(_ tracking: inout Tracking) -> Int {
         tracking.inFlight.count + tracking.unwritten + tracking.waiting.count - tracking.head + tracking.handing
+            + tracking.behindSpill.count
     }
 
     /// How many messages were decided and not yet acknowledged by the broker: waiting,
@@ -390,11 +427,27 @@ final class Publisher: Sendable {
                         tracking.queuedThrough = message.id
                     }
                     if pending.count < chunk { tracking.spilled = false }
+                    Self.releaseBehindSpill(&tracking)
                 }
             }
         } catch {
             health.failed("the outbox", error) { self.send($0) }
         }
+    }
+
+    /// Moves the messages waiting behind the spill whose persisted predecessors are read
+    /// back (all of them once the spill ends) to the waiting queue, in order.
+    private static func releaseBehindSpill(_ tracking: inout Tracking) {
+        var ready = 0
+        while ready < tracking.behindSpill.count,
+            !tracking.spilled || tracking.behindSpill[ready].after <= tracking.queuedThrough
+        {
+            ready += 1
+        }
+        guard ready > 0 else { return }
+        tracking.waiting.append(contentsOf: tracking.behindSpill[..<ready].map(\.queued))
+        tracking.behindSpill.removeFirst(ready)
+        assert(tracking.spilled || tracking.behindSpill.isEmpty, "nothing waits behind a spill that ended")
     }
 
     /// Everything published before the oldest persisted message still in flight was
@@ -477,14 +530,23 @@ final class Publisher: Sendable {
         var going = batch
         var heldBack: [Queued] = []
         if let newest, let watermark, !writeHandedMark(through: newest, watermark) {
-            going = batch.filter { $0.outboxID == nil }
-            heldBack = batch.filter { $0.outboxID != nil }
+            // The persisted messages wait for the mark, and the messages of failed
+            // commits behind them wait with them; the others go.
+            going = []
+            for queued in batch {
+                if queued.outboxID != nil || (queued.followsPersisted && !heldBack.isEmpty) {
+                    heldBack.append(queued)
+                } else {
+                    going.append(queued)
+                }
+            }
         }
         var done: [@Sendable () -> Void] = []
         let again = tracking.withLock { tracking -> Bool in
             defer { tracking.handing -= batch.count }
             // Older than any persisted message waiting: back at the head, in order.
             tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: heldBack)
+            tracking.directBytes += heldBack.reduce(0) { $0 + ($1.budgeted ? $1.size : 0) }
             /// Records `queued` as libmosquitto's, under `messageID`.
             func handedOver(_ queued: Queued, messageID: Int32) {
                 if queued.message.qos > 0 {

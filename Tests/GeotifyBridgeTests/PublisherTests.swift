@@ -74,6 +74,46 @@ struct PublisherTests {
         #expect(spill.store.watermark.read().handed == 4)
     }
 
+    /// A commit that could not be written sends its messages unpersisted: behind the
+    /// persisted messages decided before them that a spill left in the outbox, not ahead
+    /// of them (a device's exit would come before its entry), and ahead of those decided
+    /// after them.
+    @Test func unpersistedMessagesOfAFailedCommitWaitBehindTheSpill() throws {
+        let spill = try SpillFixture()
+        defer { spill.close() }
+        // Not connected yet: 10 wait in memory, 20 in the outbox only.
+        try spill.save(SpillFixture.messages(0..<30))
+        let failed = OutboxMessage(topic: "spill/failed", payload: Array("failed".utf8), qos: 1, retain: false)
+        spill.publisher.sendUnpersisted([failed])
+        try spill.save(SpillFixture.messages(30..<35))
+        try spill.client.start()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 36)
+        let expected: [String] = (0..<30).map(String.init) + ["failed"] + (30..<35).map(String.init)
+        #expect(received.map(\.text) == expected)
+        #expect(waitUntil { spill.publisher.isDrained })
+    }
+
+    /// The messages of a commit that could not be written wait with the persisted ones
+    /// decided before them while the hand-over mark cannot be written, not overtake them.
+    @Test func unpersistedMessagesOfAFailedCommitWaitWithThoseHeldByTheMark() throws {
+        let spill = try SpillFixture(waitingLimit: 200)
+        defer { spill.close() }
+        try spill.client.start()
+        try spill.save(SpillFixture.messages(0..<1))
+        #expect(spill.observer.waitForMessages(on: "spill/#", count: 1).count == 1)
+        let mark = spill.directory.appendingPathComponent("outbox.handed").path
+        try reopen(mark, flags: O_RDONLY)
+        try spill.save(SpillFixture.messages(1..<3))
+        spill.publisher.sendUnpersisted([OutboxMessage(topic: "spill/failed", payload: Array("failed".utf8), qos: 1, retain: false)])
+        spill.publisher.send([OutboxMessage(topic: "spill/direct", payload: Array("direct".utf8), qos: 1, retain: false)])
+        #expect(spill.observer.waitForMessage(on: "spill/direct") != nil)
+        #expect(spill.observer.messages.filter { $0.topic.hasPrefix("spill/") }.map(\.text) == ["0", "direct"])
+        try reopen(mark, flags: O_RDWR)
+        spill.publisher.pump()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 5)
+        #expect(received.map(\.text) == ["0", "direct", "1", "2", "failed"], "each once, in order")
+    }
+
     /// Messages refused for want of a connection keep their place ahead of those that
     /// waited behind them.
     @Test func messagesRefusedForWantOfAConnectionKeepTheirPlace() throws {
