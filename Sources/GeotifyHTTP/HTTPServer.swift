@@ -48,9 +48,13 @@ package final class HTTPServer: Sendable {
         package var limits = RequestLimits(maximumBodyBytes: 1 << 20)
         /// Seconds a connection may take to send a whole request, header and body, from
         /// when it opens or its last response ends (slowloris defence, also against a body
-        /// sent a byte at a time).
+        /// sent a byte at a time). An idle keep-alive connection is closed after it too,
+        /// without an answer: libmicrohttpd reports a request only once its header is
+        /// whole, so idling cannot be told from sending the next header slowly.
         package var headerTimeout: Double = 10
-        /// Seconds a connection may stay silent (libmicrohttpd's timeout), whole seconds.
+        /// Seconds a connection may make no progress, sending and reading nothing
+        /// (libmicrohttpd's timeout), whole seconds: a client that stops reading its
+        /// answer is closed after it.
         package var idleTimeout: Int = 60
         /// Seconds a deferred response may take before the client gets 504.
         package var replyTimeout: Double = 30
@@ -448,7 +452,8 @@ package final class HTTPServer: Sendable {
             }
             return overdue
         }
-        for connection in reaped {
+        // An idle keep-alive connection closed is not a refusal: nothing was asked.
+        for connection in reaped where connection.answer {
             count(connection.receiving ? "http_refused.request_timeout" : "http_refused.header_timeout")
         }
         if !reaped.isEmpty {

@@ -243,6 +243,25 @@ import Testing
         #expect(try running.get("/after").status == 200)
     }
 
+    /// Between requests a keep-alive connection is held to `headerTimeout`, not the longer
+    /// `idleTimeout` (libmicrohttpd reports a request only once its header is whole, so
+    /// idling cannot be told from sending the next header slowly): it is closed without an
+    /// answer, and not counted as a refusal, since nothing was asked.
+    @Test func anIdleKeepAliveConnectionIsClosedAfterTheHeaderTimeoutUncounted() throws {
+        let running = try Running {
+            $0.headerTimeout = 10
+            $0.idleTimeout = 60
+        }
+        let connection = try running.connection()
+        try connection.send("GET /one HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try connection.readResponse().status == 200)
+        #expect(waitUntil(advancing: running.scheduler, by: 1) { running.server.connectionCount == 0 })
+        #expect(running.scheduler.uptime < 60)
+        #expect(connection.isClosedByServer())
+        #expect(running.count("http_refused.header_timeout") == 0)
+        #expect(running.count("http_responses.408") == 0)
+    }
+
     @Test func aThousandConcurrentConnectionsAreAllAnswered() throws {
         let running = try Running { $0.maximumConnections = 1100 }
         let connections = try (0..<1000).map { _ in try running.connection() }
