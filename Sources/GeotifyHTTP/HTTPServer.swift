@@ -27,7 +27,8 @@ import Synchronization
 /// that may not post stores nothing. Every refusal has a status and a JSON reason: a body
 /// without `Content-Length` (411), with a framing that could hide its size (400), too
 /// large (413, also when more arrives than was announced: then the connection is closed
-/// too), a header too large (431 and 414, from libmicrohttpd), more than
+/// too), a header too large (431 and 414, from libmicrohttpd, counted from its log line:
+/// `LibraryRefusal`), more than
 /// `maximumConnections` open (503), a request, header and body, not complete within
 /// `headerTimeout` (408 `header_timeout`, or `request_timeout` once the header is in,
 /// then the socket is shut). Each is counted through `count` as `http_refused.<code>`,
@@ -430,9 +431,15 @@ package final class HTTPServer: Sendable {
         }
     }
 
+    /// A line libmicrohttpd logs; one that reports a request it answered by itself (414,
+    /// 431, 400: `LibraryRefusal`) is counted as the server's own refusals are.
     private func libraryMessage(_ message: String) {
         state.withLock { $0.lastLibraryMessage = message }
         log(.debug, "http: libmicrohttpd: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+        if let refusal = LibraryRefusal(logLine: message) {
+            count("http_responses.\(refusal.status)")
+            count("http_refused.\(refusal.code)")
+        }
     }
 
     /// Answers 408 to connections whose request (header or body) is overdue and shuts

@@ -193,20 +193,43 @@ import Testing
         #expect(running.count("http_refused.bad_request") == 2)
     }
 
-    @Test func anOversizedHeaderIs431FromLibmicrohttpd() throws {
+    /// libmicrohttpd answers an oversized header itself; it is counted as the server's own
+    /// refusals are, by status and code.
+    @Test func anOversizedHeaderIs431FromLibmicrohttpdAndCounted() throws {
         let running = try Running()
         let connection = try running.connection()
         try connection.send("GET / HTTP/1.1\r\nHost: test\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
         #expect(try connection.readResponse().status == 431)
+        #expect(running.count("http_responses.431") == 1)
+        #expect(running.count("http_refused.header_too_large") == 1)
         #expect(try running.get("/after").status == 200)
     }
 
-    @Test func garbageIsRefusedWith400() throws {
+    @Test func anOversizedURLIs414FromLibmicrohttpdAndCounted() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("GET /\(String(repeating: "a", count: 20_000)) HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try connection.readResponse().status == 414)
+        #expect(running.count("http_responses.414") == 1)
+        #expect(running.count("http_refused.uri_too_long") == 1)
+        #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func garbageIsRefusedWith400AndCounted() throws {
         let running = try Running()
         let connection = try running.connection()
         try connection.send("\u{01}\u{02} nonsense\r\n\r\n")
         #expect(try connection.readResponse().status == 400)
+        #expect(running.count("http_responses.400") == 1)
+        #expect(running.count("http_refused.bad_request") == 1)
         #expect(try running.get("/after").status == 200)
+    }
+
+    @Test func libmicrohttpdsRefusalsAreReadFromItsLogLine() {
+        #expect(LibraryRefusal(logLine: "Error processing request (HTTP response code is 431 ('<html>...</html>')). Closing connection.\n")
+            == LibraryRefusal(status: 431, code: "header_too_large"))
+        #expect(LibraryRefusal(logLine: "Error processing request (HTTP response code is 418 ('x')). Closing connection.")?.code == "refused_418")
+        #expect(LibraryRefusal(logLine: "Closing connection (out of memory).") == nil)
     }
 
     @Test func aHeaderThatDoesNotArriveInTimeGets408AndTheConnectionIsShut() throws {

@@ -1,0 +1,37 @@
+/// A request libmicrohttpd answered by itself, before the server saw it: a request line
+/// longer than the connection's memory (414), a header too large for it (431), a request
+/// it cannot parse (400) and the like, read from the line it logs for each
+/// ("Error processing request (HTTP response code is 431 ('...')). Closing connection.").
+///
+/// libmicrohttpd calls no handler for these and sends its own short HTML page (0.9.75 has
+/// no way to change that body), so its log line is the one place the server learns of
+/// them; the server counts each as a refusal with `code`, as it counts its own.
+package struct LibraryRefusal: Sendable, Equatable {
+    package var status: Int
+    /// The refusal's code, as the server's own refusals name theirs.
+    package var code: String
+
+    package init(status: Int, code: String) {
+        self.status = status
+        self.code = code
+    }
+
+    /// The refusal a libmicrohttpd log line reports; nil for any other line.
+    package init?(logLine line: String) {
+        guard line.hasPrefix("Error processing request"),
+              let marker = line.range(of: "HTTP response code is ") else { return nil }
+        guard let status = Int(line[marker.upperBound...].prefix(while: \.isNumber)) else { return nil }
+        self.status = status
+        code = switch status {
+        case 400: "bad_request"
+        case 413: "payload_too_large"
+        case 414: "uri_too_long"
+        case 417: "expectation_failed"
+        case 431: "header_too_large"
+        case 500: "internal_error"
+        case 501: "not_implemented"
+        case 505: "http_version_not_supported"
+        default: "refused_\(status)"
+        }
+    }
+}
