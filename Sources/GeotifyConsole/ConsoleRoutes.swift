@@ -194,8 +194,12 @@ extension Console {
     }
 
     /// OwnTracks HTTP mode: the body goes in as if published on `owntracks/<user>/<device>`;
-    /// the answer is a JSON array, `[]` when there is nothing for the app.
+    /// the answer is a JSON array, `[]` when there is nothing for the app. The body must be
+    /// declared JSON, as the OwnTracks apps declare it (`application/json`, with or without
+    /// a charset): otherwise a page on another site could post a position for a tracker
+    /// whose login its browser holds.
     static func publish(_ request: HTTPRequest, user: HTTPUser, backend: any ConsoleBackend, responder: HTTPResponder) {
+        if let refusal = requireJSON(request) { return responder.send(refusal) }
         let sender: OwnTracksSender
         do {
             sender = try OwnTracksSender(request: request, login: user)

@@ -29,7 +29,7 @@ struct ConsoleAbuseBridgeTests {
         let oversized = try send("POST /pub HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n", to: console)
         #expect(oversized.status == 413)
         #expect(code(oversized) == "payload_too_large")
-        let post = "POST /pub HTTP/1.1\r\nHost: t\r\nAuthorization: Basic \(Data("alice:s3cret".utf8).base64EncodedString())\r\nX-Limit-D: http\r\nConnection: close\r\n"
+        let post = "POST /pub HTTP/1.1\r\nHost: t\r\nAuthorization: Basic \(Data("alice:s3cret".utf8).base64EncodedString())\r\nX-Limit-D: http\r\nContent-Type: application/json\r\nConnection: close\r\n"
         let badJSON = try send(post + "Content-Length: 5\r\n\r\n{nope", to: console)
         #expect(badJSON.status == 400)
         #expect(code(badJSON) == "invalid_json")

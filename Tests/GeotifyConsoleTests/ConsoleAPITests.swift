@@ -339,6 +339,22 @@ import Testing
         #expect(harness.call("POST", "/pub", body: body, headers: ["X-Limit-U": "a/b"]).refusalCode == "invalid_topic")
     }
 
+    /// A position must be declared JSON (as the OwnTracks apps declare it, charset or not):
+    /// a form or `text/plain` post, which a page on another site may send without asking,
+    /// is refused and nothing is published.
+    @Test func aPositionNotDeclaredJSONIs415() throws {
+        let harness = try ConsoleHarness()
+        let body = "{\"_type\":\"location\",\"lat\":1,\"lon\":2}"
+        for type in ["text/plain", "application/x-www-form-urlencoded", nil] as [String?] {
+            let refused = harness.call("POST", "/pub", body: body, contentType: type)
+            #expect(refused.status == 415, "\(type ?? "no Content-Type")")
+            #expect(refused.refusalCode == "unsupported_media_type")
+        }
+        #expect(harness.json(harness.call("GET", "/api/devices")).arrayValue == [])
+        #expect(harness.call("POST", "/pub", body: body, contentType: "application/json; charset=utf-8").status == 200)
+        #expect(harness.call("POST", "/pub", body: body, contentType: "Application/JSON").status == 200)
+    }
+
     @Test func aTrackerPostsOnlyForItself() throws {
         let harness = try ConsoleHarness(logins: true)
         let body = "{\"_type\":\"location\",\"lat\":1,\"lon\":2}"

@@ -32,7 +32,7 @@ import Testing
         /// Posts a fix for alice/phone and says whether the device is now at that latitude.
         func evaluates(latitude: Double, time: Int) throws -> Bool {
             let body = "{\"_type\":\"location\",\"lat\":\(latitude),\"lon\":13.405,\"tst\":\(time)}"
-            let response = try send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Limit-U: alice\r\nX-Limit-D: phone\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+            let response = try send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Limit-U: alice\r\nX-Limit-D: phone\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
             guard response.status == 200 else { return false }
             return harness.bridge.devices().first { $0.device == "alice/phone" }?.position?.latitude == latitude
         }
@@ -73,7 +73,7 @@ import Testing
         #expect(try served.evaluates(latitude: 52.50, time: 1))
         let oversized = try served.send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
         #expect(oversized.status == 413)
-        let badJSON = try served.send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{nope")
+        let badJSON = try served.send("POST /pub HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{nope")
         #expect(badJSON.status == 400)
         #expect(try JSONParser().parse(badJSON.body)["error"]?["code"] == "invalid_json")
         #expect(try served.send("PUT /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").status == 405)
