@@ -22,6 +22,8 @@ package final class Console: Sendable {
     let recent: RecentNotifications
     let authenticator: Authenticator?
     let leaflet: StaticFiles
+    /// Large answers not yet sent, by user (at most `maximumUnsentAnswers` each).
+    package let unsent = UnsentAnswers(maximumPerUser: Console.maximumUnsentAnswers)
     private let timers = DispatchQueue(label: "geotify.console.timers")
     private let state = Mutex(State())
 
@@ -41,6 +43,9 @@ package final class Console: Sendable {
     static let usersCheckInterval = 2.0
     /// The most shared fences the page is sent (a million do not draw).
     static let maximumSharedFencesShown = 5000
+    /// The most large answers (state, fences, devices, GeoJSON export) one user may have
+    /// unsent at once (`UnsentAnswers`).
+    package static let maximumUnsentAnswers = 4
 
     /// A console for `backend`, following its updates from now on; reads the users file
     /// now, refusing one that is missing or has a bad line.

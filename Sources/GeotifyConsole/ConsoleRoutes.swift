@@ -34,14 +34,14 @@ extension Console {
             },
             Route("GET", "/api/state", access: .role(.read)) { [weak self] _, _, user, responder in
                 guard let self else { return }
-                responder.send(.json(stateJSON(user: user)))
+                responder.send(unsent.answer(for: user) { .json(stateJSON(user: user)) })
             },
-            Route("GET", "/api/devices", access: .role(.read)) { [backend] _, _, _, responder in
-                responder.send(.json(.array(backend.devices().sorted { $0.device < $1.device }.map(\.json))))
+            Route("GET", "/api/devices", access: .role(.read)) { [backend, unsent] _, _, user, responder in
+                responder.send(unsent.answer(for: user) { .json(.array(backend.devices().sorted { $0.device < $1.device }.map(\.json))) })
             },
-            Route("GET", "/api/fences", access: .role(.read)) { [weak self] _, _, _, responder in
+            Route("GET", "/api/fences", access: .role(.read)) { [weak self] _, _, user, responder in
                 guard let self else { return }
-                responder.send(.json(fencesJSON()))
+                responder.send(unsent.answer(for: user) { .json(fencesJSON()) })
             },
             Route("GET", "/api/notifications", access: .role(.read)) { [recent] request, _, _, responder in
                 let limit = request.query["limit"].flatMap { Int($0) } ?? recent.capacity
@@ -54,10 +54,12 @@ extension Console {
             Route("POST", "/api/cmd/{device...}", access: .role(.read)) { [backend] request, captures, user, responder in
                 Console.command(request, device: captures["device"] ?? "", user: user, backend: backend, responder: responder)
             },
-            Route("GET", "/api/fences.geojson", access: .role(.read)) { [backend] _, _, _, responder in
-                var response = HTTPResponse.json(FenceGeoJSON.export(backend.fenceBook()))
-                response.headers["Content-Type"] = "application/geo+json"
-                responder.send(response)
+            Route("GET", "/api/fences.geojson", access: .role(.read)) { [backend, unsent] _, _, user, responder in
+                responder.send(unsent.answer(for: user) {
+                    var response = HTTPResponse.json(FenceGeoJSON.export(backend.fenceBook()))
+                    response.headers["Content-Type"] = "application/geo+json"
+                    return response
+                })
             },
             Route("POST", "/api/fences.geojson", access: .role(.manage)) { [backend] request, _, _, responder in
                 Console.importGeoJSON(request, backend: backend, responder: responder)

@@ -21,6 +21,10 @@ package struct HTTPResponse: Sendable {
     package var body: Body
     /// The error code when this is a refusal (`refusal(_:_:_:)`), for counting.
     package var refusalCode: String?
+    /// Kept alive as long as the server holds the response: until it has been sent whole
+    /// or its connection closed. What an application that bounds its unsent answers
+    /// counts by (the object's `deinit` says the answer is done).
+    package var lease: (any AnyObject & Sendable)?
 
     package init(status: Int, headers: [String: String] = [:], body: Body = .bytes([]), refusalCode: String? = nil) {
         self.status = status

@@ -355,6 +355,27 @@ import Testing
         #expect(harness.call("POST", "/pub", body: body, contentType: "Application/JSON").status == 200)
     }
 
+    /// A large answer is held until its client reads it; one that asks for the state again
+    /// and again without reading would hold a copy per request. At most
+    /// `maximumUnsentAnswers` per user are held: the next is refused, other users are not,
+    /// and a slot comes back when its answer is let go.
+    @Test func unreadLargeAnswersAreBoundedPerUser() throws {
+        let harness = try ConsoleHarness(logins: true)
+        var held = (0..<Console.maximumUnsentAnswers).map { index in
+            harness.call("GET", ["/api/state", "/api/fences", "/api/devices", "/api/fences.geojson"][index % 4], as: "bob")
+        }
+        #expect(held.allSatisfy { $0.status == 200 })
+        let refused = harness.call("GET", "/api/state", as: "bob")
+        #expect(refused.status == 429)
+        #expect(refused.refusalCode == "too_many_unread")
+        #expect(refused.headers["Retry-After"] == "5")
+        #expect(harness.call("GET", "/api/state", as: "alice").status == 200, "another user is not held up")
+        held.removeLast()
+        #expect(harness.call("GET", "/api/state", as: "bob").status == 200)
+        held.removeAll()
+        #expect(harness.console.unsent.unsent("bob") == 0)
+    }
+
     @Test func aTrackerPostsOnlyForItself() throws {
         let harness = try ConsoleHarness(logins: true)
         let body = "{\"_type\":\"location\",\"lat\":1,\"lon\":2}"

@@ -68,6 +68,16 @@ import Testing
         #expect(try served.send("GET /api/state HTTP/1.1\r\nHost: [::1]:8091\r\nConnection: close\r\n\r\n").status == 200)
     }
 
+    /// The server lets go of an answer once it is sent, so its slot among the user's
+    /// unsent large answers comes back: more states than the bound, each read, are served.
+    @Test func answersReadWholeGiveTheirSlotsBack() throws {
+        let served = try Served()
+        for _ in 0..<(3 * Console.maximumUnsentAnswers) {
+            #expect(try served.send("GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").status == 200)
+        }
+        #expect(waitUntil { served.harness.console.unsent.unsent("") == 0 })
+    }
+
     @Test func hostileRequestsGetClearStatusesAndPositionsAreStillEvaluated() throws {
         let served = try Served()
         #expect(try served.evaluates(latitude: 52.50, time: 1))
