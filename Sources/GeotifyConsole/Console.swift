@@ -64,6 +64,7 @@ package final class Console: Sendable {
             let (users, stamp) = try Console.readUsers(path)
             authenticator = Authenticator(users: users, roles: settings.roles, uptime: { [scheduler] in scheduler.uptime })
             state.withLock { $0.usersStamp = stamp }
+            if let warning = users.costWarning { log(.warning, "http: \(path): \(warning)") }
         } else {
             authenticator = nil
         }
@@ -164,6 +165,7 @@ package final class Console: Sendable {
             authenticator.replace(users)
             state.withLock { $0.usersStamp = newStamp }
             log(.info, "http: read \(users.hashes.count) user(s) from \(path)")
+            if let warning = users.costWarning { log(.warning, "http: \(path): \(warning)") }
         } catch {
             state.withLock { $0.usersStamp = stamp }
             log(.error, "http: the users file changed and is not valid, the previous users stay: \(error.message)")

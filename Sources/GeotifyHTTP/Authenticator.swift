@@ -93,13 +93,25 @@ package final class Authenticator: Sendable {
         return .success(user)
     }
 
-    /// The hash an unknown user's password is checked against: the first user's (by
-    /// name) whose hash libcrypt knows, so the check has that hash's algorithm and cost
-    /// (a match means nothing: the user is still unknown); `PasswordHash.decoy` when
-    /// there is none.
+    /// The hash an unknown user's password is checked against: the costliest hash of the
+    /// method most users' hashes have (ties: the first user's by name), so the check has
+    /// that method and the highest of its costs (`PasswordCost`), and a wrong user name is
+    /// never cheaper to try than a wrong password of any user of that method (a match
+    /// means nothing: the user is still unknown); `PasswordHash.decoy` when there is none.
+    /// Costs of different methods cannot be compared; `UsersFile.costWarning` says when
+    /// the hashes differ at all.
     package static func decoy(for users: UsersFile) -> String {
-        users.hashes.sorted { $0.key < $1.key }.first { entry in
-            UsersFile.strongPrefixes.contains { entry.value.hasPrefix($0) }
-        }?.value ?? PasswordHash.decoy
+        let costed = users.hashes.sorted { $0.key < $1.key }.compactMap { name, hash in
+            PasswordCost(hash: hash).map { (name: name, hash: hash, cost: $0) }
+        }
+        var byMethod: [String: Int] = [:]
+        for entry in costed { byMethod[entry.cost.method, default: 0] += 1 }
+        let most = byMethod.values.max() ?? 0
+        guard let method = costed.first(where: { byMethod[$0.cost.method] == most })?.cost.method else {
+            return PasswordHash.decoy
+        }
+        let candidates = costed.filter { $0.cost.method == method }
+        let dearest = candidates.map { $0.cost.level ?? 0 }.max() ?? 0
+        return candidates.first { ($0.cost.level ?? 0) == dearest }?.hash ?? PasswordHash.decoy
     }
 }

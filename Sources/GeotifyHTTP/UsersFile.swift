@@ -46,6 +46,27 @@ package struct UsersFile: Sendable, Equatable {
         self.hashes = hashes
     }
 
+    /// A warning when the users' hashes do not all have one method and cost: a wrong
+    /// password for a user with a cheaper hash is answered sooner than for one with a
+    /// dearer hash, so timing tells the users apart (and an unknown user, checked against
+    /// one of the hashes, apart from some of them). Nil when they are alike.
+    package var costWarning: String? {
+        var users: [PasswordCost: [String]] = [:]
+        for (name, hash) in hashes {
+            guard let cost = PasswordCost(hash: hash) else { continue }
+            users[cost, default: []].append(name)
+        }
+        guard users.count > 1 else { return nil }
+        let groups = users.map { cost, names in
+            let sorted = names.sorted()
+            let shown = sorted.prefix(3).joined(separator: ", ") + (sorted.count > 3 ? " and \(sorted.count - 3) more" : "")
+            return "\(cost): \(shown)"
+        }.sorted()
+        let dearest = users.keys.filter { $0.method == "bcrypt" }.compactMap(\.level).max()
+        let advice = dearest.map { "make them all with htpasswd -B -C \($0)" } ?? "make them all with one method and cost"
+        return "the users' password hashes differ in method or cost (\(groups.joined(separator: "; "))): a wrong password for a user with a cheaper hash is answered sooner, which tells users apart by timing; \(advice)"
+    }
+
     /// What a refused hash is, without repeating it.
     private static func describeWeak(_ hash: String) -> String {
         if hash.hasPrefix("$apr1$") { return "Apache MD5 ($apr1$) hashes are weak" }

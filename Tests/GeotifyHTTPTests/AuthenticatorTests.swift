@@ -144,4 +144,24 @@ import Testing
         #expect(checked.withLock { $0 } == [costly])
         #expect(Authenticator.decoy(for: UsersFile(hashes: [:])) == PasswordHash.decoy)
     }
+
+    /// Users whose hashes differ in cost answer a wrong password in different times; the
+    /// unknown user's decoy is the costliest hash of the method most users have, so a wrong
+    /// user name is never cheaper to try than a wrong password, and a file whose costs
+    /// differ is warned about.
+    @Test func theDecoyIsTheCostliestHashAndMixedCostsAreWarnedAbout() {
+        let cheap = "$2y$05$abcdefghijklmnopqrstuu5K5FdJ0oP6hQ1hY5y0i6yYjB8Q9u1nK"
+        let dear = "$2y$12$abcdefghijklmnopqrstuu5K5FdJ0oP6hQ1hY5y0i6yYjB8Q9u1nK"
+        let other = "$2y$12$zyxwvutsrqponmlkjihgfeY5K5FdJ0oP6hQ1hY5y0i6yYjB8Q9u1nK"
+        let sha = "$6$rounds=900000$saltsalt$abc"
+        let mixed = UsersFile(hashes: ["alice": cheap, "bob": dear, "carol": other, "dave": sha])
+        #expect(Authenticator.decoy(for: mixed) == dear, "the costliest bcrypt hash, the first by name of equals")
+        #expect(Authenticator.decoy(for: UsersFile(hashes: ["alice": sha, "bob": cheap])) == sha, "a tie of methods: the first user's")
+        let warning = mixed.costWarning
+        #expect(warning?.contains("SHA-512-crypt rounds=900000: dave; bcrypt cost 05: alice; bcrypt cost 12: bob, carol") == true)
+        #expect(warning?.contains("htpasswd -B -C 12") == true)
+        #expect(UsersFile(hashes: ["alice": dear, "bob": other]).costWarning == nil)
+        #expect(PasswordCost(hash: "$6$saltsalt$abc") == PasswordCost(hash: "$6$rounds=5000$saltsalt$abc"))
+        #expect(PasswordCost(hash: "$y$j9T$salt$hash")?.description == "yescrypt j9T")
+    }
 }
