@@ -8,7 +8,9 @@ import GeotifyStore
 /// Appending adds the fences to each owner's list; replacing replaces the lists of the
 /// owners named (and only those), which is how an export is imported back unchanged.
 /// Every fence is decoded and checked as the fence file is (the 20-fence limit, unique
-/// identifiers, shared identifiers not clashing with devices' own), all or none.
+/// identifiers, shared identifiers not clashing with devices' own), all or none, and a
+/// plan that would take the file past `maximumFenceFileBytes` is refused as `fence_limit`,
+/// as a fence command is.
 package struct FenceImportPlan: Sendable, Equatable {
     /// Own fences by device.
     package var devices: [String: [JSON]]
@@ -99,7 +101,12 @@ package struct FenceImportPlan: Sendable, Equatable {
             book = FenceBook(devices: book.devices, groups: book.groups, shared: sets, revision: book.revision)
             booksMade += 1
         }
-        let loaded = file.parse(file.contents(of: book))
+        let contents = file.contents(of: book)
+        let size = file.size(of: contents)
+        guard size <= file.maximumBytes else {
+            throw FenceChangeError(.fenceLimit, "the import would make the fence \(file.layout == .file ? "file" : "files") \(size) bytes; at most \(file.maximumBytes) are accepted (maximumFenceFileBytes), so nothing was written")
+        }
+        let loaded = file.parse(contents)
         booksMade += 1
         guard let checked = loaded.book else {
             throw FenceChangeError.invalid(.invalidValue, "the import does not fit the fence file: ", loaded.errors)

@@ -110,13 +110,19 @@ public struct FenceFile: Sendable {
         }
     }
 
+    /// The size `bytes` (this file's contents, or a directory's snapshot) counts against
+    /// `maximumBytes`: a directory's limit is for its files' bytes together, as reading and
+    /// writing count them.
+    public func size(of bytes: [UInt8]) -> Int {
+        layout == .file ? bytes.count : FenceDirectory.partRanges(of: bytes)?.reduce(0) { $0 + $1.range.count } ?? bytes.count
+    }
+
     /// Validates `bytes` as the contents of this file (or directory snapshot); the fences
     /// get their revisions from `revisions` as they are decoded, so each is made once.
     public func parse(_ bytes: [UInt8], revisions: FenceRevisions = .unknown) -> Loaded {
         var revisions = revisions
         var loaded = Loaded(book: nil, errors: [], warnings: [], contents: bytes)
-        // A directory's limit is for its files' bytes together, as reading and writing count them.
-        let size = layout == .file ? bytes.count : FenceDirectory.partRanges(of: bytes)?.reduce(0) { $0 + $1.range.count } ?? bytes.count
+        let size = size(of: bytes)
         guard size <= maximumBytes else {
             loaded.errors.append(FenceProblem(file: path, reason: "the \(layout == .file ? "file is" : "fence files are") \(size) bytes; at most \(maximumBytes) are accepted (maximumFenceFileBytes)"))
             return loaded

@@ -107,6 +107,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    /// An import is bounded by the limits of the fence file and of commands: more fences
+    /// for a device than `maximumFencesPerDevice`, or a file larger than
+    /// `maximumFenceFileBytes`, is refused as `fence_limit` and nothing is written.
+    @Test func anImportPastTheFenceLimitsIsRefusedAsFenceLimitAndWritesNothing() throws {
+        let directory = try makeTemporaryDirectory("import-limits")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("fences.json").path
+        try ConsoleHarness.fences.write(toFile: path, atomically: true, encoding: .utf8)
+        let before = try String(contentsOfFile: path, encoding: .utf8)
+        func fences(_ count: Int) -> [JSON] {
+            (0..<count).map { ["identifier": .string("f\($0)"), "latitude": 52, "longitude": 13, "radius": 50, "eventType": "onEntry"] }
+        }
+        let tooMany = FenceImportPlan(devices: ["new/dev": fences(21)], replace: false)
+        #expect { _ = try tooMany.write(to: FenceFile(path: path)) } throws: { ($0 as? FenceChangeError)?.code == .fenceLimit }
+        let large = FenceImportPlan(devices: ["new/dev": fences(20)], replace: false)
+        let limited = FenceFile(path: path, maximumBytes: before.utf8.count + 500)
+        #expect {
+            _ = try large.write(to: limited)
+        } throws: { error in
+            (error as? FenceChangeError)?.code == .fenceLimit && (error as? FenceChangeError)?.message.contains("maximumFenceFileBytes") == true
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == before)
+        #expect(try large.write(to: FenceFile(path: path)).fences == 20)
+    }
+
     @Test func anImportIntoAFenceFileKeepsTheOtherDevicesFences() throws {
         let directory = try makeTemporaryDirectory("import-present")
         defer { try? FileManager.default.removeItem(at: directory) }
