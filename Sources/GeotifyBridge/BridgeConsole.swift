@@ -24,6 +24,8 @@ final class BridgeConsole: ConsoleBackend {
     private let scheduler: any Scheduler
     private let topics: Topics
     private let ownTracksTopic: OwnTracksTopics
+    /// This instance's share of the devices, to name the one that owns another's device.
+    private let shard: ShardAssignment?
     /// When the bridge started, on the monotonic clock.
     private let started: Double
     /// Counts and reports a message refused for its topic, as the bridge does one from
@@ -48,6 +50,7 @@ final class BridgeConsole: ConsoleBackend {
         self.scheduler = scheduler
         topics = Topics(prefix: settings.topicPrefix)
         ownTracksTopic = OwnTracksTopics(filter: settings.ownTracksTopic)
+        shard = settings.shard
         self.started = started
         self.refuse = refuse
     }
@@ -72,7 +75,10 @@ final class BridgeConsole: ConsoleBackend {
             counters.add(.messagesReceived)
             refuse(error, topic)
             reply(["ok": false, "error": ["code": .string(error.code.rawValue), "message": .string(error.message)]])
-        case .otherShard, .unrouted, .occupancy:
+        case .otherShard:
+            let refusal = otherShard(device, sending: "commands")
+            reply(["ok": false, "error": ["code": .string(refusal.code.rawValue), "message": .string(refusal.message)]])
+        case .unrouted, .occupancy:
             reply(["ok": false, "error": ["code": "invalid_device", "message": .string("no usable device \"\(device)\"")]])
         }
     }
@@ -96,10 +102,16 @@ final class BridgeConsole: ConsoleBackend {
             refuse(error, topic)
             reply(.failure(ConsoleRefusal(error.code, error.message)))
         case .otherShard:
-            reply(.failure(ConsoleRefusal(.notAllowed, "\(user)/\(device) belongs to another instance of the bridge: post its positions there")))
+            reply(.failure(otherShard("\(user)/\(device)", sending: "positions")))
         case .unrouted, .occupancy:
             reply(.failure(ConsoleRefusal(.invalidTopic, "\(topic) is not a topic the bridge reads positions from")))
         }
+    }
+
+    /// The refusal of a request about `device`, which another instance owns.
+    private func otherShard(_ device: String, sending what: String) -> ConsoleRefusal {
+        let owner = shard.map { " (instance \(ShardAssignment.shard(of: device, among: $0.count)) of \($0.count); this is instance \($0.index))" } ?? ""
+        return ConsoleRefusal(.otherShard, "\(device) belongs to another instance of the bridge\(owner): send its \(what) there")
     }
 
     func importFences(_ plan: FenceImportPlan, reply: @escaping @Sendable (Result<FenceImportPlan.Outcome, ConsoleRefusal>) -> Void) {

@@ -8,6 +8,9 @@ package enum ReplyStatus {
         case "unknown_device", "unknown_fence", "unknown_token": 404
         case "duplicate_identifier", "fence_limit", "stale": 409
         case "expired_token": 410
+        // Another instance is the one to answer for the device (RFC 9110's "a server that is
+        // unable or unwilling to produce an authoritative response for the target URI").
+        case "other_shard": 421
         case "payload_too_large": 413
         case "rate_limited": 429
         case "invalid_file": 503

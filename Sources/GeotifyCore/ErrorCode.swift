@@ -64,6 +64,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// The fences cannot be changed by this bridge: several shards read one fence file,
     /// which none of them may write (a fence directory gives each device a file of its own).
     case readOnly = "read_only"
+    /// A device another instance of the bridge owns (`shard`: instances share the devices
+    /// by a hash of their ids): its positions and commands are for that instance.
+    case otherShard = "other_shard"
     /// What a change was based on changed since it was read; nothing was written.
     case stale
     /// A file could not be read or written.

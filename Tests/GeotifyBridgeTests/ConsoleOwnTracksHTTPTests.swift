@@ -91,14 +91,20 @@ struct ConsoleOwnTracksHTTPTests {
         #expect(console.harness.observer.waitForMessage(on: "geotify/error", where: { $0.text.contains("invalid_topic") }) != nil)
     }
 
-    @Test func aDeviceOfAnotherShardIsRefusedWith403() throws {
-        let index = 1 - ShardAssignment.shard(of: "alice/elsewhere", among: 2)
+    /// A device another instance owns is refused with its own code and 421 (this instance
+    /// cannot answer for it), its position and its command alike, and counted.
+    @Test func aDeviceOfAnotherShardIsRefusedWith421OtherShard() throws {
+        let owner = ShardAssignment.shard(of: "alice/elsewhere", among: 2)
         let console = try ConsoleBridge { settings in
-            settings.shard = try? ShardAssignment(index: index, count: 2)
+            settings.shard = try? ShardAssignment(index: 1 - owner, count: 2)
         }
         let refused = try console.post("elsewhere", 52.0, 13.0, tst: 1)
-        #expect(refused.status == 403)
-        #expect(ConsoleBridge.json(refused)["error"]?["code"] == "not_allowed")
-        #expect(ConsoleBridge.json(refused)["error"]?["message"]?.stringValue?.contains("another instance") == true)
+        #expect(refused.status == 421)
+        #expect(ConsoleBridge.json(refused)["error"]?["code"] == "other_shard")
+        #expect(ConsoleBridge.json(refused)["error"]?["message"]?.stringValue?.contains("another instance of the bridge (instance \(owner) of 2") == true)
+        let (status, reply) = try console.command(#"{"action":"list","id":"1"}"#, device: "alice/elsewhere")
+        #expect(status == 421)
+        #expect(reply["error"]?["code"] == "other_shard")
+        #expect(try console.counter("http_refused.other_shard") == 2)
     }
 }
