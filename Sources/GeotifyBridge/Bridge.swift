@@ -195,6 +195,10 @@ package final class Bridge: Sendable {
         } catch {
             throw StartupError(["cannot use the state directory \(settings.stateDirectory): \(error)"])
         }
+        if let damaged = store.damagedMark {
+            logger.warning(damaged.warning)
+            counters.add(.outboxMarkDamaged)
+        }
         let fences = LiveFenceBook(
             file: FenceFile(path: settings.fencesPath, limits: settings.limits, maximumBytes: settings.maximumFenceFileBytes, shard: settings.shard),
             store: store, logger: logger, counters: counters, messages: messages, report: { [publisher] in publisher.send($0) })

@@ -32,6 +32,9 @@ package enum Counter: Hashable, Sendable {
     /// Messages read back from the outbox because they came while the publisher's
     /// queue was full (`maximumWaitingMessages`): how often the bridge spills.
     case outboxReadBack
+    /// Starts that found the outbox's hand-over mark (`outbox.handed`) damaged, and so
+    /// sent none of the messages left in the outbox (`DamagedOutboxMark`).
+    case outboxMarkDamaged
     /// Notifications a delivery target acknowledged.
     case deliveriesDelivered
     /// Delivery attempts that failed and will be tried again.
@@ -58,6 +61,7 @@ package enum Counter: Hashable, Sendable {
         case .fenceReloads: "fence_reloads"
         case .stateWriteRecoveries: "state_write_recoveries"
         case .outboxReadBack: "outbox_read_back"
+        case .outboxMarkDamaged: "outbox_mark_damaged"
         case .deliveriesDelivered: "deliveries_delivered"
         case .deliveryRetries: "delivery_retries"
         case .http(let name): name

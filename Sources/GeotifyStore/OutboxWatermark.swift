@@ -41,13 +41,39 @@ public final class OutboxWatermark: Sendable {
         close(descriptor)
     }
 
-    /// The marks in the file; zeros when it is new, empty or unreadable (a torn or
-    /// garbled write is recognised by its check word).
+    /// What the file holds, as the state store finds it on opening.
+    package enum Contents: Sendable, Equatable {
+        /// Nothing (0 bytes): the file is new, so nothing was handed over yet.
+        case empty
+        /// A whole mark, its check word right.
+        case marks(Marks)
+        /// Anything else (a torn or garbled write, a file cut short or changed by hand),
+        /// described: how far the outbox was handed over cannot be told.
+        case damaged(String)
+    }
+
+    /// The marks in the file; zeros when it is new, empty or damaged. The state store
+    /// looks at the file when it opens (`contents()`) and writes a damaged one over, so
+    /// while it is open a damaged file is only one changed behind its back.
     public func read() -> Marks {
+        if case .marks(let marks) = contents() { return marks }
+        return Marks(handed: 0, acknowledged: 0)
+    }
+
+    /// What the file holds: nothing, a mark, or damage (recognised by the size, which
+    /// is 24 bytes, and the check word).
+    package func contents() -> Contents {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return .damaged("it cannot be examined: \(String(cString: strerror(errno)))") }
+        guard info.st_size != 0 else { return .empty }
+        guard info.st_size == 24 else { return .damaged("\(info.st_size) bytes; a mark is 24") }
         var words: [Int64] = [0, 0, 0]
         let count = words.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 24, 0) }
-        guard count == 24, words[2] == Self.check(words[0], words[1]) else { return Marks(handed: 0, acknowledged: 0) }
-        return Marks(handed: words[0], acknowledged: words[1])
+        guard count == 24 else {
+            return .damaged(count < 0 ? "it cannot be read: \(String(cString: strerror(errno)))" : "\(count) of its 24 bytes could be read")
+        }
+        guard words[2] == Self.check(words[0], words[1]) else { return .damaged("its check word does not match its marks (a torn or garbled write)") }
+        return .marks(Marks(handed: words[0], acknowledged: words[1]))
     }
 
     /// Writes `marks`; throws when the write fails (a full disk), so the caller can hold
@@ -61,6 +87,12 @@ public final class OutboxWatermark: Sendable {
         if synchronous, fdatasync(descriptor) != 0 {
             throw StoreError("sync \(path)", String(cString: strerror(errno)))
         }
+    }
+
+    /// Writes `marks` over a damaged file, cutting it to a mark's 24 bytes first.
+    package func repair(_ marks: Marks) throws(StoreError) {
+        guard ftruncate(descriptor, 24) == 0 else { throw StoreError("truncate \(path)", String(cString: strerror(errno))) }
+        try write(marks)
     }
 
     private static func check(_ handed: Int64, _ acknowledged: Int64) -> Int64 {

@@ -32,6 +32,8 @@ package enum StateReshard {
         package var messagesMoved = 0
         /// The devices each new store holds.
         package var devices: [Int] = []
+        /// The stores whose outbox hand-over mark was found damaged (`DamagedOutboxMark`).
+        package var damagedMarks: [DamagedOutboxMark] = []
     }
 
     /// The fence revisions of one store: scope (a device, or `#<owner>` for a shared
@@ -91,7 +93,7 @@ package enum StateReshard {
             }
         }
 
-        var report = Report(devices: Array(repeating: 0, count: to))
+        var report = Report(devices: Array(repeating: 0, count: to), damagedMarks: stores.compactMap(\.damagedMark))
         var owners: [String: Int] = [:]
         for (index, devices) in states.enumerated() {
             for device in devices.keys {

@@ -17,7 +17,8 @@ import Synchronization
 /// How far the outbox was handed to the broker is kept beside it (`OutboxWatermark`,
 /// one small write before each hand-over, no transaction). After a crash the rows past
 /// that mark are published again, and none before it: nothing decided is lost while the
-/// broker is away, and nothing handed over is repeated. Rows acknowledged by the broker
+/// broker is away, and nothing handed over is repeated; a mark found damaged on opening
+/// counts every row then in the outbox as handed over (`damagedMark`). Rows acknowledged by the broker
 /// are deleted now and then (`pruneAcknowledged()`), not one by one.
 public final class StateStore: Sendable {
     /// How hard a commit tries to reach the disk.
@@ -37,6 +38,9 @@ public final class StateStore: Sendable {
     public let watermark: OutboxWatermark
     /// The database file.
     public let path: String
+    /// The hand-over mark as found damaged on opening (and written whole again), nil
+    /// when it was sound or new.
+    package let damagedMark: DamagedOutboxMark?
 
     /// Opens (creating when needed) the state database in `directory`. Its write-ahead
     /// log is copied back into the database on `checkpoints` (`LogCheckpointer`; a queue
@@ -54,8 +58,23 @@ public final class StateStore: Sendable {
         watermark = try OutboxWatermark(
             path: (directory as NSString).appendingPathComponent("outbox.handed"), synchronous: durability == .full)
         let connection = try Connection(path: path, durability: durability, checkpoints: checkpoints)
-        let marks = watermark.read()
-        try connection.adopt(handedThrough: marks.handed)
+        switch watermark.contents() {
+        case .empty:
+            try connection.adopt(handedThrough: 0)
+            damagedMark = nil
+        case .marks(let marks):
+            try connection.adopt(handedThrough: marks.handed)
+            damagedMark = nil
+        case .damaged(let damage):
+            // Which messages were handed over cannot be told: every one in the outbox is
+            // taken as handed over, so none is published twice (those never handed over
+            // are lost instead), and the mark is written whole again past the last.
+            try connection.adopt(handedThrough: 0)
+            let last = connection.nextMessage - 1
+            let skipped = try connection.countMessages(after: 0, through: .max)
+            try watermark.repair(OutboxWatermark.Marks(handed: last, acknowledged: last))
+            damagedMark = DamagedOutboxMark(path: watermark.path, damage: damage, skipped: skipped, handedThrough: last)
+        }
         database = Mutex(connection)
     }
 

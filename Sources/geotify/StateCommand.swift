@@ -44,6 +44,7 @@ enum StateCommand {
             Logger.standardError("geotify: \(error)")
             return 1
         }
+        for damaged in report.damagedMarks { Logger.standardError("geotify: warning: \(damaged.warning)") }
         print("resharded \(from) → \(to): \(report.moved) device states moved, \(report.kept) kept; devices per instance: \(report.devices.map(String.init).joined(separator: ", "))")
         if report.messagesMoved > 0 {
             print("\(report.messagesMoved) messages never handed to the broker moved to instance 0")

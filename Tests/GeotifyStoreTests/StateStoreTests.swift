@@ -232,12 +232,41 @@ struct StateStoreTests {
         #expect(try recovered.pendingMessages().map(\.message) == [next], "new rows get ids past the mark")
     }
 
-    @Test func aGarbledMarkCountsAsNone() throws {
-        let store = try StateStore(directory: directory.path)
-        try store.watermark.write(OutboxWatermark.Marks(handed: 9, acknowledged: 7))
-        #expect(store.watermark.read() == OutboxWatermark.Marks(handed: 9, acknowledged: 7))
-        try Data(repeating: 0x41, count: 24).write(to: URL(fileURLWithPath: directory.file("outbox.handed")))
-        #expect(store.watermark.read() == OutboxWatermark.Marks(handed: 0, acknowledged: 0))
+    @Test(arguments: [Array(repeating: 0x41, count: 24), Array(repeating: 0x41, count: 10), Array(repeating: 0x41, count: 40)])
+    func aDamagedMarkSendsNothingLeftInTheOutboxAgain(garbage: [UInt8]) throws {
+        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let ids: [Int64]
+        do {
+            let store = try StateStore(directory: directory.path)
+            ids = try store.save(devices: [], outbox: messages)
+            try store.watermark.write(OutboxWatermark.Marks(handed: ids[1], acknowledged: ids[0]))
+        }
+        try Data(garbage).write(to: URL(fileURLWithPath: directory.file("outbox.handed")))
+        let reopened = try StateStore(directory: directory.path)
+        #expect(try reopened.pendingMessages().isEmpty, "whether they were handed over cannot be told: none is sent again")
+        #expect(try reopened.pendingCount() == 0)
+        #expect(reopened.damagedMark?.skipped == 4)
+        #expect(reopened.damagedMark?.handedThrough == ids[3])
+        #expect(reopened.damagedMark?.warning.contains(directory.file("outbox.handed")) == true)
+        #expect(reopened.watermark.contents() == .marks(OutboxWatermark.Marks(handed: ids[3], acknowledged: ids[3])), "written whole again")
+        let next = OutboxMessage(topic: "geotify/event/a", payload: Array("5".utf8), qos: 1, retain: false)
+        #expect(try reopened.save(devices: [], outbox: [next]) == [ids[3] + 1])
+        #expect(try reopened.pendingMessages().map(\.message) == [next], "what comes after is sent")
+        let again = try StateStore(directory: directory.path)
+        #expect(again.damagedMark == nil, "the mark is sound at the next start")
+        #expect(try again.pendingMessages().map(\.message) == [next])
+    }
+
+    @Test func anEmptyMarkIsNewAndTheOutboxIsSent() throws {
+        let messages = (1...2).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.save(devices: [], outbox: messages)
+            #expect(store.watermark.contents() == .empty, "nothing was handed over yet")
+        }
+        let reopened = try StateStore(directory: directory.path)
+        #expect(reopened.damagedMark == nil)
+        #expect(try reopened.pendingMessages().map(\.message) == messages)
     }
 
     @Test func fenceRevisionsArePersisted() throws {
