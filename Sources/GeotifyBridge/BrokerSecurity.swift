@@ -96,7 +96,7 @@ package struct BrokerSecurity: Sendable, Equatable {
     private static func readPassword(_ path: String, warnings: inout [String]) throws(SettingsError) -> String {
         let bytes: [UInt8]
         do {
-            guard let read = try AtomicFile.read(path) else {
+            guard let read = try AtomicFile.read(path, within: .secret) else {
                 throw SettingsError("cannot read the broker password file \(path): no such file")
             }
             bytes = read

@@ -72,7 +72,7 @@ package struct OwnTracksKeys: Sendable {
     package init(contentsOf path: String) throws(SettingsError) {
         let bytes: [UInt8]?
         do {
-            bytes = try AtomicFile.read(path)
+            bytes = try AtomicFile.read(path, within: .ownTracksKeys)
         } catch {
             throw SettingsError("cannot read the OwnTracks keys file \(path): \(error)")
         }

@@ -127,7 +127,7 @@ package struct Settings: Sendable, Equatable {
     ) throws(SettingsError) -> Settings {
         let bytes: [UInt8]
         do {
-            guard let read = try AtomicFile.read(path) else {
+            guard let read = try AtomicFile.read(path, within: .settings) else {
                 throw SettingsError("\(path): no such file")
             }
             bytes = read

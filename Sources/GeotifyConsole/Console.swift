@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyHTTP
 import GeotifyJSON
+import GeotifyStore
 import GeotifyTime
 import Synchronization
 
@@ -175,10 +176,16 @@ package final class Console: Sendable {
     /// The users in `path` and the file's stamp (device, inode, size, modification time).
     static func readUsers(_ path: String) throws(HTTPSettingsError) -> (UsersFile, [Int]) {
         let stamp = stamp(of: path)
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let bytes: [UInt8]?
+        do {
+            bytes = try AtomicFile.read(path, within: .users)
+        } catch {
+            throw HTTPSettingsError("cannot read the users file \(path): \(error.reason)")
+        }
+        guard let bytes else {
             throw HTTPSettingsError("cannot read the users file \(path) (make it with htpasswd -B -c \(path) USER)")
         }
-        return (try UsersFile(parsing: String(decoding: data, as: UTF8.self), file: path), stamp)
+        return (try UsersFile(parsing: String(decoding: bytes, as: UTF8.self), file: path), stamp)
     }
 
     private static func stamp(of path: String) -> [Int] {

@@ -75,12 +75,16 @@ package struct DeliverySettings: Sendable, Equatable {
     /// Reads the `notify` key of the settings file at `path` (no targets when it has
     /// none), leaving the other keys to `Settings`.
     package static func load(settingsFile path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(DeliverySettingsError) -> DeliverySettings {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DeliverySettingsError("\(path): cannot read the settings file")
+        let bytes: [UInt8]?
+        do {
+            bytes = try AtomicFile.read(path, within: .settings)
+        } catch {
+            throw DeliverySettingsError("\(path): cannot read the settings file: \(error.reason)")
         }
+        guard let bytes else { throw DeliverySettingsError("\(path): cannot read the settings file: no such file") }
         let json: JSON
         do {
-            json = try JSONParser().parse(Array(data))
+            json = try JSONParser().parse(bytes)
         } catch {
             throw DeliverySettingsError("\(path):\(error.line): not valid JSON: \(error.reason) (column \(error.column))")
         }

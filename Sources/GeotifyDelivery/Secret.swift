@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyStore
 
 /// A token, password or signing key, read from a file or an environment variable when the
 /// settings are loaded, never written in the settings file itself.
@@ -34,10 +35,14 @@ package struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// The secret in the file at `path`: one line, its trailing line break dropped (`echo
     /// token > file` writes one); throws when it is missing, empty or has more lines.
     package static func file(_ path: String) throws(DeliverySettingsError) -> Secret {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DeliverySettingsError("cannot read the file \(path)")
+        let bytes: [UInt8]?
+        do {
+            bytes = try AtomicFile.read(path, within: .secret)
+        } catch {
+            throw DeliverySettingsError("cannot read the file \(path): \(error.reason)")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw DeliverySettingsError("the file \(path) is not UTF-8 text") }
+        guard let bytes else { throw DeliverySettingsError("cannot read the file \(path): no such file") }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw DeliverySettingsError("the file \(path) is not UTF-8 text") }
         // `\r\n` is one Character in Swift, so one dropLast takes either line break.
         let value = text.hasSuffix("\r\n") || text.hasSuffix("\n") ? String(text.dropLast()) : text
         guard !value.isEmpty else { throw DeliverySettingsError("the file \(path) is empty") }

@@ -85,6 +85,13 @@ public enum AtomicFile {
         try read(path, limit: (max(maximumBytes, 0), limitName))
     }
 
+    /// The contents of the regular file `path` within `limit` (a kind of file an
+    /// operator names: settings, secrets, keys), or nil when there is no such file; as
+    /// `read(_:maximumBytes:limitName:)`.
+    package static func read(_ path: String, within limit: FileSizeLimit) throws(StoreError) -> [UInt8]? {
+        try read(path, maximumBytes: limit.bytes, limitName: limit.name)
+    }
+
     private static func read(_ path: String, limit: (bytes: Int, name: String)?) throws(StoreError) -> [UInt8]? {
         // Without waiting: opening a FIFO for reading would block until a writer comes.
         let flags = O_RDONLY | O_CLOEXEC | (limit == nil ? 0 : O_NONBLOCK)

@@ -330,7 +330,7 @@ enum FencesCommand {
         let replace = arguments.isSet("replace")
         let read: [UInt8]?
         do {
-            read = try AtomicFile.read(path)
+            read = try AtomicFile.read(path, maximumBytes: file.maximumBytes, limitName: "maximumFenceFileBytes, as for the fence file")
         } catch {
             return refuse(FenceChangeError(.io, error.description))
         }

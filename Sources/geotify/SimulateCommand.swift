@@ -57,7 +57,7 @@ enum SimulateCommand {
         let path = arguments.positionals[0]
         let track: Track
         do {
-            guard let bytes = try AtomicFile.read(path) else {
+            guard let bytes = try AtomicFile.read(path, within: .track) else {
                 Logger.standardError("error: \(path): no such file")
                 return 1
             }

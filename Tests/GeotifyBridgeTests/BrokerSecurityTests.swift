@@ -118,6 +118,12 @@ struct BrokerSecurityTests {
         } throws: { error in
             (error as? SettingsError)?.message == "cannot read the broker password file /nonexistent/secret: no such file"
         }
+        let (device, _) = try load(#"{"username": "geotify", "passwordFile": "/dev/null"}"#)
+        #expect {
+            _ = try options(device)
+        } throws: { error in
+            (error as? SettingsError)?.message == "cannot read the broker password file /dev/null: read /dev/null: not a regular file (a character device); only regular files are read"
+        }
         let (empty, _) = try load(#"{"username": "geotify", "passwordFile": "secret"}"#, files: ["secret": "\n"])
         #expect {
             _ = try options(empty)

@@ -84,6 +84,20 @@ struct OwnTracksKeysTests {
         #expect(try OwnTracksKeys(contentsOf: path).warnings.isEmpty)
     }
 
+    @Test func aKeysPathThatIsNotARegularFileIsRefusedUnread() throws {
+        let directory = try makeTemporaryDirectory("owntracks-keys")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("keys").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in ["/dev/null", fifo] {
+            #expect {
+                _ = try OwnTracksKeys(contentsOf: path)
+            } throws: { error in
+                (error as? SettingsError)?.message.contains("cannot read the OwnTracks keys file \(path): read \(path): not a regular file") == true
+            }
+        }
+    }
+
     @Test func aFileWithWindowsLineBreaksReadsEveryLine() throws {
         let keys = try keys("# secrets\r\nalice/phone s3cr1t\r\nbob/tablet other\r\n")
         #expect(keys.key(for: "alice/phone") == OwnTracksKeys.key(secret: "s3cr1t"))

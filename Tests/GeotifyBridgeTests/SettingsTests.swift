@@ -24,6 +24,42 @@ struct SettingsTests {
         }
     }
 
+    /// The message loading the settings file `path` fails with.
+    func refusal(_ path: String) -> String? {
+        do {
+            _ = try Settings.load(path: path)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func aSettingsPathThatIsNotARegularFileIsRefusedUnread() throws {
+        // A device that ends at once: read, it would have been empty, "not valid JSON".
+        let device = try #require(refusal("/dev/null"))
+        try #require(device.contains("/dev/null") && device.contains("not a regular file (a character device)"), "\(device)")
+        // A FIFO without a writer: opening it to read would wait for one for ever.
+        let directory = NSTemporaryDirectory() + "geotify-settings-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let fifo = directory + "/geotify.json"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let message = refusal(fifo)
+        #expect(message?.contains(fifo) == true && message?.contains("not a regular file (a FIFO)") == true, "\(message ?? "loaded")")
+    }
+
+    @Test func anOversizedSettingsFileIsRefusedUnread() throws {
+        let directory = NSTemporaryDirectory() + "geotify-settings-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/geotify.json"
+        _ = FileManager.default.createFile(atPath: path, contents: Data("{}".utf8))
+        #expect(truncate(path, off_t(FileSizeLimit.settings.bytes + 1)) == 0, "a sparse file past the limit")
+        let message = refusal(path)
+        #expect(message?.contains(path) == true, "\(message ?? "loaded")")
+        #expect(message?.contains("the file is \(FileSizeLimit.settings.bytes + 1) bytes; at most \(FileSizeLimit.settings.bytes) are accepted (the limit for a settings file, 1 MiB)") == true, "\(message ?? "loaded")")
+        #expect(truncate(path, off_t(FileSizeLimit.settings.bytes)) == 0)
+        #expect(refusal(path)?.contains("not valid JSON") == true, "a file at the limit is read")
+    }
+
     @Test func theExampleSettingsLoadAndPathsAreRelativeToTheFile() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/geotify.json").standardized.path
         let settings = try Settings.load(path: path)

@@ -90,6 +90,24 @@ struct DeliverySettingsTests {
         #expect(try DeliverySettings.load(settingsFile: file.path).targets.isEmpty)
     }
 
+    @Test func aSettingsFileOrSecretFileThatIsNotARegularFileIsRefusedUnread() throws {
+        let directory = try makeTemporaryDirectory("notify-settings")
+        let fifo = directory.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in ["/dev/null", fifo] {
+            #expect {
+                _ = try DeliverySettings.load(settingsFile: path)
+            } throws: { error in
+                "\(error)".contains("\(path): cannot read the settings file: not a regular file")
+            }
+            #expect {
+                _ = try Secret.file(path)
+            } throws: { error in
+                "\(error)".contains("cannot read the file \(path): not a regular file")
+            }
+        }
+    }
+
     static let hook = #""name": "h", "type": "webhook", "url": "http://x", "secret": {"env": "HOOK_SECRET"}"#
 
     @Test(arguments: [
