@@ -16,8 +16,9 @@ import GeotifyCore
 /// its name is the device identifier with every byte outside `A-Z a-z 0-9 _ - .`
 /// written as `%XX` (and a leading `.` too), plus `.json`, so an instance can skip the
 /// files of other shards' devices without opening them. An identifier whose name would
-/// be too long for a file system gets `~` and a hash of it instead; such files are read
-/// and kept by the device they name. Names starting with `.` (temporary files of atomic
+/// be too long for a file system gets `~` and a hash of it instead; such a file is read
+/// (by every instance, as its name does not say its device) and must hold the device
+/// whose name it is, as every other device file. Names starting with `.` (temporary files of atomic
 /// writes, editors' swap files) are not fence files.
 ///
 /// `FenceFile` treats the directory as one document: its contents are a snapshot of

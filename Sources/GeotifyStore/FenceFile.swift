@@ -162,11 +162,11 @@ public struct FenceFile: Sendable {
                 continue
             }
             // Writes go to the device's canonical name: a file under another name that
-            // decodes to it (`%2f`, a character left unescaped) would become a second file
-            // for the device at its next change. Hashed names (`~...`) say no device.
+            // decodes to it (`%2f`, a character left unescaped), or under a hashed name
+            // (`~...`) that is not the hash of the device it holds, would become a second
+            // file for the device at its next change, or take another device's name.
             let canonical = FenceDirectory.fileName(of: device)
-            let hashed = part.name.hasPrefix(FenceDirectory.devicesName + "/~")
-            if !hashed, part.name != canonical {
+            if part.name != canonical {
                 loaded.errors.append(FenceProblem(
                     file: file, device: device,
                     reason: "not the device's file name: the fences of \"\(device)\" are written to \(directory.path(of: canonical)); rename the file to that"))

@@ -87,18 +87,46 @@ struct FenceDirectoryTests {
         #expect(text.contains("devices/README: not a device file"), "\(text)")
     }
 
-    @Test func aDeviceInTwoFilesIsRefusedNamingTheOther() throws {
+    @Test func aHashedNameHoldingADeviceWithAPlainNameIsRefused() throws {
         let root = makeDirectory(["alice/phone"])
-        // A hashed name does not say its device: another file for the same device.
-        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("gym", 51))]}}"#, to: "fences/devices/~0123456789abcdef-alice.json")
+        // Another file for the same device, under a hashed name that is not its name.
+        let path = directory.write(#"{"devices": {"alice/phone": [\#(fence("gym", 51))]}}"#, to: "fences/devices/~0123456789abcdef-alice.json")
         let loaded = FenceFile(path: root).load()
         #expect(loaded.book == nil)
-        let problem = try #require(loaded.errors.first)
-        #expect(loaded.errors.count == 1)
-        #expect(problem.device == "alice/phone")
-        #expect(problem.reason.hasPrefix("the device also has the file "))
-        #expect(Set([problem.file, String(problem.reason.dropFirst("the device also has the file ".count))])
-            == Set(["alice%2Fphone.json", "~0123456789abcdef-alice.json"].map { root + "/devices/" + $0 }))
+        #expect(loaded.errors.map(\.description) == [
+            #"\#(path): device "alice/phone": not the device's file name: the fences of "alice/phone" are written to \#(root)/devices/alice%2Fphone.json; rename the file to that"#,
+        ])
+    }
+
+    /// A hashed name (`~...`) stands for the one device whose identifier hashes to it: a
+    /// file under it that holds another device would take that device's name, and could
+    /// be a second file for its own.
+    @Test func aHashedNameHoldsOnlyTheDeviceItIsTheHashOf() throws {
+        let root = directory.file("long")
+        let file = FenceFile(path: root + "/")
+        let long = String(repeating: "é", count: 90) + "/x"
+        let other = String(repeating: "é", count: 90) + "/y"
+        _ = try file.write(FenceBook().replacing(devices: [long: []]), expecting: file.contents(of: FenceBook()))
+        let names = try FileManager.default.contentsOfDirectory(atPath: root + "/devices")
+        let name = try #require(names.first, "the device's file")
+        #expect(names.count == 1 && name.hasPrefix("~"), "\(names)")
+        #expect(try #require(file.load().book).devices.keys.sorted() == [long], "a file under its own hash loads")
+
+        // The same name holding another long device: its file would be another name.
+        _ = directory.write(#"{"devices": {"\#(other)": []}}"#, to: "long/devices/\(name)")
+        var loaded = file.load()
+        #expect(loaded.book == nil)
+        #expect(loaded.errors.map(\.reason).first?.hasPrefix("not the device's file name: the fences of \"\(other)\" are written to \(root)/devices/~") == true, "\(loaded.errors)")
+        #expect(loaded.errors.map(\.reason).first?.hasSuffix("/devices/\(name); rename the file to that") == false)
+
+        // A second hashed file for the device, under a hash that is not its own.
+        _ = directory.write(#"{"devices": {"\#(long)": []}}"#, to: "long/devices/\(name)")
+        let stray = directory.write(#"{"devices": {"\#(long)": []}}"#, to: "long/devices/~0123456789abcdef-x.json")
+        loaded = file.load()
+        #expect(loaded.book == nil)
+        #expect(loaded.errors.map(\.description) == [
+            #"\#(stray): device "\#(long)": not the device's file name: the fences of "\#(long)" are written to \#(root)/devices/\#(name); rename the file to that"#,
+        ])
     }
 
     /// A device file whose name decodes to its device but is not the name writes use
@@ -128,8 +156,6 @@ struct FenceDirectoryTests {
         let loaded = FenceFile(path: root).load()
         #expect(loaded.book == nil)
         #expect(loaded.errors.map(\.description) == [#"\#(directory.file(hashed)): a device file must hold exactly one device in "devices""#])
-        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("home", 50))]}}"#, to: hashed)
-        #expect(FenceFile(path: root).load().book?.devices.keys.sorted() == ["alice/phone"])
     }
 
     @Test func namesOfUnusualIdentifiersStayUsable() throws {
