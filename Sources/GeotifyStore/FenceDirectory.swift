@@ -87,7 +87,7 @@ struct FenceDirectory {
     /// the `otherBytes` of the files it leaves out would be more than `maximumBytes`
     /// together. Returns the snapshot after the write.
     func write(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [UInt8] {
-        try write(changes, expecting: expected, otherBytes: otherBytes, each: false).snapshot
+        try write(changes, expecting: expected, otherBytes: otherBytes, each: false, holdingLock: false).snapshot
     }
 
     /// Writes the files in `changes` as `write(_:expecting:otherBytes:)` does, refusing
@@ -96,13 +96,32 @@ struct FenceDirectory {
     /// is gone) does not stop the others. Returns the failures by name; the other files
     /// were written.
     func writeEach(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [String: StoreError] {
-        try write(changes, expecting: expected, otherBytes: otherBytes, each: true).failed
+        try write(changes, expecting: expected, otherBytes: otherBytes, each: true, holdingLock: false).failed
+    }
+
+    /// `writeEach`, called within `withLock` (which it would otherwise take).
+    func writeEachHoldingLock(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [String: StoreError] {
+        try write(changes, expecting: expected, otherBytes: otherBytes, each: true, holdingLock: true).failed
+    }
+
+    /// Runs `body` holding the lock that serialises the writers of the directory's files
+    /// (on `devices/`, made when missing), so what it reads no other writer changes
+    /// before it writes.
+    func withLock<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        let devices = path(of: FenceDirectory.devicesName)
+        do {
+            try FileManager.default.createDirectory(atPath: devices, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError("write \(devices)", (error as NSError).localizedDescription)
+        }
+        return try AtomicFile.withLock(on: path(of: "\(FenceDirectory.devicesName)/.lock"), body)
     }
 
     /// The writes of `write` and `writeEach`: with `each`, a file that fails is recorded
-    /// and the others are written; otherwise the first failure is thrown.
+    /// and the others are written; otherwise the first failure is thrown. The lock is
+    /// taken for the check and the writes unless the caller holds it (`holdingLock`).
     private func write(
-        _ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int, each: Bool
+        _ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int, each: Bool, holdingLock: Bool
     ) throws(StoreError) -> (snapshot: [UInt8], failed: [String: StoreError]) {
         guard let before = FenceDirectory.parts(of: expected) else {
             throw StoreError("write \(root)", "the snapshot it was read as is not readable")
@@ -118,13 +137,7 @@ struct FenceDirectory {
                 "the fence files would be \(total) bytes together; at most \(maximumBytes) are accepted (\(Self.limitName)), so nothing was written",
                 code: .fenceLimit)
         }
-        let devices = path(of: FenceDirectory.devicesName)
-        do {
-            try FileManager.default.createDirectory(atPath: devices, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError("write \(devices)", (error as NSError).localizedDescription)
-        }
-        let failed = try AtomicFile.withLock(on: path(of: "\(FenceDirectory.devicesName)/.lock")) { () throws(StoreError) -> [String: StoreError] in
+        let writeAll = { () throws(StoreError) -> [String: StoreError] in
             for name in touched {
                 guard try readFile(name) == files[name] else {
                     throw StoreError("write \(path(of: name))", "the file changed since it was read (edited by someone else); reload it and try again")
@@ -145,6 +158,7 @@ struct FenceDirectory {
             }
             return failed
         }
+        let failed = holdingLock ? try writeAll() : try withLock(writeAll)
         for name in touched where failed[name] == nil { files[name] = changes[name] ?? nil }
         return (FenceDirectory.snapshot(files.map { Part(name: $0.key, bytes: $0.value) }), failed)
     }

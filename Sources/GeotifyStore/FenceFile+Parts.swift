@@ -29,11 +29,14 @@ extension FenceFile {
     /// when the file or directory is missing, so nobody's fences are replaced by the
     /// devices' alone.
     ///
-    /// A single file is read and written whole, its lock held from the read to the write,
-    /// so no other writer's change comes between and the file is read once. In a fence
-    /// directory only the devices' files are written, each refused (as `write` refuses)
-    /// if it changed since it was read; a file that fails to be written (a full disk)
-    /// fails its device only, the others' files are written (`FenceDirectory.writeEach`).
+    /// The lock is held from the read to the write, so no other writer's change comes
+    /// between: a single file's, read and written whole (once); a fence directory's
+    /// (`FenceDirectory.withLock`), over the shared file and the devices' files it reads,
+    /// so the devices' fences are checked against the shared file as it is when they are
+    /// written. In a fence directory only the devices' files are written, each refused
+    /// (as `write` refuses) if it changed since it was read (an edit by hand, which takes
+    /// no lock); a file that fails to be written (a full disk) fails its device only, the
+    /// others' files are written (`FenceDirectory.writeEach`).
     ///
     /// A write that would take the file past `maximumBytes` is refused (`StoreError`
     /// with the code `fenceLimit`), writing nothing: in a fence directory, counting the
@@ -60,21 +63,23 @@ extension FenceFile {
             return ([:], [:])
         }
         guard isDirectory.boolValue else { throw StoreError("read \(path)", "not a directory") }
-        var read: [String: [UInt8]?] = [:]
-        for name in [FenceDirectory.sharedName] + devices.map(FenceDirectory.fileName) {
-            read[name] = try directory.readFile(name)
+        return try directory.withLock { () throws(StoreError) -> (written: [String: [UInt8]?], failed: [String: StoreError]) in
+            var read: [String: [UInt8]?] = [:]
+            for name in [FenceDirectory.sharedName] + devices.map(FenceDirectory.fileName) {
+                read[name] = try directory.readFile(name)
+            }
+            guard let (book, changed) = try decide(read) else { return ([:], [:]) }
+            var changes = FenceFile.deviceFiles(of: changed, in: book)
+            let expected = FenceDirectory.snapshot(read.compactMap { name, bytes in bytes.map { FenceDirectory.Part(name: name, bytes: $0) } })
+            let failedFiles = try directory.writeEachHoldingLock(changes, expecting: expected, otherBytes: otherBytes())
+            var failed: [String: StoreError] = [:]
+            for device in changed {
+                let name = FenceDirectory.fileName(of: device)
+                guard let error = failedFiles[name] else { continue }
+                failed[device] = error
+                changes[name] = nil
+            }
+            return (changes, failed)
         }
-        guard let (book, changed) = try decide(read) else { return ([:], [:]) }
-        var changes = FenceFile.deviceFiles(of: changed, in: book)
-        let expected = FenceDirectory.snapshot(read.compactMap { name, bytes in bytes.map { FenceDirectory.Part(name: name, bytes: $0) } })
-        let failedFiles = try directory.writeEach(changes, expecting: expected, otherBytes: otherBytes())
-        var failed: [String: StoreError] = [:]
-        for device in changed {
-            let name = FenceDirectory.fileName(of: device)
-            guard let error = failedFiles[name] else { continue }
-            failed[device] = error
-            changes[name] = nil
-        }
-        return (changes, failed)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import GeotifyCore
 import GeotifyJSON
-import GeotifyStore
+@testable import GeotifyStore
 import Testing
 
 /// The fence directory: a file per device and one for the shared fences, read and
@@ -60,6 +60,34 @@ struct FenceDirectoryTests {
         let added = FenceChange.add(device: "carol/phone", fence: try #require(try? JSONParser().parse(Array(fence("home", 70).utf8))))
         _ = try file.apply(added, expecting: nil)
         #expect(FileManager.default.fileExists(atPath: root + "/devices/carol%2Fphone.json"), "a new device gets a file of its own")
+    }
+
+    /// A device's change reads the shared file (its fences' identifiers are checked
+    /// against the shared ones) and the device's file holding the lock the directory's
+    /// writers take, until it has written: no other writer's change to the shared file
+    /// can come between, to be missed by the check.
+    @Test func aChangeHoldsTheDirectoryLockFromItsReadOfTheSharedFileToItsWrite() throws {
+        let root = makeDirectory(["alice/phone"])
+        let file = FenceFile(path: root)
+        let book = try #require(file.load().book)
+        var text = FenceFileText()
+        var lockedWhileDeciding: Bool?
+        let (written, failed) = try file.change(devices: ["alice/phone"], text: &text) { parts in
+            #expect(parts?[FenceDirectory.sharedName] != nil, "the shared file was read")
+            let descriptor = open(root + "/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            defer { close(descriptor) }
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
+                flock(descriptor, LOCK_UN)
+                lockedWhileDeciding = false
+            } else {
+                lockedWhileDeciding = errno == EWOULDBLOCK
+            }
+            return (book.replacing(devices: ["alice/phone": []]), ["alice/phone"])
+        }
+        #expect(lockedWhileDeciding == true, "another writer of the directory waits until the change has written")
+        #expect(failed.isEmpty)
+        #expect(written.keys.sorted() == ["devices/alice%2Fphone.json"])
+        #expect(try #require(file.load().book).fences(of: "alice/phone").isEmpty)
     }
 
     @Test func aFileEditedSinceItWasReadIsNotOverwritten() throws {
