@@ -99,6 +99,13 @@ struct FenceDirectory {
         try write(changes, expecting: expected, otherBytes: otherBytes, each: true, holdingLock: false).failed
     }
 
+    /// `write(_:expecting:otherBytes:)`, called within `withLock` (which it would
+    /// otherwise take: a second `flock` on the directory from the same process waits
+    /// for ever).
+    func writeHoldingLock(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [UInt8] {
+        try write(changes, expecting: expected, otherBytes: otherBytes, each: false, holdingLock: true).snapshot
+    }
+
     /// `writeEach`, called within `withLock` (which it would otherwise take).
     func writeEachHoldingLock(_ changes: [String: [UInt8]?], expecting expected: [UInt8], otherBytes: Int = 0) throws(StoreError) -> [String: StoreError] {
         try write(changes, expecting: expected, otherBytes: otherBytes, each: true, holdingLock: true).failed

@@ -1,3 +1,4 @@
+import Foundation
 import GeotifyCore
 
 /// Changing the fence file one `FenceChange` at a time: read and validate the file,
@@ -94,19 +95,32 @@ extension FenceFile {
     /// Holding the file's lock: reads and validates the file, lets `change` make the
     /// new book from it (and the bytes read), writes the result: in a fence directory
     /// only `device`'s file, or the shared file when `device` is nil.
+    ///
+    /// An existing fence directory is read and written holding its own lock too
+    /// (`FenceDirectory.withLock`, which the bridge's commands take), so no other
+    /// writer changes a device's file or the shared file between the read and the
+    /// write: a shared fence is checked against the devices' own fences as they are
+    /// when it is written, and a device's fences against the shared file as it is.
     private func update(
         creatingMissingFile: Bool, device: String?,
         _ change: ((book: FenceBook, warnings: [FenceProblem]), [UInt8]) throws(FenceChangeError) -> FenceChange.Applied
     ) throws(FenceChangeError) -> (applied: FenceChange.Applied, written: [UInt8]) {
         let locked = Result { () throws(StoreError) in
-            try AtomicFile.withLock(on: path) { () throws(StoreError) in
-                Result { () throws(FenceChangeError) in
-                    let read = try readContents()
-                    if read == nil && !creatingMissingFile { throw missing() }
-                    let book = try read.map(loaded) ?? (book: FenceBook(), warnings: [])
-                    let applied = try change(book, read ?? [])
-                    return (applied, try write(applied.book, replacing: read ?? [], device: device))
+            try AtomicFile.withLock(on: path) { () throws(StoreError) -> Result<(applied: FenceChange.Applied, written: [UInt8]), FenceChangeError> in
+                // Only on a directory that exists: taking the lock makes `devices/`, and a
+                // missing directory is refused (or, when asked, made by the write).
+                var isDirectory: ObjCBool = false
+                let lockDirectory = layout == .directory && FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+                func readAndWrite() -> Result<(applied: FenceChange.Applied, written: [UInt8]), FenceChangeError> {
+                    Result { () throws(FenceChangeError) in
+                        let read = try readContents()
+                        if read == nil && !creatingMissingFile { throw missing() }
+                        let book = try read.map(loaded) ?? (book: FenceBook(), warnings: [])
+                        let applied = try change(book, read ?? [])
+                        return (applied, try write(applied.book, replacing: read ?? [], device: device, holdingDirectoryLock: lockDirectory))
+                    }
                 }
+                return lockDirectory ? try directory.withLock(readAndWrite) : readAndWrite()
             }
         }
         switch locked {
@@ -116,14 +130,17 @@ extension FenceFile {
     }
 
     /// Writes `book` atomically, over the file's `current` bytes (a fence directory:
-    /// only the changed device's file, or with `device` nil the shared file); a failure
-    /// (a full disk) is refused as `io`, fences that would take the file (or the
-    /// directory's files together) past `maximumBytes` as `fenceLimit`.
-    private func write(_ book: FenceBook, replacing current: [UInt8], device: String?) throws(FenceChangeError) -> [UInt8] {
+    /// only the changed device's file, or with `device` nil the shared file, taking the
+    /// directory's lock unless the caller holds it); a failure (a full disk) is refused
+    /// as `io`, fences that would take the file (or the directory's files together) past
+    /// `maximumBytes` as `fenceLimit`.
+    private func write(_ book: FenceBook, replacing current: [UInt8], device: String?, holdingDirectoryLock: Bool) throws(FenceChangeError) -> [UInt8] {
         do {
             if layout == .directory {
-                guard let device else { return try writeShared(book, expecting: current) }
-                return try write(book, expecting: current, devices: [device])
+                let changes = device.map { FenceFile.deviceFiles(of: [$0], in: book) } ?? [FenceDirectory.sharedName: FenceFile.sharedContents(of: book)]
+                return holdingDirectoryLock
+                    ? try directory.writeHoldingLock(changes, expecting: current)
+                    : try directory.write(changes, expecting: current)
             }
             let bytes = FenceFile.contents(of: book)
             try checkSize(of: bytes)

@@ -515,11 +515,4 @@ public struct FenceFile: Sendable {
         }
         return files
     }
-
-    /// Writes the groups and shared fences of `book` to a fence directory's shared file,
-    /// provided it still holds what it held in `expected`; the device files are left as
-    /// they are.
-    func writeShared(_ book: FenceBook, expecting expected: [UInt8]) throws(StoreError) -> [UInt8] {
-        try directory.write([FenceDirectory.sharedName: FenceFile.sharedContents(of: book)], expecting: expected)
-    }
 }
