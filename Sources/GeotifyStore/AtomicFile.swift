@@ -66,21 +66,17 @@ public enum AtomicFile {
         return try body()
     }
 
-    /// The contents of `path`, or nil when there is no such file.
-    ///
-    /// Read straight into the array with `read(2)`, in as many calls as it takes, so a
-    /// fence file of many megabytes is copied once, not into a `Data` first.
-    public static func read(_ path: String) throws(StoreError) -> [UInt8]? {
-        try read(path, limit: nil)
-    }
-
     /// The contents of the regular file `path`, or nil when there is no such file,
     /// refused when it is larger than `maximumBytes` (`limitName` names the setting in
     /// the message). A file that is not a regular file (a FIFO, a device such as
     /// `/dev/zero`, a directory, or a link to one) is refused without reading, and never
     /// more than `maximumBytes + 1` bytes are read, so a file that grows while it is read
     /// is refused too: reading never blocks, never runs forever, and never holds more
-    /// than the limit.
+    /// than the limit. There is no read without a limit: every path read may be an
+    /// operator's, or someone else's.
+    ///
+    /// Read straight into the array with `read(2)`, in as many calls as it takes, so a
+    /// fence file of many megabytes is copied once, not into a `Data` first.
     public static func read(_ path: String, maximumBytes: Int, limitName: String) throws(StoreError) -> [UInt8]? {
         try read(path, limit: (max(maximumBytes, 0), limitName))
     }
@@ -92,10 +88,9 @@ public enum AtomicFile {
         try read(path, maximumBytes: limit.bytes, limitName: limit.name)
     }
 
-    private static func read(_ path: String, limit: (bytes: Int, name: String)?) throws(StoreError) -> [UInt8]? {
+    private static func read(_ path: String, limit: (bytes: Int, name: String)) throws(StoreError) -> [UInt8]? {
         // Without waiting: opening a FIFO for reading would block until a writer comes.
-        let flags = O_RDONLY | O_CLOEXEC | (limit == nil ? 0 : O_NONBLOCK)
-        let descriptor = open(path, flags)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw StoreError("read \(path)", errnoText(), file: path)
@@ -103,13 +98,11 @@ public enum AtomicFile {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw StoreError("read \(path)", errnoText(), file: path) }
-        if let limit {
-            guard info.st_mode & S_IFMT == S_IFREG else {
-                throw StoreError("read \(path)", "not a regular file (\(kind(of: info.st_mode))); only regular files are read", file: path)
-            }
-            guard Int(info.st_size) <= limit.bytes else { throw tooLarge(path, "\(info.st_size) bytes", limit) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw StoreError("read \(path)", "not a regular file (\(kind(of: info.st_mode))); only regular files are read", file: path)
         }
-        let most = limit.map { $0.bytes + 1 } ?? Int.max
+        guard Int(info.st_size) <= limit.bytes else { throw tooLarge(path, "\(info.st_size) bytes", limit) }
+        let most = limit.bytes + 1
         var bytes: [UInt8] = []
         // One byte more than its size, so the read that finds its end needs no second buffer.
         var room = min(max(Int(info.st_size), 0) + 1, most)
@@ -128,7 +121,7 @@ public enum AtomicFile {
             }
             if bytes.isEmpty { bytes = chunk } else { bytes += chunk }
             if failure != 0 { throw StoreError("read \(path)", String(cString: strerror(failure)), file: path) }
-            if let limit, bytes.count > limit.bytes { throw tooLarge(path, "more than \(limit.bytes) bytes", limit) }
+            if bytes.count > limit.bytes { throw tooLarge(path, "more than \(limit.bytes) bytes", limit) }
             if ended { return bytes }
             // The file grew while it was read: read on, up to the limit.
             room = min(1 << 16, most - bytes.count)

@@ -315,7 +315,7 @@ struct FenceChangeTests {
     }
 
     func contents(_ file: FenceFile) throws -> String? {
-        try AtomicFile.read(file.path).map { String(decoding: $0, as: UTF8.self) }
+        FileManager.default.contents(atPath: file.path).map { String(decoding: $0, as: UTF8.self) }
     }
 
     @Test func applyWritesTheFilePrettyWithSortedKeys() throws {

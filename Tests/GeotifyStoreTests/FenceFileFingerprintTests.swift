@@ -41,15 +41,18 @@ struct FenceFileFingerprintTests {
         let directory = TemporaryDirectory()
         let text = String(repeating: "fence ", count: 50_000)
         let path = directory.write(text, to: "big.json")
-        #expect(try AtomicFile.read(path) == Array(text.utf8))
-        #expect(try AtomicFile.read(directory.write("", to: "empty.json")) == [])
-        #expect(try AtomicFile.read(directory.file("missing.json")) == nil)
-        #expect(try AtomicFile.read(directory.file("missing/below.json")) == nil)
-        #expect(throws: StoreError.self) { try AtomicFile.read(directory.path) }
+        func read(_ path: String) throws(StoreError) -> [UInt8]? {
+            try AtomicFile.read(path, maximumBytes: 1 << 20, limitName: "the test's limit")
+        }
+        #expect(try read(path) == Array(text.utf8))
+        #expect(try read(directory.write("", to: "empty.json")) == [])
+        #expect(try read(directory.file("missing.json")) == nil)
+        #expect(try read(directory.file("missing/below.json")) == nil)
+        #expect(throws: StoreError.self) { try read(directory.path) }
 
         var info = stat()
         #expect(stat("/proc/cpuinfo", &info) == 0 && info.st_size == 0)
-        let cpus = try #require(try AtomicFile.read("/proc/cpuinfo"))
+        let cpus = try #require(try read("/proc/cpuinfo"))
         #expect(cpus.count > 1, "read on past the size the file gave")
         #expect(cpus == Array(try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8).utf8))
     }

@@ -27,7 +27,7 @@ struct FenceFileIntegrityTests {
     }
 
     func text(_ path: String) -> String? {
-        (try? AtomicFile.read(path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+        FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
     }
 
     func entries() throws -> [String] {

@@ -262,7 +262,7 @@ struct FenceFileTests {
         let file = FenceFile(path: directory.file("fences.json"))
         _ = directory.write(#"{"devices": {"hand": []}}"#, to: "fences.json")
         #expect(throws: StoreError.self) { try file.write(FenceBook(), expecting: loaded.contents) }
-        #expect(String(decoding: try #require(try AtomicFile.read(file.path)), as: UTF8.self) == #"{"devices": {"hand": []}}"#)
+        #expect(String(decoding: try #require(FileManager.default.contents(atPath: file.path)), as: UTF8.self) == #"{"devices": {"hand": []}}"#)
     }
 }
 
