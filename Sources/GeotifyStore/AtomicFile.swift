@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyCore
 
 /// Whole-file writes that never leave a half-written file: write a temporary file in
 /// the same directory, fsync it, rename it over the target, fsync the directory.
@@ -77,8 +78,14 @@ public enum AtomicFile {
     ///
     /// Read straight into the array with `read(2)`, in as many calls as it takes, so a
     /// fence file of many megabytes is copied once, not into a `Data` first.
-    public static func read(_ path: String, maximumBytes: Int, limitName: String) throws(StoreError) -> [UInt8]? {
-        try read(path, limit: (max(maximumBytes, 0), limitName))
+    ///
+    /// The refusals carry `tooLargeCode` (a file past the limit) and `notRegularCode` (a
+    /// file of another kind) as their `StoreError.code`, for a caller whose refusals
+    /// have codes; a failure to read has none.
+    public static func read(
+        _ path: String, maximumBytes: Int, limitName: String, tooLargeCode: ErrorCode? = nil, notRegularCode: ErrorCode? = nil
+    ) throws(StoreError) -> [UInt8]? {
+        try read(path, limit: (max(maximumBytes, 0), limitName), codes: (tooLargeCode, notRegularCode))
     }
 
     /// The contents of the regular file `path` within `limit` (a kind of file an
@@ -88,7 +95,9 @@ public enum AtomicFile {
         try read(path, maximumBytes: limit.bytes, limitName: limit.name)
     }
 
-    private static func read(_ path: String, limit: (bytes: Int, name: String)) throws(StoreError) -> [UInt8]? {
+    private static func read(
+        _ path: String, limit: (bytes: Int, name: String), codes: (tooLarge: ErrorCode?, notRegular: ErrorCode?)
+    ) throws(StoreError) -> [UInt8]? {
         // Without waiting: opening a FIFO for reading would block until a writer comes.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
@@ -99,9 +108,9 @@ public enum AtomicFile {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw StoreError("read \(path)", errnoText(), file: path) }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw StoreError("read \(path)", "not a regular file (\(kind(of: info.st_mode))); only regular files are read", file: path)
+            throw StoreError("read \(path)", "not a regular file (\(kind(of: info.st_mode))); only regular files are read", file: path, code: codes.notRegular)
         }
-        guard Int(info.st_size) <= limit.bytes else { throw tooLarge(path, "\(info.st_size) bytes", limit) }
+        guard Int(info.st_size) <= limit.bytes else { throw tooLarge(path, "\(info.st_size) bytes", limit, code: codes.tooLarge) }
         let most = limit.bytes + 1
         var bytes: [UInt8] = []
         // One byte more than its size, so the read that finds its end needs no second buffer.
@@ -121,7 +130,7 @@ public enum AtomicFile {
             }
             if bytes.isEmpty { bytes = chunk } else { bytes += chunk }
             if failure != 0 { throw StoreError("read \(path)", String(cString: strerror(failure)), file: path) }
-            if bytes.count > limit.bytes { throw tooLarge(path, "more than \(limit.bytes) bytes", limit) }
+            if bytes.count > limit.bytes { throw tooLarge(path, "more than \(limit.bytes) bytes", limit, code: codes.tooLarge) }
             if ended { return bytes }
             // The file grew while it was read: read on, up to the limit.
             room = min(1 << 16, most - bytes.count)
@@ -129,8 +138,8 @@ public enum AtomicFile {
     }
 
     /// The refusal of a file larger than `limit`.
-    private static func tooLarge(_ path: String, _ size: String, _ limit: (bytes: Int, name: String)) -> StoreError {
-        StoreError("read \(path)", "the file is \(size); at most \(limit.bytes) are accepted (\(limit.name))", file: path)
+    private static func tooLarge(_ path: String, _ size: String, _ limit: (bytes: Int, name: String), code: ErrorCode?) -> StoreError {
+        StoreError("read \(path)", "the file is \(size); at most \(limit.bytes) are accepted (\(limit.name))", file: path, code: code)
     }
 
     /// What kind of file `mode` is, in words.

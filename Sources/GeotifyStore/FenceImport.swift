@@ -99,6 +99,26 @@ public struct FenceImport: Sendable {
         }
     }
 
+    /// The fences of the file at `path` (`geotify fences import FILE`), read as the fence
+    /// file is and parsed as `init(parsing:file:)` parses them. The file must be a regular
+    /// file of at most `maximumBytes` (the fence file's `maximumFenceFileBytes`: the fences
+    /// have to fit in it); larger, it is refused unread as `fence_limit`, as a change that
+    /// would take the fence file past it is; a FIFO, a device or a directory as
+    /// `invalid_import`, as a file that is not a list of fences is; a missing or
+    /// unreadable file as `io`.
+    package init(contentsOf path: String, maximumBytes: Int) throws(FenceChangeError) {
+        let read: [UInt8]?
+        do {
+            read = try AtomicFile.read(
+                path, maximumBytes: maximumBytes, limitName: "maximumFenceFileBytes, as for the fence file",
+                tooLargeCode: .fenceLimit, notRegularCode: .invalidImport)
+        } catch {
+            throw FenceChangeError(error.code ?? .io, error.description)
+        }
+        guard let bytes = read else { throw FenceChangeError(.io, "\(path): no such file") }
+        try self.init(parsing: bytes, file: path)
+    }
+
     /// The result of reading one of the formats.
     private init(format: Format, fences: [JSON], warnings: [FenceProblem]) {
         self.format = format

@@ -328,15 +328,8 @@ enum FencesCommand {
         let (arguments, owner, names, file, _) = try parseOwned(words, .import, positionals: ["FILE"])
         let path = names[0]
         let replace = arguments.isSet("replace")
-        let read: [UInt8]?
-        do {
-            read = try AtomicFile.read(path, maximumBytes: file.maximumBytes, limitName: "maximumFenceFileBytes, as for the fence file")
-        } catch {
-            return refuse(FenceChangeError(.io, error.description))
-        }
-        guard let bytes = read else { return refuse(FenceChangeError(.io, "\(path): no such file")) }
         do throws(FenceChangeError) {
-            let imported = try FenceImport(parsing: bytes, file: path)
+            let imported = try FenceImport(contentsOf: path, maximumBytes: file.maximumBytes)
             for warning in imported.warnings { Logger.standardError("warning: \(warning)") }
             let change: FenceChange = replace
                 ? .replaceAll(device: name(of: owner), fences: imported.fences)

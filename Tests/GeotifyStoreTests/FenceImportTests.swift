@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import GeotifyCore
 import GeotifyJSON
@@ -183,6 +184,33 @@ struct FenceImportTests {
         #expect(FenceImport.numbered(String(repeating: "a", count: 200), 12) == String(repeating: "a", count: 197) + "-12")
         let long = try parse(#"[{"desc": "\#(String(repeating: "A", count: 250))", "lat": 1, "lon": 2, "rad": 3}]"#)
         #expect(throws: FenceChangeError.self) { try fences(long) }
+    }
+
+    /// A file to import (`geotify fences import`) is read as the fence file is, and refused
+    /// with the codes the fence store gives the same faults: one larger than
+    /// `maximumFenceFileBytes` as `fence_limit` (unread), one that is not a regular file
+    /// as `invalid_import` (a FIFO is not waited on); only a file that cannot be read or
+    /// is missing is `io`.
+    @Test func aFileToImportIsRefusedWithTheCodeOfItsFault() throws {
+        let directory = TemporaryDirectory()
+        let text = #"[{"identifier": "home", "latitude": 52.5, "longitude": 13.4, "radius": 100, "eventType": "On Entry"}]"#
+        let path = directory.write(text, to: "app.json")
+        #expect(try FenceImport(contentsOf: path, maximumBytes: text.utf8.count).fences.count == 1)
+
+        let large = #expect(throws: FenceChangeError.self) { try FenceImport(contentsOf: path, maximumBytes: text.utf8.count - 1) }
+        #expect(large?.code == .fenceLimit)
+        #expect(large?.message == "read \(path): the file is \(text.utf8.count) bytes; at most \(text.utf8.count - 1) are accepted (maximumFenceFileBytes, as for the fence file)")
+
+        let fifo = directory.file("fifo.json")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let pipe = #expect(throws: FenceChangeError.self) { try FenceImport(contentsOf: fifo, maximumBytes: 1 << 20) }
+        #expect(pipe?.code == .invalidImport)
+        #expect(pipe?.message == "read \(fifo): not a regular file (a FIFO); only regular files are read")
+        let folder = #expect(throws: FenceChangeError.self) { try FenceImport(contentsOf: directory.path, maximumBytes: 1 << 20) }
+        #expect(folder?.code == .invalidImport)
+
+        let missing = #expect(throws: FenceChangeError.self) { try FenceImport(contentsOf: directory.file("nope.json"), maximumBytes: 1 << 20) }
+        #expect(missing?.code == .io)
     }
 
     @Test func exportWritesTheAppsArrayAndImportReadsItBack() throws {
