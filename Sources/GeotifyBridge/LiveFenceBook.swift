@@ -219,12 +219,10 @@ final class LiveFenceBook: Sendable {
                     return decided
                 }
             } catch {
-                let failure = if let code = error.code {
-                    FenceChangeError(code, error.description)
-                } else if error.reason.contains("changed since it was read") {
+                let failure = if error.code == .stale {
                     FenceChangeError(.stale, "the fence file \(file.path) changed while it was being written (edited by someone else); nothing was written, try again")
                 } else {
-                    FenceChangeError(.io, error.description)
+                    FenceChangeError(error.code ?? .io, error.description)
                 }
                 return results.isEmpty ? refuseAll(failure) : (results.map { $0.flatMap { _ in .failure(failure) } }, nil)
             }

@@ -115,7 +115,8 @@ package struct FenceImportPlan: Sendable, Equatable {
     }
 
     /// Applies the plan to the fence file and writes it atomically, refusing (as `stale`)
-    /// when the file changed meanwhile; what a bridge's `importFences` does.
+    /// when the file changed meanwhile; what a bridge's `importFences` does. A write that
+    /// fails (a full disk, no permission) is refused as `io`, as a fence command's is.
     ///
     /// A missing, unreadable or invalid file is refused (`invalid_file`), as a fence
     /// command refuses it (`FenceFile.apply`): a fence file deleted or moved while the
@@ -137,7 +138,7 @@ package struct FenceImportPlan: Sendable, Equatable {
         do {
             _ = try file.write(book, expecting: contents)
         } catch {
-            throw FenceChangeError(.stale, "\(error.description); nothing was imported, try again")
+            throw FenceChangeError(error.code ?? .io, "\(error.description); nothing was imported\(error.code == .stale ? ", try again" : "")")
         }
         return Outcome(fences: count, warnings: warnings)
     }

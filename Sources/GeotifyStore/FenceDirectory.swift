@@ -147,7 +147,7 @@ struct FenceDirectory {
         let writeAll = { () throws(StoreError) -> [String: StoreError] in
             for name in touched {
                 guard try readFile(name) == files[name] else {
-                    throw StoreError("write \(path(of: name))", "the file changed since it was read (edited by someone else); reload it and try again")
+                    throw StoreError("write \(path(of: name))", "the file changed since it was read (edited by someone else); reload it and try again", code: .stale)
                 }
             }
             var failed: [String: StoreError] = [:]

@@ -468,7 +468,8 @@ public struct FenceFile: Sendable {
     }
 
     /// Writes `book` atomically, provided the file still holds `expected` (the bytes it
-    /// was loaded from); otherwise refuses with a "changed since it was read" error.
+    /// was loaded from); otherwise refuses with a "changed since it was read" error (its
+    /// code `stale`; a failure to write has none).
     ///
     /// In a directory only the files of `devices` are written (or removed, for a device
     /// the book no longer has), each refused if it changed since `expected`; with nil,
@@ -489,7 +490,7 @@ public struct FenceFile: Sendable {
         try AtomicFile.withLock(on: path) { () throws(StoreError) in
             let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName) ?? []
             guard current == expected else {
-                throw StoreError("write \(path)", "the file changed since it was read (edited by someone else); reload it and try again")
+                throw StoreError("write \(path)", "the file changed since it was read (edited by someone else); reload it and try again", code: .stale)
             }
             try AtomicFile.write(bytes, to: path)
         }

@@ -10,8 +10,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// which of its files.
     public var file: String?
     /// The code of a refusal that is not a failure of the system (a fence file that
-    /// would be larger than `maximumFenceFileBytes`: `fenceLimit`); nil for a failure
-    /// (`io` when reported to a command).
+    /// would be larger than `maximumFenceFileBytes`: `fenceLimit`; one that changed since
+    /// it was read: `stale`); nil for a failure (`io` when reported to a command).
     public var code: ErrorCode?
 
     public init(_ operation: String, _ reason: String, file: String? = nil, code: ErrorCode? = nil) {

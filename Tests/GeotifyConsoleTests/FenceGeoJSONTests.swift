@@ -132,6 +132,26 @@ import Testing
         #expect(try large.write(to: FenceFile(path: path)).fences == 20)
     }
 
+    /// An import whose file cannot be written (here a device's file in a fence directory
+    /// is a link into a directory that is gone; a full disk or a permission does the same)
+    /// is refused as `io`, as a fence command is: `stale` says the file changed since it
+    /// was read and to try again, which would fail again.
+    @Test func anImportThatCannotBeWrittenIsRefusedAsIONotStale() throws {
+        let directory = try makeTemporaryDirectory("import-unwritable")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = directory.appendingPathComponent("fences").path
+        try FileManager.default.createDirectory(atPath: root + "/devices", withIntermediateDirectories: true)
+        let bob = FenceBook(devices: ["bob/phone": []])
+        try Data(FenceFile.contents(of: bob)).write(to: URL(fileURLWithPath: root + "/devices/bob%2Fphone.json"))
+        let alice = root + "/devices/alice%2Fphone.json"
+        #expect(symlink(directory.appendingPathComponent("gone/alice.json").path, alice) == 0)
+        let plan = FenceImportPlan(devices: ["alice/phone": [["identifier": "home", "latitude": 52, "longitude": 13, "radius": 50, "eventType": "onEntry"]]], replace: false)
+        let error = #expect(throws: FenceChangeError.self) { _ = try plan.write(to: FenceFile(path: root)) }
+        #expect(error?.code == .io, "\(String(describing: error))")
+        #expect(error?.message.hasPrefix("write \(alice): cannot create a temporary file: ") == true, "\(String(describing: error))")
+        #expect(error?.message.hasSuffix("; nothing was imported") == true, "\(String(describing: error))")
+    }
+
     @Test func anImportIntoAFenceFileKeepsTheOtherDevicesFences() throws {
         let directory = try makeTemporaryDirectory("import-present")
         defer { try? FileManager.default.removeItem(at: directory) }

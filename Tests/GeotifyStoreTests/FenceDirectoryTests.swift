@@ -158,9 +158,10 @@ struct FenceDirectoryTests {
         let loaded = file.load()
         let book = try #require(loaded.book)
         _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("edited", 1))]}}"#, to: "fences/devices/alice%2Fphone.json")
-        #expect(throws: StoreError.self) {
+        let error = #expect(throws: StoreError.self) {
             _ = try file.write(book.replacing(devices: ["alice/phone": []]), expecting: loaded.contents, devices: ["alice/phone"])
         }
+        #expect(error?.code == .stale, "a refusal, not a failure to write")
         #expect(try #require(file.load().book).fences(of: "alice/phone").map(\.identifier) == ["edited"])
     }
 

@@ -261,7 +261,8 @@ struct FenceFileTests {
         let loaded = load(#"{"devices": {}}"#)
         let file = FenceFile(path: directory.file("fences.json"))
         _ = directory.write(#"{"devices": {"hand": []}}"#, to: "fences.json")
-        #expect(throws: StoreError.self) { try file.write(FenceBook(), expecting: loaded.contents) }
+        let error = #expect(throws: StoreError.self) { try file.write(FenceBook(), expecting: loaded.contents) }
+        #expect(error?.code == .stale, "a refusal, not a failure to write")
         #expect(String(decoding: try #require(FileManager.default.contents(atPath: file.path)), as: UTF8.self) == #"{"devices": {"hand": []}}"#)
     }
 }
