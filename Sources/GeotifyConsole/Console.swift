@@ -19,7 +19,9 @@ package final class Console: Sendable {
     let scheduler: any Scheduler
     let log: HTTPServer.Log
     let count: HTTPServer.Count
-    let stream = EventStream()
+    /// The live stream; a page closed for falling behind is counted
+    /// `http_refused.too_far_behind`.
+    let stream: EventStream
     let recent: RecentNotifications
     let authenticator: Authenticator?
     let leaflet: StaticFiles
@@ -59,6 +61,7 @@ package final class Console: Sendable {
         self.scheduler = scheduler
         self.log = log
         self.count = count
+        stream = EventStream(onOverflow: { count("http_refused.too_far_behind") })
         recent = RecentNotifications(capacity: settings.recentNotifications)
         leaflet = StaticFiles(directory: settings.leafletDirectory)
         if let path = settings.usersFile {

@@ -130,7 +130,11 @@ extension Console {
     }
 
     /// The live stream: opens with the whole state, then follows updates.
+    /// The opening is a copy of the state per stream: until it has been taken whole it
+    /// counts as one of the user's unsent large answers (`UnsentAnswers`), so a client that
+    /// opens streams and does not read them holds at most that many copies.
     func events(user: HTTPUser) -> HTTPResponse {
+        guard let lease = unsent.lease(for: user) else { return unsent.refusal(for: user) }
         guard let subscription = stream.subscribe() else {
             var refusal = HTTPResponse.refusal(503, "too_many_streams", "\(stream.maximumSubscribers) pages already follow live updates; try again later")
             refusal.headers["Retry-After"] = "30"
@@ -138,7 +142,7 @@ extension Console {
         }
         // The state may be larger than the stream's bound (a large fence book); it is
         // the opening, which the bound does not count.
-        subscription.open(ServerSentEvent(name: "state", data: JSONWriter().string(stateJSON(user: user))).encoded)
+        subscription.open(ServerSentEvent(name: "state", data: JSONWriter().string(stateJSON(user: user))).encoded, holding: lease)
         return HTTPResponse(
             status: 200,
             headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"],

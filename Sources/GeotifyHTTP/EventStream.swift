@@ -4,8 +4,9 @@ import Synchronization
 /// the map page (positions, notifications, fence changes).
 ///
 /// Publishing never blocks on a client: each subscription queues bytes up to its bound,
-/// and one that falls that far behind is closed (its browser reconnects and starts from a
-/// fresh snapshot). `keepAlive()` sends a comment to all, which the owner calls every
+/// and one that falls that far behind is closed, what it had pending dropped, and
+/// reported through `onOverflow` (its browser reconnects and starts from a fresh
+/// snapshot). `keepAlive()` sends a comment to all, which the owner calls every
 /// few seconds so proxies keep idle streams open and dead clients are found.
 package final class EventStream: Sendable {
     /// The most bytes that may wait for one client.
@@ -15,20 +16,29 @@ package final class EventStream: Sendable {
     /// The most clients at once; a further one is refused.
     package let maximumSubscribers: Int
     private let subscriptions = Mutex<[ObjectIdentifier: EventSubscription]>([:])
+    /// Called each time a subscriber is closed for falling `maximumPending` behind.
+    private let onOverflow: @Sendable () -> Void
 
-    package init(maximumPending: Int = 1 << 20, retryMilliseconds: Int = 2000, maximumSubscribers: Int = 256) {
+    package init(
+        maximumPending: Int = 1 << 20, retryMilliseconds: Int = 2000, maximumSubscribers: Int = 256,
+        onOverflow: @escaping @Sendable () -> Void = {}
+    ) {
         self.maximumPending = maximumPending
         self.retryMilliseconds = retryMilliseconds
         self.maximumSubscribers = maximumSubscribers
+        self.onOverflow = onOverflow
     }
 
     /// A new subscription, starting with the `retry:` field and then `first` (the state
     /// the client starts from); nil when `maximumSubscribers` are already subscribed.
     package func subscribe(first: [ServerSentEvent] = []) -> EventSubscription? {
         let opening = ServerSentEvent.retry(milliseconds: retryMilliseconds) + first.flatMap(\.encoded)
-        let subscription = EventSubscription(first: opening, maximumPending: maximumPending) { [weak self] closed in
-            _ = self?.subscriptions.withLock { $0.removeValue(forKey: ObjectIdentifier(closed)) }
-        }
+        let subscription = EventSubscription(
+            first: opening, maximumPending: maximumPending,
+            onClose: { [weak self] closed in
+                _ = self?.subscriptions.withLock { $0.removeValue(forKey: ObjectIdentifier(closed)) }
+            },
+            onOverflow: onOverflow)
         let added = subscriptions.withLock { subscriptions -> Bool in
             guard subscriptions.count < maximumSubscribers else { return false }
             subscriptions[ObjectIdentifier(subscription)] = subscription

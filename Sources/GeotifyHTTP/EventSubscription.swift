@@ -2,11 +2,13 @@ import Synchronization
 
 /// One client's place in an `EventStream`: the bytes waiting to be sent to it, bounded so
 /// a client that stops reading is closed (and reconnects for a fresh start) instead of
-/// holding memory without limit.
+/// holding memory without limit: what is pending is dropped then, and the stream ends.
 ///
-/// The opening (what the client starts from, `open(_:)`: the whole state of a large
-/// fence book may be more than the bound) does not count against the bound while it
-/// waits; what follows it may add up to `maximumPending` more.
+/// The opening (what the client starts from, `open(_:holding:)`: the whole state of a
+/// large fence book may be more than the bound) does not count against the bound while
+/// it waits; what follows it may add up to `maximumPending` more. What bounds the
+/// openings is the lease the opening may carry (the application's count of its large
+/// answers unsent), let go once the opening has been taken whole, or the stream closed.
 ///
 /// The server pulls bytes with `take(maximum:)` on its own thread; when there are none it
 /// parks the connection and registers `wake`, which the next `send` or `close` calls
@@ -27,24 +29,33 @@ package final class EventSubscription: Sendable {
         var opening = 0
         var closed = false
         var wake: (@Sendable () -> Void)?
+        /// Held while the opening is not taken whole (`open(_:holding:)`).
+        var lease: (any AnyObject & Sendable)?
     }
 
     /// The most bytes that may wait for one client before it is closed.
     package let maximumPending: Int
     private let state = Mutex(State())
     private let onClose: @Sendable (EventSubscription) -> Void
+    private let onOverflow: @Sendable () -> Void
 
-    init(first: [UInt8], maximumPending: Int, onClose: @escaping @Sendable (EventSubscription) -> Void) {
+    init(
+        first: [UInt8], maximumPending: Int, onClose: @escaping @Sendable (EventSubscription) -> Void,
+        onOverflow: @escaping @Sendable () -> Void = {}
+    ) {
         self.maximumPending = maximumPending
         self.onClose = onClose
+        self.onOverflow = onOverflow
         state.withLock { $0.pending = first }
     }
 
     /// Queues the opening, the document the client starts from, whatever its size: it
-    /// does not count against `maximumPending`. Says whether the subscription is open.
+    /// does not count against `maximumPending`. `lease` is kept until the opening has
+    /// been taken whole (or the subscription closed), then let go. Says whether the
+    /// subscription is open.
     @discardableResult
-    package func open(_ bytes: [UInt8]) -> Bool {
-        enqueue(bytes, opening: true)
+    package func open(_ bytes: [UInt8], holding lease: (any AnyObject & Sendable)? = nil) -> Bool {
+        enqueue(bytes, opening: true, lease: lease)
     }
 
     /// Queues `bytes`; closes the subscription when that would exceed `maximumPending`.
@@ -54,33 +65,53 @@ package final class EventSubscription: Sendable {
         enqueue(bytes, opening: false)
     }
 
-    private func enqueue(_ bytes: [UInt8], opening: Bool) -> Bool {
-        let (open, wake) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
-            guard !state.closed else { return (false, nil) }
+    private func enqueue(_ bytes: [UInt8], opening: Bool, lease: (any AnyObject & Sendable)? = nil) -> Bool {
+        // Let go of outside the lock (a lease's deinit takes its owner's lock).
+        var dropped: (pending: [UInt8], lease: (any AnyObject & Sendable)?) = ([], lease)
+        let (open, overflowed, wake) = state.withLock { state -> (Bool, Bool, (@Sendable () -> Void)?) in
+            guard !state.closed else { return (false, false, nil) }
+            var overflowed = false
             if opening {
                 state.pending += bytes
                 state.opening += bytes.count
+                if state.opening > 0, let lease = dropped.lease {
+                    state.lease = lease
+                    dropped.lease = nil
+                }
             } else if state.pending.count - state.opening + bytes.count > maximumPending {
+                // Too far behind: what waits is dropped now, not kept until the
+                // connection times out.
                 state.closed = true
+                overflowed = true
+                dropped = (state.pending, state.lease)
+                state.pending = []
+                state.opening = 0
+                state.lease = nil
             } else {
                 state.pending += bytes
             }
             defer { state.wake = nil }
-            return (!state.closed, state.wake)
+            return (!state.closed, overflowed, state.wake)
         }
+        dropped = ([], nil)
         wake?()
+        if overflowed { onOverflow() }
         if !open { onClose(self) }
         return open
     }
 
     /// Ends the stream once what is pending has been sent.
     package func close() {
-        let (wasOpen, wake) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+        let (wasOpen, wake, lease) = state.withLock { state -> (Bool, (@Sendable () -> Void)?, (any AnyObject & Sendable)?) in
             let wasOpen = !state.closed
             state.closed = true
-            defer { state.wake = nil }
-            return (wasOpen, state.wake)
+            defer {
+                state.wake = nil
+                state.lease = nil
+            }
+            return (wasOpen, state.wake, state.lease)
         }
+        withExtendedLifetime(lease) {}
         wake?()
         if wasOpen { onClose(self) }
     }
@@ -89,12 +120,18 @@ package final class EventSubscription: Sendable {
     /// `park` is called (under the subscription's lock, so no `send` slips in between)
     /// and `wake` is kept for the next `send` or `close`.
     package func take(maximum: Int, park: () -> Void, wake: @escaping @Sendable () -> Void) -> Taken {
-        state.withLock { state in
+        var sent: (any AnyObject & Sendable)?
+        defer { withExtendedLifetime(sent) {} }
+        return state.withLock { state in
             if !state.pending.isEmpty {
                 let count = min(maximum, state.pending.count)
                 let bytes = Array(state.pending.prefix(count))
                 state.pending.removeFirst(count)
                 state.opening -= min(count, state.opening)
+                if state.opening == 0 {
+                    sent = state.lease
+                    state.lease = nil
+                }
                 return .bytes(bytes)
             }
             if state.closed { return .end }

@@ -376,6 +376,62 @@ import Testing
         #expect(harness.console.unsent.unsent("bob") == 0)
     }
 
+    /// A live stream opens with a copy of the whole state; a client that opens streams and
+    /// never reads them would hold one per stream (up to 256). Until its opening has been
+    /// taken whole, a stream counts as one of the user's unsent large answers: past
+    /// `maximumUnsentAnswers` the next stream (or state) is refused, before anything is
+    /// rendered, and a slot comes back when an opening has been read or its stream closed.
+    @Test func unreadStreamOpeningsCountAmongTheUnsentAnswers() throws {
+        let harness = try ConsoleHarness(logins: true)
+        let streams = (0..<Console.maximumUnsentAnswers).map { _ in harness.call("GET", "/api/events", as: "bob") }
+        #expect(streams.allSatisfy { $0.status == 200 })
+        #expect(harness.console.unsent.unsent("bob") == Console.maximumUnsentAnswers)
+        let refused = harness.call("GET", "/api/events", as: "bob")
+        #expect(refused.status == 429)
+        #expect(refused.refusalCode == "too_many_unread")
+        #expect(refused.headers["Retry-After"] == "5")
+        #expect(harness.call("GET", "/api/state", as: "bob").status == 429, "streams and answers share the bound")
+        #expect(harness.call("GET", "/api/events", as: "alice").status == 200, "another user is not held up")
+        guard case .events(let read) = streams[0].body, case .events(let closed) = streams[1].body else {
+            Issue.record("not streams")
+            return
+        }
+        var opening = ""
+        while case .bytes(let bytes) = read.take(maximum: 4096, park: {}, wake: {}) {
+            opening += String(decoding: bytes, as: UTF8.self)
+        }
+        #expect(opening.contains("event: state\n"))
+        #expect(!read.isClosed, "the stream goes on once its opening is read")
+        #expect(harness.console.unsent.unsent("bob") == Console.maximumUnsentAnswers - 1, "an opening read whole gives its slot back")
+        closed.close()
+        #expect(harness.console.unsent.unsent("bob") == Console.maximumUnsentAnswers - 2, "so does a stream closed unread")
+        #expect(harness.call("GET", "/api/events", as: "bob").status == 200)
+    }
+
+    /// A page that reads neither its opening nor what follows is closed once 1 MiB of
+    /// updates waits for it: what it had pending is dropped at once (not kept until the
+    /// connection times out), its slot comes back, and it is counted.
+    @Test func aStreamThatFallsTooFarBehindIsDroppedAndCounted() throws {
+        let harness = try ConsoleHarness()
+        let response = harness.call("GET", "/api/events")
+        guard case .events(let subscription) = response.body else {
+            Issue.record("not a stream")
+            return
+        }
+        #expect(harness.console.unsent.unsent("") == 1)
+        var moves = 0
+        while !subscription.isClosed && moves < 100_000 {
+            harness.move(52.5 + Double(moves % 2) * 0.001, 13.405, time: 1_700_000_100 + moves)
+            harness.console.flush()
+            moves += 1
+        }
+        #expect(subscription.isClosed)
+        #expect(subscription.pendingCount == 0, "nothing is kept for it")
+        #expect(harness.console.unsent.unsent("") == 0)
+        #expect(harness.bridge.counter("http_refused.too_far_behind") == 1)
+        #expect(subscription.take(maximum: 4096, park: {}, wake: {}) == .end)
+    }
+
     @Test func aTrackerPostsOnlyForItself() throws {
         let harness = try ConsoleHarness(logins: true)
         let body = "{\"_type\":\"location\",\"lat\":1,\"lon\":2}"

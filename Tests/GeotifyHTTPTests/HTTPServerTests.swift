@@ -17,6 +17,22 @@ import Testing
             let counts = Mutex<[String: Int]>([:])
             let holding = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
+            /// Leases held by streams' openings (`/opening/<bytes>`).
+            let leases = Mutex(0)
+        }
+
+        /// Counts itself in `Probe.leases` while it lives.
+        final class Lease: Sendable {
+            let probe: Probe
+
+            init(_ probe: Probe) {
+                self.probe = probe
+                probe.leases.withLock { $0 += 1 }
+            }
+
+            deinit {
+                probe.leases.withLock { $0 -= 1 }
+            }
         }
 
         let server: HTTPServer
@@ -41,6 +57,14 @@ import Testing
                     probe.holding.signal()
                     _ = probe.release.wait(timeout: .now() + 10)
                     responder.send(.text("released"))
+                case let path where path.hasPrefix("/opening/"):
+                    // A stream opening with an event of that many bytes, holding a lease.
+                    if let size = Int(path.dropFirst("/opening/".count)), let subscription = stream.subscribe() {
+                        let opening = Array("event: state\ndata: ".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: size)
+                            + Array("\ndata: end of the opening\n\n".utf8)
+                        subscription.open(opening, holding: Lease(probe))
+                        responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
+                    }
                 case "/events":
                     if let subscription = stream.subscribe() {
                         responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
@@ -346,6 +370,26 @@ import Testing
         #expect(connection.read(until: "data: {\"device\":\"alice/phone\"}") != nil)
         running.stream.publish(ServerSentEvent(name: "notification", data: "second"))
         #expect(connection.read(until: "data: second") != nil)
+    }
+
+    /// A stream's opening holds its lease until libmicrohttpd has taken it whole: a client
+    /// that reads gives it back with the opening read; one that does not read (32 MB is
+    /// more than the socket buffers on both sides hold) keeps it until its connection closes.
+    @Test func aStreamsOpeningHoldsItsLeaseUntilTakenWholeOrItsClientLeaves() throws {
+        let running = try Running()
+        let reader = try running.connection()
+        try reader.send("GET /opening/1000 HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try reader.readStreamHeader()
+        #expect(reader.read(until: "end of the opening") != nil)
+        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 }, "an opening read whole lets go of its lease")
+        #expect(running.stream.subscriberCount == 1, "and the stream goes on")
+        do {
+            let idle = try running.connection()
+            try idle.send("GET /opening/\(32 << 20) HTTP/1.1\r\nHost: test\r\n\r\n")
+            _ = try idle.readStreamHeader()
+            #expect(running.probe.leases.withLock { $0 } == 1, "an opening not read keeps its lease")
+        }
+        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 }, "a client that leaves gives it back")
     }
 
     @Test func aStreamWhoseClientLeftIsDroppedAtTheNextWrite() throws {
