@@ -33,6 +33,10 @@ struct geotify_mhd_functions {
                                                           MHD_ContentReaderCallback crc, void *crc_cls,
                                                           MHD_ContentReaderFreeCallback crfc);
     struct MHD_Response *(*create_response_from_buffer)(size_t size, void *buffer, enum MHD_ResponseMemoryMode mode);
+    /* Since 0.9.73 (Debian 12 has 0.9.75); NULL with an older library, which then copies. */
+    struct MHD_Response *(*create_response_from_buffer_with_free_callback_cls)(size_t size, void *buffer,
+                                                                               MHD_ContentReaderFreeCallback crfc,
+                                                                               void *crfc_cls);
     void (*destroy_response)(struct MHD_Response *response);
     enum MHD_Result (*add_response_header)(struct MHD_Response *response, const char *header, const char *content);
 };
@@ -65,6 +69,8 @@ static inline void geotify_mhd_open(void) {
     *(void **)&f.resume_connection = dlsym(library, "MHD_resume_connection");
     *(void **)&f.create_response_from_callback = dlsym(library, "MHD_create_response_from_callback");
     *(void **)&f.create_response_from_buffer = dlsym(library, "MHD_create_response_from_buffer");
+    *(void **)&f.create_response_from_buffer_with_free_callback_cls =
+        dlsym(library, "MHD_create_response_from_buffer_with_free_callback_cls");
     *(void **)&f.destroy_response = dlsym(library, "MHD_destroy_response");
     *(void **)&f.add_response_header = dlsym(library, "MHD_add_response_header");
     if (f.start_daemon == NULL || f.quiesce_daemon == NULL || f.stop_daemon == NULL || f.get_daemon_info == NULL
@@ -161,10 +167,20 @@ static inline struct MHD_Response *geotify_mhd_create_response_from_callback(
     return mhd == NULL ? NULL : mhd->create_response_from_callback(size, block_size, crc, crc_cls, crfc);
 }
 
-static inline struct MHD_Response *geotify_mhd_create_response_from_buffer(size_t size, void *buffer,
-                                                                           enum MHD_ResponseMemoryMode mode) {
+/* A response whose body is the `size` bytes at `buffer`, read where they are, not copied:
+   they must stay put until libmicrohttpd calls `release(context)`, when it destroys the
+   response. With a libmicrohttpd older than 0.9.73 (no such function) the bytes are
+   copied and `release` is called at once. NULL (and `release` not called) on failure. */
+static inline struct MHD_Response *geotify_mhd_create_response_from_held_buffer(
+    size_t size, const void *buffer, MHD_ContentReaderFreeCallback release, void *context) {
     const struct geotify_mhd_functions *mhd = geotify_mhd();
-    return mhd == NULL ? NULL : mhd->create_response_from_buffer(size, buffer, mode);
+    if (mhd == NULL) return NULL;
+    if (mhd->create_response_from_buffer_with_free_callback_cls != NULL) {
+        return mhd->create_response_from_buffer_with_free_callback_cls(size, (void *)buffer, release, context);
+    }
+    struct MHD_Response *response = mhd->create_response_from_buffer(size, (void *)buffer, MHD_RESPMEM_MUST_COPY);
+    if (response != NULL) release(context);
+    return response;
 }
 
 static inline void geotify_mhd_destroy_response(struct MHD_Response *response) {

@@ -18,7 +18,10 @@ final class Exchange: Sendable {
     private struct State {
         var body: BodyBuffer
         var dispatched = false
+        /// The response until it is queued: then libmicrohttpd holds it (`HeldBody`), not
+        /// the exchange too.
         var response: HTTPResponse?
+        var delivered = false
         var suspended = false
     }
 
@@ -55,7 +58,10 @@ final class Exchange: Sendable {
             case waiting
         }
         let next = state.withLock { state -> Next in
-            if let response = state.response { return .send(response) }
+            if let response = state.response {
+                state.response = nil
+                return .send(response)
+            }
             if !server.wait(for: self) {
                 return .send(.refusal(503, "shutting_down", "the server is stopping"))
             }
@@ -75,7 +81,8 @@ final class Exchange: Sendable {
     /// connection if it was suspended waiting for it.
     func deliver(_ response: HTTPResponse) {
         let resume = state.withLock { state -> Bool in
-            guard state.response == nil else { return false }
+            guard !state.delivered else { return false }
+            state.delivered = true
             state.response = response
             defer { state.suspended = false }
             return state.suspended

@@ -352,9 +352,8 @@ package final class HTTPServer: Sendable {
         let made: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
-            made = bytes.withUnsafeBytes { buffer in
-                geotify_mhd_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
-            }
+            // Read where it is, not copied: a large answer is held once (`HeldBody`).
+            made = HeldBody(bytes, lease: response.lease).response()
         case .events(let subscription):
             made = serve(subscription, on: connection)
         }

@@ -17,8 +17,10 @@ import Testing
             let counts = Mutex<[String: Int]>([:])
             let holding = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            /// Leases held by streams' openings (`/opening/<bytes>`).
+            /// Leases held by streams' openings (`/opening/<bytes>`) and bodies (`/held/<bytes>`).
             let leases = Mutex(0)
+            /// Where the last `/held/<bytes>` body's Swift bytes are.
+            let held = Mutex<UInt?>(nil)
         }
 
         /// Counts itself in `Probe.leases` while it lives.
@@ -65,6 +67,13 @@ import Testing
                         subscription.open(opening, holding: Lease(probe))
                         responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
                     }
+                case let path where path.hasPrefix("/held/"):
+                    // A body of that many bytes, noting where its Swift bytes are, with a lease.
+                    let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: Int(path.dropFirst("/held/".count)) ?? 0)
+                    probe.held.withLock { held in held = bytes.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } }
+                    var response = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .bytes(bytes))
+                    response.lease = Lease(probe)
+                    responder.send(response)
                 case "/events":
                     if let subscription = stream.subscribe() {
                         responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
@@ -390,6 +399,38 @@ import Testing
             #expect(running.probe.leases.withLock { $0 } == 1, "an opening not read keeps its lease")
         }
         #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 }, "a client that leaves gives it back")
+    }
+
+    /// A body is handed to libmicrohttpd where it is, not copied, so a large answer is held
+    /// once: bytes changed in the Swift buffer after the response was queued (its end, not
+    /// yet sent: 32 MiB is more than the socket buffers on both sides hold) are what the
+    /// client reads. The buffer and the response's lease are let go once it is sent whole.
+    @Test func aBodyIsSentFromItsSwiftBytesNotACopy() throws {
+        let running = try Running()
+        let size = 32 << 20
+        let connection = try running.connection()
+        try connection.send("GET /held/\(size) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        #expect(waitUntil { running.count("http_responses.200") == 1 }, "the response is queued")
+        let address = try #require(running.probe.held.withLock { $0 }.flatMap { UnsafeMutableRawPointer(bitPattern: $0) })
+        #expect(running.probe.leases.withLock { $0 } == 1, "held while unsent")
+        let marker = Array("held once".utf8)
+        marker.withUnsafeBytes { (address + size - marker.count).copyMemory(from: $0.baseAddress!, byteCount: marker.count) }
+        let response = try connection.readResponse()
+        #expect(response.body.count == size)
+        #expect(Array(response.body.suffix(marker.count)) == marker, "libmicrohttpd sent the Swift bytes, not a copy made before")
+        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 }, "let go once sent")
+    }
+
+    /// A body whose client leaves without reading it is let go (with its lease) then.
+    @Test func aBodyNotReadIsLetGoWhenItsClientLeaves() throws {
+        let running = try Running()
+        do {
+            let connection = try running.connection()
+            try connection.send("GET /held/\(32 << 20) HTTP/1.1\r\nHost: test\r\n\r\n")
+            #expect(waitUntil { running.count("http_responses.200") == 1 })
+            #expect(running.probe.leases.withLock { $0 } == 1)
+        }
+        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 })
     }
 
     @Test func aStreamWhoseClientLeftIsDroppedAtTheNextWrite() throws {
