@@ -291,13 +291,15 @@ function applyState(snapshot) {
   listNotifications();
 }
 
+// Whether the map was fitted to everything yet (once, at the first state).
+let fitted = false;
+
 function follow() {
   const source = new EventSource("api/events");
-  let first = true;
   source.addEventListener("state", (event) => {
     applyState(JSON.parse(event.data));
-    if (first) {
-      first = false;
+    if (!fitted) {
+      fitted = true;
       fitEverything();
     }
     $("live").textContent = "live";
@@ -319,6 +321,9 @@ function follow() {
   source.addEventListener("error", () => {
     $("live").textContent = "reconnecting…";
     $("live").className = "badge offline";
+    // The browser reconnects a stream that dropped, but gives up on one refused (429
+    // too_many_unread, 503 too_many_streams): open that one again after a while.
+    if (source.readyState === EventSource.CLOSED) setTimeout(follow, 5000);
   });
 }
 
