@@ -92,7 +92,8 @@ extension Settings {
         .wholeNumber("maximumDevices", \.maximumDevices, atLeast: 1, help: "The most devices the bridge keeps state for; positions of further devices are refused."),
         .wholeNumber("maximumWaitingMessages", \.maximumWaitingMessages, atLeast: 1, help: "The most outbound messages kept in memory while the broker is slow or away; past that, notifications wait only in the outbox on disk and are read back in order (less memory, more disk reads). Replies and error reports may then arrive before notifications that wait there."),
         .bool("strictDevices", \.strictDevices, help: "Refuse positions of devices that have no fences, as errors."),
-        .wholeNumber("lanes", \.lanes, atLeast: 1, defaultText: "the number of processors", help: "How many serial evaluation lanes the devices are spread over."),
+        .wholeNumber("lanes", \.lanes, atLeast: 1, atMost: Settings.maximumLanes, defaultText: "the number of processors (at most 256)",
+                     help: "How many serial evaluation lanes the devices are spread over; more than the processors gains nothing, since each lane runs on one at a time."),
         .choice("logLevel", \.logLevel, Logger.Level.allCases.map { ("\($0)", $0) }, flag: SettingsKey.Flag(name: "log-level", placeholder: "LEVEL"),
                 help: "The least important log lines written."),
     ]

@@ -39,8 +39,15 @@ package struct Settings: Sendable, Equatable {
     /// Refuse positions of devices that have no fences, as errors.
     package var strictDevices = false
     package var logLevel = Logger.Level.info
-    /// How many serial evaluation lanes devices are spread over.
-    package var lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// How many serial evaluation lanes devices are spread over: the processors, at
+    /// most `maximumLanes`.
+    package var lanes = min(Settings.maximumLanes, max(1, ProcessInfo.processInfo.activeProcessorCount))
+    /// The most lanes: each lane is a serial queue with its own device table, batches and
+    /// timers, and evaluates on one processor at a time, so lanes past the processors
+    /// only cost memory (about 3.5 KB each before any device: 100 000 took 350 MB, 10
+    /// million failed to allocate). 256 is past the processors of any machine a bridge
+    /// runs on, and costs about 1 MB.
+    package static let maximumLanes = 256
     package var durability = StateStore.Durability.normal
     /// The MQTT keep-alive in seconds.
     package var keepAlive = 30

@@ -172,10 +172,10 @@ extension SettingsKey {
     }
 
     static func wholeNumber(
-        _ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, atLeast minimum: Int, unit: String? = nil,
-        defaultText: String? = nil, help: String
+        _ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, atLeast minimum: Int, atMost maximum: Int = .max,
+        unit: String? = nil, defaultText: String? = nil, help: String
     ) -> SettingsKey {
-        let range = minimum...Int.max
+        let range = minimum...maximum
         return make(name, .wholeNumber(range), keyPath, unit: unit, defaultText: defaultText, help: help,
                     check: { value, source throws(SettingsError) in
                         try field(source) { () throws(FenceIssue) in try JSONField.wholeNumber(value, key: name, range: range) }

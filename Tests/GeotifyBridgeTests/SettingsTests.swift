@@ -137,7 +137,7 @@ struct SettingsTests {
 
     @Test(arguments: [
         (#"{"broker": "http://x"}"#, #": "broker": unsupported scheme "http" in "http://x"; use mqtt:// or mqtts://"#),
-        (#"{"lanes": 0}"#, #": lanes 0 must be at least 1"#),
+        (#"{"lanes": 0}"#, #": lanes 0 is outside 1...256"#),
         (#"{"lanes": 1.5}"#, #": "lanes" must be a whole number, not 1.5"#),
         (#"{"initialTrigger": "always"}"#, #": "initialTrigger" must be one of none, enter, exit, not "always""#),
         (#"{"initialTrigger": "enters"}"#, #": "initialTrigger" must be one of none, enter, exit, not "enters" (did you mean "enter"?)"#),
@@ -193,6 +193,8 @@ struct SettingsTests {
         (#"{"maximumDevices": 1e300}"#, #": "maximumDevices" must be a whole number, not 1e+300"#),
         (#"{"durability": "fsync"}"#, #": "durability" must be one of normal, full, not "fsync""#),
         (#"{"fences": ""}"#, #": "fences" must not be empty (leave it out instead)"#),
+        (#"{"lanes": 257}"#, #": lanes 257 is outside 1...256"#),
+        (#"{"lanes": 10000000}"#, #": lanes 10000000 is outside 1...256"#),
     ])
     func valuesOutsideTheirRangeAreRefused(text: String, expected: String) {
         #expect(message(text) == expected)

@@ -74,7 +74,7 @@ struct CommandHelpTests {
         }
         #expect(result.output.contains("broker  mqtt://HOST:PORT or mqtts://HOST:PORT; default: \"mqtt://127.0.0.1:1883\"; flag: --broker URL\n"))
         #expect(result.output.contains("dwell  number >= 0 (s); default: off\n"))
-        #expect(result.output.contains("lanes  whole number >= 1; default: the number of processors\n"))
+        #expect(result.output.contains("lanes  whole number 1...256; default: the number of processors (at most 256)\n"))
         #expect(result.output.contains("logLevel  debug | info | warning | error; default: \"info\"; flag: --log-level LEVEL\n"))
     }
 
