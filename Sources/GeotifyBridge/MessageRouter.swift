@@ -32,6 +32,10 @@ package struct MessageRouter: Sendable {
     private let laneCount: Int
     private let shard: ShardAssignment?
     private let topics: Topics
+    /// `<topicPrefix>/error`: never read as a position, even by a filter that matches it
+    /// (which the settings refuse, `PublishedTopics`), since refusing one publishes a new
+    /// error there, and so on forever. Compared only once a position filter matched.
+    private let errorTopic: String
     /// The filters in matching order, as `DeviceSuffix`es, when every one has that shape:
     /// what finds another shard's message without splitting its topic.
     private let suffixes: [DeviceSuffix]?
@@ -46,6 +50,7 @@ package struct MessageRouter: Sendable {
         laneCount = max(1, settings.lanes)
         shard = topics.shard
         self.topics = topics
+        errorTopic = topics.error
         let shapes = [settings.ownTracksTopic, settings.locationTopic, topics.commands].map(DeviceSuffix.init)
         suffixes = shapes.contains { $0 == nil } ? nil : shapes.compactMap { $0 }
     }
@@ -65,8 +70,10 @@ package struct MessageRouter: Sendable {
         let route: Inbound.Route
         let device: String
         if let found = ownTracks.device(inTopic: message.topic) {
+            guard message.topic != errorTopic else { return .unrouted }
             (route, device) = (.location(.ownTracks), found)
         } else if let found = location.device(inTopic: message.topic) {
+            guard message.topic != errorTopic else { return .unrouted }
             (route, device) = (.location(.plain), found)
         } else if let found = commands.device(inTopic: message.topic) {
             (route, device) = (.command, found)

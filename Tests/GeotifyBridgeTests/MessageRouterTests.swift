@@ -44,4 +44,30 @@ struct MessageRouterTests {
             return
         }
     }
+
+    /// Belt and braces for the settings' refusal of a position filter that matches the
+    /// bridge's own topics: a message on `<topicPrefix>/error` is never taken as a
+    /// position (refusing it would publish a new error there), even when a filter matches.
+    @Test func theBridgesOwnErrorTopicIsNeverAPosition() throws {
+        var settings = Settings()
+        settings.ownTracksTopic = "+/+"
+        let router = try MessageRouter(settings: settings, topics: Topics(prefix: "geotify"))
+        let error = MQTTMessage(topic: "geotify/error", payload: Array(#"{"error":"invalid_payload"}"#.utf8), qos: 0, retain: false)
+        guard case .unrouted = router.route(error, arrival: 0) else {
+            Issue.record("geotify/error was routed as a position")
+            return
+        }
+        let position = MQTTMessage(topic: "geotify/errors", payload: [], qos: 0, retain: false)
+        guard case .lane = router.route(position, arrival: 0) else {
+            Issue.record("another topic the filter matches is still a position")
+            return
+        }
+        settings.ownTracksTopic = "owntracks/+/+"
+        settings.locationTopic = "#"
+        let plain = try MessageRouter(settings: settings, topics: Topics(prefix: "geotify"))
+        guard case .unrouted = plain.route(error, arrival: 0) else {
+            Issue.record("geotify/error was routed as a plain position")
+            return
+        }
+    }
 }

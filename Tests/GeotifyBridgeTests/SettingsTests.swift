@@ -166,6 +166,35 @@ struct SettingsTests {
         #expect(message(#"{"homeassistant": {"prefix": ""}}"#) == #": the Home Assistant "prefix" must be non-empty and hold no '+' or '#'"#)
     }
 
+    /// A position subscription that matches what the bridge publishes would feed it its
+    /// own messages: it refused `geotify/error` as a position and published a new error
+    /// for it, without end. Refused, naming the topic both match; the bridge's inputs
+    /// (its command topics) and the defaults are fine.
+    @Test(arguments: [
+        (##"{"owntracksTopic": "#"}"##, ##""owntracksTopic" "#" also matches geotify/error, where the bridge publishes refused input and failures"##),
+        (##"{"owntracksTopic": "+/+"}"##, ##""owntracksTopic" "+/+" also matches geotify/error, where"##),
+        (##"{"locationTopic": "geotify/#"}"##, ##""locationTopic" "geotify/#" also matches geotify/error, where"##),
+        (##"{"locationTopic": "site/+/#", "topicPrefix": "site/a"}"##, ##""locationTopic" "site/+/#" also matches site/a/error, where"##),
+        (##"{"locationTopic": "homeassistant/#"}"##, ##"also matches homeassistant/+/+/+/config, where the bridge publishes Home Assistant discovery configs"##),
+        (##"{"locationTopic": "owntracks/#"}"##, ##"also matches owntracks/+/+/event, where the bridge publishes OwnTracks transitions (owntracksTransitions)"##),
+        (##"{"owntracksTopic": "ot/#"}"##, ##""owntracksTopic" "ot/#" also matches ot/+/event, where the bridge publishes OwnTracks transitions"##),
+        (##"{"owntracksTopic": "ot/+/+", "owntracksTransitions": false, "owntracksWaypoints": true, "locationTopic": "ot/+/+/+"}"##, ##"also matches ot/+/+/cmd, where the bridge publishes OwnTracks waypoint commands"##),
+        (##"{"locationTopic": "replies/#", "responseTopicPrefix": "replies/"}"##, ##"also matches replies/+/#, where the bridge publishes MQTT v5 command responses"##),
+        (##"{"locationTopic": "geotify/shard/#", "shard": "1/2"}"##, ##"also matches geotify/shard/1/status, where the bridge publishes its online/offline status"##),
+    ])
+    func aPositionFilterMatchingWhatTheBridgePublishesIsRefused(text: String, expected: String) {
+        let refusal = message(text) ?? "accepted"
+        #expect(refusal.contains(expected), "\(refusal)")
+    }
+
+    @Test func positionFiltersOutsideThePublishedTopicsAreFine() throws {
+        _ = try load("{}")
+        _ = try load(#"{"locationTopic": "geotify/cmdx/#", "owntracksTopic": "owntracks/+/+"}"#)
+        _ = try load(#"{"locationTopic": "homeassistant/#", "homeassistant": {"enabled": false}}"#)
+        _ = try load(#"{"owntracksTopic": "ot/#", "owntracksTransitions": false}"#)
+        _ = try load(#"{"locationTopic": "geotify/shard/#"}"#)
+    }
+
     @Test func theDefaultsAreTheSettingsInitialValues() throws {
         let loaded = try load("{}")
         #expect(loaded == Settings())
