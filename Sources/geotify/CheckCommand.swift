@@ -13,7 +13,7 @@ enum CheckCommand {
         usage: geotify check [options]
 
         Validates the settings file (every key, the broker credentials and TLS files it
-        names, the notification targets and their secrets) and the fence file: prints each error and warning with the file, line,
+        names, the OwnTracks keys file, the notification targets and their secrets) and the fence file: prints each error and warning with the file, line,
         device and fence it concerns. Exits 0 when both are valid, 1 when not.
 
         options:
@@ -46,6 +46,16 @@ enum CheckCommand {
             } catch {
                 print("error: \(error.message)")
                 print("\(file): not valid")
+                return 1
+            }
+        }
+        if let path = settings.ownTracksKeysFile {
+            // Read as `run` reads it, which refuses to start with a bad one.
+            do throws(SettingsError) {
+                for warning in try OwnTracksKeys(contentsOf: path).warnings { print("warning: \(warning)") }
+            } catch {
+                print("error: \(error.message)")
+                print("\(chosen.file ?? "settings"): not valid")
                 return 1
             }
         }

@@ -3,6 +3,7 @@ import Foundation
 import GeotifyBridge
 import GeotifyStore
 import GeotifyTime
+import Synchronization
 
 /// `geotify run`: the bridge itself, until SIGTERM or SIGINT stops it gracefully.
 enum RunCommand {
@@ -52,15 +53,32 @@ enum RunCommand {
             if !FileManager.default.fileExists(atPath: settings.fencesPath), let hint = chosen.hint(missing: "fences") { logger.error(hint) }
             exit(1)
         }
+        started.store(true, ordering: .releasing)
         MemoryRelease.dropStartupPages()
         let trimming = MemoryRelease.keepTrimming(every: 5, scheduler: SystemScheduler())
         withExtendedLifetime((sources, trimming)) { dispatchMain() }
     }
 
+    /// Whether `bridge.start()` has returned.
+    private static let started = Atomic<Bool>(false)
+    /// How many SIGTERMs and SIGINTs have come.
+    private static let stopSignals = Atomic<Int>(0)
+    /// How long a SIGTERM or SIGINT that comes while the bridge starts waits for the start
+    /// to end (and the graceful stop to begin) before the process exits without one.
+    static let startGrace = 5.0
+
     /// Stops `bridge` gracefully and exits 0 on SIGTERM or SIGINT; reloads the fence file
     /// on SIGHUP. The signals are unblocked first, before the bridge starts any thread,
     /// because a parent (a test runner, some supervisors) may have started this process
     /// with them blocked.
+    ///
+    /// The stop runs on a queue of its own, so the signals are still heard while it waits:
+    /// a stop waits for a start under way to end, and a start may block (a TLS file that is
+    /// a FIFO nobody writes, a file system that does not answer), which kept the process
+    /// until SIGKILL after "received SIGTERM, stopping". A signal during the start exits
+    /// without a graceful stop if the start has not ended `startGrace` seconds later (the
+    /// state is kept as after a crash, which it survives), and a second SIGTERM or SIGINT
+    /// exits at once, during the start or a stop.
     private static func stopOnSignals(_ bridge: Bridge, logger: Logger) -> [DispatchSourceSignal] {
         var blocked = sigset_t()
         sigemptyset(&blocked)
@@ -72,6 +90,7 @@ enum RunCommand {
         // bridge reports and survives, not kill the process.
         signal(SIGXFSZ, SIG_IGN)
         let signals = DispatchQueue(label: "geotify.signals")
+        let stopping = DispatchQueue(label: "geotify.stop")
         return [SIGTERM, SIGINT, SIGHUP].map { signalNumber in
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signals)
@@ -81,9 +100,25 @@ enum RunCommand {
                     bridge.reloadFences()
                     return
                 }
-                logger.info("received \(signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
-                bridge.stop()
-                exit(0)
+                let name = signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"
+                guard stopSignals.add(1, ordering: .relaxed).newValue == 1 else {
+                    logger.warning("received \(name) again, exiting without stopping gracefully")
+                    _exit(1)
+                }
+                if started.load(ordering: .acquiring) {
+                    logger.info("received \(name), stopping")
+                } else {
+                    logger.info("received \(name) while starting, stopping once the start has ended (exiting in \(Int(startGrace)) s if it has not; \(name) again exits at once)")
+                    signals.asyncAfter(deadline: .now() + startGrace) {
+                        guard !started.load(ordering: .acquiring) else { return }
+                        logger.error("the start did not end within \(Int(startGrace)) s of \(name); exiting without stopping gracefully")
+                        _exit(1)
+                    }
+                }
+                stopping.async {
+                    bridge.stop()
+                    exit(0)
+                }
             }
             source.resume()
             return source

@@ -92,6 +92,30 @@ struct CommandLineTests {
         #expect(good.output == "good.json: valid settings\nfences.json: valid, 1 fence for 1 device\n")
     }
 
+    /// `run` refused a bad OwnTracks keys file while `check` called the settings valid.
+    @Test func checkReadsTheOwnTracksKeysFileAsRunDoes() throws {
+        try "alice/phone\n".write(to: directory.appendingPathComponent("bad-keys"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("keys-dir"), withIntermediateDirectories: true)
+        try "alice/phone s3cr1t\n".write(to: directory.appendingPathComponent("good-keys"), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: directory.appendingPathComponent("good-keys").path)
+        for (keys, expected) in [
+            ("bad-keys", "error: bad-keys:1: a line is a device name, one space, then its secret; this one has no space\nkeys.json: not valid\n"),
+            ("keys-dir", "error: cannot read the OwnTracks keys file keys-dir: read keys-dir: not a regular file (a directory)"),
+            ("missing-keys", "error: cannot read the OwnTracks keys file missing-keys: no such file\nkeys.json: not valid\n"),
+        ] {
+            try #"{"fences": "fences.json", "owntracksKeysFile": "\#(keys)"}"#
+                .write(to: directory.appendingPathComponent("keys.json"), atomically: true, encoding: .utf8)
+            let result = try runGeotify(["check", "--config", "keys.json"], in: directory)
+            #expect(result.status == 1, "\(keys)")
+            #expect(result.output.hasPrefix(expected), "\(result.output)")
+        }
+        try #"{"fences": "fences.json", "owntracksKeysFile": "good-keys"}"#
+            .write(to: directory.appendingPathComponent("keys.json"), atomically: true, encoding: .utf8)
+        let good = try runGeotify(["check", "--config", "keys.json"], in: directory)
+        #expect(good.status == 0)
+        #expect(good.output == "keys.json: valid settings\nfences.json: valid, 1 fence for 1 device\n")
+    }
+
     @Test func aMissingFenceFileSaysWhatToPass() throws {
         let empty = try makeTemporaryDirectory("outside")
         let outside = try runGeotify(["check"], in: empty)
@@ -109,6 +133,42 @@ struct CommandLineTests {
         let run = try runGeotify(["run", "--broker", "mqtt://127.0.0.1:1", "--state-dir", "state"], in: empty)
         #expect(run.status == 1)
         #expect(run.error.contains("hint: pass --fences FILE, or --config FILE"))
+    }
+
+    /// A SIGTERM while the start was blocked (here opening a TLS CA file that is a FIFO
+    /// nobody writes, as libmosquitto does) logged "received SIGTERM, stopping" and the
+    /// process stayed until SIGKILL: the stop waited for the start. It now exits without a
+    /// graceful stop when the start has not ended `startGrace` (5 s) later, and at once on
+    /// a second SIGTERM or SIGINT.
+    @Test func aSignalWhileTheStartIsBlockedEndsTheProcess() throws {
+        let fifo = directory.appendingPathComponent("ca.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let settings = directory.appendingPathComponent("blocked.json")
+        try #"{"fences": "fences.json", "stateDir": "state-blocked", "broker": "mqtts://127.0.0.1:1", "tls": {"caFile": "ca.fifo"}}"#
+            .write(to: settings, atomically: true, encoding: .utf8)
+        for again in [true, false] {
+            let log = directory.appendingPathComponent("blocked-\(again).log")
+            let child = try ChildProcess(executable: geotifyExecutable.path, arguments: ["run", "--config", settings.path], outputFile: log)
+            let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+            try #require(waitUntil(timeout: 30) { Self.waitsForAWriter(child.pid) }, "the start blocks opening the FIFO: \(text())")
+            child.terminate(signal: SIGTERM)
+            #expect(waitUntil { text().contains("received SIGTERM while starting") }, "\(text())")
+            if again { child.terminate(signal: SIGINT) }
+            #expect(child.waitForExit(timeout: 30), "the process ends: \(text())")
+            #expect(child.exitCode == 1)
+            #expect(text().contains(again
+                ? "received SIGINT again, exiting without stopping gracefully"
+                : "the start did not end within 5 s of SIGTERM; exiting without stopping gracefully"), "\(text())")
+        }
+    }
+
+    /// Whether a thread of process `pid` is blocked opening a FIFO that has no writer.
+    static func waitsForAWriter(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let wchan = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/wchan", encoding: .utf8)) ?? ""
+            return wchan.hasPrefix("wait_for_partner") || wchan.hasPrefix("fifo_open")
+        }
     }
 
     @Test func anUnusableStateDirectoryGivesTheSystemsReason() throws {
