@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyCore
 import GeotifyHTTP
 import Synchronization
 
@@ -7,7 +8,9 @@ import Synchronization
 /// The sink is injectable so tests can read what was logged; lines from different
 /// threads never interleave. Every line is one line of text: control characters in
 /// what it quotes (a newline that would forge a line, a NUL or an escape sequence from a
-/// hostile payload) are written as `\u00XX`, so nothing binary reaches the log.
+/// hostile payload) and invisible formatting characters (a bidirectional override that
+/// would turn the rest of the line around) are written as `\uXXXX`, so nothing binary
+/// or misleading reaches the log.
 package final class Logger: Sendable {
     /// How much to log; each level includes the ones above it.
     package enum Level: Int, Sendable, Comparable, CaseIterable {
@@ -53,43 +56,38 @@ package final class Logger: Sendable {
         sink.withLock { $0(line) }
     }
 
-    /// `text` with each control character (U+0000–U+001F, U+007F–U+009F) written as
-    /// `\u00XX`; the text itself, without copying, when it has none (the common case
-    /// costs one pass over its bytes).
+    /// `text` with each control character (U+0000–U+001F, U+007F–U+009F) and each
+    /// invisible formatting character (`InvisibleFormatCharacter`: a bidirectional
+    /// override would show the rest of the line reversed, "alice's phone" for a hostile
+    /// device's topic) written as `\uXXXX`; the text itself, without copying, when it has
+    /// none (the common case costs one pass over its bytes).
     package static func escaped(_ text: String) -> String {
         var utf8 = text.utf8.makeIterator()
         var previous: UInt8 = 0
         var clean = true
         while let byte = utf8.next() {
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F) {
+            // 0xE2 and 0xEF start every invisible formatting character (and other
+            // characters, which are told apart below).
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F) || byte == 0xE2 || byte == 0xEF {
                 clean = false
                 break
             }
             previous = byte
         }
         if clean { return text }
-        let bytes = Array(text.utf8)
-        var escaped: [UInt8] = []
-        escaped.reserveCapacity(bytes.count + 16)
-        let hex = Array("0123456789ABCDEF".utf8)
-        var index = 0
-        while index < bytes.count {
-            var code = bytes[index]
-            var width = 1
-            // U+0080–U+009F are 0xC2 0x80–0x9F in UTF-8 (valid text: a 0xC2 lead byte is
-            // always followed by a continuation byte).
-            if code == 0xC2, index + 1 < bytes.count, bytes[index + 1] <= 0x9F {
-                code = bytes[index + 1]
-                width = 2
-            }
-            if code < 0x20 || code == 0x7F || width == 2 {
-                escaped += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(code >> 4)], hex[Int(code & 0xF)]]
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count + 16)
+        let hex = Array("0123456789ABCDEF")
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x20 || (0x7F...0x9F).contains(value) || InvisibleFormatCharacter.isInvisible(scalar) {
+                escaped += "\\u"
+                for shift in stride(from: 12, through: 0, by: -4) { escaped.append(hex[Int((value >> UInt32(shift)) & 0xF)]) }
             } else {
-                escaped.append(code)
+                escaped.unicodeScalars.append(scalar)
             }
-            index += width
         }
-        return String(decoding: escaped, as: UTF8.self)
+        return escaped
     }
 
     /// Writes a line to standard error. A failed write (a full disk under a redirected

@@ -4,7 +4,9 @@ import Foundation
 /// (`geotify/event/<device>`, later `.../<device>/<fence>`), so they must not hold
 /// wildcards or empty levels, and fence identifiers must be a single level. Neither may
 /// hold a `ForbiddenCharacter` (control characters, non-characters, U+FFFD), which a
-/// broker refuses in a topic and which would forge or garble log lines. A device
+/// broker refuses in a topic and which would forge or garble log lines, nor an
+/// `InvisibleFormatCharacter` (bidirectional controls, zero-width spaces), which makes
+/// one display as another. A device
 /// identifier must also be in Unicode normalization form C, so that two identifiers the
 /// broker tells apart are never one device here.
 public enum Identifier {
@@ -18,6 +20,9 @@ public enum Identifier {
         if device.utf8.count > maximumLength { return "a device identifier must be at most \(maximumLength) bytes" }
         if let character = ForbiddenCharacter.first(in: device) {
             return "a device identifier must not contain control characters, non-characters or invalid UTF-8; found \(character)"
+        }
+        if let character = InvisibleFormatCharacter.first(in: device) {
+            return "a device identifier must not contain invisible formatting characters (bidirectional controls, zero-width spaces), which make it display as another; found \(character)"
         }
         // Byte by byte, as MQTT reads a topic: a character of Swift's joins a combining
         // mark to the '+', '#' or '/' before it ("+\u{301}" is one), which compared
@@ -73,6 +78,9 @@ public enum Identifier {
         if fence.utf8.count > maximumLength { return "a fence identifier must be at most \(maximumLength) bytes" }
         if let character = ForbiddenCharacter.first(in: fence) {
             return "a fence identifier must not contain control characters, non-characters or invalid UTF-8; found \(character)"
+        }
+        if let character = InvisibleFormatCharacter.first(in: fence) {
+            return "a fence identifier must not contain invisible formatting characters (bidirectional controls, zero-width spaces), which make it display as another; found \(character)"
         }
         if fence.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "/") }) {
             return "the fence identifier \"\(fence)\" must not contain '/', '+' or '#'"

@@ -27,4 +27,15 @@ struct LoggerTests {
             #expect(Logger.escaped("a\(Character(scalar))b") == "a\\u00\(hex.count == 1 ? "0" : "")\(hex)b")
         }
     }
+
+    /// A bidirectional override quoted in a line (a hostile device's topic, a note)
+    /// turned the rest of the line around on a terminal; it and the other invisible
+    /// formatting characters are written escaped, the joiners and other text as they are.
+    @Test func invisibleFormattingCharactersAreEscaped() {
+        #expect(Logger.escaped("refused owntracks/mallory/\u{202E}enohp s'ecila: no") == #"refused owntracks/mallory/\u202Eenohp s'ecila: no"#)
+        #expect(Logger.escaped("home\u{200B} \u{FEFF}x \u{2066}y\u{2069} \u{200F}") == #"home\u200B \uFEFFx \u2066y\u2069 \u200F"#)
+        let kept = "\u{2013} \u{201C}quoted\u{201D} \u{200D}\u{200C} \u{FB01} \u{FF21} \u{2122}"
+        #expect(Logger.escaped(kept) == kept)
+        #expect(Logger.escaped("\u{202E}\n") == #"\u202E\u000A"#)
+    }
 }

@@ -10,6 +10,32 @@ struct IdentifierTests {
     /// Text of one scalar that a string literal may not spell (a non-character).
     static func scalar(_ value: UInt32) -> String { String(Character(Unicode.Scalar(value) ?? "?")) }
 
+    /// A bidirectional override in a device made a log line show "alice's phone" for
+    /// `mallory/\u{202E}enohp s'ecila`; a zero-width space made a fence `home\u{200B}`
+    /// that looks like `home`. Refused in both, named but never echoed; the joiners some
+    /// scripts and emoji need are kept.
+    @Test(arguments: [UInt32](
+        [0x200B, 0x200E, 0x200F, 0xFEFF] + Array(0x202A...0x202E) + Array(0x2060...0x2064) + Array(0x2066...0x2069)))
+    func invisibleFormattingCharactersAreRefused(value: UInt32) throws {
+        let text = "ab" + IdentifierTests.scalar(value) + "c"
+        let hex = String(value, radix: 16, uppercase: true)
+        let fence = try #require(Identifier.problem(fence: text))
+        #expect(fence.hasPrefix("a fence identifier must not contain invisible formatting characters"), "\(fence)")
+        #expect(fence.contains("found U+\(hex) ("), "\(fence)")
+        #expect(fence.hasSuffix(") at byte 2"), "\(fence)")
+        let device = try #require(Identifier.problem(device: "mallory/" + text))
+        #expect(device.hasPrefix("a device identifier must not contain invisible formatting characters"), "\(device)")
+        #expect(device.hasSuffix(") at byte 10"), "\(device)")
+        #expect(!fence.unicodeScalars.contains { InvisibleFormatCharacter.isInvisible($0) })
+    }
+
+    @Test func theJoinersScriptsAndEmojiNeedAreKept() {
+        for text in ["\u{0928}\u{094D}\u{200D}", "\u{0645}\u{200C}\u{0627}", "👨\u{200D}👩\u{200D}👧", "home\u{2019}s", "\u{2013}", "\u{FB01}"] {
+            #expect(Identifier.problem(fence: text) == nil, "\(text.debugDescription)")
+            #expect(Identifier.problem(device: "alice/" + text) == nil, "\(text.debugDescription)")
+        }
+    }
+
     @Test(arguments: [(String, String)]([
         ("home\nfake log line", "U+000A (a control character) at byte 4"),
         ("a\u{0}b", "U+0000 (a control character) at byte 1"),
