@@ -105,7 +105,8 @@ package struct BrokerSecurity: Sendable, Equatable {
         } catch {
             throw SettingsError("cannot read the broker password file \(path): \(error)")
         }
-        var text = String(decoding: bytes, as: UTF8.self)
+        // A leading byte order mark is no part of the password.
+        var text = String(decoding: ByteOrderMark.dropped(from: bytes), as: UTF8.self)
         // `\r\n` is one Character in Swift, so one removeLast takes either line break.
         if text.hasSuffix("\r\n") || text.hasSuffix("\n") {
             text.removeLast()

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyJSON
 import GeotifyStore
 
 /// The secrets OwnTracks devices encrypt their payloads with, per device, read from a
@@ -22,7 +23,8 @@ import GeotifyStore
 ///   the secret of every device without a line of its own. An exact name wins over a
 ///   Recorder key, which wins over `*`.
 /// - Empty lines and lines starting with `#` are skipped; a `\r` before the line break
-///   is not part of the secret.
+///   is not part of the secret, nor a byte order mark at the start of the file part of
+///   the first line.
 /// - The key is the secret's UTF-8 bytes, padded with zero bytes to 32, as the apps and
 ///   the Recorder make it (https://owntracks.org/booklet/features/encrypt/: "an up to 32
 ///   octet long passphrase (which the apps pad with binary zeroes)"). A longer secret is
@@ -44,7 +46,8 @@ package struct OwnTracksKeys: Sendable {
     package init(parsing bytes: [UInt8], file: String) throws(SettingsError) {
         var line = 0
         // Split on `\r\n` too: Swift reads it as one character, not a `\r` then a `\n`.
-        let lines = String(decoding: bytes, as: UTF8.self).split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        // A leading byte order mark would be part of the first line's name.
+        let lines = String(decoding: ByteOrderMark.dropped(from: bytes), as: UTF8.self).split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
         for var text in lines {
             line += 1
             if text.hasSuffix("\r") { text.removeLast() }

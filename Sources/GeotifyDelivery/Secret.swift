@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyJSON
 import GeotifyStore
 
 /// A token, password or signing key, read from a file or an environment variable when the
@@ -42,7 +43,8 @@ package struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebug
             throw DeliverySettingsError("cannot read the file \(path): \(error.reason)")
         }
         guard let bytes else { throw DeliverySettingsError("cannot read the file \(path): no such file") }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw DeliverySettingsError("the file \(path) is not UTF-8 text") }
+        // A leading byte order mark is no part of the secret.
+        guard let text = String(validating: ByteOrderMark.dropped(from: bytes), as: UTF8.self) else { throw DeliverySettingsError("the file \(path) is not UTF-8 text") }
         // `\r\n` is one Character in Swift, so one dropLast takes either line break.
         let value = text.hasSuffix("\r\n") || text.hasSuffix("\n") ? String(text.dropLast()) : text
         guard !value.isEmpty else { throw DeliverySettingsError("the file \(path) is empty") }

@@ -1,3 +1,5 @@
+import GeotifyJSON
+
 /// The web console's users: an Apache `htpasswd` file, `name:hash` per line, as
 /// `htpasswd -B -c users alice` writes it (bcrypt), or any other crypt(3) hash libcrypt
 /// verifies that is not weak.
@@ -6,7 +8,7 @@
 /// gost-yescrypt (`$gy$`), SHA-512 and SHA-256 crypt (`$6$`, `$5$`). Refused, naming the
 /// line: Apache's MD5 (`$apr1$`), MD5 crypt (`$1$`), SHA-1 (`{SHA}`), DES and plain
 /// text, which are fast to crack or not hashes at all. Blank lines and `#` comments are
-/// skipped. Parsing is pure: the file's text in, the users or every problem out.
+/// skipped, and a byte order mark at the start of the file. Parsing is pure: the file's text in, the users or every problem out.
 package struct UsersFile: Sendable, Equatable {
     /// Each user's password hash.
     package var hashes: [String: String]
@@ -22,7 +24,8 @@ package struct UsersFile: Sendable, Equatable {
     package init(parsing text: String, file: String) throws(HTTPSettingsError) {
         var hashes: [String: String] = [:]
         var problems: [String] = []
-        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        // A leading byte order mark would be part of the first user's name.
+        let lines = ByteOrderMark.dropped(from: text).split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         for (index, line) in lines.enumerated() {
             if String(line).trimmingSpaces.isEmpty || line.hasPrefix("#") { continue }
             let where_ = "\(file):\(index + 1)"

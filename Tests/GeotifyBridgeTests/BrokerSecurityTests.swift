@@ -91,6 +91,9 @@ struct BrokerSecurityTests {
         #expect(try options(fromFile, environment: ["GEOTIFY_MQTT_PASSWORD": "from-env"]).0.password == "from-env")
         #expect(try options(fromFile, environment: ["GEOTIFY_MQTT_PASSWORD": ""]).0.password == "from-file")
         #expect(try options(fromFile).1.isEmpty)
+        let (marked, _) = try load(
+            #"{"username": "geotify", "passwordFile": "secret"}"#, files: ["secret": "\u{FEFF}from-file\n"])
+        #expect(try options(marked).0.password == "from-file", "a leading byte order mark is not part of it")
 
         let (inline, _) = try load(#"{"username": "geotify", "password": "inline"}"#)
         let (options, warnings) = try options(inline)

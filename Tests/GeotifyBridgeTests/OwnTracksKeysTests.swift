@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GeotifyBridge
+import GeotifyJSON
 import GeotifyTestSupport
 
 @Suite("OwnTracks keys file")
@@ -24,6 +25,19 @@ struct OwnTracksKeysTests {
         #expect(OwnTracksKeys.key(secret: "ü").prefix(3) == [0xC3, 0xBC, 0])
         let long = String(repeating: "x", count: 40)
         #expect(OwnTracksKeys.key(secret: long) == [UInt8](repeating: UInt8(ascii: "x"), count: 32))
+    }
+
+    /// A byte order mark (as Notepad writes one) made the first line's name
+    /// "\u{FEFF}alice/phone": that device was then refused for want of a key, with the
+    /// advice to add the line it had.
+    @Test func aByteOrderMarkAtTheStartIsNotPartOfTheFirstName() throws {
+        let marked = try OwnTracksKeys(parsing: ByteOrderMark.bytes + Array("alice/phone s3cr1t\nbob/tablet other\n".utf8), file: "keys")
+        #expect(marked.key(for: "alice/phone") == OwnTracksKeys.key(secret: "s3cr1t"))
+        #expect(marked.key(for: "bob/tablet") == OwnTracksKeys.key(secret: "other"))
+        let comment = try OwnTracksKeys(parsing: ByteOrderMark.bytes + Array("# keys\nalice/phone s3cr1t\n".utf8), file: "keys")
+        #expect(comment.key(for: "alice/phone") == OwnTracksKeys.key(secret: "s3cr1t"), "a first line that is a comment stays one")
+        #expect(try keys("alice/phone \u{FEFF}s3cr1t").key(for: "alice/phone") == OwnTracksKeys.key(secret: "\u{FEFF}s3cr1t"),
+                "only a mark at the start of the file is dropped")
     }
 
     @Test func aLineIsANameOneSpaceAndTheRestOfTheLineAsTheSecret() throws {

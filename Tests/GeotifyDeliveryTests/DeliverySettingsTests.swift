@@ -90,6 +90,15 @@ struct DeliverySettingsTests {
         #expect(try DeliverySettings.load(settingsFile: file.path).targets.isEmpty)
     }
 
+    /// A secret file saved with a byte order mark (Notepad) would send the mark as part of
+    /// the token, and every delivery would be refused by the service.
+    @Test func aByteOrderMarkAtTheStartOfASecretFileIsNotPartOfTheSecret() throws {
+        let directory = try makeTemporaryDirectory("notify-secret")
+        let path = directory.appendingPathComponent("token").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("\u{FEFF}t0ken\n".utf8)))
+        #expect(try Secret.file(path).value == "t0ken")
+    }
+
     @Test func aSettingsFileOrSecretFileThatIsNotARegularFileIsRefusedUnread() throws {
         let directory = try makeTemporaryDirectory("notify-settings")
         let fifo = directory.appendingPathComponent("fifo").path

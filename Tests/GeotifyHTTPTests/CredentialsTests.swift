@@ -24,6 +24,14 @@ import Testing
         #expect(users.hashes == ["alice": "$2y$05$abc", "bob": "$y$j9T$salt$hash"])
     }
 
+    /// A byte order mark at the start made the first user "\u{FEFF}alice", who could then
+    /// never log in as alice.
+    @Test func aByteOrderMarkAtTheStartIsNotPartOfTheFirstUser() throws {
+        let users = try UsersFile(parsing: "\u{FEFF}alice:$2y$05$abc\nbob:$2y$05$def\n", file: "users")
+        #expect(users.hashes == ["alice": "$2y$05$abc", "bob": "$2y$05$def"])
+        #expect(try UsersFile(parsing: "\u{FEFF}# users\nalice:$2y$05$abc\n", file: "users").hashes == ["alice": "$2y$05$abc"])
+    }
+
     @Test func weakHashesAndBadLinesAreRefusedNamingEveryLine() {
         let text = "alice:$apr1$x$y\nbob:{SHA}abc=\ncarol:hunter2\nno colon\n:$2y$05$x\ndave:$2y$05$a\ndave:$2y$05$b\n"
         do {
