@@ -58,6 +58,10 @@ package struct LaneCore: Sendable {
     private var noIdleDevice: (at: Double, notBefore: Double, edition: FenceBookEdition)?
     /// How many times the lane looked through its devices for an idle one (for tests).
     package private(set) var idleDeviceSearches = 0
+    /// The book the devices' retained presence was last decided with; nil after a start
+    /// until the states loaded are checked against the book in force
+    /// (`leaveRemovedFences`).
+    var decidedWith: FenceBook?
 
     /// A core for the devices of `states` (as loaded at start), with the fences of `book`.
     package init(configuration: LaneConfiguration, admission: DeviceAdmission, states: [String: DeviceState], book: FenceBook, now: Double) {
@@ -86,8 +90,9 @@ package struct LaneCore: Sendable {
     /// Handles a batch of routed messages in arrival order, except that each device's
     /// positions are taken in timestamp order (stable, only among that device's), so a
     /// burst of positions queued in the broker while the bridge was away is evaluated as
-    /// it happened.
+    /// it happened. A new book is first looked at for removed fences (`leaveRemovedFences`).
     package mutating func handle(_ batch: [Inbound], book: FenceBook, into effects: inout LaneEffects) {
+        leaveRemovedFences(book: book, into: &effects)
         var items: [Item] = []
         items.reserveCapacity(batch.count)
         // The devices that come more than once: those kept are marked in the table, the
@@ -247,7 +252,7 @@ package struct LaneCore: Sendable {
     /// Runs `body` on the record at `index` in place: reading a field through it copies
     /// that field, where reading through `devices.values[index]` copies the whole record
     /// (its arrays and strings retained and released), on every fix.
-    private mutating func withRecord<Result>(at index: Int, _ body: (inout DeviceRecord) -> Result) -> Result {
+    mutating func withRecord<Result>(at index: Int, _ body: (inout DeviceRecord) -> Result) -> Result {
         body(&devices[slot: index])
     }
 
@@ -356,7 +361,7 @@ package struct LaneCore: Sendable {
     /// identifier, so it is then inside none of that name: also not one of a set that
     /// counted it before the file moved it to another group (or gave it an own fence of
     /// that name).
-    private static func leaveOccupancy(of device: String, fence identifier: String, book: FenceBook, into effects: inout LaneEffects) {
+    static func leaveOccupancy(of device: String, fence identifier: String, book: FenceBook, into effects: inout LaneEffects) {
         for set in book.shared.values where set.fence(identifier) != nil {
             effects.occupancy.append(OccupancyChange(owner: set.owner, fence: identifier, device: device, inside: false))
         }
@@ -366,7 +371,7 @@ package struct LaneCore: Sendable {
     /// The state document carries the tracker state with the position, so a subscriber
     /// that reads only it (Home Assistant's tracker) sees one change per transition; the
     /// tracker topic is for subscribers that want the location alone.
-    private mutating func publishState(of device: String, at index: Int, fences: DeviceFences, into effects: inout LaneEffects) {
+    mutating func publishState(of device: String, at index: Int, fences: DeviceFences, into effects: inout LaneEffects) {
         let state = withRecord(at: index) { record in
             record.published = record.state.lastFix
             return record.state
@@ -549,8 +554,10 @@ package struct LaneCore: Sendable {
     /// due (each device's on its own clock, `DeviceRecord.deviceClock`), forgets expired
     /// previews, and then republishes a share of the retained topics of every device
     /// after a connection (`republishAll`), from the states the timers left: what is
-    /// republished is the last retained value, after the timers' own messages.
+    /// republished is the last retained value, after the timers' own messages. A new
+    /// book is first looked at for removed fences (`leaveRemovedFences`).
     package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
+        leaveRemovedFences(book: book, into: &effects)
         previews.expire(now: now)
         reckonAdmission(with: book)
         if !book.edition.isSame(as: timedEdition) {

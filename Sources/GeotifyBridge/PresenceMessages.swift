@@ -147,6 +147,11 @@ package struct PresenceMessages: Sendable {
         retained(occupancyTopic(owner: owner, fence: fence), Array(String(count).utf8))
     }
 
+    /// The empty retained message that removes the presence of `device` for `fence` (QoS 1).
+    package func presenceRemoval(of device: String, fence: String) -> OutboxMessage {
+        retained(presenceTopic(device, fence: fence), [])
+    }
+
     /// The messages that remove what is in `previous` but not in `current` (device →
     /// fences, and owner → shared fences for the occupancy entities), in the order Home
     /// Assistant must see them: first the empty discovery configs from `discovery`
@@ -167,7 +172,7 @@ package struct PresenceMessages: Sendable {
         for device in previous.keys.sorted() {
             guard let kept = current[device].map({ Set($0.map(\.identifier)) }) else { continue }
             for fence in previous[device] ?? [] where !kept.contains(fence.identifier) {
-                messages.append(retained(presenceTopic(device, fence: fence.identifier), []))
+                messages.append(presenceRemoval(of: device, fence: fence.identifier))
             }
         }
         return messages

@@ -1,0 +1,82 @@
+import GeotifyCore
+
+extension LaneCore {
+    /// Once for each book that comes into force (at the lane's next message or tick,
+    /// before anything is decided with it) and once after a start: clears what the
+    /// lane's devices say about fences they no longer have (a fence removed from the
+    /// file, a shared set removed, a group that lost a set or a device that left a
+    /// group), whether or not the file names the device. For each device of the lane
+    /// (in identifier order) whose fences differ from those of the book its presence was
+    /// last decided with, the retained presence topic of every fence gone is emptied
+    /// (retained, QoS 1, as `PresenceMessages.removals`): of each fence the device was
+    /// announced with in that book (`DeviceFences.announced`: an `outside` published at
+    /// its first fix keeps no entry in its state) and of each fence its state still
+    /// names. Those entries leave the state (saved), an inside one leaves the count of a
+    /// set that still has the fence (the announcer forgets a fence its set lost), and
+    /// the state document and tracker follow, unless the device itself left the file
+    /// (the announcer empties its topics: `PresenceMessages.forgetting`).
+    ///
+    /// After a start there is no earlier book: the states loaded name what the devices
+    /// were last told, so a fence removed while the bridge was stopped is cleared for
+    /// every device whose state names it.
+    ///
+    /// The lane is the only one to decide its devices' presence, so every presence it
+    /// decided with the earlier book is queued before these removals, and none decided
+    /// with the new book names a fence gone: a removal is never overtaken by a stale
+    /// presence. For the devices the file names, the announcer empties the same topics
+    /// (`FenceChangeAnnouncer`, after their Home Assistant configs); the lane's removals
+    /// come after any presence it published meanwhile.
+    mutating func leaveRemovedFences(book: FenceBook, into effects: inout LaneEffects) {
+        let old = decidedWith
+        if let old, old.edition.isSame(as: book.edition) { return }
+        decidedWith = book
+        guard devices.count > 0 else { return }
+        // The fences gone from an earlier `DeviceFences` to a new one that were announced:
+        // every device the file does not name has the same two, so they are worked out once.
+        var goneAnnounced: [Pair: [String]] = [:]
+        var changed: [(device: String, index: Int, before: DeviceFences?, fences: DeviceFences)] = []
+        for (device, index) in devices.slotsByDevice {
+            let fences = book.deviceFences(of: device)
+            let before = old?.deviceFences(of: device)
+            if let before, before === fences { continue }
+            changed.append((device, index, before, fences))
+        }
+        let limit = configuration.announceLimit
+        for (device, index, before, fences) in changed.sorted(by: { $0.device < $1.device }) {
+            var gone: [String] = []
+            if let before {
+                let pair = Pair(before: ObjectIdentifier(before), after: ObjectIdentifier(fences))
+                if let known = goneAnnounced[pair] {
+                    gone = known
+                } else {
+                    gone = before.announced(limit: limit).map(\.identifier).filter { fences.fence($0) == nil }
+                    goneAnnounced[pair] = gone
+                }
+            }
+            let entries = withRecord(at: index) { $0.state.fences }.filter { fences.fence($0.fence) == nil }
+            for entry in entries where !gone.contains(entry.fence) { gone.append(entry.fence) }
+            for fence in gone {
+                keep(.presence, in: &effects.outbox) { configuration.presence.presenceRemoval(of: device, fence: fence) }
+            }
+            guard !entries.isEmpty else { continue }
+            let state = withRecord(at: index) { record in
+                record.state.fences.removeAll { entry in fences.fence(entry.fence) == nil }
+                return record.state
+            }
+            effects.saves[device] = state
+            for entry in entries where entry.inside {
+                Self.leaveOccupancy(of: device, fence: entry.fence, book: book, into: &effects)
+            }
+            let leftFile = old?.knows(device) == true && !book.knows(device)
+            if entries.contains(where: \.inside) && !leftFile {
+                publishState(of: device, at: index, fences: fences, into: &effects)
+            }
+        }
+    }
+
+    /// Two `DeviceFences` objects, before and after a change of book.
+    private struct Pair: Hashable {
+        var before: ObjectIdentifier
+        var after: ObjectIdentifier
+    }
+}
