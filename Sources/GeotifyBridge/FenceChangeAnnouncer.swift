@@ -126,8 +126,8 @@ final class FenceChangeAnnouncer: Sendable {
         let sharedAfter = change.new.announcedSharedFences(limit: announceLimit)
         var outbox = presence.removals(
             previous: before, current: after, discovery: discovery, previousShared: sharedBefore, currentShared: sharedAfter)
-        for key in occupancy.prune(to: change.new) {
-            outbox.append(OutboxMessage(topic: presence.occupancyTopic(owner: key.owner, fence: key.fence), payload: [], qos: 1, retain: true))
+        for key in removedOccupancies(change, previousShared: sharedBefore) {
+            outbox.append(presence.occupancyRemoval(owner: key.owner, fence: key.fence))
         }
         if let discovery {
             // Only the configs that differ: each is a retained message of about a kilobyte,
@@ -149,6 +149,19 @@ final class FenceChangeAnnouncer: Sendable {
             }
         }
         return outbox
+    }
+
+    /// The shared fences whose occupancy counts go with `change` (sorted): those counted
+    /// (`Occupancy.prune`, which forgets them) and those of `previousShared` (announced,
+    /// so published at 0 when nobody was ever inside) that `change.new` no longer has.
+    private func removedOccupancies(_ change: LiveFenceBook.Change, previousShared: [String: [Fence]]) -> [Occupancy.Key] {
+        var removed = Set(occupancy.prune(to: change.new))
+        for (owner, fences) in previousShared {
+            for fence in fences where change.new.shared[owner]?.fence(fence.identifier) == nil {
+                removed.insert(Occupancy.Key(owner: owner, fence: fence.identifier))
+            }
+        }
+        return removed.sorted { ($0.owner, $0.fence) < ($1.owner, $1.fence) }
     }
 
     /// The announced shared sets of `change.new` with a fence `change.old` did not

@@ -358,13 +358,17 @@ final class Lane: @unchecked Sendable {
     /// and announces every count on connecting (`FenceChangeAnnouncer.announceAll`). They
     /// are queued under the count's lock (`Occupancy.apply`), so an announcement that
     /// reads the counts meanwhile is published in order with them and cannot leave an
-    /// older count retained.
+    /// older count retained. The count of a fence removed from its set is emptied when its
+    /// last device leaves it (`OccupancyChange.fenceRemoved`).
     private func publishOccupancy(_ changes: [OccupancyChange]) {
         guard !changes.isEmpty else { return }
         let presence = environment.presence
         let publisher = environment.publisher
         environment.occupancy.apply(changes) { counts in
-            publisher.queue(counts.map { presence.occupancy(owner: $0.key.owner, fence: $0.key.fence, count: $0.count) })
+            publisher.queue(counts.map { key, count in
+                count.map { presence.occupancy(owner: key.owner, fence: key.fence, count: $0) }
+                    ?? presence.occupancyRemoval(owner: key.owner, fence: key.fence)
+            })
         }
         publisher.pump()
     }

@@ -11,8 +11,8 @@ extension LaneCore {
     /// (retained, QoS 1, as `PresenceMessages.removals`): of each fence the device was
     /// announced with in that book (`DeviceFences.announced`: an `outside` published at
     /// its first fix keeps no entry in its state) and of each fence its state still
-    /// names. Those entries leave the state (saved), an inside one leaves the count of a
-    /// set that still has the fence (the announcer forgets a fence its set lost), and
+    /// names. Those entries leave the state (saved), an inside one leaves the shared
+    /// fence's count (`OccupancyChange.fenceRemoved` when the set lost the fence), and
     /// the state document and tracker follow, unless the device itself left the file
     /// (the announcer empties its topics: `PresenceMessages.forgetting`).
     ///
@@ -66,6 +66,10 @@ extension LaneCore {
             effects.saves[device] = state
             for entry in entries where entry.inside {
                 Self.leaveOccupancy(of: device, fence: entry.fence, book: book, into: &effects)
+                if let set = before?.owner(of: entry.fence), book.shared[set.owner]?.fence(entry.fence) == nil {
+                    effects.occupancy.append(
+                        OccupancyChange(owner: set.owner, fence: entry.fence, device: device, inside: false, fenceRemoved: true))
+                }
             }
             let leftFile = old?.knows(device) == true && !book.knows(device)
             if entries.contains(where: \.inside) && !leftFile {

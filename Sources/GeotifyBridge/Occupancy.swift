@@ -31,10 +31,12 @@ final class Occupancy: Sendable {
     /// while still holding the lock. What `queue` queues for publishing is so queued in the
     /// order the counts changed in, across lanes and beside `counts(of:then:)`: a count
     /// read before a change can never be published after the change's count, which would
-    /// leave a stale retained value for Home Assistant. `queue` must not use this object.
-    func apply(_ changes: [OccupancyChange], then queue: ([(key: Key, count: Int)]) -> Void) {
+    /// leave a stale retained value for Home Assistant. A count given as nil is one of a
+    /// fence its set no longer has that no device is left in (`OccupancyChange.fenceRemoved`):
+    /// forgotten, its retained topic is to be emptied. `queue` must not use this object.
+    func apply(_ changes: [OccupancyChange], then queue: ([(key: Key, count: Int?)]) -> Void) {
         inside.withLock { inside in
-            var counts: [(key: Key, count: Int)] = []
+            var counts: [(key: Key, count: Int?)] = []
             for change in changes {
                 if let count = Self.apply(change, to: &inside) {
                     counts.append((Key(owner: change.owner, fence: change.fence), count))
@@ -50,8 +52,16 @@ final class Occupancy: Sendable {
         inside.withLock { inside in queue(keys.map { inside[$0]?.count ?? 0 }) }
     }
 
-    private static func apply(_ change: OccupancyChange, to inside: inout [Key: Set<String>]) -> Int? {
+    /// The new count of the change's fence, nil when it did not change; for a fence
+    /// removed, `.some(nil)` when its last device left (the key is forgotten) and nil
+    /// while others are left in it (a removed fence's count is not published).
+    private static func apply(_ change: OccupancyChange, to inside: inout [Key: Set<String>]) -> Int?? {
         let key = Key(owner: change.owner, fence: change.fence)
+        if change.fenceRemoved {
+            guard inside[key]?.remove(change.device) != nil, inside[key]?.isEmpty == true else { return nil }
+            inside[key] = nil
+            return .some(nil)
+        }
         let changed = change.inside
             ? inside[key, default: []].insert(change.device).inserted
             : inside[key]?.remove(change.device) != nil

@@ -152,6 +152,12 @@ package struct PresenceMessages: Sendable {
         retained(presenceTopic(device, fence: fence), [])
     }
 
+    /// The empty retained message that removes the occupancy count of the shared `fence`
+    /// of `owner`, a fence removed (QoS 1).
+    package func occupancyRemoval(owner: String, fence: String) -> OutboxMessage {
+        retained(occupancyTopic(owner: owner, fence: fence), [])
+    }
+
     /// The messages that remove what is in `previous` but not in `current` (device →
     /// fences, and owner → shared fences for the occupancy entities), in the order Home
     /// Assistant must see them: first the empty discovery configs from `discovery`

@@ -12,7 +12,8 @@ struct FenceChangeAnnouncerTests {
     /// An announcer whose work runs on `queue`; its publisher has no client and keeps what
     /// it is given.
     private func announcer(
-        on queue: DispatchQueue = DispatchQueue(label: "test.announcements"), waypoints: OwnTracksWaypoints? = nil
+        on queue: DispatchQueue = DispatchQueue(label: "test.announcements"), waypoints: OwnTracksWaypoints? = nil,
+        occupancy: Occupancy = Occupancy(), discovery: HomeAssistantDiscovery? = nil
     ) -> FenceChangeAnnouncer {
         let logger = Logger(level: .error, sink: { _ in })
         let counters = Counters()
@@ -20,7 +21,7 @@ struct FenceChangeAnnouncerTests {
         let health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { 0 })
         let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 1_000)
         return FenceChangeAnnouncer(
-            publisher: publisher, presence: PresenceMessages(topics: Topics()), occupancy: Occupancy(), discovery: nil,
+            publisher: publisher, presence: PresenceMessages(topics: Topics()), occupancy: occupancy, discovery: discovery,
             waypoints: waypoints, announceLimit: 20, updates: LiveUpdates(), queue: queue)
     }
 
@@ -92,5 +93,32 @@ struct FenceChangeAnnouncerTests {
         #expect(named.map(\.topic) == compared.map(\.topic))
         #expect(named.map(\.payload) == compared.map(\.payload))
         #expect(named.contains { $0.topic == "owntracks/alice/phone/cmd" })
+    }
+
+    /// Three shared fences, and a device the file names.
+    static let shared = """
+        { "devices": { "alice/phone": [] },
+          "shared": [
+            { "identifier": "sa", "latitude": 20, "longitude": 20, "radius": 100, "eventType": "onEntryAndExit" },
+            { "identifier": "sb", "latitude": 21, "longitude": 20, "radius": 100, "eventType": "onEntryAndExit" },
+            { "identifier": "sc", "latitude": 22, "longitude": 20, "radius": 100, "eventType": "onEntryAndExit" } ] }
+        """
+
+    /// Every removed shared fence's retained count is emptied: one nobody was ever inside
+    /// (announced at 0 by `announceAll`, never counted), one whose count fell back to 0,
+    /// and one with a device inside.
+    @Test("a removed shared fence's occupancy is emptied, at 0 too")
+    func aRemovedSharedFencesOccupancyIsEmptiedAtZeroToo() throws {
+        let occupancy = Occupancy()
+        occupancy.apply([
+            OccupancyChange(owner: "shared", fence: "sb", device: "occ/one", inside: true),
+            OccupancyChange(owner: "shared", fence: "sb", device: "occ/one", inside: false),
+            OccupancyChange(owner: "shared", fence: "sc", device: "occ/two", inside: true),
+        ]) { _ in }
+        let messages = announcer(occupancy: occupancy).messages(
+            for: LiveFenceBook.Change(old: try Self.book(Self.shared), new: try Self.book(#"{"devices": {"alice/phone": []}}"#)))
+        let cleared = messages.filter { $0.topic.hasPrefix("geotify/occupancy/") }
+        #expect(cleared.map(\.topic) == ["geotify/occupancy/shared/sa", "geotify/occupancy/shared/sb", "geotify/occupancy/shared/sc"])
+        #expect(cleared.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
     }
 }

@@ -26,7 +26,7 @@ struct LaneCoreRemovedFencesTests {
     /// The reviewer's case: devices the file does not name get the shared fences, and
     /// their presence (an `outside` from the first fix, an `inside`) is emptied when the
     /// shared fences go, as the named device's is; the fence one was inside leaves its
-    /// state and its state document.
+    /// state, its count and its state document.
     @Test func removingSharedFencesEmptiesThePresenceOfEveryDeviceWithState() throws {
         var lane = try LaneFixture(fences: Self.fences)
         for device in ["occ/one", "occ/two", "alice/phone"] { _ = lane.ownTracks(device, 0, 20) }
@@ -44,6 +44,7 @@ struct LaneCoreRemovedFencesTests {
         })
         #expect(removed.saves["occ/two"]?.fences.isEmpty == true, "the state no longer names sc")
         #expect(lane.core.state(of: "occ/two")?.fences.isEmpty == true)
+        #expect(removed.occupancy.contains(OccupancyChange(owner: "shared", fence: "sc", device: "occ/two", inside: false, fenceRemoved: true)))
         #expect(removed.outboxText("geotify/tracker/occ/two") == "not_home")
         #expect(removed.outboxText("geotify/state/occ/two")?.contains(#""inside":[]"#) == true)
         #expect(Self.presenceRemovals(lane.advance(1)).isEmpty, "once for each book")

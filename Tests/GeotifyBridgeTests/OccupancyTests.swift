@@ -19,10 +19,10 @@ import GeotifyStore
         let occupancy = Occupancy()
         var queued: [Int] = []
         occupancy.apply([Self.change("a", inside: true), Self.change("b", inside: true), Self.change("a", inside: true)]) {
-            queued += $0.map(\.count)
+            queued += $0.compactMap(\.count)
         }
         #expect(queued == [1, 2], "a repeated entry changes nothing")
-        occupancy.apply([Self.change("c", inside: false), Self.change("a", inside: false)]) { queued += $0.map(\.count) }
+        occupancy.apply([Self.change("c", inside: false), Self.change("a", inside: false)]) { queued += $0.compactMap(\.count) }
         #expect(queued == [1, 2, 1], "leaving a fence one was not inside changes nothing")
         occupancy.counts(of: [Self.plaza, Occupancy.Key(owner: "shared", fence: "empty")]) { queued += $0 }
         #expect(queued == [1, 2, 1, 1, 0])
@@ -66,7 +66,7 @@ import GeotifyStore
                 var round = 0
                 while announcing.load(ordering: .acquiring) {
                     occupancy.apply([Self.change("a", inside: round % 2 == 0)]) { counts in
-                        queued.withLock { queued in queued += counts.map { (false, $0.count) } }
+                        queued.withLock { queued in queued += counts.map { (false, $0.count ?? -1) } }
                     }
                     changes.add(1, ordering: .releasing)
                     round += 1
@@ -98,5 +98,27 @@ import GeotifyStore
         var now: [Int] = []
         occupancy.counts(of: [Self.plaza]) { now = $0 }
         #expect(all.last?.count == now.first)
+    }
+
+    /// A device a lane still counted in a fence its set no longer has (the lane decided
+    /// its entry with the earlier book, after the announcer forgot the fence) is taken out
+    /// again, and the last one out empties the count's topic rather than leave a count.
+    @Test func theLastDeviceOutOfARemovedFenceEmptiesItsCount() {
+        let occupancy = Occupancy()
+        occupancy.apply([Self.change("a", inside: true)]) { _ in }
+        #expect(occupancy.prune(to: FenceBook()) == [Self.plaza])
+        var queued: [Int?] = []
+        occupancy.apply([Self.change("a", inside: true), Self.change("b", inside: true)]) { queued += $0.map(\.count) }
+        #expect(queued == [1, 2], "stale entries")
+        func removed(_ device: String) -> OccupancyChange {
+            OccupancyChange(owner: "shared", fence: "plaza", device: device, inside: false, fenceRemoved: true)
+        }
+        occupancy.apply([removed("a"), removed("c")]) { queued += $0.map(\.count) }
+        #expect(queued == [1, 2], "another is left in it; one never in it changes nothing")
+        occupancy.apply([removed("b")]) { queued += $0.map(\.count) }
+        #expect(queued == [1, 2, nil], "the last one out: emptied")
+        occupancy.apply([removed("b")]) { queued += $0.map(\.count) }
+        #expect(queued == [1, 2, nil], "once")
+        #expect(occupancy.prune(to: FenceBook()).isEmpty, "forgotten")
     }
 }
