@@ -121,4 +121,25 @@ struct FenceChangeAnnouncerTests {
         #expect(cleared.map(\.topic) == ["geotify/occupancy/shared/sa", "geotify/occupancy/shared/sb", "geotify/occupancy/shared/sc"])
         #expect(cleared.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
     }
+
+    /// The Home Assistant side of removed shared fences: the occupancy entities of each
+    /// fence and the presence entity of each device the file names lose their configs,
+    /// before any retained topic is emptied. Devices the file does not name have no
+    /// entities (`announceAll` announces the named ones), so nothing is left of them.
+    @Test("removed shared fences lose their Home Assistant configs first")
+    func removedSharedFencesLoseTheirConfigsFirst() throws {
+        let discovery = HomeAssistantDiscovery(topics: Topics())
+        let old = try Self.book(Self.shared)
+        let new = try Self.book(#"{"devices": {"alice/phone": []}}"#)
+        let announced = discovery.announcement(devices: old.announcedFences(limit: 20), shared: old.announcedSharedFences(limit: 20))
+        let messages = announcer(discovery: discovery).messages(for: LiveFenceBook.Change(old: old, new: new))
+        let removedConfigs = Set(messages.filter { $0.topic.hasPrefix("homeassistant/") && $0.payload.isEmpty }.map(\.topic))
+        let remaining = discovery.announcement(devices: new.announcedFences(limit: 20), shared: new.announcedSharedFences(limit: 20))
+        let gone = Set(announced.map(\.topic)).subtracting(remaining.map(\.topic))
+        #expect(gone.count == 3 * 3, "each fence's occupancy sensor and occupied binary sensor, and alice's presence")
+        #expect(removedConfigs == gone)
+        let firstEmptied = try #require(messages.firstIndex { $0.topic.hasPrefix("geotify/") && $0.payload.isEmpty })
+        #expect(messages[..<firstEmptied].allSatisfy { $0.topic.hasPrefix("homeassistant/") })
+        #expect(old.announcedFences(limit: 20).keys.sorted() == ["alice/phone"], "only the devices the file names have entities")
+    }
 }
