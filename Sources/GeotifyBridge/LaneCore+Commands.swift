@@ -151,7 +151,8 @@ extension LaneCore {
     }
 
     /// Answers the fence writes handed to the shell, in order, with the outcome of each
-    /// (`results` has one per write); `book` is the fence book after them.
+    /// (`results` has one per write); `book` is the fence book after them, whose removed
+    /// fences are cleared at once (`leaveRemovedFences`).
     package mutating func finish(
         _ writes: [FenceWrite], results: [Result<FenceChange.Outcome, FenceChangeError>], book: FenceBook,
         took seconds: Double, at now: Double, into effects: inout LaneEffects
@@ -184,6 +185,8 @@ extension LaneCore {
                 reply(ok: result, to: write.request, into: &effects)
             }
         }
+        // What the write removed is cleared with it, not with whatever the lane handles next.
+        leaveRemovedFences(book: book, into: &effects)
     }
 
     /// Whether commands may manage `device`: the `commandDevices` allow-list (ids, or

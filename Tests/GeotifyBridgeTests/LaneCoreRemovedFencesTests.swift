@@ -108,4 +108,14 @@ struct LaneCoreRemovedFencesTests {
         try lane.edit(Self.fences.replacingOccurrences(of: #""radius": 100, "eventType": "onEntryAndExit" },"#, with: #""radius": 150, "eventType": "onEntryAndExit" },"#))
         #expect(Self.presenceRemovals(lane.advance(1)).isEmpty)
     }
+
+    /// A command's own write: what it removed is cleared with the command's effects, not
+    /// with whatever the lane handles next (a refused message then changes nothing).
+    @Test func aFenceDeletedByACommandIsClearedWithIt() throws {
+        var lane = try LaneFixture(fences: #"{ "devices": { "alice/phone": [ { "identifier": "home", "latitude": 20, "longitude": 20, "radius": 100, "eventType": "onEntryAndExit" } ] } }"#)
+        _ = lane.ownTracks("alice/phone", 20, 20)
+        let answered = lane.write(lane.command("alice/phone", #"{"action":"delete","fence":"home","confirm":true}"#))
+        #expect(answered.outboxText("geotify/presence/alice/phone/home") == "")
+        #expect(Self.presenceRemovals(lane.plain("alice/phone", 95, 20)).isEmpty)
+    }
 }
