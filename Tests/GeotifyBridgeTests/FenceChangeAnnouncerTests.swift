@@ -41,6 +41,33 @@ struct FenceChangeAnnouncerTests {
         #expect(announcer.isIdle, "both handed over")
     }
 
+    /// Home Assistant's birth message forty times while a whole announcement waits to
+    /// begin: they join it, and the shared fence's count is announced once, from the
+    /// newest book, not forty times.
+    @Test("whole announcements asked for while one waits join it")
+    func wholeAnnouncementsAskedForWhileOneWaitsJoinIt() throws {
+        let queue = DispatchQueue(label: "test.announcements")
+        let logger = Logger(level: .error, sink: { _ in })
+        let counters = Counters()
+        let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
+        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 1_000)
+        let announcer = FenceChangeAnnouncer(
+            publisher: publisher, presence: PresenceMessages(topics: Topics()), occupancy: Occupancy(), discovery: nil,
+            waypoints: nil, announceLimit: 20, updates: LiveUpdates(), queue: queue)
+        let one = try Self.book(#"{"devices": {"alice/phone": []}, "shared": [{"identifier": "sa", "latitude": 20, "longitude": 20, "radius": 100, "eventType": "onEntryAndExit"}]}"#)
+        queue.suspend()
+        for _ in 0..<39 { announcer.announceAll(one) }
+        announcer.announceAll(try Self.book(Self.shared))
+        #expect(!announcer.isIdle)
+        queue.resume()
+        announcer.waitUntilAnnounced()
+        #expect(announcer.isIdle)
+        #expect(publisher.unacknowledged == 3, "the newest book's three counts, once")
+        announcer.announceAll(one)
+        announcer.waitUntilAnnounced()
+        #expect(publisher.unacknowledged == 4, "one asked for after the last began is announced")
+    }
+
     static let fences = """
         { "devices": {
             "alice/phone": [
