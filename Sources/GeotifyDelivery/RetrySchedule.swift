@@ -7,7 +7,10 @@ import GeotifyStore
 ///
 /// The n-th failure waits between half and all of `first · 2^(n-1)`, at most `maximum`
 /// (equal jitter: spread out, so many devices' retries do not arrive together, yet never
-/// much sooner than planned). A `Retry-After` from the service replaces the back-off.
+/// much sooner than planned). A `Retry-After` from the service may lengthen that wait but
+/// never shorten it (`wait`): a server that answers `Retry-After: 0` (or a date in the
+/// past) to every attempt cannot tell from one that is down, and gets the same trickle of
+/// probes, not a request loop as fast as it answers.
 /// The window runs from when the delivery was queued: a retry that would fall after its
 /// end is moved to the end, so the last attempt is made right at it; a failure at or after
 /// the end, or a `Retry-After` past it, dead-letters the delivery.
@@ -38,18 +41,27 @@ package struct RetrySchedule: Sendable, Equatable {
         return full * (0.5 + 0.5 * min(max(random, 0), 1))
     }
 
+    /// The wait after `failures` failures in a row when the service asked for `retryAfter`
+    /// seconds (nil: it did not say): the back-off, or the `Retry-After` when that is longer.
+    /// The back-off for that many failures is the floor, not the first back-off, so the
+    /// probes of a target that keeps failing thin out as documented whatever it answers
+    /// (RFC 9110's `Retry-After` is how long a client ought to wait, not a promise that
+    /// sooner will do).
+    package func wait(afterFailures failures: Int, retryAfter: Double?, random: Double) -> Double {
+        max(delay(afterFailures: failures, random: random), retryAfter ?? 0)
+    }
+
     /// The decision after attempt number `row.attempts + 1` of `row` failed at `now` for
     /// `reason`, in a window of `retryFor` seconds; `retryAfter` is the service's wait.
     package func decide(row: DeliveryRow, retryFor: Double, reason: String, retryAfter: Double?, now: Double, random: Double) -> Decision {
         let deadline = row.queued + retryFor
         let attempts = row.attempts + 1
         let tried = "\(attempts) attempt\(attempts == 1 ? "" : "s") in \(RetrySchedule.duration(now - row.queued))"
-        if let retryAfter {
-            if now + retryAfter <= deadline { return .retry(at: now + retryAfter) }
+        let next = now + wait(afterFailures: attempts, retryAfter: retryAfter, random: random)
+        if next <= deadline { return .retry(at: next) }
+        if let retryAfter, now + retryAfter > deadline {
             return .deadLetter(reason: "\(reason); gave up after \(tried): the target asked to wait \(RetrySchedule.duration(retryAfter)), past the retry window")
         }
-        let next = now + delay(afterFailures: attempts, random: random)
-        if next <= deadline { return .retry(at: next) }
         if now < deadline { return .retry(at: deadline) }
         return .deadLetter(reason: "\(reason); gave up after \(tried)")
     }

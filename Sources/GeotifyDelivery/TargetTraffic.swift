@@ -3,9 +3,10 @@
 /// failures or a `Retry-After`. A value: the planner takes it and hands back the next.
 ///
 /// A failure that says the target is down or overloaded (`AttemptOutcome.failed`) pauses
-/// the whole target, for the back-off of its failures in a row, or for the `Retry-After`;
-/// so a dead target gets a trickle of probes, not one attempt per waiting device. Any
-/// answer that shows the target up (delivered, or refused for good) ends the streak.
+/// the whole target, for the back-off of its failures in a row, or for the `Retry-After`
+/// when that is longer (never shorter: `RetrySchedule.wait`); so a dead or hostile target
+/// gets a trickle of probes, not one attempt per waiting device. Any answer that shows the
+/// target up (delivered, or refused for good) ends the streak.
 package struct TargetTraffic: Sendable, Equatable {
     /// Row ids of the attempts under way.
     package var underWay: Set<Int64> = []
@@ -44,7 +45,7 @@ package struct TargetTraffic: Sendable, Equatable {
             failures = 0
         case .failed(_, let retryAfter):
             failures += 1
-            pausedUntil = max(pausedUntil, now + (retryAfter ?? schedule.delay(afterFailures: failures, random: random)))
+            pausedUntil = max(pausedUntil, now + schedule.wait(afterFailures: failures, retryAfter: retryAfter, random: random))
         }
     }
 }

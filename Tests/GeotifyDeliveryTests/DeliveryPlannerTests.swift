@@ -60,6 +60,34 @@ struct DeliveryPlannerTests {
         #expect(traffic.failures == 0)
     }
 
+    @Test func aTargetAnsweringRetryAfterZeroGetsTheBackOffsTrickleNotALoop() {
+        // One delivery to a target that answers every attempt with 503 and `Retry-After: 0`,
+        // planned, failed and rescheduled as the worker does, for an hour of the clock.
+        let schedule = RetrySchedule()
+        var traffic: [String: TargetTraffic] = [:]
+        var head = row(1)
+        var now = 0.0
+        var attempts = 0
+        while now < 3600, attempts < 1000 {
+            let plan = DeliveryPlanner.plan(heads: [head], limits: ["t": TargetLimits()], traffic: traffic, now: now)
+            traffic = plan.traffic
+            guard plan.start.map(\.id) == [1] else {
+                guard let wake = plan.wake, wake > now else { break }
+                now = wake
+                continue
+            }
+            attempts += 1
+            let failure = AttemptOutcome.failed(reason: "HTTP 503", retryAfter: 0)
+            traffic["t"]?.finished(1, failure, at: now, schedule: schedule, random: 0.5)
+            guard case .retry(let next) = schedule.decide(row: head, retryFor: 86_400, reason: "HTTP 503", retryAfter: 0, now: now, random: 0.5) else { break }
+            head.due = next
+            head.attempts += 1
+        }
+        // Waits of 7.5 s, 15 s, 30 s, ... 480 s, then 675 s: 11 attempts in the hour.
+        #expect(attempts == 11)
+        #expect(traffic["t"]?.pausedUntil == head.due)
+    }
+
     @Test func rowsOfTargetsNoLongerConfiguredAreSetAside() {
         let plan = DeliveryPlanner.plan(heads: [row(1, target: "gone"), row(2)], limits: ["t": TargetLimits()], traffic: [:], now: 0)
         #expect(plan.unknown.map(\.id) == [1])

@@ -37,6 +37,21 @@ struct RetryScheduleTests {
             == .deadLetter(reason: "HTTP 429; gave up after 2 attempts in 1m 40s: the target asked to wait 2h, past the retry window"))
     }
 
+    @Test func aRetryAfterShorterThanTheBackOffIsLengthenedToIt() {
+        // `Retry-After: 0` (or an HTTP date in the past, read as 0) on every attempt: the
+        // attempts are still spaced by the back-off, 10 s, 20 s, ... up to 15 minutes.
+        for attempts in 0..<10 {
+            let backOff = schedule.delay(afterFailures: attempts + 1, random: 0.5)
+            #expect(schedule.decide(row: row(attempts: attempts), retryFor: 86_400, reason: "HTTP 503", retryAfter: 0, now: 1000, random: 0.5)
+                == .retry(at: 1000 + backOff))
+        }
+        #expect(schedule.decide(row: row(attempts: 3), retryFor: 86_400, reason: "HTTP 503", retryAfter: 1, now: 100, random: 0)
+            == .retry(at: 140))
+        // A longer one is waited out.
+        #expect(schedule.decide(row: row(attempts: 3), retryFor: 86_400, reason: "HTTP 503", retryAfter: 41, now: 100, random: 0)
+            == .retry(at: 141))
+    }
+
     @Test func durationsReadShort() {
         #expect(RetrySchedule.duration(0) == "0s")
         #expect(RetrySchedule.duration(86_400 + 3_723) == "1d 1h 2m 3s")
