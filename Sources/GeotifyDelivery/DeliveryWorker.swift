@@ -142,7 +142,8 @@ package final class DeliveryWorker: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(worker))
         let now = scheduler.now
         let random = random()
-        traffic[target.name, default: TargetTraffic()].finished(row.id, outcome, at: now, schedule: schedule, random: random)
+        traffic[target.name, default: TargetTraffic()].finished(
+            row.id, outcome, at: now, schedule: schedule, random: random, windowEnd: row.queued + target.retryFor)
         switch outcome {
         case .delivered:
             do {

@@ -2,15 +2,17 @@ import Foundation
 /// Reads an HTTP `Retry-After` header (RFC 9110): a number of seconds (`120`) or an
 /// HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`), as seconds from `now`.
 package enum RetryAfter {
-    /// The longest wait taken from a header: a week. A longer one is read as a week (the
-    /// retry window decides whether to wait that long at all).
-    package static let longest: Double = 7 * 86_400
+    /// The longest wait taken from a header: a hundred years, only to keep the numbers
+    /// finite. The wait is what the target asked, so a message can say so; the retry window
+    /// (at most 30 days) decides how long is waited: a wait past its end moves the last
+    /// attempt to the end.
+    package static let longest: Double = 100 * 365 * 86_400
 
     /// The wait `value` asks for, from 0 to `longest`, or nil when it is neither form.
     package static func seconds(_ value: String, now: Double) -> Double? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            guard text.count <= 9, let seconds = Double(text) else { return longest }
+            guard text.count <= 12, let seconds = Double(text) else { return longest }
             return min(seconds, longest)
         }
         guard let date = httpDate(text) else { return nil }

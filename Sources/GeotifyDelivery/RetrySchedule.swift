@@ -12,8 +12,8 @@ import GeotifyStore
 /// past) to every attempt cannot tell from one that is down, and gets the same trickle of
 /// probes, not a request loop as fast as it answers.
 /// The window runs from when the delivery was queued: a retry that would fall after its
-/// end is moved to the end, so the last attempt is made right at it; a failure at or after
-/// the end, or a `Retry-After` past it, dead-letters the delivery.
+/// end, whether by the back-off or by a `Retry-After`, is moved to the end, so the last
+/// attempt is made right at it; a failure at or after the end dead-letters the delivery.
 package struct RetrySchedule: Sendable, Equatable {
     /// The wait after the first failure (at most; jitter takes up to half off). Pushover
     /// asks for no retries sooner than 5 seconds.
@@ -59,11 +59,9 @@ package struct RetrySchedule: Sendable, Equatable {
         let tried = "\(attempts) attempt\(attempts == 1 ? "" : "s") in \(RetrySchedule.duration(now - row.queued))"
         let next = now + wait(afterFailures: attempts, retryAfter: retryAfter, random: random)
         if next <= deadline { return .retry(at: next) }
-        if let retryAfter, now + retryAfter > deadline {
-            return .deadLetter(reason: "\(reason); gave up after \(tried): the target asked to wait \(RetrySchedule.duration(retryAfter)), past the retry window")
-        }
         if now < deadline { return .retry(at: deadline) }
-        return .deadLetter(reason: "\(reason); gave up after \(tried)")
+        guard let retryAfter, retryAfter > 0 else { return .deadLetter(reason: "\(reason); gave up after \(tried)") }
+        return .deadLetter(reason: "\(reason); gave up after \(tried): the target asked to wait \(RetrySchedule.duration(retryAfter)), past the retry window")
     }
 
     /// Seconds as `1d 2h 3m 4s`, zero units left out, whole seconds.

@@ -4,9 +4,11 @@
 ///
 /// A failure that says the target is down or overloaded (`AttemptOutcome.failed`) pauses
 /// the whole target, for the back-off of its failures in a row, or for the `Retry-After`
-/// when that is longer (never shorter: `RetrySchedule.wait`); so a dead or hostile target
-/// gets a trickle of probes, not one attempt per waiting device. Any answer that shows the
-/// target up (delivered, or refused for good) ends the streak.
+/// when that is longer (never shorter: `RetrySchedule.wait`), but not past the end of the
+/// failing delivery's retry window, so its last attempt there is not held back by a
+/// `Retry-After` longer than the window; so a dead or hostile target gets a trickle of
+/// probes, not one attempt per waiting device. Any answer that shows the target up
+/// (delivered, or refused for good) ends the streak.
 package struct TargetTraffic: Sendable, Equatable {
     /// Row ids of the attempts under way.
     package var underWay: Set<Int64> = []
@@ -37,15 +39,20 @@ package struct TargetTraffic: Sendable, Equatable {
         starts.append(now)
     }
 
-    /// Records how attempt `id` ended at `now`.
-    package mutating func finished(_ id: Int64, _ outcome: AttemptOutcome, at now: Double, schedule: RetrySchedule, random: Double) {
+    /// Records how attempt `id` ended at `now`; `windowEnd` is the end of the attempted
+    /// delivery's retry window.
+    package mutating func finished(
+        _ id: Int64, _ outcome: AttemptOutcome, at now: Double, schedule: RetrySchedule, random: Double, windowEnd: Double = .infinity
+    ) {
         underWay.remove(id)
         switch outcome {
         case .delivered, .rejected:
             failures = 0
         case .failed(_, let retryAfter):
             failures += 1
-            pausedUntil = max(pausedUntil, now + schedule.wait(afterFailures: failures, retryAfter: retryAfter, random: random))
+            let backOff = now + schedule.delay(afterFailures: failures, random: random)
+            let asked = now + schedule.wait(afterFailures: failures, retryAfter: retryAfter, random: random)
+            pausedUntil = max(pausedUntil, backOff, min(asked, windowEnd))
         }
     }
 }

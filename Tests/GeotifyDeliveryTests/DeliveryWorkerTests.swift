@@ -121,6 +121,27 @@ struct DeliveryWorkerTests {
         #expect(waitUntil { server.requests.count == attempts + 1 })
     }
 
+    @Test func aRetryAfterPastTheWindowGetsALastAttemptAtItsEnd() throws {
+        let server = try TestHTTPServer { _ in .init(status: 503, headers: ["Retry-After": "3600000"], body: "") }
+        defer { server.stop() }
+        var target = Samples.webhook(url: server.url)
+        target.retryFor = 3600
+        let harness = try WorkerHarness(targets: [target])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        try harness.enqueue([Samples.notification()], for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").retrying) == 1 })
+        harness.settle()
+        #expect(try harness.queue.heads().first?.due == Samples.now + 3600)
+        harness.advance(by: 3599)
+        #expect(server.requests.count == 1)
+        harness.advance(by: 1)
+        #expect(waitUntil { (try? harness.counts("hook").dead) == 1 })
+        #expect(server.requests.count == 2)
+        #expect(try harness.counts("hook").lastError
+            == "HTTP 503; gave up after 2 attempts in 1h: the target asked to wait 41d 16h, past the retry window")
+    }
+
     @Test func aSlowTargetDoesNotDelayTheOthers() throws {
         let gate = DispatchSemaphore(value: 0)
         let slow = try TestHTTPServer { _ in

@@ -33,8 +33,17 @@ struct RetryScheduleTests {
     @Test func aRetryAfterReplacesTheBackOffButNotTheWindow() {
         #expect(schedule.decide(row: row(attempts: 0), retryFor: 3600, reason: "HTTP 429", retryAfter: 120, now: 100, random: 0)
             == .retry(at: 220))
+    }
+
+    @Test func aRetryAfterPastTheWindowMovesTheLastAttemptToItsEndAndIsNamedAsAsked() {
         #expect(schedule.decide(row: row(attempts: 1), retryFor: 3600, reason: "HTTP 429", retryAfter: 7200, now: 100, random: 0)
-            == .deadLetter(reason: "HTTP 429; gave up after 2 attempts in 1m 40s: the target asked to wait 2h, past the retry window"))
+            == .retry(at: 3600))
+        #expect(schedule.decide(row: row(attempts: 2), retryFor: 3600, reason: "HTTP 429", retryAfter: 7200, now: 3600, random: 0)
+            == .deadLetter(reason: "HTTP 429; gave up after 3 attempts in 1h: the target asked to wait 2h, past the retry window"))
+        // Forty days asked, not a week: the message says what the target asked.
+        let asked = try! #require(RetryAfter.seconds("3456000", now: 0))
+        #expect(schedule.decide(row: row(attempts: 1), retryFor: 86_400, reason: "HTTP 503", retryAfter: asked, now: 86_400, random: 0)
+            == .deadLetter(reason: "HTTP 503; gave up after 2 attempts in 1d: the target asked to wait 40d, past the retry window"))
     }
 
     @Test func aRetryAfterShorterThanTheBackOffIsLengthenedToIt() {
