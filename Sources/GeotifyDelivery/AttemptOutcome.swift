@@ -13,10 +13,11 @@ package enum AttemptOutcome: Sendable, Equatable {
     /// followed: a POST must not be replayed elsewhere) is refused. An SMTP server that
     /// took the message delivered it; transport failures are as permanent as they say,
     /// and an SMTP 5xx reply is permanent too.
-    package init(_ response: TransportResponse, now: Double) {
+    /// `redaction` is applied to the body before it is cut to its excerpt.
+    package init(_ response: TransportResponse, now: Double, redaction: Redaction = .none) {
         switch response {
         case .http(let status, let retryAfter, let body):
-            let answer = "HTTP \(status)" + AttemptOutcome.excerpt(body).map { ": \($0)" }.orEmpty
+            let answer = "HTTP \(status)" + AttemptOutcome.excerpt(body, redaction: redaction).map { ": \($0)" }.orEmpty
             if (200..<300).contains(status) {
                 self = .delivered(answer: answer)
             } else if [408, 409, 425, 429].contains(status) || (500..<600).contains(status) {
@@ -58,13 +59,24 @@ package enum AttemptOutcome: Sendable, Equatable {
     package static let excerptLength = 300
 
     /// The start of `body` as one line of text (control characters as spaces), or nil
-    /// when it is empty.
-    package static func excerpt(_ body: [UInt8]) -> String? {
-        let text = String(decoding: body.prefix(excerptLength * 4), as: UTF8.self)
-        let line = String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) })
-            .trimmingCharacters(in: .whitespaces)
+    /// when it is empty, with `redaction` applied before it is cut: enough of the body is
+    /// read for a form that starts within the excerpt to be read whole, and the part of a
+    /// form a cut leaves at the end is blanked too.
+    package static func excerpt(_ body: [UInt8], redaction: Redaction = .none) -> String? {
+        var end = min(body.count, excerptLength * 4 + redaction.longestUTF8)
+        while end < body.count, end > 0, body[end] & 0xC0 == 0x80 { end -= 1 }  // at a character's start
+        let redaction = redaction.mapped(oneLine)
+        var text = redaction.apply(oneLine(String(decoding: body[..<end], as: UTF8.self)))
+        if end < body.count { text = redaction.blankingCutEnd(text) }
+        let line = text.trimmingCharacters(in: .whitespaces)
         guard !line.isEmpty else { return nil }
-        return line.count > excerptLength ? String(line.prefix(excerptLength)) + "…" : line
+        guard line.count > excerptLength else { return line }
+        return redaction.blankingCutEnd(String(line.prefix(excerptLength))) + "…"
+    }
+
+    /// `text` with control characters as spaces.
+    private static func oneLine(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) })
     }
 }
 

@@ -27,6 +27,12 @@ package struct NtfyDestination: Sendable, Equatable {
         self.tags = tags
     }
 
+    /// The Basic credential, base64 of `username:password`, when both are set.
+    package var basicCredential: String? {
+        guard let username, let password else { return nil }
+        return Data("\(username):\(password.value)".utf8).base64EncodedString()
+    }
+
     package func request(for content: MessageContent) -> HTTPRequest {
         var message = JSONObject()
         message["topic"] = .string(topic)
@@ -37,8 +43,8 @@ package struct NtfyDestination: Sendable, Equatable {
         var headers: [HTTPRequest.Header] = [.init("Content-Type", "application/json")]
         if let token {
             headers.append(.init("Authorization", "Bearer \(token.value)"))
-        } else if let username, let password {
-            headers.append(.init("Authorization", "Basic " + Data("\(username):\(password.value)".utf8).base64EncodedString()))
+        } else if let basicCredential {
+            headers.append(.init("Authorization", "Basic " + basicCredential))
         }
         let root = url.hasSuffix("/") ? url : url + "/"
         return HTTPRequest(url: root, headers: headers, body: JSONWriter().bytes(.object(message)))

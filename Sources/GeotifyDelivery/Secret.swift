@@ -7,8 +7,8 @@ import GeotifyStore
 ///
 /// Its `description` (and its mirror) names only where it came from, so a secret that reaches a log line,
 /// an error or the statistics by mistake shows as `<secret from env GOTIFY_TOKEN>`.
-/// `redact(_:)` blanks a secret out of text a target sent back (an error page that echoes
-/// the request) before that text is stored or printed.
+/// Its `redactionForms` are blanked out of text a target sent back (an error page that
+/// echoes the request) before that text is stored or printed (`Redaction`).
 package struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The secret itself: only for building the request that needs it.
     package let value: String
@@ -53,9 +53,52 @@ package struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebug
         }
         return Secret(value: value, source: "file \(path)")
     }
+}
 
-    /// `text` with every occurrence of the secret replaced by its description.
-    package func redact(_ text: String) -> String {
-        text.replacingOccurrences(of: value, with: description)
+extension Secret {
+    /// The secret as it may be sent or echoed on any target: itself, percent-encoded (a
+    /// URL's way, a space as `%20`), form-encoded (a space as `+`), each with upper- and
+    /// lower-case hex digits, and escaped in a JSON string (with and without `\/`). A
+    /// destination adds the forms of its own (`Destination.redaction`).
+    package var redactionForms: [Redaction.Form] {
+        let percent = Secret.percentEncoded(value, keeping: "-._~", space: "%20")
+        let form = Secret.percentEncoded(value, keeping: "*-._", space: "+")
+        let json = String(JSONWriter().string(.string(value)).dropFirst().dropLast())
+        return [value, percent, Secret.lowercasedEscapes(percent), form, Secret.lowercasedEscapes(form), json,
+                json.replacingOccurrences(of: "/", with: "\\/")]
+            .map { Redaction.Form($0, replacement: description) }
+    }
+
+    /// `text` with bytes other than letters, digits and those of `kept` as `%XX`, a space
+    /// as `space`.
+    private static func percentEncoded(_ text: String, keeping kept: String, space: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || kept.utf8.contains(byte) {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else if byte == UInt8(ascii: " ") {
+                out += space
+            } else {
+                out += "%" + Digest.hex([byte]).uppercased()
+            }
+        }
+        return out
+    }
+
+    /// `encoded` with the hex digits of its `%XX` escapes in lower case.
+    private static func lowercasedEscapes(_ encoded: String) -> String {
+        var out = ""
+        var digitsLeft = 0
+        for character in encoded {
+            if digitsLeft > 0 {
+                out += character.lowercased()
+                digitsLeft -= 1
+            } else {
+                out.append(character)
+                if character == "%" { digitsLeft = 2 }
+            }
+        }
+        return out
     }
 }

@@ -56,17 +56,19 @@ package struct Target: Sendable, Equatable {
     }
 
     /// How the attempt went, read the way the service means its answer, with the
-    /// target's secrets blanked out of any text.
+    /// target's secrets blanked out of any text: out of a body before it is cut to its
+    /// excerpt, so neither a whole secret nor the part of one a cut leaves survives.
     package func outcome(of response: TransportResponse, at now: Double) -> AttemptOutcome {
+        let redaction = destination.redaction
         let outcome = switch destination {
-        case .telegram(let telegram): telegram.outcome(of: response, now: now)
-        default: AttemptOutcome(response, now: now)
+        case .telegram(let telegram): telegram.outcome(of: response, now: now, redaction: redaction)
+        default: AttemptOutcome(response, now: now, redaction: redaction)
         }
-        return outcome.redacted(redact)
+        return outcome.redacted(redaction.apply)
     }
 
-    /// `text` with every secret of the target blanked out.
+    /// `text` with every secret of the target blanked out, in every form it is sent in.
     package func redact(_ text: String) -> String {
-        destination.secrets.reduce(text) { $1.redact($0) }
+        destination.redaction.apply(text)
     }
 }

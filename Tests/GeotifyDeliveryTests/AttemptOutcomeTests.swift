@@ -1,3 +1,4 @@
+import Foundation
 import GeotifyDelivery
 import GeotifyJSON
 import Testing
@@ -70,5 +71,45 @@ struct AttemptOutcomeTests {
         var dumped = ""
         dump(target, to: &dumped)
         #expect(!dumped.contains("Asecret.Token"))
+    }
+
+    @Test func secretsAreBlankedInEveryFormTheyAreSentIn() {
+        let password = Secret(value: "s3cr3t/+&=x y", source: "file secret")
+        let ntfy = Target(name: "nt", destination: .ntfy(NtfyDestination(
+            url: "http://n", topic: "t", token: nil, username: "u", password: password, priority: nil, tags: [])))
+        let credential = Data("u:s3cr3t/+&=x y".utf8).base64EncodedString()
+        #expect(ntfy.outcome(of: .http(status: 500, retryAfter: nil, body: Array("/echo-nt AUTH Basic \(credential)".utf8)), at: 0)
+            == .failed(reason: "HTTP 500: /echo-nt AUTH Basic <secret from file secret>", retryAfter: nil))
+        let pushover = Target(name: "po", destination: .pushover(PushoverDestination(
+            url: "http://p", token: password, user: Secret(value: "userkey", source: "file user"), priority: nil, sound: nil, device: nil)))
+        #expect(pushover.outcome(of: .http(status: 400, retryAfter: nil, body: Array("token=s3cr3t%2F%2B%26%3Dx+y&user=userkey&title=T".utf8)), at: 0)
+            == .rejected(reason: "HTTP 400: token=<secret from file secret>&user=<secret from file user>&title=T"))
+        #expect(pushover.outcome(of: .http(status: 400, retryAfter: nil, body: Array(#"{"token":"s3cr3t%2f%2b%26%3dx+y","echo":"s3cr3t\/+&=x y"}"#.utf8)), at: 0)
+            == .rejected(reason: #"HTTP 400: {"token":"<secret from file secret>","echo":"<secret from file secret>"}"#))
+        let mail = Target(name: "m", destination: .email(EmailDestination(
+            url: "smtp://m:587", security: .startTLS, username: "me", password: password, from: "a@b", to: ["c@d"])))
+        let plain = Data("\0me\0s3cr3t/+&=x y".utf8).base64EncodedString()
+        #expect(mail.outcome(of: .failed(TransportFailure(permanent: true, reply: 535, message: "AUTH PLAIN \(plain) refused")), at: 0)
+            == .rejected(reason: "AUTH PLAIN <secret from file secret> refused (last reply 535)"))
+    }
+
+    @Test func secretsAreBlankedBeforeTheAnswerIsCutSoNoPartOfOneSurvivesTheCut() {
+        let token = Secret(value: "Asecret.Token", source: "env GOTIFY_TOKEN")
+        let target = Target(name: "g", destination: .gotify(GotifyDestination(url: "http://g", token: token, priority: nil)))
+        // The secret across the excerpt's 300th character.
+        let filler = String(repeating: "x", count: 295)
+        #expect(target.outcome(of: .http(status: 500, retryAfter: nil, body: Array("\(filler) Asecret.Token tail".utf8)), at: 0)
+            == .failed(reason: "HTTP 500: \(filler) <sec…", retryAfter: nil))
+        // A long secret twice: the first blanked whole, the part of the second that a cut of
+        // the body leaves blanked too.
+        let long = Secret(value: (0..<2000).map { String(UnicodeScalar(UInt8(65 + $0 % 26))) }.joined(), source: "env LONG")
+        let hook = Target(name: "h", destination: .webhook(WebhookDestination(url: "http://h", secret: long)))
+        let twice = Array("\(long.value) \(long.value)".utf8)
+        #expect(hook.outcome(of: .http(status: 500, retryAfter: nil, body: twice), at: 0)
+            == .failed(reason: "HTTP 500: <secret from env LONG> <secret from env LONG>", retryAfter: nil))
+        // A body that ends in the start of a secret, cut there by the excerpt.
+        let start = Array((String(repeating: "y", count: 290) + "Asecret.To and more").utf8)
+        #expect(target.outcome(of: .http(status: 500, retryAfter: nil, body: start), at: 0)
+            == .failed(reason: "HTTP 500: \(String(repeating: "y", count: 290))<secret from env GOTIFY_TOKEN>…", retryAfter: nil))
     }
 }
