@@ -164,7 +164,11 @@ package struct DeliverySettings: Sendable, Equatable {
             return .webhook(WebhookDestination(url: try reader.httpURL("url"), secret: try reader.requiredSecret("secret", environment: environment)))
         case "ntfy":
             let token = try reader.secret("token", environment: environment)
+            if let token { _ = try headerToken(token, "token", reader) }
             let username = try reader.string("username")
+            if let username, username.unicodeScalars.contains(where: { $0 == ":" || $0.properties.generalCategory == .control }) {
+                throw reader.error("username", "cannot hold ':' or control characters (it is sent as user:password in a Basic credential), not \"\(username)\"")
+            }
             let password = try reader.secret("password", environment: environment)
             guard (username == nil) == (password == nil) else {
                 throw DeliverySettingsError("\(reader.file): \(reader.place): \"username\" and \"password\" go together")
@@ -178,7 +182,7 @@ package struct DeliverySettings: Sendable, Equatable {
                 tags: try reader.strings("tags") ?? []))
         case "gotify":
             return .gotify(GotifyDestination(
-                url: try reader.httpURL("url"), token: try reader.requiredSecret("token", environment: environment),
+                url: try reader.httpURL("url"), token: try headerToken(reader.requiredSecret("token", environment: environment), "token", reader),
                 priority: try reader.integer("priority", in: 0...10)))
         case "pushover":
             return .pushover(PushoverDestination(
@@ -189,11 +193,36 @@ package struct DeliverySettings: Sendable, Equatable {
         case "telegram":
             return .telegram(TelegramDestination(
                 url: try reader.httpURL("url", default: TelegramDestination.defaultURL),
-                token: try reader.requiredSecret("token", environment: environment), chat: try chat(reader),
+                token: try telegramToken(reader.requiredSecret("token", environment: environment), reader), chat: try chat(reader),
                 silent: try reader.bool("silent") ?? false))
         default:
             return .email(try email(reader, environment: environment))
         }
+    }
+
+    /// `token` when it is a Telegram bot token, `<digits>:<letters, digits, '_' or '-'>` as
+    /// BotFather gives it: it goes into the path of every request's URL unescaped, so
+    /// anything else (a space, a '/') would make every delivery fail. The message names
+    /// the secret's source, never its value.
+    private static func telegramToken(_ token: Secret, _ reader: SettingsObject) throws(DeliverySettingsError) -> Secret {
+        let parts = token.value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+              parts[0].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              parts[1].utf8.allSatisfy({ isNameByte($0) && $0 != UInt8(ascii: ".") })
+        else {
+            throw reader.error("token", "(\(token)) is not a Telegram bot token: it must be digits, ':' and letters, digits, '_' or '-' (123456:ABC-def_1), as BotFather gives it")
+        }
+        return token
+    }
+
+    /// `token` when it can be sent in a header as it is: printable ASCII without spaces
+    /// (an access token's form); a line break from an environment variable would
+    /// otherwise end the header. The message names the secret's source, never its value.
+    private static func headerToken(_ token: Secret, _ key: String, _ reader: SettingsObject) throws(DeliverySettingsError) -> Secret {
+        guard token.value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw reader.error(key, "(\(token)) must be printable ASCII without spaces: it is sent in a request header as it is")
+        }
+        return token
     }
 
     private static func topic(_ reader: SettingsObject) throws(DeliverySettingsError) -> String {

@@ -7,7 +7,8 @@ import Testing
 
 @Suite("Notify settings")
 struct DeliverySettingsTests {
-    let environment = ["HOOK_SECRET": "whsec_1", "NTFY_TOKEN": "tk_1", "GOTIFY_TOKEN": "A1", "PUSHOVER_TOKEN": "a1", "PUSHOVER_USER": "u1", "TG_TOKEN": "1:X", "SMTP_PASSWORD": "pw", "EMPTY": ""]
+    let environment = ["HOOK_SECRET": "whsec_1", "NTFY_TOKEN": "tk_1", "GOTIFY_TOKEN": "A1", "PUSHOVER_TOKEN": "a1", "PUSHOVER_USER": "u1", "TG_TOKEN": "1:X", "SMTP_PASSWORD": "pw", "EMPTY": "",
+        "TG_SPACE": "123:abc def", "TG_SLASH": "123:abc/def", "TG_NO_ID": "abc", "NTFY_BREAK": "tk_1\r\nX-Evil: 1"]
 
     func parse(_ text: String, file: String = "/etc/geotify/geotify.json") throws -> DeliverySettings {
         try DeliverySettings(parsing: try JSONParser().parse(text), file: file, environment: environment)
@@ -115,6 +116,29 @@ struct DeliverySettingsTests {
                 "\(error)".contains("cannot read the file \(path): not a regular file")
             }
         }
+    }
+
+    @Test(arguments: [
+        ("TG_SPACE", "telegram", "abc def"), ("TG_SLASH", "telegram", "abc/def"), ("TG_NO_ID", "telegram", "abc"),
+        ("NTFY_BREAK", "ntfy", "X-Evil"), ("NTFY_BREAK", "gotify", "X-Evil"),
+    ])
+    func aTokenThatCannotGoInTheRequestAsItIsIsRefusedNamingTheTargetNotTheToken(variable: String, type: String, value: String) {
+        let extra = switch type {
+        case "telegram": #""chat": 1"#
+        case "ntfy": #""topic": "t""#
+        default: #""url": "http://g""#
+        }
+        let message = refusal(#"{"targets": [{"name": "x", "type": "\#(type)", "token": {"env": "\#(variable)"}, \#(extra)}]}"#)
+        let expected = type == "telegram"
+            ? #"notify.targets[0] ("x").token (<secret from env \#(variable)>) is not a Telegram bot token"#
+            : #"notify.targets[0] ("x").token (<secret from env \#(variable)>) must be printable ASCII without spaces"#
+        #expect(message?.contains(expected) == true, "\(message ?? "accepted")")
+        #expect(message?.contains(value) == false)
+    }
+
+    @Test func anNtfyUserNameWithAColonIsRefused() {
+        let message = refusal(#"{"targets": [{"name": "n", "type": "ntfy", "topic": "t", "username": "a:b", "password": {"env": "NTFY_TOKEN"}}]}"#)
+        #expect(message?.contains(#"("n").username cannot hold ':' or control characters"#) == true, "\(message ?? "accepted")")
     }
 
     static let hook = #""name": "h", "type": "webhook", "url": "http://x", "secret": {"env": "HOOK_SECRET"}"#
