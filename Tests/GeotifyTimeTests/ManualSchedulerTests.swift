@@ -29,6 +29,19 @@ import Testing
         #expect(clock.pendingCount == 0)
     }
 
+    /// Work that reschedules itself and cancels what it scheduled before (a delivery
+    /// worker's wake-ups) leaves cancelled runs far ahead; the clock drops them as it
+    /// steps, rather than scan them at every step until they fall due (a day of such a
+    /// clock took minutes).
+    @Test func cancelledWorkIsDroppedAsTheClockSteps() {
+        let clock = ManualScheduler()
+        for _ in 0..<1_000 { clock.schedule(after: 86_400, on: queue) {}.cancel() }
+        clock.schedule(after: 1, on: queue) {}
+        #expect(clock.heldCount == 1_001)
+        clock.advance(by: 2)
+        #expect(clock.heldCount == 0)
+    }
+
     @Test func repeatingWorkRunsEveryIntervalUntilCancelled() {
         let clock = ManualScheduler()
         let count = Mutex(0)
