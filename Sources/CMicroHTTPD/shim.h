@@ -10,6 +10,7 @@
    call; the functions below call them with fixed arguments. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
@@ -181,6 +182,13 @@ static inline struct MHD_Response *geotify_mhd_create_response_from_held_buffer(
     struct MHD_Response *response = mhd->create_response_from_buffer(size, (void *)buffer, MHD_RESPMEM_MUST_COPY);
     if (response != NULL) release(context);
     return response;
+}
+
+/* Whether answers are sent from their own bytes with their lease held until sent
+   (libmicrohttpd 0.9.73 or later), rather than copied with the lease let go at once. */
+static inline bool geotify_mhd_holds_buffers(void) {
+    const struct geotify_mhd_functions *mhd = geotify_mhd();
+    return mhd != NULL && mhd->create_response_from_buffer_with_free_callback_cls != NULL;
 }
 
 static inline void geotify_mhd_destroy_response(struct MHD_Response *response) {

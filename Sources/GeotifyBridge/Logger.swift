@@ -63,16 +63,20 @@ package final class Logger: Sendable {
     /// none (the common case costs one pass over its bytes).
     package static func escaped(_ text: String) -> String {
         var utf8 = text.utf8.makeIterator()
-        var previous: UInt8 = 0
+        var (first, previous): (UInt8, UInt8) = (0, 0)
         var clean = true
         while let byte = utf8.next() {
-            // 0xE2 and 0xEF start every invisible formatting character (and other
-            // characters, which are told apart below).
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F) || byte == 0xE2 || byte == 0xEF {
+            // Every invisible formatting character is three bytes starting 0xE2 or 0xEF:
+            // decoded only there, so a dash or a quotation mark (0xE2 0x80 ...) costs no
+            // second pass.
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte <= 0x9F)
+                || ((first == 0xE2 || first == 0xEF) && byte & 0xC0 == 0x80 && previous & 0xC0 == 0x80
+                    && Unicode.Scalar(UInt32(first & 0x0F) << 12 | UInt32(previous & 0x3F) << 6 | UInt32(byte & 0x3F))
+                        .map(InvisibleFormatCharacter.isInvisible) == true) {
                 clean = false
                 break
             }
-            previous = byte
+            (first, previous) = (previous, byte)
         }
         if clean { return text }
         var escaped = ""

@@ -15,6 +15,40 @@ package struct PublishedTopics: Sendable {
         package let filter: String
         /// What the bridge publishes there, for the error.
         package let what: String
+        /// A level of `filter` (written `+`) whose topics all start with `text` and are
+        /// longer: the device's level after a `responseTopicPrefix` that ends within a
+        /// level (`resp-` makes `resp-<device>`), which a filter cannot say.
+        package let levelStart: LevelStart?
+
+        package init(filter: String, what: String, levelStart: LevelStart? = nil) {
+            self.filter = filter
+            self.what = what
+            self.levelStart = levelStart
+        }
+
+        /// `common` (a filter of topics `filter` and another filter both match), with the
+        /// level `levelStart` names written as its start and `<device>`, or nil when that
+        /// level of `common` is a literal the family's topics cannot have there.
+        func narrowed(_ common: String) -> String? {
+            guard let index = levelStart?.index, let start = levelStart?.text else { return common }
+            var levels = common.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard index < levels.count else { return common }
+            switch levels[index] {
+            case "+", "#":
+                levels[index] = start + "<device>" + (levels[index] == "#" ? "/#" : "")
+            case let literal where literal.hasPrefix(start) && literal.utf8.count > start.utf8.count:
+                break
+            default:
+                return nil
+            }
+            return levels.joined(separator: "/")
+        }
+    }
+
+    /// A level of a family's topics that starts with `text` and goes on.
+    package struct LevelStart: Sendable, Equatable {
+        package let index: Int
+        package let text: String
     }
 
     package let families: [Family]
@@ -40,10 +74,14 @@ package struct PublishedTopics: Sendable {
         }
         if let responses = settings.responseTopicPrefix {
             // Response topics are `<responseTopicPrefix><device>` and below; a prefix that
-            // ends within a level leaves that level to the device: any level.
+            // ends within a level (`resp-`) leaves the rest of that level to the device:
+            // topics whose level starts with that part.
             var levels = responses.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            let start = levels[levels.count - 1]
             levels[levels.count - 1] = "+"
-            families.append(Family(filter: levels.joined(separator: "/") + "/#", what: "MQTT v5 command responses (responseTopicPrefix)"))
+            families.append(Family(
+                filter: levels.joined(separator: "/") + "/#", what: "MQTT v5 command responses (responseTopicPrefix)",
+                levelStart: start.isEmpty ? nil : LevelStart(index: levels.count - 1, text: start)))
         }
         if settings.homeAssistantEnabled {
             families.append(Family(filter: "\(settings.homeAssistantPrefix)/+/+/+/config", what: "Home Assistant discovery configs"))
@@ -66,7 +104,11 @@ package struct PublishedTopics: Sendable {
     /// when it matches none.
     package func overlap(with filter: String) -> (family: Family, common: String)? {
         for family in families {
-            if let common = FilterOverlap.common(filter, family.filter) { return (family, common) }
+            // A position filter's '#' stands last, so the level `levelStart` names meets one
+            // level of `filter`: the one `common` holds there.
+            if let common = FilterOverlap.common(filter, family.filter), let narrowed = family.narrowed(common) {
+                return (family, narrowed)
+            }
         }
         return nil
     }

@@ -13,16 +13,16 @@
 /// right-to-left marks), U+202A–U+202E (bidirectional embeddings and overrides),
 /// U+2060–U+2064 (word joiner and invisible operators), U+2066–U+2069 (bidirectional
 /// isolates) and U+FEFF (zero-width no-break space, the byte order mark).
-public struct InvisibleFormatCharacter: Sendable, Equatable, CustomStringConvertible {
+package struct InvisibleFormatCharacter: Sendable, Equatable, CustomStringConvertible {
     /// The character refused.
-    public let scalar: Unicode.Scalar
+    package let scalar: Unicode.Scalar
     /// Its offset in the text's UTF-8 bytes.
-    public let offset: Int
+    package let offset: Int
 
     /// The first such character in `text`, or nil when there is none. All of them are
     /// three bytes in UTF-8 starting 0xE2 or 0xEF, so text without those bytes costs one
     /// pass over them.
-    public static func first(in text: String) -> InvisibleFormatCharacter? {
+    package static func first(in text: String) -> InvisibleFormatCharacter? {
         guard text.utf8.contains(where: { $0 == 0xE2 || $0 == 0xEF }) else { return nil }
         var offset = 0
         for scalar in text.unicodeScalars {
@@ -33,7 +33,7 @@ public struct InvisibleFormatCharacter: Sendable, Equatable, CustomStringConvert
     }
 
     /// Whether `scalar` is one of the refused characters.
-    public static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
         default: false
@@ -42,7 +42,7 @@ public struct InvisibleFormatCharacter: Sendable, Equatable, CustomStringConvert
 
     /// "U+202E (a bidirectional control) at byte 8", for messages: the character is
     /// named, never written, so the message displays as it reads.
-    public var description: String {
+    package var description: String {
         let hex = String(scalar.value, radix: 16, uppercase: true)
         let kind = switch scalar.value {
         case 0x200B: "a zero-width space"

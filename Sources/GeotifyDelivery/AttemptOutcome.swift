@@ -71,7 +71,9 @@ package enum AttemptOutcome: Sendable, Equatable {
         let line = text.trimmingCharacters(in: .whitespaces)
         guard !line.isEmpty else { return nil }
         guard line.count > excerptLength else { return line }
-        return redaction.blankingCutEnd(String(line.prefix(excerptLength))) + "…"
+        // Every form starting within the excerpt was read whole and blanked: the cut here
+        // leaves no part of a secret, and what it leaves is not blanked as if it were one.
+        return String(line.prefix(excerptLength)) + "…"
     }
 
     /// `text` with control characters as spaces.

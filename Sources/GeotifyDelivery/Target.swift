@@ -66,9 +66,4 @@ package struct Target: Sendable, Equatable {
         }
         return outcome.redacted(redaction.apply)
     }
-
-    /// `text` with every secret of the target blanked out, in every form it is sent in.
-    package func redact(_ text: String) -> String {
-        destination.redaction.apply(text)
-    }
 }

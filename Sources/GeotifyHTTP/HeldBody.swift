@@ -14,7 +14,7 @@ import CMicroHTTPD
 ///
 /// It carries the response's `lease` too, so the application's count of unsent answers
 /// goes down when libmicrohttpd lets go of the bytes.
-final class HeldBody: Sendable {
+package final class HeldBody: Sendable {
     let bytes: [UInt8]
     let lease: (any AnyObject & Sendable)?
 
@@ -22,6 +22,11 @@ final class HeldBody: Sendable {
         self.bytes = bytes
         self.lease = lease
     }
+
+    /// Whether this libmicrohttpd sends the bytes where they are and lets go of them (and
+    /// the lease) once sent; false with one older than 0.9.73, which copies them and lets
+    /// go at once.
+    package static var isSentInPlace: Bool { geotify_mhd_holds_buffers() }
 
     /// libmicrohttpd's response over `bytes`, keeping this box alive until libmicrohttpd
     /// destroys it; nil when libmicrohttpd cannot make one.

@@ -18,27 +18,32 @@ package struct PasswordCost: Sendable, Hashable, CustomStringConvertible {
     /// scrypt).
     package var level: Int?
 
+    /// The crypt(3) methods accepted (`UsersFile.strongPrefixes`): each one's identifier,
+    /// between the hash's first two `$`, and name.
+    package static let methods: [(identifier: String, name: String)] = [
+        ("2y", "bcrypt"), ("2b", "bcrypt"), ("2a", "bcrypt"), ("y", "yescrypt"), ("7", "scrypt"),
+        ("gy", "gost-yescrypt"), ("6", "SHA-512-crypt"), ("5", "SHA-256-crypt"),
+    ]
+
     /// The cost `hash` states; nil for a hash of none of the accepted methods.
     package init?(hash: String) {
         let fields = hash.split(separator: "$", omittingEmptySubsequences: false).map(String.init)
-        guard fields.count >= 3, fields[0].isEmpty else { return nil }
-        switch fields[1] {
-        case "2y", "2b", "2a":
+        guard fields.count >= 3, fields[0].isEmpty,
+              let name = Self.methods.first(where: { $0.identifier == fields[1] })?.name else { return nil }
+        switch name {
+        case "bcrypt":
             guard let cost = Int(fields[2]) else { return nil }
-            (method, parameters, level) = ("bcrypt", fields[2], cost)
-        case "5", "6":
-            let name = fields[1] == "6" ? "SHA-512-crypt" : "SHA-256-crypt"
+            (method, parameters, level) = (name, fields[2], cost)
+        case "SHA-512-crypt", "SHA-256-crypt":
             if fields[2].hasPrefix("rounds="), let rounds = Int(fields[2].dropFirst("rounds=".count)) {
                 (method, parameters, level) = (name, "rounds=\(rounds)", rounds)
             } else {
                 (method, parameters, level) = (name, "rounds=5000", 5000)
             }
-        case "y", "gy":
-            (method, parameters, level) = (fields[1] == "y" ? "yescrypt" : "gost-yescrypt", fields[2], nil)
-        case "7":
-            (method, parameters, level) = ("scrypt", String(fields[2].prefix(11)), nil)
+        case "scrypt":
+            (method, parameters, level) = (name, String(fields[2].prefix(11)), nil)
         default:
-            return nil
+            (method, parameters, level) = (name, fields[2], nil)
         }
     }
 

@@ -13,8 +13,8 @@ package struct UsersFile: Sendable, Equatable {
     /// Each user's password hash.
     package var hashes: [String: String]
 
-    /// The hash prefixes accepted.
-    package static let strongPrefixes = ["$2y$", "$2b$", "$2a$", "$y$", "$7$", "$gy$", "$6$", "$5$"]
+    /// The hash prefixes accepted: one per method `PasswordCost` knows.
+    package static let strongPrefixes = PasswordCost.methods.map { "$\($0.identifier)$" }
 
     package init(hashes: [String: String]) {
         self.hashes = hashes

@@ -113,7 +113,7 @@ public struct FenceFile: Sendable {
     /// The size `bytes` (this file's contents, or a directory's snapshot) counts against
     /// `maximumBytes`: a directory's limit is for its files' bytes together, as reading and
     /// writing count them.
-    public func size(of bytes: [UInt8]) -> Int {
+    package func size(of bytes: [UInt8]) -> Int {
         layout == .file ? bytes.count : FenceDirectory.partRanges(of: bytes)?.reduce(0) { $0 + $1.range.count } ?? bytes.count
     }
 

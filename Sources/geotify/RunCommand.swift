@@ -96,6 +96,11 @@ enum RunCommand {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signals)
             source.setEventHandler {
                 if signalNumber == SIGHUP {
+                    // A reload would race the stop's closing of the fence book and stores.
+                    guard stopSignals.load(ordering: .relaxed) == 0 else {
+                        logger.info("received SIGHUP while stopping, not reloading")
+                        return
+                    }
                     logger.info("received SIGHUP, reloading the fence file")
                     bridge.reloadFences()
                     return

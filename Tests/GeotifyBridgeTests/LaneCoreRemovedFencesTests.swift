@@ -100,8 +100,8 @@ struct LaneCoreRemovedFencesTests {
         #expect(Self.presenceRemovals(lane.advance(1)).isEmpty)
     }
 
-    /// A command's write changes one device's own fences: the other devices are not looked
-    /// at fence by fence, and a fence kept is not emptied.
+    /// A fence the file keeps, only edited (a larger radius), is not emptied for a device
+    /// that is inside it.
     @Test func aFenceKeptIsNotEmptied() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("occ/one", 22, 20)

@@ -180,6 +180,8 @@ struct SettingsTests {
         (##"{"owntracksTopic": "ot/#"}"##, ##""owntracksTopic" "ot/#" also matches ot/+/event, where the bridge publishes OwnTracks transitions"##),
         (##"{"owntracksTopic": "ot/+/+", "owntracksTransitions": false, "owntracksWaypoints": true, "locationTopic": "ot/+/+/+"}"##, ##"also matches ot/+/+/cmd, where the bridge publishes OwnTracks waypoint commands"##),
         (##"{"locationTopic": "replies/#", "responseTopicPrefix": "replies/"}"##, ##"also matches replies/+/#, where the bridge publishes MQTT v5 command responses"##),
+        (##"{"locationTopic": "resp-a/#", "responseTopicPrefix": "resp-"}"##, ##"also matches resp-a/#, where the bridge publishes MQTT v5 command responses"##),
+        (##"{"locationTopic": "+/loc", "responseTopicPrefix": "resp-"}"##, ##"also matches resp-<device>/loc, where the bridge publishes MQTT v5 command responses"##),
         (##"{"locationTopic": "geotify/shard/#", "shard": "1/2"}"##, ##"also matches geotify/shard/1/status, where the bridge publishes its online/offline status"##),
     ])
     func aPositionFilterMatchingWhatTheBridgePublishesIsRefused(text: String, expected: String) {
@@ -193,6 +195,10 @@ struct SettingsTests {
         _ = try load(#"{"locationTopic": "homeassistant/#", "homeassistant": {"enabled": false}}"#)
         _ = try load(#"{"owntracksTopic": "ot/#", "owntracksTransitions": false}"#)
         _ = try load(#"{"locationTopic": "geotify/shard/#"}"#)
+        // A response prefix ending within a level (`resp-<device>`) takes only the topics
+        // whose level starts with it, and a device is never empty.
+        _ = try load(#"{"responseTopicPrefix": "resp-"}"#)
+        _ = try load(#"{"responseTopicPrefix": "r/resp-", "locationTopic": "r/resp-/#"}"#)
     }
 
     @Test func theDefaultsAreTheSettingsInitialValues() throws {

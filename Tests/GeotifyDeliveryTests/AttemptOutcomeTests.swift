@@ -107,9 +107,15 @@ struct AttemptOutcomeTests {
         let twice = Array("\(long.value) \(long.value)".utf8)
         #expect(hook.outcome(of: .http(status: 500, retryAfter: nil, body: twice), at: 0)
             == .failed(reason: "HTTP 500: <secret from env LONG> <secret from env LONG>", retryAfter: nil))
-        // A body that ends in the start of a secret, cut there by the excerpt.
-        let start = Array((String(repeating: "y", count: 290) + "Asecret.To and more").utf8)
+        // A body read up to the start of a secret (the read stops past the excerpt's length
+        // in bytes, and the spaces before it are trimmed away): that start is blanked.
+        let start = Array((String(repeating: " ", count: AttemptOutcome.excerptLength * 4 + 5) + "Asecret.Token and more").utf8)
         #expect(target.outcome(of: .http(status: 500, retryAfter: nil, body: start), at: 0)
-            == .failed(reason: "HTTP 500: \(String(repeating: "y", count: 290))<secret from env GOTIFY_TOKEN>…", retryAfter: nil))
+            == .failed(reason: "HTTP 500: <secret from env GOTIFY_TOKEN>", retryAfter: nil))
+        // Text the excerpt's cut ends in is not taken for a secret because a secret starts
+        // with it.
+        let innocent = Array((String(repeating: "y", count: 299) + "Apple pie").utf8)
+        #expect(target.outcome(of: .http(status: 500, retryAfter: nil, body: innocent), at: 0)
+            == .failed(reason: "HTTP 500: \(String(repeating: "y", count: 299))A…", retryAfter: nil))
     }
 }

@@ -405,7 +405,8 @@ import Testing
     /// once: bytes changed in the Swift buffer after the response was queued (its end, not
     /// yet sent: 32 MiB is more than the socket buffers on both sides hold) are what the
     /// client reads. The buffer and the response's lease are let go once it is sent whole.
-    @Test func aBodyIsSentFromItsSwiftBytesNotACopy() throws {
+    @Test(.enabled(if: HeldBody.isSentInPlace, "libmicrohttpd older than 0.9.73 copies answers"))
+    func aBodyIsSentFromItsSwiftBytesNotACopy() throws {
         let running = try Running()
         let size = 32 << 20
         let connection = try running.connection()
@@ -422,7 +423,8 @@ import Testing
     }
 
     /// A body whose client leaves without reading it is let go (with its lease) then.
-    @Test func aBodyNotReadIsLetGoWhenItsClientLeaves() throws {
+    @Test(.enabled(if: HeldBody.isSentInPlace, "libmicrohttpd older than 0.9.73 lets go of answers at once"))
+    func aBodyNotReadIsLetGoWhenItsClientLeaves() throws {
         let running = try Running()
         do {
             let connection = try running.connection()
