@@ -24,13 +24,21 @@ package final class EventSubscription: Sendable {
     }
 
     private struct State {
+        /// The bytes queued, of which those from `sent` on wait to be sent: taking moves
+        /// `sent` rather than the bytes behind it (an opening of many megabytes is taken
+        /// a few kilobytes at a time), and the sent bytes are dropped once they are at
+        /// least half of the array, so each byte is moved at most about once.
         var pending: [UInt8] = []
-        /// How many of the pending bytes are the opening's, not counted against the bound.
+        var sent = 0
+        /// How many of the waiting bytes are the opening's, not counted against the bound.
         var opening = 0
         var closed = false
         var wake: (@Sendable () -> Void)?
         /// Held while the opening is not taken whole (`open(_:holding:)`).
         var lease: (any AnyObject & Sendable)?
+
+        /// How many bytes wait to be sent.
+        var waiting: Int { pending.count - sent }
     }
 
     /// The most bytes that may wait for one client before it is closed.
@@ -78,13 +86,14 @@ package final class EventSubscription: Sendable {
                     state.lease = lease
                     dropped.lease = nil
                 }
-            } else if state.pending.count - state.opening + bytes.count > maximumPending {
+            } else if state.waiting - state.opening + bytes.count > maximumPending {
                 // Too far behind: what waits is dropped now, not kept until the
                 // connection times out.
                 state.closed = true
                 overflowed = true
                 dropped = (state.pending, state.lease)
                 state.pending = []
+                state.sent = 0
                 state.opening = 0
                 state.lease = nil
             } else {
@@ -123,10 +132,17 @@ package final class EventSubscription: Sendable {
         var sent: (any AnyObject & Sendable)?
         defer { withExtendedLifetime(sent) {} }
         return state.withLock { state in
-            if !state.pending.isEmpty {
-                let count = min(maximum, state.pending.count)
-                let bytes = Array(state.pending.prefix(count))
-                state.pending.removeFirst(count)
+            if state.waiting > 0 {
+                let count = min(maximum, state.waiting)
+                let bytes = Array(state.pending[state.sent..<state.sent + count])
+                state.sent += count
+                if state.sent == state.pending.count {
+                    state.pending.removeAll(keepingCapacity: state.pending.count <= maximumPending)
+                    state.sent = 0
+                } else if state.sent >= state.pending.count / 2 {
+                    state.pending.removeFirst(state.sent)
+                    state.sent = 0
+                }
                 state.opening -= min(count, state.opening)
                 if state.opening == 0 {
                     sent = state.lease
@@ -148,6 +164,6 @@ package final class EventSubscription: Sendable {
 
     /// How many bytes wait to be sent.
     package var pendingCount: Int {
-        state.withLock { $0.pending.count }
+        state.withLock { $0.waiting }
     }
 }

@@ -98,4 +98,36 @@ import Testing
         for _ in 0..<10 { stream.publish(ServerSentEvent(data: "0123456789")) }
         #expect(subscription.isClosed, "the bound applies to what follows the opening")
     }
+
+    /// Bytes taken a few at a time while more are sent come out whole and in order, and
+    /// the bound counts only what is not yet taken.
+    @Test func bytesTakenInPiecesComeOutInOrderAndOnlyUnsentOnesCount() throws {
+        let stream = EventStream(maximumPending: 1 << 20)
+        let subscription = try #require(stream.subscribe())
+        let opening = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
+        subscription.open(Array("event: state\n".utf8) + opening)
+        var taken: [UInt8] = []
+        var expected = Array("retry: 2000\n\nevent: state\n".utf8) + opening
+        for index in 0..<1000 {
+            if case .bytes(let bytes) = subscription.take(maximum: 1000, park: {}, wake: {}) { taken += bytes }
+            if index % 7 == 0 {
+                let event = ServerSentEvent(data: "\(index)")
+                stream.publish(event)
+                expected += event.encoded
+            }
+        }
+        while case .bytes(let bytes) = subscription.take(maximum: 1000, park: {}, wake: {}) { taken += bytes }
+        #expect(taken == expected)
+
+        let bounded = EventStream(maximumPending: 64)
+        let small = try #require(bounded.subscribe())
+        _ = drain(small)
+        let event = ServerSentEvent(data: String(repeating: "x", count: 52))
+        #expect(event.encoded.count == 60)
+        bounded.publish(event)
+        _ = small.take(maximum: 20, park: {}, wake: {})
+        bounded.publish(ServerSentEvent(data: "0123456789ab"))
+        #expect(!small.isClosed, "40 bytes wait and 20 more come: within the bound of 64")
+        #expect(small.pendingCount == 60)
+    }
 }
