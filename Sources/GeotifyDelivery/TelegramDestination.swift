@@ -37,13 +37,15 @@ package struct TelegramDestination: Sendable, Equatable {
     }
 
     /// The usual reading, with what the Bot API says in its body: the `description` of a
-    /// refusal, and the `retry_after` of flood control; `redaction` as for `AttemptOutcome`.
+    /// refusal (as an excerpt: one line, at most `AttemptOutcome.excerptLength` characters), and the `retry_after` of flood control; `redaction` as for `AttemptOutcome`.
     package func outcome(of response: TransportResponse, now: Double, redaction: Redaction = .none) -> AttemptOutcome {
         let outcome = AttemptOutcome(response, now: now, redaction: redaction)
         guard case .http(let status, _, let body) = response, !(200..<300).contains(status),
               let answer = try? JSONParser().parse(body), answer["ok"]?.boolValue == false
         else { return outcome }
-        let reason = "HTTP \(status): " + (answer["description"]?.stringValue ?? "no description")
+        // Cut and made one line as any answer is, its secrets blanked first.
+        let description = answer["description"]?.stringValue.flatMap { AttemptOutcome.excerpt(Array($0.utf8), redaction: redaction) }
+        let reason = "HTTP \(status): " + (description ?? "no description")
         switch outcome {
         case .failed(_, let retryAfter):
             let asked = answer["parameters"]?["retry_after"]?.numberValue.map { max(0, min($0, RetryAfter.longest)) }

@@ -60,6 +60,10 @@ struct AttemptOutcomeTests {
             == .rejected(reason: "HTTP 403: Forbidden: bot was blocked by the user"))
         #expect(telegram.outcome(of: .http(status: 200, retryAfter: nil, body: Array(#"{"ok":true,"result":{}}"#.utf8)), now: 0)
             == .delivered(answer: #"HTTP 200: {"ok":true,"result":{}}"#))
+        // A description is an excerpt like any answer: one line, cut.
+        let long = #"{"ok":false,"error_code":400,"description":"Bad Request:\n"# + String(repeating: "z", count: 1000) + #""}"#
+        #expect(telegram.outcome(of: .http(status: 400, retryAfter: nil, body: Array(long.utf8)), now: 0)
+            == .rejected(reason: "HTTP 400: Bad Request: " + String(repeating: "z", count: AttemptOutcome.excerptLength - 13) + "…"))
     }
 
     @Test func secretsAreBlankedOutOfAnswers() {
