@@ -61,7 +61,7 @@ package final class Console: Sendable {
         self.scheduler = scheduler
         self.log = log
         self.count = count
-        stream = EventStream(onOverflow: { count("http_refused.too_far_behind") })
+        stream = EventStream(onOverflow: { count(HTTPRefusalCode.tooFarBehind.counter) })
         recent = RecentNotifications(capacity: settings.recentNotifications)
         leaflet = StaticFiles(directory: settings.leafletDirectory)
         if let path = settings.usersFile {

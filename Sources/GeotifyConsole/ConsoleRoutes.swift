@@ -136,7 +136,7 @@ extension Console {
     func events(user: HTTPUser) -> HTTPResponse {
         guard let lease = unsent.lease(for: user) else { return unsent.refusal(for: user) }
         guard let subscription = stream.subscribe() else {
-            var refusal = HTTPResponse.refusal(503, "too_many_streams", "\(stream.maximumSubscribers) pages already follow live updates; try again later")
+            var refusal = HTTPResponse.refusal(.tooManyStreams, "\(stream.maximumSubscribers) pages already follow live updates; try again later")
             refusal.headers["Retry-After"] = "30"
             return refusal
         }
@@ -162,9 +162,9 @@ extension Console {
             if let id = parsed?["id"]?.stringValue { reply["id"] = .string(id) }
             if let action { reply["action"] = .string(action) }
             reply["ok"] = false
-            reply["error"] = ["code": "not_allowed", "message": .string("user \"\(user.name ?? "")\" may only list and get fences (changing them needs the role \"manage\")")]
+            reply["error"] = ["code": .string(ErrorCode.notAllowed.rawValue), "message": .string("user \"\(user.name ?? "")\" may only list and get fences (changing them needs the role \"manage\")")]
             var response = HTTPResponse.json(.object(reply), status: 403)
-            response.refusalCode = "not_allowed"
+            response.refusalCode = ErrorCode.notAllowed.rawValue
             return responder.send(response)
         }
         backend.run(command: request.body, device: device) { reply in
@@ -181,20 +181,20 @@ extension Console {
         if let refusal = requireJSON(request, also: "application/geo+json") { return responder.send(refusal) }
         let mode = request.query["mode"] ?? "append"
         guard mode == "append" || mode == "replace" else {
-            return responder.send(.refusal(400, "invalid_value", "mode must be append or replace, not \"\(mode)\""))
+            return responder.send(ConsoleRefusal(.invalidValue, "mode must be append or replace, not \"\(mode)\"").response)
         }
         let plan: FenceImportPlan
         do {
             plan = try FenceGeoJSON.plan(parsing: request.body, defaultDevice: request.query["device"], replace: mode == "replace")
         } catch {
-            return responder.send(.refusal(400, error.code.rawValue, error.message))
+            return responder.send(error.response)
         }
         backend.importFences(plan) { result in
             switch result {
             case .success(let outcome):
                 responder.send(.json(["ok": true, "imported": .number(Double(outcome.fences)), "warnings": .array(outcome.warnings.map(JSON.string))]))
             case .failure(let refusal):
-                responder.send(.refusal(ReplyStatus.status(for: refusal.code.rawValue), refusal.code.rawValue, refusal.message))
+                responder.send(refusal.response)
             }
         }
     }
@@ -210,14 +210,14 @@ extension Console {
         do {
             sender = try OwnTracksSender(request: request, login: user)
         } catch {
-            return responder.send(.refusal(ReplyStatus.status(for: error.code.rawValue), error.code.rawValue, error.message))
+            return responder.send(error.response)
         }
         backend.publish(owntracks: request.body, user: sender.user, device: sender.device) { result in
             switch result {
             case .success(let messages):
                 responder.send(.json(.array(messages)))
             case .failure(let refusal):
-                responder.send(.refusal(ReplyStatus.status(for: refusal.code.rawValue), refusal.code.rawValue, refusal.message))
+                responder.send(refusal.response)
             }
         }
     }
@@ -227,6 +227,6 @@ extension Console {
     static func requireJSON(_ request: HTTPRequest, also other: String? = nil) -> HTTPResponse? {
         let type = request.mediaType
         if type == "application/json" || (other != nil && type == other) { return nil }
-        return .refusal(415, "unsupported_media_type", "send the body as Content-Type: application/json\(other.map { " or \($0)" } ?? "")")
+        return .refusal(.unsupportedMediaType, "send the body as Content-Type: application/json\(other.map { " or \($0)" } ?? "")")
     }
 }

@@ -1,7 +1,14 @@
+import GeotifyCore
+
 /// The HTTP status for a Geotify error code, so the JSON API answers a refused command
 /// with the status a web client expects and the body an MQTT client would get.
 package enum ReplyStatus {
-    /// The status for `code` (400 for codes this table does not know).
+    /// The status for `code`.
+    package static func status(for code: ErrorCode) -> Int {
+        status(for: code.rawValue)
+    }
+
+    /// The status for `code` as a reply carries it (400 for codes this table does not know).
     package static func status(for code: String) -> Int {
         switch code {
         case "not_allowed": 403

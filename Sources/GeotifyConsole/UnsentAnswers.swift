@@ -62,7 +62,7 @@ package final class UnsentAnswers: Sendable {
     /// 429 `too_many_unread` with `Retry-After`: `user` has `maximumPerUser` answers unsent.
     package func refusal(for user: HTTPUser) -> HTTPResponse {
         var refusal = HTTPResponse.refusal(
-            429, "too_many_unread",
+            .tooManyUnread,
             "\(maximumPerUser) large answers (or live streams' opening states) to \(user.name.map { "user \"\($0)\"" } ?? "this console's clients") are still being sent; read them before asking again")
         refusal.headers["Retry-After"] = "5"
         return refusal

@@ -63,7 +63,7 @@ final class Exchange: Sendable {
                 return .send(response)
             }
             if !server.wait(for: self) {
-                return .send(.refusal(503, "shutting_down", "the server is stopping"))
+                return .send(.refusal(.shuttingDown, "the server is stopping"))
             }
             state.suspended = true
             connection.suspend()

@@ -33,7 +33,7 @@ package struct HTTPApplication: Sendable {
     package func decide(_ request: HTTPRequest) -> Decision {
         if authenticator == nil, let host = request.header("host"), !HTTPApplication.isLoopback(host: host) {
             return .respond(.refusal(
-                421, "misdirected_host",
+                .misdirectedHost,
                 "without logins only a loopback host is served (localhost, 127.0.0.1 or [::1]); \"\(host)\" is not one"))
         }
         var request = request
@@ -47,9 +47,9 @@ package struct HTTPApplication: Sendable {
         let captures: [String: String]
         switch router.route(request.method, request.path) {
         case .notFound:
-            return .respond(.refusal(404, "not_found", "nothing here; the map is at \(basePath.prefix)/"))
+            return .respond(.refusal(.notFound, "nothing here; the map is at \(basePath.prefix)/"))
         case .methodNotAllowed(let allowed):
-            var response = HTTPResponse.refusal(405, "method_not_allowed", "\(request.method) is not allowed here; use \(allowed.joined(separator: " or "))")
+            var response = HTTPResponse.refusal(.methodNotAllowed, "\(request.method) is not allowed here; use \(allowed.joined(separator: " or "))")
             response.headers["Allow"] = allowed.joined(separator: ", ")
             return .respond(response)
         case .found(let found, let foundCaptures):
@@ -72,11 +72,11 @@ package struct HTTPApplication: Sendable {
                 user = .anonymous
             }
             guard user.has(role) else {
-                return .respond(.refusal(403, "not_allowed", "user \"\(user.name ?? "")\" does not have the role \"\(role.rawValue)\" this needs"))
+                return .respond(.refusal(.notAllowed, "user \"\(user.name ?? "")\" does not have the role \"\(role.rawValue)\" this needs"))
             }
         }
         if !["GET", "HEAD"].contains(request.method), request.header("sec-fetch-site") == "cross-site" {
-            return .respond(.refusal(403, "cross_site", "changes are not accepted from another site's page"))
+            return .respond(.refusal(.crossSite, "changes are not accepted from another site's page"))
         }
         return .call(route, request, captures: captures, user: user)
     }
@@ -144,7 +144,7 @@ package struct HTTPApplication: Sendable {
         case .malformed: "the Authorization header is not HTTP basic credentials"
         case .wrongCredentials: "wrong user name or password"
         }
-        var response = HTTPResponse.refusal(401, "unauthorized", message)
+        var response = HTTPResponse.refusal(.unauthorized, message)
         response.headers["WWW-Authenticate"] = "Basic realm=\"\(realm)\", charset=\"UTF-8\""
         return response
     }

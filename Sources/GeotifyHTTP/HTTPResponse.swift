@@ -19,7 +19,9 @@ package struct HTTPResponse: Sendable {
     /// Header fields by name as sent (one value each).
     package var headers: [String: String]
     package var body: Body
-    /// The error code when this is a refusal (`refusal(_:_:_:)`), for counting.
+    /// The error code when this is a refusal (`refusal(_:_:)`, `refusal(status:domainCode:_:)`,
+    /// or a command's reply with an error), for counting: an `HTTPRefusalCode`'s raw
+    /// value or a domain error code's.
     package var refusalCode: String?
     /// Kept alive as long as the server holds the response: until it has been sent whole
     /// or its connection closed. What an application that bounds its unsent answers
@@ -50,10 +52,32 @@ package struct HTTPResponse: Sendable {
         return HTTPResponse(status: status, headers: ["Content-Type": contentType], body: .bytes(Array(line.utf8)))
     }
 
-    /// A refusal: `status` with `{"ok": false, "error": {"code": code, "message": message}}`.
-    package static func refusal(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+    /// One of the HTTP layer's own refusals: `code`'s status with
+    /// `{"ok": false, "error": {"code": code, "message": message}}`. `code` must have a
+    /// status (every one but `tooFarBehind`, which is counted, never answered).
+    package static func refusal(_ code: HTTPRefusalCode, _ message: String) -> HTTPResponse {
+        guard let status = code.status else { preconditionFailure("\(code.rawValue) is counted, never answered") }
+        return refused(status, code.rawValue, message)
+    }
+
+    /// A refusal with a code the HTTP layer does not own: the bridge's error codes
+    /// (`ErrorCode`), which the console passes through with the status it gives each.
+    /// Such a code is never one of `HTTPRefusalCode`'s with another meaning (tested); the
+    /// two that are shared, `not_allowed` and `payload_too_large`, have the same status.
+    package static func refusal(status: Int, domainCode: String, _ message: String) -> HTTPResponse {
+        assert(HTTPRefusalCode(rawValue: domainCode).map { $0.status == status } ?? true, "\(domainCode) is an HTTP refusal with another status")
+        return refused(status, domainCode, message)
+    }
+
+    private static func refused(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
         var response = HTTPResponse.json(["ok": false, "error": ["code": .string(code), "message": .string(message)]], status: status)
         response.refusalCode = code
         return response
+    }
+
+    /// The counter this response is counted under as a refusal (`http_refused.<code>`);
+    /// nil when it is not one.
+    package var refusalCounter: String? {
+        refusalCode.map(HTTPRefusalCode.counter(for:))
     }
 }

@@ -225,7 +225,7 @@ package final class HTTPServer: Sendable {
         reaper?.cancel()
         _ = geotify_mhd_quiesce_daemon(daemon.pointer)
         for exchange in waiting {
-            exchange.deliver(.refusal(503, "shutting_down", "the server is stopping"))
+            exchange.deliver(.refusal(.shuttingDown, "the server is stopping"))
         }
         for stream in streams {
             stream.close()
@@ -293,9 +293,9 @@ package final class HTTPServer: Sendable {
         }
         let admission: Admission
         if stopping {
-            admission = .refuse(.refusal(503, "shutting_down", "the server is stopping"))
+            admission = .refuse(.refusal(.shuttingDown, "the server is stopping"))
         } else if open > options.maximumConnections {
-            var refusal = HTTPResponse.refusal(503, "too_many_connections", "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
+            var refusal = HTTPResponse.refusal(.tooManyConnections, "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
             refusal.headers["Retry-After"] = "5"
             admission = .refuse(refusal)
         } else if let refusal = options.limits.refusal(contentLengths: all("content-length"), transferEncodings: all("transfer-encoding")) {
@@ -340,7 +340,7 @@ package final class HTTPServer: Sendable {
         if registered {
             let timeout = options.replyTimeout
             scheduler.schedule(after: timeout, on: timers) { [weak exchange] in
-                exchange?.deliver(.refusal(504, "timeout", "no answer within \(JSONWriter.text(of: timeout)) s"))
+                exchange?.deliver(.refusal(.timeout, "no answer within \(JSONWriter.text(of: timeout)) s"))
             }
         }
         return registered
@@ -369,8 +369,8 @@ package final class HTTPServer: Sendable {
             _ = geotify_mhd_add_response_header(made, name, value)
         }
         count("http_responses.\(response.status)")
-        if let code = response.refusalCode {
-            count("http_refused.\(code)")
+        if let counter = response.refusalCounter {
+            count(counter)
         }
         log(.debug, "http: \(method) \(path) \(response.status)")
         return geotify_mhd_queue_response(connection, UInt32(response.status), made)
@@ -440,7 +440,7 @@ package final class HTTPServer: Sendable {
         log(.debug, "http: libmicrohttpd: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         if let refusal = LibraryRefusal(logLine: message) {
             count("http_responses.\(refusal.status)")
-            count("http_refused.\(refusal.code)")
+            count(refusal.counter)
         }
     }
 
@@ -463,7 +463,7 @@ package final class HTTPServer: Sendable {
         }
         // An idle keep-alive connection closed is not a refusal: nothing was asked.
         for connection in reaped where connection.answer {
-            count(connection.receiving ? "http_refused.request_timeout" : "http_refused.header_timeout")
+            count((connection.receiving ? HTTPRefusalCode.requestTimeout : .headerTimeout).counter)
         }
         if !reaped.isEmpty {
             log(.debug, "http: closed \(reaped.count) connection(s) that sent no complete request within \(JSONWriter.text(of: timeout)) s")
@@ -474,9 +474,9 @@ package final class HTTPServer: Sendable {
     /// body (nothing else has been written for the request), without blocking.
     private static func answerTimeout(on socket: Int32, after timeout: Double, receiving: Bool) {
         if receiving {
-            answer(on: socket, status: "408 Request Timeout", code: "request_timeout", message: "the request body did not arrive within \(JSONWriter.text(of: timeout)) s")
+            answer(on: socket, .requestTimeout, reason: "Request Timeout", message: "the request body did not arrive within \(JSONWriter.text(of: timeout)) s")
         } else {
-            answer(on: socket, status: "408 Request Timeout", code: "header_timeout", message: "the request header did not arrive within \(JSONWriter.text(of: timeout)) s")
+            answer(on: socket, .headerTimeout, reason: "Request Timeout", message: "the request header did not arrive within \(JSONWriter.text(of: timeout)) s")
         }
     }
 
@@ -486,19 +486,21 @@ package final class HTTPServer: Sendable {
     private func refuseOversizedBody(on connection: OpaquePointer) -> MHD_Result {
         let maximum = options.limits.maximumBodyBytes
         HTTPServer.answer(
-            on: geotify_mhd_connection_socket(connection), status: "413 Content Too Large", code: "payload_too_large",
+            on: geotify_mhd_connection_socket(connection), .payloadTooLarge, reason: "Content Too Large",
             message: "the body is larger than the \(maximum) bytes accepted")
         count("http_responses.413")
-        count("http_refused.payload_too_large")
+        count(HTTPRefusalCode.payloadTooLarge.counter)
         log(.debug, "http: closed a connection whose body went past \(maximum) bytes")
         return .NO
     }
 
-    /// Writes a JSON refusal straight to `socket`, without blocking, before it is closed.
-    private static func answer(on socket: Int32, status: String, code: String, message: String) {
+    /// Writes a JSON refusal straight to `socket`, without blocking, before it is closed:
+    /// `code`'s status with `reason`, its reason phrase.
+    private static func answer(on socket: Int32, _ code: HTTPRefusalCode, reason: String, message: String) {
+        guard let status = code.status else { preconditionFailure("\(code.rawValue) is counted, never answered") }
         guard socket >= 0 else { return }
-        let body = JSONWriter().string(["ok": false, "error": ["code": .string(code), "message": .string(message)]])
-        let text = "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        let body = JSONWriter().string(["ok": false, "error": ["code": .string(code.rawValue), "message": .string(message)]])
+        let text = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         _ = text.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 

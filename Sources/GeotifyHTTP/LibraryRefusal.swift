@@ -5,13 +5,14 @@
 ///
 /// libmicrohttpd calls no handler for these and sends its own short HTML page (0.9.75 has
 /// no way to change that body), so its log line is the one place the server learns of
-/// them; the server counts each as a refusal with `code`, as it counts its own.
+/// them; the server counts each as a refusal under `counter`, as it counts its own.
 package struct LibraryRefusal: Sendable, Equatable {
     package var status: Int
-    /// The refusal's code, as the server's own refusals name theirs.
-    package var code: String
+    /// The refusal's code, as the server's own refusals name theirs; nil for a status
+    /// libmicrohttpd is not known to refuse with (`counter` names it by its number).
+    package var code: HTTPRefusalCode?
 
-    package init(status: Int, code: String) {
+    package init(status: Int, code: HTTPRefusalCode?) {
         self.status = status
         self.code = code
     }
@@ -23,15 +24,20 @@ package struct LibraryRefusal: Sendable, Equatable {
         guard let status = Int(line[marker.upperBound...].prefix(while: \.isNumber)) else { return nil }
         self.status = status
         code = switch status {
-        case 400: "bad_request"
-        case 413: "payload_too_large"
-        case 414: "uri_too_long"
-        case 417: "expectation_failed"
-        case 431: "header_too_large"
-        case 500: "internal_error"
-        case 501: "not_implemented"
-        case 505: "http_version_not_supported"
-        default: "refused_\(status)"
+        case 400: .badRequest
+        case 413: .payloadTooLarge
+        case 414: .uriTooLong
+        case 417: .expectationFailed
+        case 431: .headerTooLarge
+        case 500: .internalError
+        case 501: .notImplemented
+        case 505: .httpVersionNotSupported
+        default: nil
         }
+    }
+
+    /// The counter it is counted under: its code's, else `http_refused.refused_<status>`.
+    package var counter: String {
+        code?.counter ?? HTTPRefusalCode.counter(for: "refused_\(status)")
     }
 }

@@ -21,23 +21,23 @@ package struct RequestLimits: Sendable, Equatable {
     /// order sent), or nil when it may proceed.
     package func refusal(contentLengths: [String], transferEncodings: [String]) -> HTTPResponse? {
         if contentLengths.count > 1 {
-            return .refusal(400, "bad_request", "the request has \(contentLengths.count) Content-Length fields; send one")
+            return .refusal(.badRequest, "the request has \(contentLengths.count) Content-Length fields; send one")
         }
         if transferEncodings.count > 1 {
-            return .refusal(400, "bad_request", "the request has \(transferEncodings.count) Transfer-Encoding fields; send the body with one Content-Length")
+            return .refusal(.badRequest, "the request has \(transferEncodings.count) Transfer-Encoding fields; send the body with one Content-Length")
         }
         if let transferEncoding = transferEncodings.first {
             guard transferEncoding.trimmingSpaces.lowercased() == "chunked" else {
-                return .refusal(400, "bad_request", "Transfer-Encoding \"\(transferEncoding)\" is not accepted; send the body with a Content-Length")
+                return .refusal(.badRequest, "Transfer-Encoding \"\(transferEncoding)\" is not accepted; send the body with a Content-Length")
             }
-            return .refusal(411, "length_required", "send the body with a Content-Length (Transfer-Encoding chunked is not accepted)")
+            return .refusal(.lengthRequired, "send the body with a Content-Length (Transfer-Encoding chunked is not accepted)")
         }
         guard let contentLength = contentLengths.first else { return nil }
         guard let length = Int(contentLength.trimmingSpaces), length >= 0 else {
-            return .refusal(400, "bad_request", "Content-Length \"\(contentLength)\" is not a byte count")
+            return .refusal(.badRequest, "Content-Length \"\(contentLength)\" is not a byte count")
         }
         if length > maximumBodyBytes {
-            return .refusal(413, "payload_too_large", "the body is \(length) bytes; at most \(maximumBodyBytes) are accepted")
+            return .refusal(.payloadTooLarge, "the body is \(length) bytes; at most \(maximumBodyBytes) are accepted")
         }
         return nil
     }

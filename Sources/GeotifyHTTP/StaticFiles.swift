@@ -21,11 +21,11 @@ package struct StaticFiles: Sendable {
     package static func check(_ relative: String) -> HTTPResponse? {
         let segments = relative.split(separator: "/", omittingEmptySubsequences: false)
         guard !relative.isEmpty, !segments.isEmpty else {
-            return .refusal(404, "not_found", "no file named")
+            return .refusal(.notFound, "no file named")
         }
         for segment in segments {
             if segment.isEmpty || segment.hasPrefix(".") || segment.contains("\\") || segment.contains("\0") {
-                return .refusal(404, "not_found", "no such file")
+                return .refusal(.notFound, "no such file")
             }
         }
         return nil
@@ -38,13 +38,13 @@ package struct StaticFiles: Sendable {
         let path = directory + "/" + relative
         guard let resolved = StaticFiles.realPath(path), let root = StaticFiles.realPath(directory),
               resolved.hasPrefix(root + "/")
-        else { return .refusal(404, "not_found", "no such file") }
+        else { return .refusal(.notFound, "no such file") }
         var status = stat()
         guard stat(resolved, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            return .refusal(404, "not_found", "no such file")
+            return .refusal(.notFound, "no such file")
         }
         guard Int(status.st_size) <= maximumBytes, let data = FileManager.default.contents(atPath: resolved) else {
-            return .refusal(404, "not_found", "the file cannot be served")
+            return .refusal(.notFound, "the file cannot be served")
         }
         return HTTPResponse(
             status: 200,
