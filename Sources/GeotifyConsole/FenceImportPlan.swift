@@ -114,32 +114,46 @@ package struct FenceImportPlan: Sendable, Equatable {
         return (checked, warnings)
     }
 
-    /// Applies the plan to the fence file and writes it atomically, refusing (as `stale`)
-    /// when the file changed meanwhile; what a bridge's `importFences` does. A write that
-    /// fails (a full disk, no permission) is refused as `io`, as a fence command's is.
+    /// Applies the plan to the fences as they are and writes them atomically; what a
+    /// bridge's `importFences` does. The fence file's lock (in a fence directory the
+    /// lock its writers take, on `devices/`) is held from the read to the write, as a
+    /// fence command holds it, so no other writer's change comes between; only the
+    /// files of the owners the plan names are written (`FenceFile.replace`). A file
+    /// edited by hand meanwhile is refused as `stale` (try again); a write that fails (a
+    /// full disk, no permission) as `io`, as a fence command's is.
     ///
     /// A missing, unreadable or invalid file is refused (`invalid_file`), as a fence
     /// command refuses it (`FenceFile.apply`): a fence file deleted or moved while the
     /// bridge runs is never replaced by one holding only the imported fences, which would
     /// take every other device's fences away.
     package func write(to file: FenceFile) throws(FenceChangeError) -> Outcome {
-        let contents: [UInt8]
-        switch file.inspect() {
+        var warnings: [String] = []
+        let written: Result<[UInt8], FenceChangeError>
+        do {
+            written = try file.replace(devices: Array(devices.keys), shared: !shared.isEmpty) { reading throws(FenceChangeError) -> FenceBook in
+                let applied = try apply(to: try Self.book(in: reading, of: file), file: file)
+                warnings = applied.warnings
+                return applied.book
+            }
+        } catch {
+            throw FenceChangeError(error.code ?? .io, "\(error.description); nothing was imported\(error.code == .stale ? ", try again" : "")")
+        }
+        _ = try written.get()
+        return Outcome(fences: count, warnings: warnings)
+    }
+
+    /// The fences `reading` found in `file`; refused (`invalid_file`) when it is
+    /// missing, unreadable or invalid.
+    private static func book(in reading: FenceFile.Reading, of file: FenceFile) throws(FenceChangeError) -> FenceBook {
+        switch reading {
         case .missing:
             throw FenceChangeError(.invalidFile, "the fence file \(file.path) does not exist (deleted or moved?), so nothing can be imported into it; nothing was written: put it back")
         case .unreadable(let reason):
             throw FenceChangeError(.invalidFile, "the fence file \(file.path) cannot be read (\(reason)), so nothing can be imported into it; nothing was written")
         case .contents(let bytes, _):
-            contents = bytes
+            let loaded = file.parse(bytes)
+            guard let book = loaded.book else { throw FenceChangeError.invalidFile(file.path, loaded.errors) }
+            return book
         }
-        let loaded = file.parse(contents)
-        guard let current = loaded.book else { throw FenceChangeError.invalidFile(file.path, loaded.errors) }
-        let (book, warnings) = try apply(to: current, file: file)
-        do {
-            _ = try file.write(book, expecting: contents)
-        } catch {
-            throw FenceChangeError(error.code ?? .io, "\(error.description); nothing was imported\(error.code == .stale ? ", try again" : "")")
-        }
-        return Outcome(fences: count, warnings: warnings)
     }
 }

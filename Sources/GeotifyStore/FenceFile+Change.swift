@@ -80,6 +80,60 @@ extension FenceFile {
         }
     }
 
+    /// Replaces the fences of `devices`, and with `shared` the groups and shared fences,
+    /// with those of the book `decide` makes of what reading the fences found (an import
+    /// of many fences at once), and writes only their parts: in a fence directory those
+    /// devices' files (removing the file of a device the book no longer has) and, with
+    /// `shared`, the shared file, leaving every other file as it is; a single file
+    /// whole. Returns the bytes written (a directory's snapshot after the write), or
+    /// what `decide` refused with, writing nothing.
+    ///
+    /// The lock is held from the read to the write, as for every other change: a single
+    /// file's; an existing fence directory's (`FenceDirectory.withLock`), so no other
+    /// writer's change to a device's file or the shared file comes between, and the book
+    /// is checked against the files as they are when it is written. A file edited by
+    /// hand meanwhile (which takes no lock) is refused as `stale`, fences past
+    /// `maximumBytes` as `fenceLimit`, writing nothing.
+    ///
+    /// `decide` should refuse unless the fences were read (`Reading.contents`): a book
+    /// made for a missing or unreadable file is not written (refused as `invalidFile`),
+    /// so nobody's fences are replaced by the new ones alone.
+    package func replace<Refusal: Error>(
+        devices: [String], shared: Bool, with decide: (Reading) throws(Refusal) -> FenceBook
+    ) throws(StoreError) -> Result<[UInt8], Refusal> {
+        func readAndWrite(holdingDirectoryLock: Bool) throws(StoreError) -> Result<[UInt8], Refusal> {
+            let reading = inspect()
+            let book: FenceBook
+            do { book = try decide(reading) } catch { return .failure(error) }
+            guard case .contents(let contents, _) = reading else {
+                throw StoreError("write \(path)", "the fences could not be read, so they are not replaced; nothing was written", code: .invalidFile)
+            }
+            guard layout == .directory else {
+                let bytes = FenceFile.contents(of: book)
+                try checkSize(of: bytes)
+                try writeHoldingLock(bytes, expecting: contents)
+                return .success(bytes)
+            }
+            var changes = FenceFile.deviceFiles(of: devices, in: book)
+            if shared {
+                changes[FenceDirectory.sharedName] = book.groups.isEmpty && book.shared.isEmpty ? .some(nil) : FenceFile.sharedContents(of: book)
+            }
+            return .success(holdingDirectoryLock
+                ? try directory.writeHoldingLock(changes, expecting: contents)
+                : try directory.write(changes, expecting: contents))
+        }
+        guard layout == .directory else {
+            return try AtomicFile.withLock(on: path) { () throws(StoreError) in try readAndWrite(holdingDirectoryLock: false) }
+        }
+        // Only on a directory that exists: taking the lock makes `devices/`. One that does
+        // not is read as missing (or, made meanwhile, written taking the lock for the write).
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return try readAndWrite(holdingDirectoryLock: false)
+        }
+        return try directory.withLock { () throws(StoreError) in try readAndWrite(holdingDirectoryLock: true) }
+    }
+
     /// Holding the file's lock: reads and validates the file, lets `check` refuse on
     /// what it holds (its bytes and book), applies `change`, writes the result.
     private func update(

@@ -487,14 +487,18 @@ public struct FenceFile: Sendable {
         }
         let bytes = FenceFile.contents(of: book)
         try checkSize(of: bytes)
-        try AtomicFile.withLock(on: path) { () throws(StoreError) in
-            let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName) ?? []
-            guard current == expected else {
-                throw StoreError("write \(path)", "the file changed since it was read (edited by someone else); reload it and try again", code: .stale)
-            }
-            try AtomicFile.write(bytes, to: path)
-        }
+        try AtomicFile.withLock(on: path) { () throws(StoreError) in try writeHoldingLock(bytes, expecting: expected) }
         return bytes
+    }
+
+    /// Writes a single file's `bytes` atomically, provided it still holds `expected`,
+    /// refused as `stale` otherwise; called holding its lock (`AtomicFile.withLock(on:)`).
+    func writeHoldingLock(_ bytes: [UInt8], expecting expected: [UInt8]) throws(StoreError) {
+        let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName) ?? []
+        guard current == expected else {
+            throw StoreError("write \(path)", "the file changed since it was read (edited by someone else); reload it and try again", code: .stale)
+        }
+        try AtomicFile.write(bytes, to: path)
     }
 
     /// Refuses (`fenceLimit`) to write a single fence file's `bytes` when they are more

@@ -4,6 +4,7 @@ import GeotifyCore
 import GeotifyJSON
 import GeotifyStore
 import GeotifyTestSupport
+import Synchronization
 import Testing
 
 @Suite struct FenceGeoJSONTests {
@@ -150,6 +151,154 @@ import Testing
         #expect(error?.code == .io, "\(String(describing: error))")
         #expect(error?.message.hasPrefix("write \(alice): cannot create a temporary file: ") == true, "\(String(describing: error))")
         #expect(error?.message.hasSuffix("; nothing was imported") == true, "\(String(describing: error))")
+    }
+
+    /// A fence in the fence file's JSON form, at `latitude`.
+    static func fence(_ identifier: String, _ latitude: Double) -> JSON {
+        ["identifier": .string(identifier), "latitude": .number(latitude), "longitude": 8, "radius": 100, "eventType": "onEntry"]
+    }
+
+    /// The text of a fence directory's file holding `root`, written as people write it
+    /// (on one line), not as the bridge would.
+    static func handWritten(_ root: JSON) -> String {
+        JSONWriter().string(root)
+    }
+
+    /// A fence directory under `directory`: alice's and bob's files, each with a fence
+    /// "home", and the shared "plaza", written by hand (`canonical` false) or as the
+    /// bridge writes them; returns its path.
+    static func makeFenceDirectory(in directory: URL, canonical: Bool) throws -> String {
+        let root = directory.appendingPathComponent("fences").path
+        if canonical {
+            let book = try Self.book(handWritten([
+                "devices": ["alice/phone": [fence("home", 50)], "bob/phone": [fence("home", 51)]],
+                "shared": [fence("plaza", 40)],
+            ]))
+            _ = try FenceFile(path: root + "/").write(book, expecting: [])
+            return root
+        }
+        try FileManager.default.createDirectory(atPath: root + "/devices", withIntermediateDirectories: true)
+        try handWritten(["shared": [fence("plaza", 40)]]).write(toFile: root + "/shared.json", atomically: true, encoding: .utf8)
+        for (device, latitude) in [("alice", 50.0), ("bob", 51.0)] {
+            try handWritten(["devices": ["\(device)/phone": [fence("home", latitude)]]])
+                .write(toFile: root + "/devices/\(device)%2Fphone.json", atomically: true, encoding: .utf8)
+        }
+        return root
+    }
+
+    /// Imports `plan` into the fence directory `root` while another writer holds the
+    /// directory's lock: once the import waits for the lock, `meanwhile` changes the
+    /// directory as that writer, which then lets go. Returns how the import ended.
+    static func importWhileLocked(
+        _ plan: FenceImportPlan, into root: String, meanwhile: () throws -> Void
+    ) throws -> Result<FenceImportPlan.Outcome, FenceChangeError> {
+        let holder = try DirectoryLockHolder(fenceDirectory: root)
+        let result = Mutex<Result<FenceImportPlan.Outcome, FenceChangeError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let outcome = Result { () throws(FenceChangeError) in try plan.write(to: FenceFile(path: root)) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        // The import waits for the lock: at its read when it holds the lock from there,
+        // at its write otherwise.
+        let waited = waitUntil { holder.hasWaiter }
+        try meanwhile()
+        holder.release()
+        #expect(waited, "the import waits for the directory's lock")
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        return try #require(result.withLock { $0 })
+    }
+
+    /// An import into a fence directory reads it holding the lock the directory's
+    /// writers take (on `devices/`) until it has written, as a fence command does: a
+    /// device's fence that another writer adds while the import waits is read, and a
+    /// shared fence of the same identifier refused, not written into `shared.json` next
+    /// to it, where the directory would no longer load.
+    @Test func aSharedImportIntoAFenceDirectoryHoldsItsLockFromItsReadToItsWrite() throws {
+        let directory = try makeTemporaryDirectory("import-shared-locked")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = try Self.makeFenceDirectory(in: directory, canonical: true)
+        let plan = FenceImportPlan(shared: ["shared": [Self.fence("work", 60)]], replace: false)
+        let outcome = try Self.importWhileLocked(plan, into: root) {
+            try Self.handWritten(["devices": ["alice/phone": [Self.fence("home", 50), Self.fence("work", 61)]]])
+                .write(toFile: root + "/devices/alice%2Fphone.json", atomically: true, encoding: .utf8)
+        }
+        let error = #expect(throws: FenceChangeError.self) { try outcome.get() }
+        #expect(error?.code == .invalidValue && error?.message.contains("\"work\"") == true, "\(String(describing: error))")
+        let loaded = FenceFile(path: root).load()
+        #expect(loaded.errors.isEmpty, "\(loaded.errors)")
+        #expect(loaded.book?.shared["shared"]?.fences.map(\.identifier) == ["plaza"])
+        #expect(loaded.book?.fences(of: "alice/phone").map(\.identifier) == ["home", "work"])
+    }
+
+    /// The same for an import of a device's fences: a shared fence that another writer
+    /// adds while the import waits is read, and the device's fence of the same identifier
+    /// refused, not written into its file (`shared.json`, which the import does not
+    /// write, is not among the files whose change a write refuses as `stale`).
+    @Test func aDeviceImportIntoAFenceDirectoryHoldsItsLockFromItsReadToItsWrite() throws {
+        let directory = try makeTemporaryDirectory("import-device-locked")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = try Self.makeFenceDirectory(in: directory, canonical: true)
+        let plan = FenceImportPlan(devices: ["alice/phone": [Self.fence("work", 60)]], replace: false)
+        let outcome = try Self.importWhileLocked(plan, into: root) {
+            try Self.handWritten(["shared": [Self.fence("plaza", 40), Self.fence("work", 61)]])
+                .write(toFile: root + "/shared.json", atomically: true, encoding: .utf8)
+        }
+        let error = #expect(throws: FenceChangeError.self) { try outcome.get() }
+        #expect(error?.code == .duplicateIdentifier, "\(String(describing: error))")
+        let loaded = FenceFile(path: root).load()
+        #expect(loaded.errors.isEmpty, "\(loaded.errors)")
+        #expect(loaded.book?.fences(of: "alice/phone").map(\.identifier) == ["home"])
+    }
+
+    /// An import into a fence directory writes only the files of the owners it names:
+    /// one of a device's fences leaves `shared.json` and the other devices' files as they
+    /// were, byte for byte (as people wrote them), and one of shared fences every
+    /// device's file.
+    @Test func anImportIntoAFenceDirectoryWritesOnlyTheFilesOfTheOwnersItNames() throws {
+        let directory = try makeTemporaryDirectory("import-directory-files")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = try Self.makeFenceDirectory(in: directory, canonical: false)
+        func bytes(_ name: String) -> Data? { FileManager.default.contents(atPath: root + "/" + name) }
+        let (shared, alice, bob) = (bytes("shared.json"), bytes("devices/alice%2Fphone.json"), bytes("devices/bob%2Fphone.json"))
+        let device = FenceImportPlan(devices: ["alice/phone": [Self.fence("work", 60)]], replace: false)
+        #expect(try device.write(to: FenceFile(path: root)).fences == 1)
+        #expect(bytes("shared.json") == shared, "shared.json is not rewritten")
+        #expect(bytes("devices/bob%2Fphone.json") == bob, "another device's file is not rewritten")
+        #expect(bytes("devices/alice%2Fphone.json") != alice)
+        let sharedPlan = FenceImportPlan(shared: ["shared": [Self.fence("square", 41)]], replace: false)
+        let (aliceAfter, bobAfter) = (bytes("devices/alice%2Fphone.json"), bytes("devices/bob%2Fphone.json"))
+        #expect(try sharedPlan.write(to: FenceFile(path: root)).fences == 1)
+        #expect(bytes("devices/alice%2Fphone.json") == aliceAfter, "no device's file is rewritten")
+        #expect(bytes("devices/bob%2Fphone.json") == bobAfter, "no device's file is rewritten")
+        let book = try #require(FenceFile(path: root).load().book)
+        #expect(book.fences(of: "alice/phone").map(\.identifier) == ["home", "work"])
+        #expect(book.shared["shared"]?.fences.map(\.identifier) == ["plaza", "square"])
+    }
+
+    /// An instance of several reads the files of other instances' devices whose names
+    /// are hashed (`~<hash>-...`: the name does not say whose they are) and leaves their
+    /// devices out of its book; its import leaves those files alone (rewriting every file
+    /// that differed from its book, it removed them).
+    @Test func anImportByOneInstanceLeavesTheFilesOfOtherInstancesDevices() throws {
+        let directory = try makeTemporaryDirectory("import-shard")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = try Self.makeFenceDirectory(in: directory, canonical: true)
+        let shard = try #require(try (0..<2).map { try ShardAssignment(index: $0, count: 2) }.first { $0.owns("alice/phone") })
+        // A device of the other instance whose file name would be too long (its bytes
+        // written as %XX), so hashed.
+        let other = try #require((0..<100).lazy.map { String(repeating: "é", count: 90) + "/\($0)" }.first { !shard.owns($0) })
+        let whole = FenceFile(path: root)
+        let loaded = whole.load()
+        let far = try Self.book(Self.handWritten(["devices": [other: [Self.fence("far", 30)]]])).fences(of: other)
+        _ = try whole.write(try #require(loaded.book).replacing(devices: [other: far]), expecting: loaded.contents, devices: [other])
+        let hashed = try FileManager.default.contentsOfDirectory(atPath: root + "/devices").filter { $0.hasPrefix("~") }
+        try #require(hashed.count == 1)
+        let plan = FenceImportPlan(devices: ["alice/phone": [Self.fence("work", 60)]], replace: false)
+        #expect(try plan.write(to: FenceFile(path: root, shard: shard)).fences == 1)
+        #expect(FileManager.default.fileExists(atPath: root + "/devices/" + hashed[0]), "the other instance's device keeps its file")
+        #expect(try #require(whole.load().book).fences(of: other).map(\.identifier) == ["far"])
     }
 
     @Test func anImportIntoAFenceFileKeepsTheOtherDevicesFences() throws {

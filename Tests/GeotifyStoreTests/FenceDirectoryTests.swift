@@ -131,6 +131,45 @@ struct FenceDirectoryTests {
         #expect(loaded.book?.shared[SharedFences.everyDevice]?.fences.map(\.identifier) == ["plaza"])
     }
 
+    /// A device's change by the command line (`geotify fences import DEVICE FILE`, as
+    /// `add` and `edit`: `apply(_:expecting:creatingMissingFile:)`) reads the shared file
+    /// and the device's file holding the lock the directory's writers take, until it has
+    /// written: a shared fence that another writer adds while it waits for the lock is
+    /// read, and the device's fence of the same identifier refused, not written into its
+    /// file next to it, where the directory would no longer load.
+    @Test func aDeviceChangeByTheCommandLineHoldsTheDirectoryLockFromItsReadToItsWrite() throws {
+        let root = makeDirectory(["alice/phone"])
+        let file = FenceFile(path: root)
+        // Another writer (an import, a bridge's command) holds the directory's lock.
+        let devices = open(root + "/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(devices >= 0 && flock(devices, LOCK_EX) == 0)
+        defer { close(devices) }
+        var info = stat()
+        try #require(fstat(devices, &info) == 0)
+        let result = Mutex<Result<FenceChange.Applied, FenceChangeError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let work = try #require(try? JSONParser().parse(Array(fence("work", 60).utf8)))
+        Thread.detachNewThread {
+            let outcome = Result { () throws(FenceChangeError) in
+                try file.apply(.append(device: "alice/phone", fences: [work]), expecting: nil, creatingMissingFile: true).applied
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        let waiting = Self.waitUntil { Self.flockWaiters(onInode: UInt64(info.st_ino)) > 0 }
+        // The other writer adds "work" to the shared fences, and lets go.
+        _ = directory.write(#"{"shared": [\#(fence("plaza", 40)), \#(fence("work", 61))]}"#, to: "fences/shared.json")
+        flock(devices, LOCK_UN)
+        #expect(waiting, "the change waits for the directory's lock")
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let outcome = try #require(result.withLock { $0 })
+        #expect(throws: FenceChangeError.self) { try outcome.get() }
+        if case .failure(let error) = outcome { #expect(error.code == .duplicateIdentifier, "\(error)") }
+        let loaded = file.load()
+        #expect(loaded.errors.isEmpty, "\(loaded.errors)")
+        #expect(loaded.book?.fences(of: "alice/phone").map(\.identifier) == ["home"])
+    }
+
     /// How many flocks of this process wait for the file of inode `inode` (a blocked
     /// `flock` is listed in /proc/locks as `N: -> FLOCK ADVISORY WRITE pid maj:min:inode ...`).
     static func flockWaiters(onInode inode: UInt64) -> Int {
