@@ -96,7 +96,7 @@ let package = Package(
             name: "GeotifyCoreTests", dependencies: ["GeotifyCore", "GeotifyTestSupport"], exclude: ["Reference"],
             swiftSettings: optimizedInDebugBuilds
         ),
-        .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore"]),
+        .testTarget(name: "GeotifyStoreTests", dependencies: ["GeotifyStore", "GeotifyTestSupport"]),
         .testTarget(
             name: "GeotifyDeliveryTests",
             dependencies: ["GeotifyDelivery", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime", "GeotifyTestSupport"]

@@ -2,6 +2,7 @@ import Foundation
 import GeotifyCore
 import GeotifyJSON
 @testable import GeotifyStore
+import GeotifyTestSupport
 import Synchronization
 import Testing
 
@@ -99,31 +100,13 @@ struct FenceDirectoryTests {
     @Test func aSharedChangeHoldsTheDirectoryLockFromItsReadOfTheDevicesFilesToItsWrite() throws {
         let root = makeDirectory(["alice/phone"])
         let file = FenceFile(path: root)
-        // Another writer (a bridge's command) holds the directory's lock.
-        let devices = open(root + "/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        try #require(devices >= 0 && flock(devices, LOCK_EX) == 0)
-        defer { close(devices) }
-        var info = stat()
-        try #require(fstat(devices, &info) == 0)
-        let result = Mutex<Result<FenceChange.Applied, FenceChangeError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
         let work = try #require(try? JSONParser().parse(Array(fence("work", 60).utf8)))
-        Thread.detachNewThread {
-            let outcome = Result { () throws(FenceChangeError) in
-                try file.apply(SharedFenceChange(owner: SharedFences.everyDevice, .add(device: SharedFences.everyDevice, fence: work))).applied
-            }
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        // The shared change waits for the lock (a blocked flock is listed in /proc/locks
-        // with "->"), at its read with the lock held from there, at its write otherwise.
-        let waiting = Self.waitUntil { Self.flockWaiters(onInode: UInt64(info.st_ino)) > 0 }
-        // The other writer adds "work" to alice's own fences, and lets go.
-        _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("home", 50)), \#(fence("work", 61))]}}"#, to: "fences/devices/alice%2Fphone.json")
-        flock(devices, LOCK_UN)
-        #expect(waiting, "the shared change waits for the directory's lock")
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        let outcome = try #require(result.withLock { $0 })
+        let outcome = try change(in: root, whileWaitingForTheLock: { () throws(FenceChangeError) in
+            try file.apply(SharedFenceChange(owner: SharedFences.everyDevice, .add(device: SharedFences.everyDevice, fence: work))).applied
+        }, meanwhile: {
+            // The other writer adds "work" to alice's own fences.
+            _ = directory.write(#"{"devices": {"alice/phone": [\#(fence("home", 50)), \#(fence("work", 61))]}}"#, to: "fences/devices/alice%2Fphone.json")
+        })
         #expect(throws: FenceChangeError.self) { try outcome.get() }
         if case .failure(let error) = outcome { #expect(error.code == .duplicateIdentifier, "\(error)") }
         let loaded = file.load()
@@ -140,29 +123,13 @@ struct FenceDirectoryTests {
     @Test func aDeviceChangeByTheCommandLineHoldsTheDirectoryLockFromItsReadToItsWrite() throws {
         let root = makeDirectory(["alice/phone"])
         let file = FenceFile(path: root)
-        // Another writer (an import, a bridge's command) holds the directory's lock.
-        let devices = open(root + "/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        try #require(devices >= 0 && flock(devices, LOCK_EX) == 0)
-        defer { close(devices) }
-        var info = stat()
-        try #require(fstat(devices, &info) == 0)
-        let result = Mutex<Result<FenceChange.Applied, FenceChangeError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
         let work = try #require(try? JSONParser().parse(Array(fence("work", 60).utf8)))
-        Thread.detachNewThread {
-            let outcome = Result { () throws(FenceChangeError) in
-                try file.apply(.append(device: "alice/phone", fences: [work]), expecting: nil, creatingMissingFile: true).applied
-            }
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        let waiting = Self.waitUntil { Self.flockWaiters(onInode: UInt64(info.st_ino)) > 0 }
-        // The other writer adds "work" to the shared fences, and lets go.
-        _ = directory.write(#"{"shared": [\#(fence("plaza", 40)), \#(fence("work", 61))]}"#, to: "fences/shared.json")
-        flock(devices, LOCK_UN)
-        #expect(waiting, "the change waits for the directory's lock")
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        let outcome = try #require(result.withLock { $0 })
+        let outcome = try change(in: root, whileWaitingForTheLock: { () throws(FenceChangeError) in
+            try file.apply(.append(device: "alice/phone", fences: [work]), expecting: nil, creatingMissingFile: true).applied
+        }, meanwhile: {
+            // The other writer adds "work" to the shared fences.
+            _ = directory.write(#"{"shared": [\#(fence("plaza", 40)), \#(fence("work", 61))]}"#, to: "fences/shared.json")
+        })
         #expect(throws: FenceChangeError.self) { try outcome.get() }
         if case .failure(let error) = outcome { #expect(error.code == .duplicateIdentifier, "\(error)") }
         let loaded = file.load()
@@ -170,25 +137,27 @@ struct FenceDirectoryTests {
         #expect(loaded.book?.fences(of: "alice/phone").map(\.identifier) == ["home"])
     }
 
-    /// How many flocks of this process wait for the file of inode `inode` (a blocked
-    /// `flock` is listed in /proc/locks as `N: -> FLOCK ADVISORY WRITE pid maj:min:inode ...`).
-    static func flockWaiters(onInode inode: UInt64) -> Int {
-        guard let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return 0 }
-        return locks.split(separator: "\n").filter { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 6 && fields[1] == "->" && fields[2] == "FLOCK" && fields[5] == Substring(String(getpid()))
-                && fields[6].split(separator: ":").last == Substring(String(inode))
-        }.count
-    }
-
-    /// Checks `condition` every 10 ms until it holds or 10 s have passed.
-    static func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            Thread.sleep(forTimeInterval: 0.01)
+    /// Runs `change` on another thread while another writer (a bridge's command, an
+    /// import) holds the lock the directory's writers take; once the change waits for it
+    /// (at its read when it holds the lock from there, at its write otherwise), the other
+    /// writer does `meanwhile` and lets go. The change's outcome.
+    func change(
+        in root: String, whileWaitingForTheLock change: @escaping @Sendable () throws(FenceChangeError) -> FenceChange.Applied,
+        meanwhile: () -> Void
+    ) throws -> Result<FenceChange.Applied, FenceChangeError> {
+        let holder = try DirectoryLockHolder(fenceDirectory: root)
+        let result = Mutex<Result<FenceChange.Applied, FenceChangeError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            result.withLock { $0 = Result(catching: change) }
+            done.signal()
         }
-        return true
+        let waited = waitUntil { holder.hasWaiter }
+        meanwhile()
+        holder.release()
+        #expect(waited, "the change waits for the directory's lock")
+        try #require(done.wait(timeout: .now() + 10) == .success)
+        return try #require(result.withLock { $0 })
     }
 
     @Test func aFileEditedSinceItWasReadIsNotOverwritten() throws {
