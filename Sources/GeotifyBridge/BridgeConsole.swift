@@ -110,8 +110,8 @@ final class BridgeConsole: ConsoleBackend {
 
     /// The refusal of a request about `device`, which another instance owns.
     private func otherShard(_ device: String, sending what: String) -> ConsoleRefusal {
-        let owner = shard.map { " (instance \(ShardAssignment.shard(of: device, among: $0.count)) of \($0.count); this is instance \($0.index))" } ?? ""
-        return ConsoleRefusal(.otherShard, "\(device) belongs to another instance of the bridge\(owner): send its \(what) there")
+        let whose = shard?.otherInstance(owning: device) ?? "\(device) belongs to another instance of the bridge"
+        return ConsoleRefusal(.otherShard, "\(whose): send its \(what) there")
     }
 
     func importFences(_ plan: FenceImportPlan, reply: @escaping @Sendable (Result<FenceImportPlan.Outcome, ConsoleRefusal>) -> Void) {

@@ -174,7 +174,7 @@ final class LiveFenceBook: Sendable {
                 return refuseAll(FenceChangeError(.invalidFile, "\(unusable); no change is written until it is back"))
             }
             if let shard = file.shard, file.layout == .file {
-                return refuseAll(FenceChangeError(.readOnly, "the fence file \(file.path) is read-only to each of the \(shard.count) instances that share the devices; change it by hand or with geotify fences, or use a fence directory (docs/scaling.md)"))
+                return refuseAll(.readOnly(file.path, instances: shard.count))
             }
             let before = signature()
             var refusal: FenceChangeError?

@@ -10,7 +10,8 @@ import GeotifyStore
 /// Every fence is decoded and checked as the fence file is (the 20-fence limit, unique
 /// identifiers, shared identifiers not clashing with devices' own), all or none, and a
 /// plan that would take the file past `maximumFenceFileBytes` is refused as `fence_limit`,
-/// as a fence command is.
+/// as a fence command is (in a fence directory when it is written, counting the files
+/// as a command counts them).
 package struct FenceImportPlan: Sendable, Equatable {
     /// Own fences by device.
     package var devices: [String: [JSON]]
@@ -102,16 +103,48 @@ package struct FenceImportPlan: Sendable, Equatable {
             booksMade += 1
         }
         let contents = file.contents(of: book)
-        let size = file.size(of: contents)
-        guard size <= file.maximumBytes else {
-            throw FenceChangeError(.fenceLimit, "the import would make the fence \(file.layout == .file ? "file" : "files") \(size) bytes; at most \(file.maximumBytes) are accepted (maximumFenceFileBytes), so nothing was written")
+        // A single file is written as `contents`. A fence directory's size is counted by
+        // its write (`FenceFile.replace`), as a fence command's is: the files as they are
+        // on disk, the import's replaced; `contents` renders every file as the bridge
+        // writes it, larger than a file written by hand on one line.
+        if file.layout == .file, contents.count > file.maximumBytes {
+            throw FenceChangeError(.fenceLimit, "the import would make the fence file \(contents.count) bytes; at most \(file.maximumBytes) are accepted (maximumFenceFileBytes), so nothing was written")
         }
-        let loaded = file.parse(contents)
+        let loaded = file.unbounded.parse(contents)
         booksMade += 1
         guard let checked = loaded.book else {
             throw FenceChangeError.invalid(.invalidValue, "the import does not fit the fence file: ", loaded.errors)
         }
         return (checked, warnings)
+    }
+
+    /// Why this instance may not import the plan into `file` when it is one of several
+    /// that share the devices (`file.shard`), as the fence commands of an instance are
+    /// refused; nil when it may. Decided for the whole plan (an import is all or none)
+    /// before anything is read:
+    /// - a single fence file is read-only to every instance (`read_only`);
+    /// - so are a fence directory's groups and shared fences (`shared.json`): an instance
+    ///   reads only its own devices' files, so it cannot check a shared fence against the
+    ///   other instances' devices' own fences, where one of the same identifier would
+    ///   keep the directory from loading there (people and `geotify fences`, which reads
+    ///   every file, write them);
+    /// - a device of another instance is that instance's to write (`other_shard`, naming
+    ///   the first such device and the instance that owns it), as its commands are.
+    package func refusal(writing file: FenceFile) -> FenceChangeError? {
+        guard let shard = file.shard else { return nil }
+        guard file.layout == .directory else {
+            let readOnly = FenceChangeError.readOnly(file.path, instances: shard.count)
+            return FenceChangeError(.readOnly, "\(readOnly.message); nothing was imported")
+        }
+        if !shared.isEmpty {
+            return FenceChangeError(
+                .readOnly,
+                "the groups and shared fences of the fence directory \(file.path) are read-only to each of the \(shard.count) instances that share the devices (an instance reads only its own devices' files, so it cannot check shared fences against the others'); change them by hand or with geotify fences (docs/scaling.md); nothing was imported")
+        }
+        let foreign = devices.keys.filter { !shard.owns($0) }.sorted()
+        guard let first = foreign.first else { return nil }
+        let more = foreign.count > 1 ? ", and \(foreign.count - 1) more of the import's devices belong to other instances" : ""
+        return FenceChangeError(.otherShard, "\(shard.otherInstance(owning: first))\(more): import \(more.isEmpty ? "its" : "their") fences there; nothing was imported")
     }
 
     /// Applies the plan to the fences as they are and writes them atomically; what a
@@ -125,8 +158,10 @@ package struct FenceImportPlan: Sendable, Equatable {
     /// A missing, unreadable or invalid file is refused (`invalid_file`), as a fence
     /// command refuses it (`FenceFile.apply`): a fence file deleted or moved while the
     /// bridge runs is never replaced by one holding only the imported fences, which would
-    /// take every other device's fences away.
+    /// take every other device's fences away. An instance of several refuses first what
+    /// it may not write (`refusal(writing:)`).
     package func write(to file: FenceFile) throws(FenceChangeError) -> Outcome {
+        if let refusal = refusal(writing: file) { throw refusal }
         var warnings: [String] = []
         let written: Result<[UInt8], FenceChangeError>
         do {

@@ -76,6 +76,13 @@ public struct ShardAssignment: Sendable, Equatable, CustomStringConvertible {
         count == 1 || ShardAssignment.shard(of: device, among: count) == index
     }
 
+    /// That `device` is another instance's, naming the one that owns it, as refusals
+    /// word it: `alice/phone belongs to another instance of the bridge (instance 1 of 2;
+    /// this is instance 0)`.
+    package func otherInstance(owning device: String) -> String {
+        "\(device) belongs to another instance of the bridge (instance \(ShardAssignment.shard(of: device, among: count)) of \(count); this is instance \(index))"
+    }
+
     /// The instance that owns `device` when there are `count`.
     public static func shard(of device: String, among count: Int) -> Int {
         shard(ofHash: StableHash.fnv1a(device), among: count)

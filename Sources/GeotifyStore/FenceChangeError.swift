@@ -55,6 +55,12 @@ public struct FenceChangeError: Error, Sendable, Equatable, CustomStringConverti
         invalid(.invalidFile, "the fence file \(path) is not valid, so it cannot be changed: ", problems)
     }
 
+    /// The error for a change to a single fence file that several instances share the
+    /// devices of (`shard`): none of them may write it.
+    package static func readOnly(_ path: String, instances: Int) -> FenceChangeError {
+        FenceChangeError(.readOnly, "the fence file \(path) is read-only to each of the \(instances) instances that share the devices; change it by hand or with geotify fences, or use a fence directory (docs/scaling.md)")
+    }
+
     /// How many problems a message names before it counts the rest. A message goes out
     /// whole, in an MQTT reply and a log line: naming every problem, a command of 60 kB
     /// (fences with thousands of unknown keys) was answered with 820 kB.

@@ -65,6 +65,21 @@ public struct FenceFile: Sendable {
         self.shard = (shard?.count ?? 1) > 1 ? shard : nil
     }
 
+    /// This file (its layout as it is) without a bound on its size, to validate fences
+    /// whose size is counted otherwise: an import into a fence directory, whose write
+    /// counts the files as they are on disk, as a fence command's write does.
+    package var unbounded: FenceFile {
+        FenceFile(path: path, limits: limits, layout: layout, shard: shard)
+    }
+
+    private init(path: String, limits: FenceLimits, layout: Layout, shard: ShardAssignment?) {
+        self.path = path
+        self.limits = limits
+        maximumBytes = .max
+        self.layout = layout
+        self.shard = shard
+    }
+
     /// For a fence directory, the directory a fence command writes a device's file in:
     /// `devices/`, or the fence directory itself while `devices/` does not exist (it is
     /// made there); nil for a single file.

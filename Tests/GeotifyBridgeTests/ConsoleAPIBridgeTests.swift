@@ -1,7 +1,9 @@
 import Foundation
 @testable import GeotifyBridge
+import GeotifyCore
 import GeotifyJSON
 import GeotifyMQTT
+import GeotifyStore
 import GeotifyTestSupport
 import Testing
 
@@ -239,6 +241,42 @@ struct ConsoleAPIBridgeTests {
         let duplicate = try console.call("POST", "/api/fences.geojson", body: export.text)
         #expect(duplicate.status == 409)
         #expect(ConsoleBridge.json(duplicate)["error"]?["code"] == "duplicate_identifier")
+    }
+
+    /// A GeoJSON import naming a device another instance owns is refused whole with 421
+    /// `other_shard`, naming the device and its owner, as its position and command are;
+    /// one of shared fences with `read_only` (an instance reads only its own devices'
+    /// files); one of this instance's devices is written.
+    @Test func anImportNamingADeviceOfAnotherShardIsRefusedWith421OtherShard() throws {
+        let owner = ShardAssignment.shard(of: "alice/elsewhere", among: 2)
+        let shard = try ShardAssignment(index: 1 - owner, count: 2)
+        let own = try #require((0..<100).lazy.map { "truck/\($0)" }.first { shard.owns($0) })
+        let directory = try makeTemporaryDirectory("console-shard-import")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fences = directory.appendingPathComponent("fences").path
+        let book = try #require(FenceFile(path: "fences.json").parse(Array(ConsoleBridge.fences.utf8)).book)
+        _ = try FenceFile(path: fences + "/").write(book, expecting: [])
+        let console = try ConsoleBridge { settings in
+            settings.shard = shard
+            settings.fencesPath = fences
+        }
+        let before = try #require(try FenceFile(path: fences).read())
+        func feature(_ owner: String, _ name: String) -> String {
+            #"{"type":"Feature","properties":{\#(owner),"name":"\#(name)","radius":50,"eventType":"onEntry"},"geometry":{"type":"Point","coordinates":[11.60,48.15]}}"#
+        }
+        func upload(_ features: String...) throws -> RawHTTPConnection.Response {
+            try console.call("POST", "/api/fences.geojson", body: #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#, contentType: "application/geo+json")
+        }
+        let refused = try upload(feature(#""device":"\#(own)""#, "kiosk"), feature(#""device":"alice/elsewhere""#, "kiosk"))
+        #expect(refused.status == 421)
+        #expect(ConsoleBridge.json(refused)["error"]?["code"] == "other_shard")
+        #expect(ConsoleBridge.json(refused)["error"]?["message"]?.stringValue?.hasPrefix("alice/elsewhere belongs to another instance of the bridge (instance \(owner) of 2") == true)
+        let shared = try upload(feature(#""device":"\#(own)""#, "kiosk"), feature(#""shared":"shared""#, "plaza"))
+        #expect(shared.status == 400)
+        #expect(ConsoleBridge.json(shared)["error"]?["code"] == "read_only")
+        #expect(try FenceFile(path: fences).read() == before, "nothing was imported")
+        #expect(try upload(feature(#""device":"\#(own)""#, "kiosk")).status == 200)
+        #expect(FenceFile(path: fences).load().book?.fences(of: own).map(\.identifier) == ["kiosk"])
     }
 
     @Test func healthFollowsTheBrokerConnection() throws {

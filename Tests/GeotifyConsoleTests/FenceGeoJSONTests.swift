@@ -285,20 +285,131 @@ import Testing
         let directory = try makeTemporaryDirectory("import-shard")
         defer { try? FileManager.default.removeItem(at: directory) }
         let root = try Self.makeFenceDirectory(in: directory, canonical: true)
-        let shard = try #require(try (0..<2).map { try ShardAssignment(index: $0, count: 2) }.first { $0.owns("alice/phone") })
         // A device of the other instance whose file name would be too long (its bytes
         // written as %XX), so hashed.
-        let other = try #require((0..<100).lazy.map { String(repeating: "é", count: 90) + "/\($0)" }.first { !shard.owns($0) })
+        let (shard, other) = try Self.otherInstancesDevice(in: root, hashed: true)
         let whole = FenceFile(path: root)
-        let loaded = whole.load()
-        let far = try Self.book(Self.handWritten(["devices": [other: [Self.fence("far", 30)]]])).fences(of: other)
-        _ = try whole.write(try #require(loaded.book).replacing(devices: [other: far]), expecting: loaded.contents, devices: [other])
         let hashed = try FileManager.default.contentsOfDirectory(atPath: root + "/devices").filter { $0.hasPrefix("~") }
         try #require(hashed.count == 1)
         let plan = FenceImportPlan(devices: ["alice/phone": [Self.fence("work", 60)]], replace: false)
         #expect(try plan.write(to: FenceFile(path: root, shard: shard)).fences == 1)
         #expect(FileManager.default.fileExists(atPath: root + "/devices/" + hashed[0]), "the other instance's device keeps its file")
         #expect(try #require(whole.load().book).fences(of: other).map(\.identifier) == ["far"])
+    }
+
+    /// An import into a fence directory counts its files against `maximumFenceFileBytes`
+    /// as a fence command does: as they are on disk, with the files it writes replaced.
+    /// It counted every file as the bridge would write it, so in a directory of files
+    /// written by hand (on one line) it refused as `fence_limit` a fence the same command
+    /// adds.
+    @Test func anImportIntoAFenceDirectoryCountsItsFilesAsACommandDoes() throws {
+        let directory = try makeTemporaryDirectory("import-directory-size")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let importing = try Self.makeFenceDirectory(in: directory.appendingPathComponent("import"), canonical: false)
+        let commanded = try Self.makeFenceDirectory(in: directory.appendingPathComponent("command"), canonical: false)
+        let onDisk = try #require(try FenceFile(path: importing).read())
+        // The size of the files once a command has added "work" to alice's fences.
+        _ = try FenceFile(path: commanded).apply(.append(device: "alice/phone", fences: [Self.fence("work", 60)]), expecting: nil)
+        let size = FenceFile(path: commanded).size(of: try #require(try FenceFile(path: commanded).read()))
+        let plan = FenceImportPlan(devices: ["alice/phone": [Self.fence("work", 60)]], replace: false)
+        let error = #expect(throws: FenceChangeError.self) { try plan.write(to: FenceFile(path: importing, maximumBytes: size - 1)) }
+        #expect(error?.code == .fenceLimit && error?.message.contains("would be \(size) bytes") == true, "\(String(describing: error))")
+        #expect(try FenceFile(path: importing).read() == onDisk, "nothing is written")
+        #expect(try plan.write(to: FenceFile(path: importing, maximumBytes: size)).fences == 1)
+        #expect(try FenceFile(path: importing).read() == FenceFile(path: commanded).read(), "written as the command writes it")
+    }
+
+    /// The instance of two that owns alice's phone, and a device of the other instance
+    /// with its file in the fence directory `root`: a long name (hashed, `~<hash>-...`,
+    /// which every instance reads) or a short one (which only its owner reads), holding
+    /// the fence "far".
+    static func otherInstancesDevice(in root: String, hashed: Bool) throws -> (shard: ShardAssignment, device: String) {
+        let shard = try #require(try (0..<2).map { try ShardAssignment(index: $0, count: 2) }.first { $0.owns("alice/phone") })
+        let name = hashed ? String(repeating: "é", count: 90) : "carol"
+        let other = try #require((0..<100).lazy.map { "\(name)/\($0)" }.first { !shard.owns($0) })
+        let whole = FenceFile(path: root)
+        let loaded = whole.load()
+        let far = try Self.book(Self.handWritten(["devices": [other: [Self.fence("far", 30)]]])).fences(of: other)
+        _ = try whole.write(try #require(loaded.book).replacing(devices: [other: far]), expecting: loaded.contents, devices: [other])
+        return (shard, other)
+    }
+
+    /// An instance of several refuses, all or none, an import naming a device another
+    /// instance owns (`other_shard`, naming the device and its owner, as the console
+    /// refuses its commands), and writes nothing: it answered that it imported that
+    /// device's fences, but wrote none of them (the book the import is checked as, loaded
+    /// as this instance loads the directory, leaves other instances' devices out), for
+    /// a device with a file under a `~<hash>` name, one with a file it does not read and
+    /// one without a file alike.
+    @Test func anImportByOneInstanceNamingAnotherInstancesDeviceIsRefusedAsOtherShard() throws {
+        let directory = try makeTemporaryDirectory("import-other-shard")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = try Self.makeFenceDirectory(in: directory, canonical: true)
+        let (shard, hashed) = try Self.otherInstancesDevice(in: root, hashed: true)
+        let (_, plain) = try Self.otherInstancesDevice(in: root, hashed: false)
+        let fileless = try #require((0..<100).lazy.map { "dave/\($0)" }.first { !shard.owns($0) })
+        let whole = FenceFile(path: root)
+        let before = try #require(try whole.read())
+        let owner = 1 - shard.index
+        for device in [hashed, plain, fileless] {
+            for replace in [false, true] {
+                let plan = FenceImportPlan(devices: ["alice/phone": [Self.fence("work", 60)], device: [Self.fence("near", 31)]], replace: replace)
+                let error = #expect(throws: FenceChangeError.self) { try plan.write(to: FenceFile(path: root, shard: shard)) }
+                #expect(error?.code == .otherShard, "\(device): \(String(describing: error))")
+                #expect(error?.message.hasPrefix("\(device) belongs to another instance of the bridge (instance \(owner) of 2; this is instance \(shard.index))") == true)
+                #expect(error?.message.hasSuffix("; nothing was imported") == true)
+                #expect(try whole.read() == before, "nothing is written")
+            }
+        }
+        let several = FenceImportPlan(devices: [plain: [Self.fence("near", 31)], fileless: [Self.fence("near", 31)]], replace: false)
+        let error = #expect(throws: FenceChangeError.self) { try several.write(to: FenceFile(path: root, shard: shard)) }
+        #expect(error?.message.hasSuffix("this is instance \(shard.index)), and 1 more of the import's devices belong to other instances: import their fences there; nothing was imported") == true, "\(String(describing: error))")
+        let book = try #require(whole.load().book)
+        #expect(book.fences(of: hashed).map(\.identifier) == ["far"])
+        #expect(book.fences(of: plain).map(\.identifier) == ["far"])
+        #expect(!book.knows(fileless))
+    }
+
+    /// An instance of several refuses to import shared fences into a fence directory
+    /// (`read_only`), as no fence command of an instance writes `shared.json`: it reads
+    /// only its own devices' files, so it wrote a shared fence of the identifier of
+    /// another instance's device's fence, and the directory no longer loaded there.
+    @Test func anImportOfSharedFencesByOneInstanceOfSeveralIsRefusedAsReadOnly() throws {
+        let directory = try makeTemporaryDirectory("import-shard-shared")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = try Self.makeFenceDirectory(in: directory, canonical: true)
+        let (shard, other) = try Self.otherInstancesDevice(in: root, hashed: false)
+        let whole = FenceFile(path: root)
+        let before = try #require(try whole.read())
+        for plan in [
+            FenceImportPlan(devices: ["alice/phone": [Self.fence("work", 60)]], shared: ["shared": [Self.fence("square", 41)]], replace: true),
+            FenceImportPlan(shared: ["shared": [Self.fence("far", 41)]], replace: false),
+        ] {
+            let error = #expect(throws: FenceChangeError.self) { try plan.write(to: FenceFile(path: root, shard: shard)) }
+            #expect(error?.code == .readOnly, "\(String(describing: error))")
+            #expect(error?.message.contains("read-only to each of the 2 instances") == true, "\(String(describing: error))")
+            #expect(try whole.read() == before, "nothing is written")
+        }
+        let loaded = whole.load()
+        #expect(loaded.errors.isEmpty, "\(loaded.errors)")
+        #expect(loaded.book?.fences(of: other).map(\.identifier) == ["far"])
+    }
+
+    /// A single fence file is read-only to each of several instances (`read_only`), to an
+    /// import as to a fence command: imported, it was rewritten by one of its readers.
+    @Test func anImportIntoASingleFenceFileByOneInstanceOfSeveralIsRefusedAsReadOnly() throws {
+        let directory = try makeTemporaryDirectory("import-shard-file")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("fences.json").path
+        try ConsoleHarness.fences.write(toFile: path, atomically: true, encoding: .utf8)
+        let before = try String(contentsOfFile: path, encoding: .utf8)
+        let shard = try #require(try (0..<2).map { try ShardAssignment(index: $0, count: 2) }.first { $0.owns("new/dev") })
+        let plan = FenceImportPlan(devices: ["new/dev": [Self.fence("only", 52)]], replace: false)
+        let error = #expect(throws: FenceChangeError.self) { try plan.write(to: FenceFile(path: path, shard: shard)) }
+        #expect(error?.code == .readOnly, "\(String(describing: error))")
+        #expect(error?.message == "the fence file \(path) is read-only to each of the 2 instances that share the devices; change it by hand or with geotify fences, or use a fence directory (docs/scaling.md); nothing was imported")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == before)
+        #expect(try plan.write(to: FenceFile(path: path, shard: ShardAssignment(index: 0, count: 1))).fences == 1, "one instance of one writes it")
     }
 
     @Test func anImportIntoAFenceFileKeepsTheOtherDevicesFences() throws {
