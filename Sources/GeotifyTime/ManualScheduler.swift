@@ -7,6 +7,8 @@ import Synchronization
 /// that runs is itself run if it falls due within the same advance.
 package final class ManualScheduler: Scheduler {
     private struct Pending {
+        /// The uptime at which it was scheduled.
+        var scheduled: Double
         var due: Double
         var sequence: Int
         var queue: DispatchQueue
@@ -36,6 +38,30 @@ package final class ManualScheduler: Scheduler {
         state.withLock { $0.pending.filter { !$0.handle.isCancelled }.count }
     }
 
+    /// A run waiting on the clock: the uptime at which it was scheduled, and the one at
+    /// which it falls due.
+    package struct Waiting: Sendable, Equatable, CustomStringConvertible {
+        package var scheduled: Double
+        package var due: Double
+
+        /// How long it was scheduled to wait.
+        package var delay: Double { due - scheduled }
+
+        package var description: String { "scheduled at \(scheduled) s, due at \(due) s" }
+    }
+
+    /// The scheduled runs waiting (not cancelled), in the order they will run. A run
+    /// scheduled from another thread while `advance(by:)` moves the clock is timed from
+    /// wherever the clock stood then, which may lie between where it was and where it is
+    /// going: `scheduled` says where.
+    package var waiting: [Waiting] {
+        state.withLock { state in
+            state.pending.filter { !$0.handle.isCancelled }
+                .sorted { ($0.due, $0.sequence) < ($1.due, $1.sequence) }
+                .map { Waiting(scheduled: $0.scheduled, due: $0.due) }
+        }
+    }
+
     /// How many scheduled runs the clock holds, cancelled ones included until a step of
     /// `advance` drops them.
     package var heldCount: Int {
@@ -48,7 +74,8 @@ package final class ManualScheduler: Scheduler {
         state.withLock { state in
             state.sequence += 1
             state.pending.append(Pending(
-                due: state.uptime + max(0, delay), sequence: state.sequence, queue: queue, handle: handle, work: work))
+                scheduled: state.uptime, due: state.uptime + max(0, delay), sequence: state.sequence, queue: queue,
+                handle: handle, work: work))
         }
         return handle
     }

@@ -97,15 +97,22 @@ struct BrokerSecurityBridgeTests {
 
         // The first attempt at once; each retry once the clock has passed its back-off,
         // which lies between half its ceiling and the ceiling (1 s, then 2 s): never
-        // sooner, so never a tight loop.
+        // sooner, so never a tight loop. A back-off counts from where the clock stood when
+        // the bridge handled the refusal before it, which need not be where the test last
+        // moved the clock to: an attempt runs on its network thread while the test's
+        // advance goes on through housekeeping ticks, and may be refused and its retry
+        // scheduled before that advance ends.
         let retryWaiting = { clock.pendingCount == 2 }
+        // The retry is the run on the clock that waits longer than a tick (0.2 s).
+        let retry = { clock.waiting.first { $0.delay > 0.2 } }
         // What a failure needs to be read: the clock, what waits on it, both logs.
-        let seen = { "refused \(broker.refusedLogins), \(clock.pendingCount) waiting on the clock at \(clock.uptime) s; bridge: \(bridge.logLines.all); broker: \(broker.log)" }
+        let seen = { "refused \(broker.refusedLogins), waiting on the clock at \(clock.uptime) s: \(clock.waiting); bridge: \(bridge.logLines.all); broker: \(broker.log)" }
         #expect(waitUntil { broker.refusedLogins >= 1 && retryWaiting() }, "\(seen())")
         for (attempt, ceiling) in [(2, 1.0), (3, 2.0)] {
-            clock.advance(by: ceiling / 2 - 0.01)
+            let scheduled = try #require(retry(), "the retry for attempt \(attempt): \(seen())").scheduled
+            clock.advance(by: scheduled + ceiling / 2 - 0.01 - clock.uptime)
             #expect(broker.refusedLogins == attempt - 1 && retryWaiting(), "attempt \(attempt) before \(ceiling / 2) s of the clock: \(seen())")
-            clock.advance(by: ceiling / 2 + 0.01)
+            clock.advance(by: scheduled + ceiling + 0.01 - clock.uptime)
             #expect(waitUntil { broker.refusedLogins >= attempt && retryWaiting() }, "attempt \(attempt) by \(ceiling) s of the clock: \(seen())")
         }
 

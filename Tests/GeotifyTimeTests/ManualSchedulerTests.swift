@@ -42,6 +42,20 @@ import Testing
         #expect(clock.heldCount == 0)
     }
 
+    /// Each waiting run says when it was scheduled as well as when it falls due: work
+    /// scheduled while the clock moves (here by work that runs; in a test, as often by
+    /// another thread) is timed from where the clock stood then, not from where it ends.
+    @Test func waitingRunsSayWhenTheyWereScheduledAndWhenTheyFallDue() {
+        let clock = ManualScheduler()
+        clock.schedule(after: 2, on: queue) {}
+        clock.schedule(after: 0.5, on: queue) { clock.schedule(after: 1, on: queue) {} }
+        clock.schedule(after: 3, on: queue) {}.cancel()
+        #expect(clock.waiting == [.init(scheduled: 0, due: 0.5), .init(scheduled: 0, due: 2)])
+        clock.advance(by: 1)
+        #expect(clock.waiting == [.init(scheduled: 0.5, due: 1.5), .init(scheduled: 0, due: 2)])
+        #expect(clock.waiting.map(\.delay) == [1, 2])
+    }
+
     @Test func repeatingWorkRunsEveryIntervalUntilCancelled() {
         let clock = ManualScheduler()
         let count = Mutex(0)
