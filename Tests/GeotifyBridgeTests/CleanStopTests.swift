@@ -137,6 +137,21 @@ struct CleanStopTests {
     /// timed on the monotonic clock (the bridge's own clock here is a test's that never
     /// moves, and would keep it waiting for ever), says so, and still leaves `offline`
     /// to the subscribers once the broker reads again.
+    /// The wait for the broker's acknowledgement lasts its timeout on the monotonic clock,
+    /// not less (the lower bound only, as below), and ends at once when signalled.
+    @Test func theStopsWaitLastsItsTimeoutOnTheMonotonicClock() {
+        for _ in 0..<20 {
+            let started = ContinuousClock.now
+            #expect(!Bridge.wait(for: DispatchSemaphore(value: 0), seconds: 0.02))
+            let took = ContinuousClock.now - started
+            #expect(took >= .milliseconds(20), "\(took)")
+        }
+        let signalled = DispatchSemaphore(value: 0)
+        signalled.signal()
+        #expect(Bridge.wait(for: signalled, seconds: 60))
+        #expect(!Bridge.wait(for: DispatchSemaphore(value: 0), seconds: 0))
+    }
+
     @Test func aStopGivesUpWaitingForTheBrokerAfterItsTimeout() throws {
         let broker = try TestBroker()
         defer { broker.kill() }
