@@ -531,7 +531,9 @@ public struct FenceFile: Sendable {
     static func deviceFiles(of devices: [String], in book: FenceBook) -> [String: [UInt8]?] {
         var files: [String: [UInt8]?] = [:]
         for device in devices {
-            files[FenceDirectory.fileName(of: device)] = book.devices[device].map { FenceFile.contents(of: FenceBook(devices: [device: $0])) }
+            // `updateValue`: a subscript assignment of nil would drop the entry, not mark
+            // the file for removal.
+            files.updateValue(book.devices[device].map { FenceFile.contents(of: FenceBook(devices: [device: $0])) }, forKey: FenceDirectory.fileName(of: device))
         }
         return files
     }

@@ -160,6 +160,20 @@ struct FenceDirectoryTests {
         return try #require(result.withLock { $0 })
     }
 
+    /// A device the book no longer has is marked for removal (nil), not left out, which
+    /// would leave its file and its fences in place.
+    @Test func aDeviceTheBookNoLongerHasHasItsFileRemoved() throws {
+        let root = makeDirectory(["alice/phone", "bob/phone"])
+        let file = FenceFile(path: root)
+        let book = try #require(file.load().book)
+        var devices = book.devices
+        devices["bob/phone"] = nil
+        let files = FenceFile.deviceFiles(of: ["alice/phone", "bob/phone"], in: FenceBook(devices: devices))
+        #expect(files.keys.sorted() == ["alice%2Fphone.json", "bob%2Fphone.json"].map { "devices/" + $0 })
+        #expect(files["devices/bob%2Fphone.json"] == .some(nil))
+        #expect(files["devices/alice%2Fphone.json"].flatMap { $0 } != nil)
+    }
+
     @Test func aFileEditedSinceItWasReadIsNotOverwritten() throws {
         let root = makeDirectory(["alice/phone"])
         let file = FenceFile(path: root)
