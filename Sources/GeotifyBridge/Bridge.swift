@@ -400,10 +400,9 @@ package final class Bridge: Sendable {
     package static func wait(for semaphore: DispatchSemaphore, seconds: Double) -> Bool {
         let deadline = ContinuousClock.now + .seconds(max(0, seconds))
         while true {
-            let left = deadline - ContinuousClock.now
-            let (whole, attoseconds) = left.components
-            let nanoseconds = max(0, whole) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000)
-            if semaphore.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success { return true }
+            let left = (deadline - ContinuousClock.now).components
+            let seconds = Double(left.seconds) + Double(left.attoseconds) * 1e-18
+            if semaphore.wait(timeout: .now() + max(0, seconds)) == .success { return true }
             if ContinuousClock.now >= deadline { return false }
         }
     }

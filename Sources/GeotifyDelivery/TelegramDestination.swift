@@ -37,7 +37,9 @@ package struct TelegramDestination: Sendable, Equatable {
     }
 
     /// The usual reading, with what the Bot API says in its body: the `description` of a
-    /// refusal (as an excerpt: one line, at most `AttemptOutcome.excerptLength` characters), and the `retry_after` of flood control; `redaction` as for `AttemptOutcome`.
+    /// refusal (as an excerpt: one line, at most `AttemptOutcome.excerptLength`
+    /// characters), and the `retry_after` of flood control; `redaction` as for
+    /// `AttemptOutcome`.
     package func outcome(of response: TransportResponse, now: Double, redaction: Redaction = .none) -> AttemptOutcome {
         let outcome = AttemptOutcome(response, now: now, redaction: redaction)
         guard case .http(let status, _, let body) = response, !(200..<300).contains(status),

@@ -201,7 +201,7 @@ package final class HTTPServer: Sendable {
             $0.reaper = reaper
         }
         if !HeldBody.isSentInPlace {
-            log(.warning, "http: this libmicrohttpd (older than 0.9.73) copies each answer, so a large answer is held twice and the limit of 4 unsent answers per user does not hold for them (streams' openings keep it)")
+            log(.warning, "http: this libmicrohttpd (older than 0.9.73) copies each answer, so a large answer is held twice and the limit of unsent answers per user does not hold for them (streams' openings keep it)")
         }
         return ListenAddress(host: options.listen.host, port: Int(geotify_mhd_bound_port(daemon)))
     }
