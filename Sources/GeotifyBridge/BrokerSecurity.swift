@@ -19,7 +19,11 @@ import GeotifyStore
 /// (`caFile`, `caPath`; the system's CAs when neither is given), an optional client
 /// certificate (`certFile` with `keyFile`) and, for testing only, `insecure` (no
 /// certificate or host name checks). A `tls` object with an `mqtt://` URL is an error
-/// rather than silently ignored.
+/// rather than silently ignored. The TLS files are checked before libmosquitto sees
+/// them, as every file an operator names is read: a missing one, one that is not a
+/// regular file (a FIFO would block the start, since libmosquitto opens it to check it)
+/// or one that cannot be read is refused naming its key and path; `caPath` must be a
+/// directory.
 package struct BrokerSecurity: Sendable, Equatable {
     /// The environment variable that, when set and not empty, holds the password.
     package static let passwordVariable = "GEOTIFY_MQTT_PASSWORD"
@@ -63,6 +67,7 @@ package struct BrokerSecurity: Sendable, Equatable {
         var warnings: [String] = []
         options.protocolVersion = protocolVersion
         if broker.tls {
+            if let tls { try Self.checkFiles(of: tls) }
             options.tls = tls ?? MQTTTLS()
             if options.tls?.insecure == true {
                 warnings.append("TLS certificate and host name checks are off (\"tls.insecure\"): for testing only")
@@ -122,6 +127,35 @@ package struct BrokerSecurity: Sendable, Equatable {
             warnings.append("the broker password file \(path) is readable by every user; chmod o-r it")
         }
         return text
+    }
+
+    /// Refuses a TLS file of `tls` that libmosquitto could not use, before it opens it:
+    /// each file is read as every file an operator names is (regular files only, within
+    /// `FileSizeLimit.certificate`), and `caPath` must be a directory that can be opened.
+    private static func checkFiles(of tls: MQTTTLS) throws(SettingsError) {
+        for (key, path) in [("tls.caFile", tls.caFile), ("tls.certFile", tls.certFile), ("tls.keyFile", tls.keyFile)] {
+            guard let path else { continue }
+            let read: [UInt8]?
+            do {
+                read = try AtomicFile.read(path, within: .certificate)
+            } catch {
+                throw SettingsError("cannot read the broker TLS file \"\(key)\" \(path): \(error)")
+            }
+            guard read != nil else { throw SettingsError("cannot read the broker TLS file \"\(key)\" \(path): no such file") }
+        }
+        if let path = tls.caPath {
+            // Without waiting, and never a FIFO: O_DIRECTORY refuses anything else unopened.
+            let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                let reason = switch errno {
+                case ENOENT: "no such directory"
+                case ENOTDIR: "not a directory"
+                default: String(cString: strerror(errno))
+                }
+                throw SettingsError("cannot read the broker TLS directory \"tls.caPath\" \(path): \(reason)")
+            }
+            close(descriptor)
+        }
     }
 
     private static func isLoopback(_ host: String) -> Bool {

@@ -119,7 +119,15 @@ package struct DeliverySettings: Sendable, Equatable {
         }
         if let timeout = try reader.number("timeout", in: 0.1...600) { target.timeout = timeout }
         if let caFile = try reader.path("caFile") {
-            guard FileManager.default.isReadableFile(atPath: caFile) else { throw reader.error("caFile", "cannot be read: \(caFile)") }
+            // Read as every file an operator names is, so a FIFO or a device is refused
+            // here, not left for libcurl to block on in a delivery.
+            let read: [UInt8]?
+            do {
+                read = try AtomicFile.read(caFile, within: .certificate)
+            } catch {
+                throw reader.error("caFile", "cannot be read: \(caFile): \(error.reason)")
+            }
+            guard read != nil else { throw reader.error("caFile", "cannot be read: \(caFile): no such file") }
             target.caFile = caFile
         }
         target.retryFor = try reader.number("retryFor", in: 0...longestRetryWindow) ?? retryFor

@@ -1,6 +1,6 @@
 /// The most bytes read of one kind of file an operator names by path (a settings file, a
-/// password, the OwnTracks keys, the console's users, a track to simulate), and the
-/// words a refusal names it by.
+/// password, the OwnTracks keys, the console's users, a track to simulate, a TLS
+/// certificate or key), and the words a refusal names it by.
 ///
 /// Such a file is read whole, so each kind has a fixed cap far above any real one: a
 /// FIFO, a device such as `/dev/zero` or a file of gigabytes given by mistake is refused
@@ -30,4 +30,9 @@ package struct FileSizeLimit: Sendable, Equatable {
     /// A track for `geotify simulate` (GPX or OwnTracks JSON): 256 MiB, a million points
     /// and more.
     package static let track = FileSizeLimit(bytes: 256 << 20, name: "the limit for a track file, 256 MiB")
+    /// A TLS file (a PEM bundle of CA certificates, a client certificate, its key), of
+    /// the broker or of a notification target: 4 MiB, some twenty times the system's
+    /// bundle of every trusted CA (210 KB on Debian). It is read to check it before
+    /// libmosquitto or libcurl, which take it by path, open it themselves.
+    package static let certificate = FileSizeLimit(bytes: 4 << 20, name: "the limit for a TLS certificate or key file, 4 MiB")
 }

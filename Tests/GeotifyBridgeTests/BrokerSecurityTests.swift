@@ -1,6 +1,7 @@
 import Foundation
 import GeotifyBridge
 import GeotifyMQTT
+import GeotifyTestSupport
 import Testing
 
 /// The broker security settings: how they are read from a settings file, and how they
@@ -50,17 +51,55 @@ struct BrokerSecurityTests {
     }
 
     @Test func tlsFilesAreReadRelativeToTheSettingsFileAndMqttsTurnsTLSOn() throws {
+        let elsewhere = try makeTemporaryDirectory("security-elsewhere").appendingPathComponent("client.crt").path
+        try "certificate".write(toFile: elsewhere, atomically: true, encoding: .utf8)
         let (settings, directory) = try load(#"""
             {"broker": "mqtts://broker.example:8883", "protocol": "5",
-             "tls": {"caFile": "ca.crt", "certFile": "/etc/geotify/client.crt", "keyFile": "client.key"}}
-            """#)
+             "tls": {"caFile": "ca.crt", "certFile": "\#(elsewhere)", "keyFile": "client.key"}}
+            """#, files: ["ca.crt": "authorities", "client.key": "key"])
         #expect(settings.broker.tls)
         let (options, warnings) = try options(settings)
         #expect(options.protocolVersion == .v5)
         #expect(options.tls == MQTTTLS(
-            caFile: directory + "/ca.crt", certFile: "/etc/geotify/client.crt", keyFile: directory + "/client.key"))
+            caFile: directory + "/ca.crt", certFile: elsewhere, keyFile: directory + "/client.key"))
         #expect(options.tls?.insecure == false, "verification is on by default")
         #expect(warnings.isEmpty)
+    }
+
+    /// libmosquitto was given the TLS files unchecked: it opens each to see that it can,
+    /// so a FIFO blocked the start (until a SIGTERM ended it 5 s later), and a missing
+    /// file was refused only as "Invalid function arguments provided" naming every file.
+    /// Each is now read as every file an operator names is, and refused naming its key
+    /// and path, by `geotify check` as by `geotify run`.
+    @Test func aTLSFileThatCannotBeUsedIsRefusedNamingItsKeyAndPath() throws {
+        let (plain, directory) = try load("{}", files: ["ca.crt": "authorities", "client.crt": "certificate", "client.key": "key"])
+        #expect(plain.security.tls == nil)
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: directory + "/certificates", withIntermediateDirectories: false)
+        let cases: [(tls: String, message: String)] = [
+            (#""caFile": "gone.crt""#, #"cannot read the broker TLS file "tls.caFile" \#(directory)/gone.crt: no such file"#),
+            (#""caFile": "fifo""#, #"cannot read the broker TLS file "tls.caFile" \#(fifo): read \#(fifo): not a regular file (a FIFO); only regular files are read"#),
+            (#""caFile": "/dev/zero""#, #"cannot read the broker TLS file "tls.caFile" /dev/zero: read /dev/zero: not a regular file (a character device); only regular files are read"#),
+            (#""caFile": "ca.crt", "certFile": "client.crt", "keyFile": "fifo""#, #"cannot read the broker TLS file "tls.keyFile" \#(fifo): read \#(fifo): not a regular file (a FIFO); only regular files are read"#),
+            (#""certFile": "certificates", "keyFile": "client.key""#, #"cannot read the broker TLS file "tls.certFile" \#(directory)/certificates: read \#(directory)/certificates: not a regular file (a directory); only regular files are read"#),
+            (#""caPath": "gone""#, #"cannot read the broker TLS directory "tls.caPath" \#(directory)/gone: no such directory"#),
+            (#""caPath": "fifo""#, #"cannot read the broker TLS directory "tls.caPath" \#(fifo): not a directory"#),
+        ]
+        for (tls, message) in cases {
+            let path = directory + "/geotify.json"
+            try #"{"broker": "mqtts://127.0.0.1", "tls": {\#(tls)}}"#.write(toFile: path, atomically: true, encoding: .utf8)
+            let settings = try Settings.load(path: path)
+            #expect {
+                _ = try options(settings)
+            } throws: { error in
+                (error as? SettingsError)?.message == message
+            }
+        }
+        let path = directory + "/geotify.json"
+        try #"{"broker": "mqtts://127.0.0.1", "tls": {"caFile": "ca.crt", "caPath": "certificates", "certFile": "client.crt", "keyFile": "client.key"}}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try options(try Settings.load(path: path)).0.tls?.caPath == directory + "/certificates")
     }
 
     @Test func mqttsWithoutATLSObjectUsesTheSystemCAs() throws {

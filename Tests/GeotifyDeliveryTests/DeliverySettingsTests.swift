@@ -118,6 +118,23 @@ struct DeliverySettingsTests {
         }
     }
 
+    /// A target's `caFile` was checked only to be readable (`access`), so a FIFO passed
+    /// and libcurl blocked on it in the first delivery; it is now read as every file an
+    /// operator names is, regular files only, within the certificate limit.
+    @Test func aCAFileThatIsNotARegularFileIsRefusedUnread() throws {
+        let directory = try makeTemporaryDirectory("notify-ca")
+        let fifo = directory.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (path, kind) in [("/dev/null", "a character device"), (fifo, "a FIFO"), (directory.path, "a directory")] {
+            #expect(refusal(#"{"targets": [{\#(Self.hook), "caFile": "\#(path)"}]}"#)
+                == #"/etc/geotify/geotify.json: notify.targets[0] ("h").caFile cannot be read: \#(path): not a regular file (\#(kind)); only regular files are read"#)
+        }
+        let authorities = directory.appendingPathComponent("ca.pem").path
+        #expect(FileManager.default.createFile(atPath: authorities, contents: Data("authorities".utf8)))
+        let settings = try parse(#"{"targets": [{\#(Self.hook), "caFile": "\#(authorities)"}]}"#)
+        #expect(settings.targets.first?.caFile == authorities)
+    }
+
     @Test(arguments: [
         ("TG_SPACE", "telegram", "abc def"), ("TG_SLASH", "telegram", "abc/def"), ("TG_NO_ID", "telegram", "abc"),
         ("NTFY_BREAK", "ntfy", "X-Evil"), ("NTFY_BREAK", "gotify", "X-Evil"),

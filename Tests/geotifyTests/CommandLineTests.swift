@@ -135,22 +135,51 @@ struct CommandLineTests {
         #expect(run.error.contains("hint: pass --fences FILE, or --config FILE"))
     }
 
-    /// A SIGTERM while the start was blocked (here opening a TLS CA file that is a FIFO
-    /// nobody writes, as libmosquitto does) logged "received SIGTERM, stopping" and the
-    /// process stayed until SIGKILL: the stop waited for the start. It now exits without a
-    /// graceful stop when the start has not ended `startGrace` (5 s) later, and at once on
-    /// a second SIGTERM or SIGINT.
-    @Test func aSignalWhileTheStartIsBlockedEndsTheProcess() throws {
+    /// libmosquitto opens the TLS files it is given to check them, so a CA file that was
+    /// a FIFO nobody writes blocked the start (a SIGTERM ended it 5 s later, without a
+    /// clean stop). The TLS files are now read as every file an operator names is, before
+    /// libmosquitto sees them: `check` and `run` both refuse a FIFO at once, naming the
+    /// key and the path.
+    @Test func aTLSFileThatIsAFIFOIsRefusedAtOnceByCheckAndRun() throws {
         let fifo = directory.appendingPathComponent("ca.fifo").path
         #expect(mkfifo(fifo, 0o600) == 0)
+        let settings = directory.appendingPathComponent("fifo.json")
+        try #"{"fences": "fences.json", "stateDir": "state-fifo", "broker": "mqtts://127.0.0.1:1", "tls": {"caFile": "ca.fifo"}}"#
+            .write(to: settings, atomically: true, encoding: .utf8)
+        let refusal = #"cannot read the broker TLS file "tls.caFile" \#(fifo): read \#(fifo): not a regular file (a FIFO); only regular files are read"#
+        let check = try runGeotify(["check", "--config", settings.path], in: directory)
+        #expect(check.status == 1)
+        #expect(check.output.contains("error: \(settings.path): \(refusal)\n"), "\(check.output)")
+        let log = directory.appendingPathComponent("fifo.log")
+        let run = try ChildProcess(executable: geotifyExecutable.path, arguments: ["run", "--config", settings.path], outputFile: log)
+        let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        #expect(run.waitForExit(timeout: 30), "run ends without blocking on the FIFO: \(text())")
+        #expect(run.exitCode == 1)
+        #expect(text().contains(refusal), "\(text())")
+    }
+
+    /// A SIGTERM while the start was blocked (here waiting for the lock on the fence
+    /// file's directory, which the start takes to remove the temporary files of
+    /// interrupted writes, held by a process that does not let go) logged "received
+    /// SIGTERM, stopping" and the process stayed until SIGKILL: the stop waited for the
+    /// start. It now exits without a graceful stop when the start has not ended
+    /// `startGrace` (5 s) later, and at once on a second SIGTERM or SIGINT.
+    @Test func aSignalWhileTheStartIsBlockedEndsTheProcess() throws {
+        let locked = directory.appendingPathComponent("locked")
+        try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: false)
+        try Self.fences.write(to: locked.appendingPathComponent("fences.json"), atomically: true, encoding: .utf8)
+        let lock = open(locked.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(lock >= 0)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX) == 0)
         let settings = directory.appendingPathComponent("blocked.json")
-        try #"{"fences": "fences.json", "stateDir": "state-blocked", "broker": "mqtts://127.0.0.1:1", "tls": {"caFile": "ca.fifo"}}"#
+        try #"{"fences": "locked/fences.json", "stateDir": "state-blocked", "broker": "mqtt://127.0.0.1:1"}"#
             .write(to: settings, atomically: true, encoding: .utf8)
         for again in [true, false] {
             let log = directory.appendingPathComponent("blocked-\(again).log")
             let child = try ChildProcess(executable: geotifyExecutable.path, arguments: ["run", "--config", settings.path], outputFile: log)
             let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-            try #require(waitUntil(timeout: 30) { Self.waitsForAWriter(child.pid) }, "the start blocks opening the FIFO: \(text())")
+            try #require(waitUntil(timeout: 30) { Self.waitsForALock(child.pid) }, "the start waits for the lock: \(text())")
             child.terminate(signal: SIGTERM)
             #expect(waitUntil { text().contains("received SIGTERM while starting") }, "\(text())")
             if again { child.terminate(signal: SIGINT) }
@@ -162,12 +191,12 @@ struct CommandLineTests {
         }
     }
 
-    /// Whether a thread of process `pid` is blocked opening a FIFO that has no writer.
-    static func waitsForAWriter(_ pid: pid_t) -> Bool {
+    /// Whether a thread of process `pid` is blocked waiting for a file lock (`flock`).
+    static func waitsForALock(_ pid: pid_t) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.contains { task in
             let wchan = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/wchan", encoding: .utf8)) ?? ""
-            return wchan.hasPrefix("wait_for_partner") || wchan.hasPrefix("fifo_open")
+            return wchan.hasPrefix("locks_lock_inode_wait") || wchan.hasPrefix("flock_lock_inode_wait")
         }
     }
 
