@@ -551,11 +551,9 @@ package final class Bridge: Sendable {
             running.withLock { $0?.connectedOnce = true }
             logger.info("connected to \(settings.broker) (session \(sessionPresent ? "resumed" : "new"))")
             do {
-                for filter in [settings.ownTracksTopic, settings.locationTopic, topics.commands] {
-                    try current.client.subscribe(filter, qos: 1)
+                for input in SubscribedTopics(settings: settings).inputs {
+                    try current.client.subscribe(input.filter, qos: 1)
                 }
-                if let discovery { try current.client.subscribe(discovery.birthTopic, qos: 1) }
-                if let parts = topics.occupancyParts { try current.client.subscribe(parts, qos: 1) }
             } catch {
                 logger.error("could not subscribe: \(error)")
             }

@@ -84,7 +84,10 @@ package struct HomeAssistantDiscovery: Sendable {
     /// Where Home Assistant announces itself: `online` there means it (re)started and
     /// has forgotten non-retained state, so the bridge re-announces its entities.
     /// (https://www.home-assistant.io/integrations/mqtt/#birth-and-last-will-messages)
-    package var birthTopic: String { "\(prefix)/status" }
+    package var birthTopic: String { Self.birthTopic(prefix: prefix) }
+
+    /// The birth topic under the discovery prefix `prefix`: `<prefix>/status`.
+    package static func birthTopic(prefix: String) -> String { "\(prefix)/status" }
 
     /// The node id of `device`: `objectID(of: "<topic prefix>/<device>")`, so bridges with
     /// different topic prefixes never share entities. `alice/phone` under `geotify`

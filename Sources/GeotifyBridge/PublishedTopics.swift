@@ -1,12 +1,13 @@
 import GeotifyCore
 
 /// Every topic the bridge publishes to with given settings, as filters, each with what
-/// goes there: what a position subscription (`owntracksTopic`, `locationTopic`) must not
-/// match, or the bridge would read its own messages as positions, refuse them and publish
-/// a new error for each, on and on (`#` made 30 000 error messages in 3 s).
+/// goes there: what none of its subscriptions (`SubscribedTopics`) may match, or the
+/// bridge would read its own messages (as positions: it refused them and published a
+/// new error for each, on and on; `#` made 30 000 error messages in 3 s).
 ///
 /// The bridge's own inputs (`<topicPrefix>/cmd/#`, the positions' filters, Home
-/// Assistant's birth message) are not here: it only reads them.
+/// Assistant's birth message) are not here: it only reads them (`SubscribedTopics`,
+/// which checks every input against these).
 package struct PublishedTopics: Sendable {
     /// One family of published topics.
     package struct Family: Sendable, Equatable {

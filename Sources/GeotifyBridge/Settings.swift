@@ -193,11 +193,8 @@ package struct Settings: Sendable, Equatable {
         if homeAssistantPrefix.isEmpty || homeAssistantPrefix.contains(where: { $0 == "+" || $0 == "#" }) {
             throw SettingsError("\(file): the Home Assistant \"prefix\" must be non-empty and hold no '+' or '#'")
         }
-        let published = PublishedTopics(settings: self)
-        for (key, filter) in [("owntracksTopic", ownTracksTopic), ("locationTopic", locationTopic)] {
-            if let (family, common) = published.overlap(with: filter) {
-                throw SettingsError("\(file): \"\(key)\" \"\(filter)\" also matches \(common), where the bridge publishes \(family.what): it would read its own messages as positions; choose a subscription outside the topics it publishes (docs/mqtt.md)")
-            }
+        if let conflict = SubscribedTopics(settings: self).conflict(with: PublishedTopics(settings: self)) {
+            throw SettingsError("\(file): \(conflict)")
         }
         if homeAssistantEnabled, let missing = DeviceTopic.readByHomeAssistant.first(where: { !deviceTopics.contains($0) }) {
             throw SettingsError("\(file): \"deviceTopics\" leaves out \"\(missing.rawValue)\", which Home Assistant's entities read: add it, or set \"homeassistant\": {\"enabled\": false}")

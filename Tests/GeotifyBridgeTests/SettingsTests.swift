@@ -189,6 +189,35 @@ struct SettingsTests {
         #expect(refusal.contains(expected), "\(refusal)")
     }
 
+    /// The bridge's inputs were checked only against what it publishes, not against
+    /// each other: a `locationTopic` of `geotify/cmd/#` read every command as a position
+    /// (the router tries positions first), `homeassistant/+` read Home Assistant's birth
+    /// message as one, and the command topics or Home Assistant's birth topic could be
+    /// topics the bridge publishes (responses, discovery configs, OwnTracks transitions).
+    /// Refused, naming a topic both match.
+    @Test(arguments: [
+        (##"{"locationTopic": "geotify/cmd/#"}"##, ##": "locationTopic" "geotify/cmd/#" also matches geotify/cmd/#, where the bridge reads commands (geotify/cmd/#): a message there would be taken as one of them and lost to the other; choose settings that keep its inputs apart (docs/mqtt.md)"##),
+        (##"{"owntracksTopic": "geotify/cmd/+", "owntracksTransitions": false}"##, ##""owntracksTopic" "geotify/cmd/+" also matches geotify/cmd/+, where the bridge reads commands"##),
+        (##"{"owntracksTopic": "geotify/cmd/+"}"##, ##": the command filter geotify/cmd/# (of "topicPrefix") also matches geotify/cmd/+/event, where the bridge publishes OwnTracks transitions (owntracksTransitions): it would read its own messages as commands"##),
+        (##"{"locationTopic": "site/cmd/+/#", "topicPrefix": "site"}"##, ##""locationTopic" "site/cmd/+/#" also matches site/cmd/+/#, where the bridge reads commands (site/cmd/#)"##),
+        (##"{"locationTopic": "homeassistant/+"}"##, ##""locationTopic" "homeassistant/+" also matches homeassistant/status, where the bridge reads Home Assistant's birth message (homeassistant/status)"##),
+        (##"{"owntracksTransitions": false, "locationTopic": "owntracks/#"}"##, ##""owntracksTopic" "owntracks/+/+" also matches owntracks/+/+, where the bridge reads plain JSON positions (owntracks/#)"##),
+        (##"{"homeassistant": {"prefix": "geotify/cmd"}}"##, ##": the command filter geotify/cmd/# (of "topicPrefix") also matches geotify/cmd/+/+/+/config, where the bridge publishes Home Assistant discovery configs"##),
+        (##"{"homeassistant": {"prefix": "ha"}, "responseTopicPrefix": "ha/"}"##, ##": Home Assistant's birth topic ha/status (of "homeassistant.prefix") also matches ha/status, where the bridge publishes MQTT v5 command responses (responseTopicPrefix): it would read its own messages as Home Assistant's birth message"##),
+        (##"{"responseTopicPrefix": "geotify/cmd/"}"##, ##": the command filter geotify/cmd/# (of "topicPrefix") also matches geotify/cmd/+/#, where the bridge publishes MQTT v5 command responses"##),
+    ])
+    func inputsThatMatchOneTopicAreRefused(text: String, expected: String) {
+        let refusal = message(text) ?? "accepted"
+        #expect(refusal.contains(expected), "\(refusal)")
+    }
+
+    @Test func inputsApartAreFine() throws {
+        _ = try load(#"{"locationTopic": "homeassistant/+", "homeassistant": {"enabled": false}}"#)
+        _ = try load(#"{"homeassistant": {"prefix": "geotify/cmd"}, "topicPrefix": "geo"}"#)
+        _ = try load(#"{"responseTopicPrefix": "geotify/cmdx/"}"#)
+        _ = try load(#"{"locationTopic": "owntracks/+/+/+", "owntracksTransitions": false, "owntracksWaypoints": false}"#)
+    }
+
     @Test func positionFiltersOutsideThePublishedTopicsAreFine() throws {
         _ = try load("{}")
         _ = try load(#"{"locationTopic": "geotify/cmdx/#", "owntracksTopic": "owntracks/+/+"}"#)
