@@ -461,8 +461,11 @@ package final class HTTPServer: Sendable {
             }
             return overdue
         }
-        // An idle keep-alive connection closed is not a refusal: nothing was asked.
+        // An idle keep-alive connection closed is not a refusal: nothing was asked, and
+        // nothing answered. A 408 is a response as well as a refusal, as a 413 written
+        // straight to the socket is.
         for connection in reaped where connection.answer {
+            count("http_responses.408")
             count((connection.receiving ? HTTPRefusalCode.requestTimeout : .headerTimeout).counter)
         }
         if !reaped.isEmpty {

@@ -280,6 +280,7 @@ import Testing
         #expect(try JSONParser().parse(response.body)["error"]?["code"]?.stringValue == "header_timeout")
         #expect(slow.isClosedByServer())
         #expect(running.count("http_refused.header_timeout") == 1)
+        #expect(running.count("http_responses.408") == 1, "a 408 is counted as a response too, as every refusal answered is")
         #expect(try running.get("/after").status == 200)
     }
 
@@ -298,6 +299,7 @@ import Testing
         #expect(try JSONParser().parse(response.body)["error"]?["code"]?.stringValue == "request_timeout")
         #expect(slow.isClosedByServer())
         #expect(running.count("http_refused.request_timeout") == 1)
+        #expect(running.count("http_responses.408") == 1, "a 408 is counted as a response too, as every refusal answered is")
         #expect(try running.get("/after").status == 200)
     }
 
