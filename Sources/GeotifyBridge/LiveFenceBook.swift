@@ -203,7 +203,13 @@ final class LiveFenceBook: Sendable {
                     readParts = Set(parts.keys)
                     let fresh = parts.allSatisfy { name, bytes in bytes.map { FenceFileFingerprint(of: $0) } == inForcePrints[name] }
                     if !fresh {
-                        guard let contents = file.layout == .file ? parts[FenceFile.wholeFile] ?? nil : try file.read() else { return missing() }
+                        let contents: [UInt8]?
+                        do throws(StoreError) {
+                            contents = file.layout == .file ? parts[FenceFile.wholeFile] ?? nil : try file.read()
+                        } catch {
+                            throw file.unreadable(error)
+                        }
+                        guard let contents else { return missing() }
                         let parsed = file.parse(contents, revisions: FenceRevisions(of: inForce))
                         guard let book = parsed.book else {
                             refusal = .invalidFile(file.path, parsed.errors)

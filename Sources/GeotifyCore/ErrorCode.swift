@@ -58,7 +58,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case reservedDevice = "reserved_device"
     /// A shared fence change for a group the fence file does not define in `groups`.
     case unknownGroup = "unknown_group"
-    /// The fence file does not validate (or is missing), so it cannot be changed safely.
+    /// The fence file cannot be used as it stands, so it cannot be changed safely: it is
+    /// missing, cannot be read (not a regular file, past `maximumFenceFileBytes`, refused
+    /// by the system) or does not validate. Nothing was written.
     case invalidFile = "invalid_file"
     case invalidImport = "invalid_import"
     /// The fences cannot be changed by this bridge: several shards read one fence file,
@@ -69,7 +71,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case otherShard = "other_shard"
     /// What a change was based on changed since it was read; nothing was written.
     case stale
-    /// A file could not be read or written.
+    /// A file could not be written (a full disk, no permission), or one that is not the
+    /// fence file (a file to import) could not be read.
     case io
 
     // Failures of the bridge itself, reported on `geotify/error`.

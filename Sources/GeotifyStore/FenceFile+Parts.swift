@@ -38,17 +38,23 @@ extension FenceFile {
     /// no lock); a file that fails to be written (a full disk) fails its device only, the
     /// others' files are written (`FenceDirectory.writeEach`).
     ///
-    /// A write that would take the file past `maximumBytes` is refused (`StoreError`
-    /// with the code `fenceLimit`), writing nothing: in a fence directory, counting the
-    /// files not read as `otherBytes` gives them (called after `decide`, so it may give
-    /// the sizes of what `decide` read).
+    /// A file that cannot be read is refused (`StoreError` with the code `invalidFile`,
+    /// `unreadable(_:)`), as `FenceFile.apply` refuses it. A write that would take the
+    /// file past `maximumBytes` is refused (the code `fenceLimit`), writing nothing: in a
+    /// fence directory, counting the files not read as `otherBytes` gives them (called
+    /// after `decide`, so it may give the sizes of what `decide` read).
     package func change(
         devices: [String], text: inout FenceFileText, otherBytes: () -> Int = { 0 },
         decide: ([String: [UInt8]?]?) throws(StoreError) -> (book: FenceBook, changed: [String])?
     ) throws(StoreError) -> (written: [String: [UInt8]?], failed: [String: StoreError]) {
         guard layout == .directory else {
             return try AtomicFile.withLock(on: path) { () throws(StoreError) -> (written: [String: [UInt8]?], failed: [String: StoreError]) in
-                let current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName)
+                let current: [UInt8]?
+                do throws(StoreError) {
+                    current = try AtomicFile.read(path, maximumBytes: maximumBytes, limitName: FenceDirectory.limitName)
+                } catch {
+                    throw unreadable(error)
+                }
                 guard let decided = try decide(current.map { [Self.wholeFile: $0] }) else { return ([:], [:]) }
                 let bytes = text.contents(of: decided.book)
                 try checkSize(of: bytes)
@@ -62,11 +68,15 @@ extension FenceFile {
             _ = try decide(nil)
             return ([:], [:])
         }
-        guard isDirectory.boolValue else { throw StoreError("read \(path)", "not a directory") }
+        guard isDirectory.boolValue else { throw unreadable(StoreError("read \(path)", "not a directory")) }
         return try directory.withLock { () throws(StoreError) -> (written: [String: [UInt8]?], failed: [String: StoreError]) in
             var read: [String: [UInt8]?] = [:]
             for name in [FenceDirectory.sharedName] + devices.map(FenceDirectory.fileName) {
-                read[name] = try directory.readFile(name)
+                do throws(StoreError) {
+                    read[name] = try directory.readFile(name)
+                } catch {
+                    throw unreadable(error)
+                }
             }
             guard let (book, changed) = try decide(read) else { return ([:], [:]) }
             var changes = FenceFile.deviceFiles(of: changed, in: book)

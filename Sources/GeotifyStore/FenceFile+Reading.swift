@@ -31,4 +31,13 @@ extension FenceFile {
         guard let file = error.file, file != path else { return error.reason }
         return "\(file): \(error.reason)"
     }
+
+    /// The refusal of a change whose fences could not be read (`error` says why):
+    /// `invalid_file`, as a missing or invalid fence file is refused, since nothing can
+    /// be written safely over what was not read; `io` is for a write that fails.
+    package func unreadable(_ error: StoreError) -> StoreError {
+        StoreError(
+            "change \(path)", "the fence file cannot be read (\(failure(error))), so it cannot be changed; nothing was written",
+            file: error.file, code: .invalidFile)
+    }
 }

@@ -301,6 +301,59 @@ struct LiveFenceBookTests {
         #expect(try String(contentsOf: fixture.deviceFile("alice/phone"), encoding: .utf8) == byHand)
     }
 
+    /// A fence file that cannot be read when a command comes (here a FIFO, or a file past
+    /// `maximumFenceFileBytes`, put there since the last look) was refused as `io`, while
+    /// `geotify fences` and the console's import refuse it as `invalid_file`, as a
+    /// missing or invalid file is (`io` is for a write that fails); now as `invalid_file`
+    /// too, naming the file and why, in a single file and in a fence directory alike.
+    @Test("a change to a fence file that cannot be read is refused as invalid_file, as geotify fences refuses it")
+    func aChangeToAnUnreadableFenceFileIsRefusedAsInvalidFile() throws {
+        func refusal(_ fixture: Fixture) throws -> FenceChangeError {
+            let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+            #expect(change == nil)
+            return try #require(results.first.flatMap { result -> FenceChangeError? in if case .failure(let error) = result { error } else { nil } })
+        }
+        let fifo = try Fixture()
+        try FileManager.default.removeItem(at: fifo.url)
+        #expect(mkfifo(fifo.url.path, 0o600) == 0)
+        let notRegular = try refusal(fifo)
+        #expect(notRegular.code == .invalidFile)
+        #expect(notRegular.message == "change \(fifo.url.path): the fence file cannot be read (not a regular file (a FIFO); only regular files are read), so it cannot be changed; nothing was written")
+
+        let large = try Fixture(maximumBytes: Self.fences.utf8.count + 10)
+        try large.edit(Self.fences + String(repeating: " ", count: 20))
+        let tooLarge = try refusal(large)
+        #expect(tooLarge.code == .invalidFile)
+        #expect(tooLarge.message.contains("the fence file cannot be read (the file is"), "\(tooLarge)")
+
+        let directory = try Fixture(directoryOf: Self.fences)
+        let alice = directory.deviceFile("alice/phone")
+        try FileManager.default.removeItem(at: alice)
+        #expect(mkfifo(alice.path, 0o600) == 0)
+        let part = try refusal(directory)
+        #expect(part.code == .invalidFile)
+        #expect(part.message.contains("the fence file cannot be read (\(alice.path): not a regular file (a FIFO)"), "\(part)")
+
+        // The device's own file edited by hand, so the whole directory is read again, and
+        // another device's file cannot be read.
+        let reread = try Fixture(directoryOf: Self.fences)
+        let edited = try String(contentsOf: reread.deviceFile("alice/phone"), encoding: .utf8).replacingOccurrences(of: "Welcome home", with: "Edited by hand")
+        try edited.write(to: reread.deviceFile("alice/phone"), atomically: true, encoding: .utf8)
+        let van = reread.deviceFile("van/7")
+        try FileManager.default.removeItem(at: van)
+        #expect(mkfifo(van.path, 0o600) == 0)
+        let whole = try refusal(reread)
+        #expect(whole.code == .invalidFile)
+        #expect(whole.message.contains("the fence file cannot be read (\(van.path): not a regular file (a FIFO)"), "\(whole)")
+
+        let replaced = try Fixture(directoryOf: Self.fences)
+        try FileManager.default.removeItem(at: replaced.url)
+        try "{}".write(to: replaced.url, atomically: true, encoding: .utf8)
+        let file = try refusal(replaced)
+        #expect(file.code == .invalidFile)
+        #expect(file.message.contains("the fence file cannot be read (not a directory)"), "\(file)")
+    }
+
     /// A fence directory removed while the bridge runs: a change is refused and nothing
     /// is made in its place, so the next look does not find a directory of one device.
     /// The change is for a device with no file yet, whose parts (its file, the shared
