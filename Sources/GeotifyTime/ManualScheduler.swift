@@ -81,8 +81,12 @@ package final class ManualScheduler: Scheduler {
     }
 
     /// Moves the clock forward by `seconds`, running every piece of work that falls due
-    /// on the way at its due time.
+    /// on the way at its due time. A negative step (or NaN) is a broken test: `uptime` is
+    /// monotonic (`Scheduler`), and `now` and `uptime` moved back would make the runs due
+    /// on the way run late, so it stops the test with a message, as any misuse of a
+    /// precondition does, rather than moving the clock back or nowhere in silence.
     package func advance(by seconds: Double) {
+        precondition(seconds >= 0, "ManualScheduler.advance(by: \(seconds)): the clock only moves forward (uptime is monotonic)")
         let target = state.withLock { $0.uptime } + seconds
         while let next = takeNext(dueBy: target) {
             if !next.handle.isCancelled {

@@ -19,6 +19,19 @@ import Testing
         #expect(clock.uptime == 2.5)
     }
 
+    /// A negative step moved `now` and `uptime` back, which `uptime` (monotonic) must
+    /// never do; it stops the test with a message instead (run in a child process).
+    @Test func aNegativeStepIsAPreconditionFailure() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            ManualScheduler().advance(by: -1)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("ManualScheduler.advance(by: -1.0): the clock only moves forward"), "\(message)")
+        let clock = ManualScheduler()
+        clock.advance(by: 0)
+        #expect(clock.uptime == 0, "a step of 0 is fine")
+    }
+
     @Test func cancelledWorkDoesNotRun() {
         let clock = ManualScheduler()
         let ran = Mutex(false)
