@@ -72,10 +72,14 @@ package final class Bridge: Sendable {
     private final class Routing: Sendable {
         let router: MessageRouter
         let lanes: [Lane]
+        /// The start's sweep of stale retained topics, which takes the messages under its
+        /// filters while it runs.
+        let sweep: RetainedCollection
 
-        init(router: MessageRouter, lanes: [Lane]) {
+        init(router: MessageRouter, lanes: [Lane], sweep: RetainedCollection) {
             self.router = router
             self.lanes = lanes
+            self.sweep = sweep
         }
     }
 
@@ -292,6 +296,16 @@ package final class Bridge: Sendable {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
         publisher.attach(client, store: store)
+        let sweep = RetainedSweep(
+            topics: topics, kept: settings.deviceTopics, discovery: discovery, announceLimit: settings.limits.maximumFencesPerDevice)
+        let collection = RetainedCollection(
+            sweep: sweep, client: client, scheduler: scheduler, logger: logger, counters: counters
+        ) { [publisher, counters, logger] found in
+            announcer.afterAnnouncements {
+                Bridge.clearStale(
+                    found, sweep: sweep, book: fences.book, lanes: lanes, publisher: publisher, counters: counters, logger: logger)
+            }
+        }
         statusClosed.withLock { $0 = false }
         // What was decided before the last stop goes first: before the housekeeping
         // timer (a lane's timer may fire at its first tick) or the web console (a posted
@@ -306,7 +320,8 @@ package final class Bridge: Sendable {
         }
         running.withLock {
             $0 = Running(
-                client: client, lock: lock, store: store, fences: fences, announcer: announcer, routing: Routing(router: router, lanes: lanes),
+                client: client, lock: lock, store: store, fences: fences, announcer: announcer,
+                routing: Routing(router: router, lanes: lanes, sweep: collection),
                 housekeeping: housekeeping, deliveries: deliveries, started: started)
         }
         deliveries?.start()
@@ -361,12 +376,16 @@ package final class Bridge: Sendable {
             return running
         }) else { return }
         current.console?.server.stop()
+        current.routing.sweep.stop()
         current.housekeeping.cancel()
         housekeepingQueue.sync {}
         current.deliveries?.stop()
         for lane in current.lanes { lane.saveAllFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
         current.announcer.waitUntilAnnounced()
+        // The sweep's clears of the devices' topics go from the announcer's queue to the
+        // lanes.
+        for lane in current.lanes { lane.waitUntilIdle() }
         let acknowledged = DispatchSemaphore(value: 0)
         let announced = statusClosed.withLock { closed -> Bool in
             closed = true
@@ -567,6 +586,7 @@ package final class Bridge: Sendable {
             // so what a lost connection, a crash or a broker that lost its retained
             // messages left out is published again.
             for lane in current.routing.lanes { lane.republishAll() }
+            current.routing.sweep.connected()
         case .connectionRefused(let code, let reason):
             publisher.disconnected()
             counters.add(.errors(.connectionRefused))
@@ -581,12 +601,38 @@ package final class Bridge: Sendable {
                     ? "lost the connection to the broker \(settings.broker): \(Bridge.words(reason)); reconnecting"
                     : "cannot reach the broker \(settings.broker): \(Bridge.words(reason)); retrying")
             }
-        case .subscribed(_, let granted):
+        case .subscribed(let messageID, let granted):
+            if current.routing.sweep.subscribed(messageID, granted: granted) { break }
             if granted.contains(where: { $0 >= 128 }) {
                 counters.add(.errors(.subscriptionRefused))
                 logger.error("the broker refused a subscription (granted QoS \(granted)); check its ACL")
             }
         }
+    }
+
+    /// Clears what of `found` (the bridge's retained topics the broker held at the
+    /// start, `RetainedCollection`) `sweep` finds stale with `book`: the occupancy counts
+    /// and Home Assistant configs here, on the announcer's queue; each device's topics on
+    /// its lane, after them, so Home Assistant forgets an entity before its topic empties.
+    private static func clearStale(
+        _ found: [RetainedTopic], sweep: RetainedSweep, book: FenceBook, lanes: [Lane], publisher: Publisher, counters: Counters,
+        logger: Logger
+    ) {
+        var byLane = Array(repeating: [RetainedTopic](), count: lanes.count)
+        var clears: [OutboxMessage] = []
+        for topic in found {
+            if let device = topic.laneDevice {
+                byLane[MessageRouter.lane(of: device, among: lanes.count)].append(topic)
+            } else if sweep.isStale(topic, book: book, holdsState: { _ in false }) {
+                clears.append(sweep.clearance(topic))
+            }
+        }
+        if !clears.isEmpty {
+            logger.info("clearing \(clears.count) retained occupancy counts and Home Assistant configs of fences and devices removed while the bridge was stopped")
+            counters.add(.sweepCleared, clears.count)
+            publisher.sendPatiently(clears)
+        }
+        for (lane, topics) in zip(lanes, byLane) where !topics.isEmpty { lane.clearStale(topics, sweep: sweep) }
     }
 
     /// Home Assistant's birth message: announces the devices again when it says `online`.
@@ -612,6 +658,7 @@ package final class Bridge: Sendable {
 
     /// Routes one message to its lane's next batch, or refuses it for its topic.
     private func route(_ message: __owned MQTTMessage, _ current: Routing) {
+        if current.sweep.isActive, current.sweep.take(message) { return }
         var arrival = burstArrival.load(ordering: .relaxed)
         if arrival == 0 {
             arrival = scheduler.now.bitPattern

@@ -35,6 +35,12 @@ package enum Counter: Hashable, Sendable {
     /// Starts that found the outbox's hand-over mark (`outbox.handed`) damaged, and so
     /// sent none of the messages left in the outbox (`DamagedOutboxMark`).
     case outboxMarkDamaged
+    /// Retained topics of removed fences and devices cleared at a start
+    /// (`RetainedSweep`).
+    case sweepCleared
+    /// Retained topics under the sweep's filters that came past its bound
+    /// (`RetainedCollection.maximumTopics`) and were not looked at.
+    case sweepSkipped
     /// Notifications a delivery target acknowledged.
     case deliveriesDelivered
     /// Delivery attempts that failed and will be tried again.
@@ -62,6 +68,8 @@ package enum Counter: Hashable, Sendable {
         case .stateWriteRecoveries: "state_write_recoveries"
         case .outboxReadBack: "outbox_read_back"
         case .outboxMarkDamaged: "outbox_mark_damaged"
+        case .sweepCleared: "sweep_cleared"
+        case .sweepSkipped: "sweep_skipped"
         case .deliveriesDelivered: "deliveries_delivered"
         case .deliveryRetries: "delivery_retries"
         case .http(let name): name

@@ -78,6 +78,13 @@ final class FenceChangeAnnouncer: Sendable {
         }
     }
 
+    /// Runs `work` on the announcements' queue after every announcement asked for so far:
+    /// the sweep of stale retained topics at a start (`RetainedCollection`) clears Home
+    /// Assistant configs in order with the announcements, with the book in force then.
+    func afterAnnouncements(_ work: @escaping @Sendable () -> Void) {
+        enqueue(work)
+    }
+
     /// Waits until every announcement asked for so far is handed to the publisher.
     func waitUntilAnnounced() {
         queue.sync {}

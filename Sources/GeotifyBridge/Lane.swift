@@ -184,6 +184,17 @@ final class Lane: @unchecked Sendable {
         queue.async { self.core.republishAll() }
     }
 
+    /// Clears those of `found` (retained topics of this lane's devices found at the start)
+    /// that `sweep` finds stale now, after what the lane decided before
+    /// (`LaneCore.clearStale`).
+    func clearStale(_ found: [RetainedTopic], sweep: RetainedSweep) {
+        queue.async {
+            var effects = LaneEffects()
+            self.core.clearStale(found, sweep: sweep, book: self.environment.fences.book, into: &effects)
+            self.carryOut(effects)
+        }
+    }
+
     /// The most last fixes saved at a tick: with thousands of devices moving, saving them
     /// all at once held the lane (and so the network thread, which hands it bursts) for
     /// well over 100 ms every five seconds; a share at each tick keeps every stall short.

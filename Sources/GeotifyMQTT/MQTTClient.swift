@@ -160,6 +160,14 @@ package final class MQTTClient: @unchecked Sendable {
         return messageID
     }
 
+    /// Ends the subscription to `filter` (as it was subscribed). Needs a connection, as
+    /// `subscribe` does; with a persistent session a subscription not ended stays.
+    package func unsubscribe(_ filter: String) throws(MQTTError) {
+        try MQTTTopic.checkFilter(filter, operation: "unsubscribe")
+        try MQTTError.check("unsubscribe from \(filter)", mosquitto_unsubscribe(handle, nil, filter))
+        wakeUnlessCallingBack()
+    }
+
     /// Publishes `payload` to `topic` and returns the message id the matching
     /// `.published` event will carry. Needs a connection: without one it throws
     /// `MOSQ_ERR_NO_CONN` (4) whatever the QoS. A QoS 0 message is then gone: keep it and

@@ -1,0 +1,95 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import GeotifyBridge
+import GeotifyMQTT
+import GeotifyTestSupport
+import GeotifyTime
+
+/// The shell of the sweep (`RetainedCollection`): how the collection ends (the marker, the
+/// bound, the fallback on the injected clock) and what it hands over.
+@Suite("RetainedCollection", .serialized, .waiting)
+struct RetainedCollectionTests {
+    /// What a collection handed to its `clear`, and when.
+    private final class Cleared: Sendable {
+        let found = Mutex<[[RetainedTopic]]>([])
+        func record(_ topics: [RetainedTopic]) { found.withLock { $0.append(topics) } }
+        var calls: [[RetainedTopic]] { found.withLock { $0 } }
+    }
+
+    private final class Holder: Sendable {
+        let collection = Mutex<RetainedCollection?>(nil)
+        let routed = Mutex<[String]>([])
+    }
+
+    private static let sweep = RetainedSweep(topics: Topics(), kept: DeviceTopic.allCases, discovery: nil, announceLimit: 20)
+
+    /// A marker that never comes (no connection here at all): the collection ends when the
+    /// injected clock passes `phaseTimeout`, not before, with what it took.
+    @Test func withoutAMarkerTheCollectionEndsOnTheInjectedClock() throws {
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: 1), scheduler: clock) { _ in }
+        let collection = RetainedCollection(
+            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
+            clear: cleared.record)
+        collection.connected()
+        #expect(collection.take(MQTTMessage(topic: "geotify/presence/carol/phone/work", payload: [1], retain: true)))
+        #expect(collection.take(MQTTMessage(topic: "geotify/state/carol/phone", payload: [1], retain: true)))
+        #expect(collection.take(MQTTMessage(topic: "geotify/state/dave/phone", payload: [1], retain: false)), "an echo: taken, not kept")
+        #expect(collection.take(MQTTMessage(topic: "geotify/presence/odd", payload: [1], retain: true)), "odd levels: taken, not kept")
+        #expect(!collection.take(MQTTMessage(topic: "owntracks/carol/phone", payload: [1], retain: true)), "a position is routed")
+        clock.advance(by: RetainedCollection.phaseTimeout - 1)
+        #expect(cleared.calls.isEmpty)
+        clock.advance(by: 1)
+        #expect(cleared.calls.map { $0.map(\.topic) } == [["geotify/presence/carol/phone/work", "geotify/state/carol/phone"]])
+        #expect(collection.isActive, "still draining: the unsubscription waits for a connection")
+        collection.stop()
+        #expect(!collection.isActive)
+    }
+
+    /// Thirty stale topics retained, a bound of ten: ten are looked at and handed over,
+    /// the other twenty counted in `sweepSkipped`; the markers end both phases through a
+    /// real mosquitto (the clock never moves), after which nothing more is taken.
+    @Test func pastTheBoundTopicsAreCountedAndNotLookedAt() throws {
+        let broker = try TestBroker()
+        let seeder = try TestClient(port: broker.port)
+        defer { seeder.disconnect() }
+        for index in 0..<30 { try seeder.publish("geotify/state/gone/\(index)", "{}", retain: true) }
+
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let counters = Counters()
+        let holder = Holder()
+        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
+            guard let collection = holder.collection.withLock({ $0 }) else { return }
+            switch event {
+            case .connected: collection.connected()
+            case .subscribed(let id, let granted): _ = collection.subscribed(id, granted: granted)
+            case .message(let message):
+                if !(collection.isActive && collection.take(message)) { holder.routed.withLock { $0.append(message.topic) } }
+            default: break
+            }
+        }
+        let collection = RetainedCollection(
+            sweep: Self.sweep, bound: 10, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
+            counters: counters, clear: cleared.record)
+        holder.collection.withLock { $0 = collection }
+        try client.start()
+        defer { client.stop() }
+        #expect(waitUntil { !collection.isActive }, "both markers came")
+        #expect(cleared.calls.count == 1)
+        #expect(cleared.calls.first?.count == 10)
+        #expect(counters.value(.sweepSkipped) == 20)
+        #expect(counters.value(.sweepCleared) == 0, "clearing is the lanes' and the announcer's")
+        // Unsubscribed: a topic retained now reaches the client no more. It is published
+        // before a barrier the client reads, from the same connection, so it would come
+        // first.
+        try seeder.publish("geotify/state/gone/late", "{}", retain: true)
+        _ = try client.subscribe("barrier", qos: 0)
+        #expect(waitUntil {
+            (try? seeder.publish("barrier", "end", qos: 0)) != nil && holder.routed.withLock { $0 }.contains("barrier")
+        })
+        #expect(holder.routed.withLock { $0 }.allSatisfy { $0 == "barrier" }, "nothing under the filters came after the sweep")
+    }
+}

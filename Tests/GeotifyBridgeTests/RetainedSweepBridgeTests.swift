@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import GeotifyBridge
+import GeotifyCore
+import GeotifyMQTT
+import GeotifyStore
+import GeotifyTestSupport
+
+/// The sweep of stale retained topics at a start, through a real mosquitto: what fences
+/// and devices removed while the bridge was stopped left retained is cleared, and nothing
+/// else.
+@Suite("Retained sweep through mosquitto", .serialized, .waiting)
+struct RetainedSweepBridgeTests {
+    /// The fences in force: Alice's gym, Carol and the shared mall are gone.
+    static let fences = """
+        { "devices": { "alice/phone": [
+              { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntryAndExit" } ] },
+          "shared": [
+            { "identifier": "office", "latitude": 52.5163, "longitude": 13.3777, "radius": 150, "eventType": "onEntryAndExit" } ] }
+        """
+
+    @Test func aStartClearsTheRetainedTopicsOfRemovedFencesAndDevicesAndNothingElse() throws {
+        let harness = try BridgeHarness(fences: Self.fences, start: false)
+        let discovery = HomeAssistantDiscovery(topics: Topics())
+        let gym = try #require(FenceFile(path: "old.json").parse(Array("""
+            { "devices": { "x": [
+              { "identifier": "gym", "latitude": 52.53, "longitude": 13.41, "radius": 100, "eventType": "onEntryAndExit" },
+              { "identifier": "work", "latitude": 52.50, "longitude": 13.40, "radius": 100, "eventType": "onEntryAndExit" },
+              { "identifier": "mall", "latitude": 52.51, "longitude": 13.37, "radius": 100, "eventType": "onEntryAndExit" } ] } }
+            """.utf8)).book).fences(of: "x")
+        var stale: [(topic: String, payload: [UInt8])] = [
+            ("geotify/presence/alice/phone/gym", Array("inside".utf8)),
+            ("geotify/presence/carol/phone/work", Array("outside".utf8)),
+            ("geotify/presence/carol/phone/office", Array("outside".utf8)),
+            ("geotify/state/carol/phone", Array("{}".utf8)),
+            ("geotify/tracker/carol/phone", Array("not_home".utf8)),
+            ("geotify/badge/carol/phone", Array("2".utf8)),
+            ("geotify/occupancy/shared/mall", Array("1".utf8)),
+        ]
+        var configs = Array(discovery.configs(device: "alice/phone", fences: [gym[0]]).suffix(1))
+        configs += discovery.configs(device: "carol/phone", fences: [gym[1]])
+        configs += discovery.configs(owner: "shared", fences: [gym[2]])
+        stale += configs.map { ($0.topic, $0.payload) }
+        let live: [(topic: String, payload: [UInt8])] = [
+            ("geotify/presence/alice/phone/home", Array("outside".utf8)),
+            ("geotify/presence/alice/phone/office", Array("outside".utf8)),
+            ("geotify/occupancy/shared/office", Array("0".utf8)),
+            ("geotify/presence/alice", Array("odd".utf8)),
+            ("geotify/state/alice//phone", Array("odd".utf8)),
+            ("homeassistant/sensor/zigbee_1/badge/config", Array(#"{"state_topic":"geotify/badge/carol/phone"}"#.utf8)),
+        ]
+        let seeder = try TestClient(port: harness.broker.port)
+        defer { seeder.disconnect() }
+        for (topic, payload) in stale + live { try seeder.publish(topic, bytes: payload, qos: 1, retain: true) }
+        try harness.observer.subscribe("homeassistant/#")
+
+        try harness.startBridge()
+        let bridge = try #require(harness.bridge)
+        defer { harness.stopBridge() }
+        for (topic, _) in stale {
+            #expect(harness.observer.waitForMessage(on: topic, where: { $0.payload.isEmpty && !$0.retain }) != nil, "\(topic) cleared")
+        }
+        #expect(waitUntil { bridge.counters.value(.sweepCleared) == stale.count })
+        #expect(bridge.counters.value(.sweepSkipped) == 0)
+
+        // What a new subscriber is given: the live topics as they were, none of the stale.
+        let retained = Self.retained(at: harness.broker.port)
+        for (topic, payload) in live {
+            #expect(retained[topic] == payload, "\(topic) kept")
+        }
+        for (topic, _) in stale {
+            #expect(retained[topic] == nil, "\(topic) gone")
+        }
+        for (topic, _) in live {
+            #expect(!harness.observer.messages.contains { $0.topic == topic && $0.payload.isEmpty }, "\(topic) never cleared")
+        }
+        // Swept once, and the subscriptions ended: a stale topic retained now stays.
+        try seeder.publish("geotify/presence/alice/phone/late", bytes: Array("inside".utf8), qos: 1, retain: true)
+        #expect(waitUntil { harness.logLines.all.contains { $0.contains("clearing those the fences in force no longer account for") } })
+        #expect(Self.retained(at: harness.broker.port)["geotify/presence/alice/phone/late"] == Array("inside".utf8))
+        #expect(bridge.counters.value(.sweepCleared) == stale.count)
+        #expect(bridge.counters.value(.messagesUnrouted) == 0, "no message of the sweep's was routed as input")
+    }
+
+    /// Every retained message under `geotify/#` and `homeassistant/#` a new subscriber is
+    /// given: what the broker sends before a message the subscriber publishes afterwards.
+    static func retained(at port: Int) -> [String: [UInt8]] {
+        guard let late = try? TestClient(port: port) else { return [:] }
+        defer { late.disconnect() }
+        let barrier = "geotify/barrier/\(UUID().uuidString)"
+        guard (try? late.subscribe("geotify/#")) != nil, (try? late.subscribe("homeassistant/#")) != nil,
+              (try? late.publish(barrier, "end")) != nil, late.waitForMessage(on: barrier) != nil else { return [:] }
+        var found: [String: [UInt8]] = [:]
+        for message in late.messages where message.retain { found[message.topic] = message.payload }
+        return found
+    }
+}
