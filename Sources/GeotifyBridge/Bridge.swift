@@ -299,7 +299,8 @@ package final class Bridge: Sendable {
         let sweep = RetainedSweep(
             topics: topics, kept: settings.deviceTopics, discovery: discovery, announceLimit: settings.limits.maximumFencesPerDevice)
         let collection = RetainedCollection(
-            sweep: sweep, client: client, scheduler: scheduler, logger: logger, counters: counters
+            sweep: sweep, client: client, publish: { [publisher] in publisher.send([$0]) }, scheduler: scheduler, logger: logger,
+            counters: counters
         ) { [publisher, counters, logger] found in
             announcer.afterAnnouncements {
                 Bridge.clearStale(

@@ -71,6 +71,9 @@ final class RetainedCollection: Sendable {
     /// `maximumTopics`, or fewer in a test.
     private let bound: Int
     private let client: MQTTClient
+    /// Publishes a marker: through the bridge's `Publisher`, whose count of QoS 0
+    /// messages not yet written each acknowledgement of one lowers.
+    private let publish: @Sendable (OutboxMessage) -> Void
     private let scheduler: any Scheduler
     private let logger: Logger
     private let counters: Counters
@@ -81,15 +84,17 @@ final class RetainedCollection: Sendable {
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "geotify.sweep")
 
-    /// A collection for `sweep` over `client`, looking at `bound` topics at most; `clear`
-    /// gets what was found, once.
+    /// A collection for `sweep` over `client` (its subscriptions; its markers go through
+    /// `publish`), looking at `bound` topics at most; `clear` gets what was found, once.
     init(
-        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumTopics, client: MQTTClient, scheduler: any Scheduler,
+        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumTopics, client: MQTTClient,
+        publish: @escaping @Sendable (OutboxMessage) -> Void, scheduler: any Scheduler,
         logger: Logger, counters: Counters, clear: @escaping @Sendable ([RetainedTopic]) -> Void
     ) {
         self.sweep = sweep
         self.bound = bound
         self.client = client
+        self.publish = publish
         self.scheduler = scheduler
         self.logger = logger
         self.counters = counters
@@ -253,7 +258,7 @@ final class RetainedCollection: Sendable {
 
     /// Publishes the marker of `generation`, not retained, at QoS 0.
     private func publishMarker(_ generation: Int) {
-        _ = try? client.publish(topic: markerTopic, payload: Array(String(generation).utf8), qos: 0, retain: false)
+        publish(OutboxMessage(topic: markerTopic, payload: Array(String(generation).utf8), qos: 0, retain: false))
     }
 
     /// Ends the phase under way after `phaseTimeout` seconds unless its marker ends it first.

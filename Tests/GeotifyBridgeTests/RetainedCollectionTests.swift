@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import GeotifyBridge
 import GeotifyMQTT
+import GeotifyStore
 import GeotifyTestSupport
 import GeotifyTime
 
@@ -22,6 +23,11 @@ struct RetainedCollectionTests {
         let routed = Mutex<[String]>([])
     }
 
+    /// Publishes a marker straight through `client` (the bridge's go through its publisher).
+    private static func direct(_ client: MQTTClient) -> @Sendable (OutboxMessage) -> Void {
+        { message in _ = try? client.publish(topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain) }
+    }
+
     private static let sweep = RetainedSweep(topics: Topics(), kept: DeviceTopic.allCases, discovery: nil, announceLimit: 20)
 
     /// A marker that never comes (no connection here at all): the collection ends when the
@@ -31,7 +37,7 @@ struct RetainedCollectionTests {
         let cleared = Cleared()
         let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: 1), scheduler: clock) { _ in }
         let collection = RetainedCollection(
-            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
+            sweep: Self.sweep, client: client, publish: Self.direct(client), scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
             clear: cleared.record)
         collection.connected()
         #expect(collection.take(MQTTMessage(topic: "geotify/presence/carol/phone/work", payload: [1], retain: true)))
@@ -72,7 +78,7 @@ struct RetainedCollectionTests {
             }
         }
         let collection = RetainedCollection(
-            sweep: Self.sweep, bound: 10, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
+            sweep: Self.sweep, bound: 10, client: client, publish: Self.direct(client), scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
             counters: counters, clear: cleared.record)
         holder.collection.withLock { $0 = collection }
         try client.start()
