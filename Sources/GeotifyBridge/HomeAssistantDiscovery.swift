@@ -98,7 +98,15 @@ package struct HomeAssistantDiscovery: Sendable {
 
     /// The node id of the bridge itself: `objectID(of: "<topic prefix>")`, `geotify` by
     /// default. It cannot be a device's, whose text always holds a `/`, and so a hash.
-    package var bridgeNodeID: String { HomeAssistantDiscovery.objectID(of: topics.prefix) }
+    /// Each of several instances is a bridge of its own, `objectID(of:
+    /// "<topic prefix>/shard/<index>")`, whose entities read its own status and
+    /// statistics: one node for all of them showed whichever announced last.
+    package var bridgeNodeID: String { HomeAssistantDiscovery.objectID(of: topics.instancePrefix) }
+
+    /// Whether this bridge announces the shared sets' entities: the only instance, or
+    /// instance 0 of several, which publishes the occupancy totals they read
+    /// (`ShardOccupancy`), so that each config has one writer.
+    package var announcesSharedSets: Bool { (topics.shard?.index ?? 0) == 0 }
 
     /// The node id of the shared set of `owner` (`shared` or a group's name):
     /// `objectID(of: "<topic prefix>/occupancy/<owner>")`.
@@ -184,8 +192,9 @@ package struct HomeAssistantDiscovery: Sendable {
     /// bridge sets `online` when it connects and its will sets `offline`, and its
     /// statistics, from the retained report on `geotify/stats` (`StatsReport`).
     package func bridgeConfigs() -> [OutboxMessage] {
+        let name = topics.prefix == Topics().prefix ? "Geotify" : "Geotify \(topics.prefix)"
         let entities = Entities(discovery: self, node: bridgeNodeID, device: [
-            "name": .string(topics.prefix == Topics().prefix ? "Geotify" : "Geotify \(topics.prefix)"),
+            "name": .string(topics.shard.map { "\(name) instance \($0.index)" } ?? name),
             "model": "Geotify geofence bridge",
         ])
         let stats = StatsReport.topic(topics)
@@ -228,14 +237,18 @@ package struct HomeAssistantDiscovery: Sendable {
     /// The configs of the shared set of `owner` (`shared`, or a group's name) with
     /// `fences`, as a device of its own: per fence, a sensor with how many devices are
     /// inside and an occupancy binary sensor that is on while anyone is.
+    /// With several instances only instance 0 announces them (`announcesSharedSets`),
+    /// reading the totals it publishes; every instance's own part of a count is no
+    /// entity's.
     package func configs(owner: String, fences: [Fence]) -> [OutboxMessage] {
+        guard announcesSharedSets else { return [] }
         let entities = Entities(discovery: self, node: sharedNodeID(of: owner), device: [
             "name": .string(owner == SharedFences.everyDevice ? "Shared fences" : "Shared fences of \(owner)"),
             "model": "Shared fences",
             "via_device": .string(bridgeNodeID),
         ])
         return fences.flatMap { fence in
-            let topic = JSON.string(presence.occupancyTopic(owner: owner, fence: fence.identifier))
+            let topic = JSON.string(topics.occupancyTotal(owner: owner, fence: fence.identifier))
             let object = HomeAssistantDiscovery.objectID(of: fence.identifier)
             return [
                 entities.config("sensor", "occupancy_\(object)", name: "\(fence.displayName) occupancy", [
@@ -273,7 +286,7 @@ package struct HomeAssistantDiscovery: Sendable {
                 topics.append(configTopic("binary_sensor", node, HomeAssistantDiscovery.presenceObjectID(fence.identifier)))
             }
         }
-        for (owner, fences) in previousShared {
+        for (owner, fences) in previousShared where announcesSharedSets {
             let node = sharedNodeID(of: owner)
             let kept = Set((currentShared[owner] ?? []).map(\.identifier))
             for fence in fences where !kept.contains(fence.identifier) {

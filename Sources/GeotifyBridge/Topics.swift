@@ -90,7 +90,7 @@ package struct Topics: Sendable, Equatable {
     }
 
     /// `geotify`, or `geotify/shard/<index>` for one of several instances.
-    private var instancePrefix: String {
+    package var instancePrefix: String {
         shard.map { "\(prefix)/shard/\($0.index)" } ?? prefix
     }
 }

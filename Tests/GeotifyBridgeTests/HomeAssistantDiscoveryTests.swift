@@ -255,6 +255,29 @@ struct HomeAssistantDiscoveryTests {
         #expect(HomeAssistantDiscovery(topics: Topics(prefix: "site2")).bridgeConfigs().first.map { try? config($0)["device"]?["name"] } == "Geotify site2")
     }
 
+    /// Several instances: each is a bridge device of its own, reading its own status and
+    /// statistics, and only instance 0, which publishes the occupancy totals, announces
+    /// (and removes) the shared sets' entities, reading the totals, not its own parts.
+    @Test func severalInstancesAreBridgesOfTheirOwnAndInstanceZeroAloneAnnouncesSharedSets() throws {
+        let zero = HomeAssistantDiscovery(topics: Topics(shard: try ShardAssignment(index: 0, count: 2)))
+        let one = HomeAssistantDiscovery(topics: Topics(shard: try ShardAssignment(index: 1, count: 2)))
+        #expect(Set([zero.bridgeNodeID, one.bridgeNodeID, discovery.bridgeNodeID]).count == 3)
+        for (instance, bridge) in [(0, zero), (1, one)] {
+            let connectivity = try config(message(bridge.bridgeConfigs(), "binary_sensor", "connectivity", node: bridge.bridgeNodeID))
+            #expect(connectivity["state_topic"] == .string("geotify/shard/\(instance)/status"))
+            #expect(connectivity["device"]?["name"] == .string("Geotify instance \(instance)"))
+            let uptime = try config(message(bridge.bridgeConfigs(), "sensor", "uptime", node: bridge.bridgeNodeID))
+            #expect(uptime["state_topic"] == .string("geotify/shard/\(instance)/stats"))
+        }
+        let fences = [Self.fence("grandma")]
+        let count = try config(message(zero.configs(owner: "family", fences: fences), "sensor", "occupancy_grandma", node: zero.sharedNodeID(of: "family")))
+        #expect(count["state_topic"] == "geotify/occupancy/family/grandma")
+        #expect(one.configs(owner: "family", fences: fences).isEmpty)
+        #expect(one.announcement(devices: [:], shared: ["family": fences]) == one.bridgeConfigs())
+        #expect(zero.removals(previous: [:], current: [:], previousShared: ["family": fences]).count == 2)
+        #expect(one.removals(previous: [:], current: [:], previousShared: ["family": fences]).isEmpty)
+    }
+
     @Test func sharedFencesHaveOccupancyEntitiesOnADeviceOfTheirOwn() throws {
         let messages = discovery.configs(owner: "family", fences: [Self.fence("grandma", name: "Grandma's"), Self.fence("school")])
         let node = discovery.sharedNodeID(of: "family")

@@ -172,20 +172,40 @@ struct RetainedSweepTests {
                 }
             }
         }
-        // The shared entities read each instance's part with several instances, so the
-        // union is the one instance's set but for them.
-        // With several instances a shared fence's entities read the part of the instance
-        // that announced them last: instance 0 clears them whoever wrote them.
+        // With several instances only instance 0 announces a shared fence's entities,
+        // reading the total; before, every instance announced them reading its own part,
+        // and instance 0 clears those too, whoever wrote them.
         let mall = try #require(old.shared["shared"]?.fence("mall"))
+        let first = Self.sweep(topics: Topics(shard: try ShardAssignment(index: 0, count: 2)))
+        let written = HomeAssistantDiscovery(topics: Topics(shard: try ShardAssignment(index: 0, count: 2)))
+            .configs(owner: "shared", fences: [mall]).map { ($0.topic, $0.payload) }
+        #expect(Self.stale(written, sweep: first, book: new).count == 2, "written by instance 0")
         for index in 0..<2 {
-            let written = HomeAssistantDiscovery(topics: Topics(shard: try ShardAssignment(index: index, count: 2)))
-                .configs(owner: "shared", fences: [mall]).map { ($0.topic, $0.payload) }
-            let first = Self.sweep(topics: Topics(shard: try ShardAssignment(index: 0, count: 2)))
-            #expect(Self.stale(written, sweep: first, book: new).count == 2, "written by instance \(index)")
+            let part = Array("geotify/shard/\(index)/occupancy/shared/mall".utf8)
+            let total = Array("geotify/occupancy/shared/mall".utf8)
+            let older = written.map { topic, payload in (topic, Self.replacing(total, with: part, in: payload)) }
+            #expect(older.allSatisfy { RetainedSweep.stringMember("state_topic", in: $0.1) == String(decoding: part, as: UTF8.self) })
+            #expect(Self.stale(older, sweep: first, book: new).count == 2, "written by instance \(index) reading its part, as before")
         }
         let shared = HomeAssistantDiscovery(topics: Topics()).sharedNodeID(of: "shared")
         #expect(union.filter { !$0.contains(shared) } == everything.filter { !$0.contains(shared) })
         #expect(union.isSuperset(of: ["geotify/state/carol/phone", "geotify/presence/alice/phone/gym", "geotify/occupancy/shared/mall"]))
+    }
+
+    /// `payload` with each run of `old` replaced by `new`.
+    static func replacing(_ old: [UInt8], with new: [UInt8], in payload: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = payload.startIndex
+        while index < payload.endIndex {
+            if payload[index...].starts(with: old) {
+                result += new
+                index += old.count
+            } else {
+                result.append(payload[index])
+                index += 1
+            }
+        }
+        return result
     }
 
     @Test("topics whose levels are not valid identifiers are left alone", arguments: [
