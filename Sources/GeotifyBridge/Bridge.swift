@@ -299,8 +299,7 @@ package final class Bridge: Sendable {
         let sweep = RetainedSweep(
             topics: topics, kept: settings.deviceTopics, discovery: discovery, announceLimit: settings.limits.maximumFencesPerDevice)
         let collection = RetainedCollection(
-            sweep: sweep, client: client, publish: { [publisher] in publisher.send([$0]) }, scheduler: scheduler, logger: logger,
-            counters: counters
+            sweep: sweep, client: client, scheduler: scheduler, logger: logger, counters: counters
         ) { [publisher, counters, logger] found in
             announcer.afterAnnouncements {
                 Bridge.clearStale(
@@ -608,6 +607,8 @@ package final class Bridge: Sendable {
                 counters.add(.errors(.subscriptionRefused))
                 logger.error("the broker refused a subscription (granted QoS \(granted)); check its ACL")
             }
+        case .unsubscribed(let messageID):
+            _ = current.routing.sweep.unsubscribed(messageID)
         }
     }
 

@@ -69,7 +69,6 @@ package struct PublishedTopics: Sendable {
             Family(filter: "\(prefix)/tracker/+/#", what: "trackers"),
             Family(filter: "\(prefix)/reply/+/#", what: "replies to commands"),
             Family(filter: "\(prefix)/occupancy/+/+", what: "shared fences' occupancy"),
-            Family(filter: "\(prefix)/sweep/+", what: "the markers of its sweep of stale retained topics at a start"),
         ]
         if topics.shard != nil {
             families.append(Family(filter: "\(prefix)/shard/+/#", what: "the instances' status, statistics and occupancy parts"))

@@ -10,16 +10,16 @@ import Synchronization
 /// fences and devices removed while the bridge was stopped left behind.
 ///
 /// How it knows the broker has sent them all: a broker sends a subscription's retained
-/// messages when it handles the SUBSCRIBE (mosquitto's `handle__subscribe` queues them,
-/// `retain__queue`, before it sends the SUBACK), and delivers what one client is sent in
-/// order. So
-/// after the SUBACK of the last subscription (a topic of its own, `<prefix>/sweep/<token>`,
-/// subscribed after the filters) the bridge publishes a marker there, not retained: its
-/// arrival ends the retained burst. Then the filters are unsubscribed and a second marker
-/// ends what was under way (the bridge's own messages echoed, which are dropped), and the
-/// marker's topic is unsubscribed too. Each phase also ends after `phaseTimeout` seconds
-/// on the injected clock, when a marker never comes (dropped by a broker whose queue for
-/// the bridge was full, or the connection lost).
+/// messages when it handles the SUBSCRIBE, and mosquitto queues them before the SUBACK
+/// (`handle__subscribe` calls `retain__queue` before `send__suback`), in order with what
+/// else it sends the bridge. So once every filter's SUBACK came, what was retained has
+/// come; the collection still waits until `settle` seconds pass on the injected clock
+/// with none more (a broker that sends a subscription's retained messages after its
+/// SUBACK), then ends. The filters are then unsubscribed, and what comes under them
+/// until the last UNSUBACK (the bridge's own messages echoed, and nothing after it) is
+/// dropped. Each phase also ends after `phaseTimeout` seconds when its acknowledgements
+/// never come (the connection lost: a new one starts the phase again). Nothing is
+/// published for it, so subscribers to the bridge's topics see nothing of it.
 ///
 /// Bounded against a client that left millions of retained topics under the prefix: at
 /// most `maximumTopics` are looked at (the collection ends there, and the rest are
@@ -28,16 +28,19 @@ import Synchronization
 /// kept. Messages are taken on the network thread, which only adds them to a list; the
 /// decisions run on the announcer's queue and the lanes'.
 ///
-/// Every message under the filters, and every marker, is taken here while the sweep
-/// runs (`isActive`), retained or not: none is routed as input.
+/// Every message under the filters is taken here while the sweep runs (`isActive`),
+/// retained or not: none is routed as input.
 final class RetainedCollection: Sendable {
     /// The most retained topics looked at in one start: about 100 bytes each (a few
     /// hundred for long identifiers) while the collection runs. A fleet with more (a
     /// presence topic per device and fence, seven discovery configs per device) is swept
     /// in part, and the rest are counted in `sweepSkipped`.
     static let maximumTopics = 50_000
-    /// How long one phase waits for its marker, in seconds.
+    /// How long one phase waits for its acknowledgements, in seconds.
     static let phaseTimeout = 30.0
+    /// How long, after every filter's SUBACK, no retained message must come for the
+    /// collection to end, in seconds.
+    static let settle = 0.2
 
     private enum Phase {
         /// Waiting for the first connection.
@@ -51,12 +54,13 @@ final class RetainedCollection: Sendable {
 
     private struct State {
         var phase = Phase.waiting
-        /// Renewed by each phase (and each connection during one): a marker or timer of
-        /// an earlier one is ignored.
+        /// Renewed by each phase (and each connection during one): a timer or an
+        /// acknowledgement of an earlier one is ignored.
         var generation = 0
-        var markerSubscription: Int32?
         /// The message ids of the filters' subscriptions, by filter, until their SUBACKs.
         var subscriptions: [Int32: String] = [:]
+        /// The message ids of the filters' unsubscriptions, until their UNSUBACKs.
+        var unsubscriptions: Set<Int32> = []
         var found: [RetainedTopic] = []
         var seen: Set<String> = []
         var examined = 0
@@ -64,70 +68,64 @@ final class RetainedCollection: Sendable {
         /// Whether the filters' unsubscription could not be sent (no connection): the
         /// drain starts again at the next connection rather than ending.
         var stillSubscribed = false
+        /// The phase's timeout.
         var timer: ScheduledWork?
+        /// The collection's next look at whether retained messages stopped coming.
+        var settling: ScheduledWork?
     }
 
     private let sweep: RetainedSweep
     /// `maximumTopics`, or fewer in a test.
     private let bound: Int
     private let client: MQTTClient
-    /// Publishes a marker: through the bridge's `Publisher`, whose count of QoS 0
-    /// messages not yet written each acknowledgement of one lowers.
-    private let publish: @Sendable (OutboxMessage) -> Void
     private let scheduler: any Scheduler
     private let logger: Logger
     private let counters: Counters
     private let clear: @Sendable ([RetainedTopic]) -> Void
-    /// `<prefix>/sweep/<token>`, this start's own.
-    private let markerTopic: String
     private let active = Atomic<Bool>(true)
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "geotify.sweep")
 
-    /// A collection for `sweep` over `client` (its subscriptions; its markers go through
-    /// `publish`), looking at `bound` topics at most; `clear` gets what was found, once.
+    /// A collection for `sweep` over `client`, looking at `bound` topics at most; `clear`
+    /// gets what was found, once.
     init(
-        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumTopics, client: MQTTClient,
-        publish: @escaping @Sendable (OutboxMessage) -> Void, scheduler: any Scheduler,
+        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumTopics, client: MQTTClient, scheduler: any Scheduler,
         logger: Logger, counters: Counters, clear: @escaping @Sendable ([RetainedTopic]) -> Void
     ) {
         self.sweep = sweep
         self.bound = bound
         self.client = client
-        self.publish = publish
         self.scheduler = scheduler
         self.logger = logger
         self.counters = counters
         self.clear = clear
-        markerTopic = "\(sweep.topics.prefix)/sweep/\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
     }
 
     /// Whether messages are still taken (`take`): one atomic load on the network thread.
     var isActive: Bool { active.load(ordering: .relaxed) }
 
     /// After each connection: starts (or starts again) the phase under way, since a lost
-    /// connection may have lost its subscriptions' messages or its marker.
+    /// connection may have lost its subscriptions' messages or acknowledgements.
     func connected() {
         let phase = state.withLock { state -> Phase in
             state.generation += 1
             state.subscriptions = [:]
-            state.markerSubscription = nil
+            state.unsubscriptions = []
             if state.phase == .waiting { state.phase = .collecting }
             return state.phase
         }
         switch phase {
         case .collecting:
+            arm(after: Self.phaseTimeout)
+            // Each id is recorded under the lock its acknowledgement takes: one cannot be
+            // read before its id is known.
             do {
                 for filter in sweep.filters {
-                    let id = try client.subscribe(filter, qos: 0)
-                    state.withLock { $0.subscriptions[id] = filter }
+                    try state.withLock { state throws(MQTTError) in state.subscriptions[try client.subscribe(filter, qos: 0)] = filter }
                 }
-                let id = try client.subscribe(markerTopic, qos: 0)
-                state.withLock { $0.markerSubscription = id }
             } catch {
                 logger.warning("could not subscribe to read the retained topics to sweep: \(error)")
             }
-            arm()
         case .draining:
             drain()
         case .waiting, .done:
@@ -135,41 +133,37 @@ final class RetainedCollection: Sendable {
         }
     }
 
-    /// The SUBACK of a subscription; says whether it was one of the sweep's. The marker's
-    /// ends the subscriptions, and its marker is published. A filter the broker refuses
-    /// (its access rules) is logged: nothing retained there is found, nor cleared.
+    /// The SUBACK of a subscription; says whether it was one of the sweep's. After the
+    /// last one, the collection ends once `settle` seconds pass with no retained message.
+    /// A filter the broker refuses (its access rules) is logged: nothing retained there
+    /// is found, nor cleared.
     func subscribed(_ messageID: Int32, granted: [Int]) -> Bool {
-        let refusal = granted.contains { $0 >= 128 }
-        let (own, filter, generation) = state.withLock { state -> (Bool, String?, Int?) in
-            if let filter = state.subscriptions.removeValue(forKey: messageID) { return (true, filter, nil) }
-            guard state.markerSubscription == messageID else { return (false, nil, nil) }
-            state.markerSubscription = nil
-            return (true, nil, state.phase == .collecting ? state.generation : nil)
+        let (filter, last) = state.withLock { state -> (String?, Bool) in
+            guard let filter = state.subscriptions.removeValue(forKey: messageID) else { return (nil, false) }
+            return (filter, state.phase == .collecting && state.subscriptions.isEmpty)
         }
-        guard own else { return false }
-        switch (refusal, filter, generation) {
-        case (true, let filter?, _):
+        guard let filter else { return false }
+        if granted.contains(where: { $0 >= 128 }) {
             logger.warning("the broker refused the subscription to \(filter) (its access rules): what is retained there is not swept for removed fences and devices")
-        case (true, nil, _):
-            logger.warning("the broker refused the subscription to \(markerTopic) (its access rules): the sweep of stale retained topics ends after \(Int(Self.phaseTimeout)) s, not at its marker")
-        case (false, _, let generation?):
-            publishMarker(generation)
-        case (false, _, nil):
-            break
         }
+        if last { settle() }
         return true
+    }
+
+    /// The UNSUBACK of an unsubscription; says whether it was one of the sweep's. After
+    /// the last one nothing more comes under the filters, and the sweep ends.
+    func unsubscribed(_ messageID: Int32) -> Bool {
+        let (own, generation) = state.withLock { state -> (Bool, Int?) in
+            guard state.unsubscriptions.remove(messageID) != nil else { return (false, nil) }
+            return (true, state.phase == .draining && state.unsubscriptions.isEmpty ? state.generation : nil)
+        }
+        if let generation { queue.async { [self] in end(generation) } }
+        return own
     }
 
     /// Takes `message` when it is the sweep's (see the type's description); false leaves it
     /// to be routed. On the network thread.
     func take(_ message: MQTTMessage) -> Bool {
-        if message.topic.utf8.elementsEqual(markerTopic.utf8) {
-            let generation = state.withLock { $0.generation }
-            if message.payload.elementsEqual(String(generation).utf8) {
-                queue.async { [self] in end(generation) }
-            }
-            return true
-        }
         guard sweep.covers(message.topic) else { return false }
         guard message.retain else { return true }
         // Past the bound, and while draining, retained messages are the rest of the burst:
@@ -200,18 +194,20 @@ final class RetainedCollection: Sendable {
     func stop() {
         state.withLock { state in
             state.timer?.cancel()
+            state.settling?.cancel()
             state.phase = .done
         }
         active.store(false, ordering: .relaxed)
         queue.sync {}
     }
 
-    /// Ends the phase of `generation` (its marker came, the bound was reached, or its
-    /// time ran out), on `queue`.
+    /// Ends the phase of `generation` (its acknowledgements came and the retained
+    /// messages settled, the bound was reached, or its time ran out), on `queue`.
     private func end(_ generation: Int) {
         let ended = state.withLock { state -> (phase: Phase, found: [RetainedTopic], examined: Int, skipped: Int)? in
             guard state.generation == generation else { return nil }
             state.timer?.cancel()
+            state.settling?.cancel()
             state.generation += 1
             let phase = state.phase
             switch phase {
@@ -233,7 +229,6 @@ final class RetainedCollection: Sendable {
             drain()
         case .draining:
             active.store(false, ordering: .relaxed)
-            try? client.unsubscribe(markerTopic)
             if ended.skipped > 0 {
                 logger.warning("the broker holds more than \(bound) retained topics under the bridge's; \(ended.skipped) were not looked at in this start's sweep of stale ones (sweep_skipped), and what is stale among them stays retained")
             }
@@ -242,31 +237,44 @@ final class RetainedCollection: Sendable {
         }
     }
 
-    /// Unsubscribes from the filters and publishes the marker that ends what was on its way.
+    /// Unsubscribes from the filters; the last UNSUBACK ends the sweep.
     private func drain() {
-        let generation = state.withLock { $0.generation }
+        arm(after: Self.phaseTimeout)
         do {
-            for filter in sweep.filters { try client.unsubscribe(filter) }
+            for filter in sweep.filters {
+                try state.withLock { state throws(MQTTError) in _ = state.unsubscriptions.insert(try client.unsubscribe(filter)) }
+            }
             state.withLock { $0.stillSubscribed = false }
         } catch {
             state.withLock { $0.stillSubscribed = true }
             logger.warning("could not unsubscribe from the retained topics swept: \(error); trying again at the next connection")
         }
-        arm()
-        publishMarker(generation)
     }
 
-    /// Publishes the marker of `generation`, not retained, at QoS 0.
-    private func publishMarker(_ generation: Int) {
-        publish(OutboxMessage(topic: markerTopic, payload: Array(String(generation).utf8), qos: 0, retain: false))
+    /// Ends the collection `settle` seconds from now unless a retained message came
+    /// meanwhile, then looks again `settle` seconds later, and so on; the phase's timeout
+    /// ends it in any case.
+    private func settle() {
+        state.withLock { current in
+            let (generation, examined, skipped) = (current.generation, current.examined, current.skipped)
+            current.settling?.cancel()
+            current.settling = scheduler.schedule(after: Self.settle, on: queue) { [weak self] in
+                guard let self else { return }
+                let (same, quiet) = state.withLock { now in
+                    (now.generation == generation, now.generation == generation && now.examined == examined && now.skipped == skipped)
+                }
+                if quiet { end(generation) } else if same { settle() }
+            }
+        }
     }
 
-    /// Ends the phase under way after `phaseTimeout` seconds unless its marker ends it first.
-    private func arm() {
+    /// Ends the phase under way after `delay` seconds unless its acknowledgements end it
+    /// first.
+    private func arm(after delay: Double) {
         state.withLock { state in
             state.timer?.cancel()
             let generation = state.generation
-            state.timer = scheduler.schedule(after: Self.phaseTimeout, on: queue) { [weak self] in self?.end(generation) }
+            state.timer = scheduler.schedule(after: delay, on: queue) { [weak self] in self?.end(generation) }
         }
     }
 }

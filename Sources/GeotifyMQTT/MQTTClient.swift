@@ -160,12 +160,16 @@ package final class MQTTClient: @unchecked Sendable {
         return messageID
     }
 
-    /// Ends the subscription to `filter` (as it was subscribed). Needs a connection, as
-    /// `subscribe` does; with a persistent session a subscription not ended stays.
-    package func unsubscribe(_ filter: String) throws(MQTTError) {
+    /// Ends the subscription to `filter` (as it was subscribed) and returns the message id
+    /// the matching `.unsubscribed` event will carry. Needs a connection, as `subscribe`
+    /// does; with a persistent session a subscription not ended stays.
+    @discardableResult
+    package func unsubscribe(_ filter: String) throws(MQTTError) -> Int32 {
         try MQTTTopic.checkFilter(filter, operation: "unsubscribe")
-        try MQTTError.check("unsubscribe from \(filter)", mosquitto_unsubscribe(handle, nil, filter))
+        var messageID: Int32 = 0
+        try MQTTError.check("unsubscribe from \(filter)", mosquitto_unsubscribe(handle, &messageID, filter))
         wakeUnlessCallingBack()
+        return messageID
     }
 
     /// Publishes `payload` to `topic` and returns the message id the matching

@@ -43,6 +43,9 @@ package enum MQTTEvent: Sendable {
     /// The broker acknowledged a subscription; `grantedQoS` holds one entry a filter
     /// (128 or more means the broker refused that filter).
     case subscribed(messageID: Int32, grantedQoS: [Int])
+    /// The broker acknowledged an unsubscription (UNSUBACK): nothing more comes for the
+    /// filter. The id is the one `MQTTClient.unsubscribe` returned.
+    case unsubscribed(messageID: Int32)
 
     /// The `.disconnected` code of a session taken over by another client with the same
     /// client id: MQTT v5's reason code "Session taken over".

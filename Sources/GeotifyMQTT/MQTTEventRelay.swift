@@ -132,6 +132,9 @@ final class MQTTEventRelay: Sendable {
             let grantedQoS = (0..<Int(max(count, 0))).map { Int(granted?[$0] ?? 128) }
             relay.deliver(.subscribed(messageID: messageID, grantedQoS: grantedQoS))
         }
+        mosquitto_unsubscribe_v5_callback_set(handle) { _, obj, messageID, _ in
+            MQTTEventRelay.relay(obj)?.deliver(.unsubscribed(messageID: messageID))
+        }
     }
 
     /// Keeps libmosquitto's last error line (for a TLS failure, OpenSSL's reason);

@@ -7,8 +7,9 @@ import GeotifyStore
 import GeotifyTestSupport
 import GeotifyTime
 
-/// The shell of the sweep (`RetainedCollection`): how the collection ends (the marker, the
-/// bound, the fallback on the injected clock) and what it hands over.
+/// The shell of the sweep (`RetainedCollection`): how the collection ends (the SUBACKs and
+/// a quiet `settle` on the injected clock, the bound, the timeout) and what it hands over,
+/// and that it publishes nothing.
 @Suite("RetainedCollection", .serialized, .waiting)
 struct RetainedCollectionTests {
     /// What a collection handed to its `clear`, and when.
@@ -23,21 +24,16 @@ struct RetainedCollectionTests {
         let routed = Mutex<[String]>([])
     }
 
-    /// Publishes a marker straight through `client` (the bridge's go through its publisher).
-    private static func direct(_ client: MQTTClient) -> @Sendable (OutboxMessage) -> Void {
-        { message in _ = try? client.publish(topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain) }
-    }
-
     private static let sweep = RetainedSweep(topics: Topics(), kept: DeviceTopic.allCases, discovery: nil, announceLimit: 20)
 
-    /// A marker that never comes (no connection here at all): the collection ends when the
-    /// injected clock passes `phaseTimeout`, not before, with what it took.
-    @Test func withoutAMarkerTheCollectionEndsOnTheInjectedClock() throws {
+    /// Acknowledgements that never come (no connection here at all): the collection ends
+    /// when the injected clock passes `phaseTimeout`, not before, with what it took.
+    @Test func withoutAcknowledgementsTheCollectionEndsOnTheInjectedClock() throws {
         let clock = ManualScheduler()
         let cleared = Cleared()
         let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: 1), scheduler: clock) { _ in }
         let collection = RetainedCollection(
-            sweep: Self.sweep, client: client, publish: Self.direct(client), scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
+            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
             clear: cleared.record)
         collection.connected()
         #expect(collection.take(MQTTMessage(topic: "geotify/presence/carol/phone/work", payload: [1], retain: true)))
@@ -55,8 +51,9 @@ struct RetainedCollectionTests {
     }
 
     /// Thirty stale topics retained, a bound of ten: ten are looked at and handed over,
-    /// the other twenty counted in `sweepSkipped`; the markers end both phases through a
-    /// real mosquitto (the clock never moves), after which nothing more is taken.
+    /// the other twenty counted in `sweepSkipped`; the bound ends the collection and the
+    /// UNSUBACKs the sweep, through a real mosquitto (the clock never moves), after which
+    /// nothing more is taken.
     @Test func pastTheBoundTopicsAreCountedAndNotLookedAt() throws {
         let broker = try TestBroker()
         let seeder = try TestClient(port: broker.port)
@@ -72,18 +69,19 @@ struct RetainedCollectionTests {
             switch event {
             case .connected: collection.connected()
             case .subscribed(let id, let granted): _ = collection.subscribed(id, granted: granted)
+            case .unsubscribed(let id): _ = collection.unsubscribed(id)
             case .message(let message):
                 if !(collection.isActive && collection.take(message)) { holder.routed.withLock { $0.append(message.topic) } }
             default: break
             }
         }
         let collection = RetainedCollection(
-            sweep: Self.sweep, bound: 10, client: client, publish: Self.direct(client), scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
+            sweep: Self.sweep, bound: 10, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
             counters: counters, clear: cleared.record)
         holder.collection.withLock { $0 = collection }
         try client.start()
         defer { client.stop() }
-        #expect(waitUntil { !collection.isActive }, "both markers came")
+        #expect(waitUntil { !collection.isActive }, "the bound, then the UNSUBACKs came")
         #expect(cleared.calls.count == 1)
         #expect(cleared.calls.first?.count == 10)
         #expect(counters.value(.sweepSkipped) == 20)
@@ -97,5 +95,53 @@ struct RetainedCollectionTests {
             (try? seeder.publish("barrier", "end", qos: 0)) != nil && holder.routed.withLock { $0 }.contains("barrier")
         })
         #expect(holder.routed.withLock { $0 }.allSatisfy { $0 == "barrier" }, "nothing under the filters came after the sweep")
+    }
+    /// Thirty topics retained, within the bound: every one has come with the SUBACKs, the
+    /// collection ends when the injected clock has moved `settle` past the last SUBACK
+    /// with nothing more (not before), hands over all thirty, and the UNSUBACKs end the
+    /// sweep; a subscriber to everything sees nothing of it.
+    @Test func afterTheSUBACKsAQuietSettleEndsTheCollection() throws {
+        let broker = try TestBroker()
+        let seeder = try TestClient(port: broker.port)
+        defer { seeder.disconnect() }
+        for index in 0..<30 { try seeder.publish("geotify/state/gone/\(index)", "{}", retain: true) }
+        let watcher = try TestClient(port: broker.port)
+        defer { watcher.disconnect() }
+        try watcher.subscribe("#")
+        try seeder.publish("watched", "start", qos: 0)
+        #expect(watcher.waitForMessage(on: "watched") != nil)
+
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let holder = Holder()
+        let acknowledged = Mutex(0)
+        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
+            guard let collection = holder.collection.withLock({ $0 }) else { return }
+            switch event {
+            case .connected: collection.connected()
+            case .subscribed(let id, let granted): if collection.subscribed(id, granted: granted) { acknowledged.withLock { $0 += 1 } }
+            case .unsubscribed(let id): _ = collection.unsubscribed(id)
+            case .message(let message): _ = collection.isActive && collection.take(message)
+            default: break
+            }
+        }
+        let collection = RetainedCollection(
+            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
+            clear: cleared.record)
+        holder.collection.withLock { $0 = collection }
+        try client.start()
+        defer { client.stop() }
+        #expect(waitUntil { acknowledged.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
+        #expect(waitUntil { clock.waiting.contains { $0.delay == RetainedCollection.settle } }, "the settle waits on the clock")
+        clock.advance(by: RetainedCollection.settle / 2)
+        #expect(cleared.calls.isEmpty, "not settled yet")
+        clock.advance(by: RetainedCollection.settle / 2)
+        #expect(waitUntil { cleared.calls.count == 1 })
+        #expect(Set(cleared.calls.first?.map(\.topic) ?? []) == Set((0..<30).map { "geotify/state/gone/\($0)" }))
+        #expect(waitUntil { !collection.isActive }, "the UNSUBACKs ended the sweep")
+        try seeder.publish("watched", "end", qos: 0)
+        #expect(watcher.waitForMessage(on: "watched", where: { $0.text == "end" }) != nil)
+        #expect(watcher.messages.allSatisfy { $0.topic == "watched" || $0.topic.hasPrefix("geotify/state/gone/") },
+                "the sweep published nothing: \(watcher.messages.map(\.topic).filter { !$0.hasPrefix("geotify/state/gone/") })")
     }
 }
