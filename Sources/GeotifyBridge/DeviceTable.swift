@@ -129,6 +129,25 @@ package struct DeviceTable: Sendable, Sequence {
         return found
     }
 
+    /// Stage `stage` of `EvaluationLookahead` for the device in `slot`, from the fences
+    /// kept for it: a hint, so a slot freed or given to another device since it was
+    /// looked up, or fences of an earlier edition, cost a useless prefetch and nothing else.
+    package func prefetch(_ stage: EvaluationLookahead.Stage, slot: Int) {
+        // Unmanaged at once: a reference kept across the calls below would be retained,
+        // a write to the very line `objects` asks for.
+        guard slot < fences.count, let unmanaged = fences[slot].map(Unmanaged.passUnretained) else { return }
+        switch stage {
+        case .objects:
+            EvaluationLookahead.objects(unmanaged)
+            records.withUnsafeBufferPointer { records in
+                EvaluationLookahead.place(UnsafeRawPointer(records.baseAddress.map { $0 + slot }), byteCount: MemoryLayout<DeviceRecord?>.stride)
+            }
+        case .tables:
+            EvaluationLookahead.tables(
+                unmanaged, entries: records[slot]?.state.fences.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } ?? nil)
+        }
+    }
+
     /// Lets go of every slot's fences: once another book is in force they are looked up
     /// again anyway, and an earlier book's need not stay in memory until then.
     package mutating func forgetFences() {

@@ -143,8 +143,13 @@ package struct LaneCore: Sendable {
             }
             for (position, item) in zip(positions, fixes) { items[position] = item }
         }
-        for item in items {
-            switch item {
+        for position in items.indices {
+            // The lines the evaluations of the next positions will read, asked for while
+            // this one is evaluated.
+            let ahead = EvaluationLookahead.fixes(before: position, count: items.count)
+            for next in ahead.objects { if case .fix(_, let slot?, _, _) = items[next] { devices.prefetch(.objects, slot: slot) } }
+            for next in ahead.tables { if case .fix(_, let slot?, _, _) = items[next] { devices.prefetch(.tables, slot: slot) } }
+            switch items[position] {
             case .fix(let fix, let slot, let format, let message):
                 let refusal = evaluate(
                     fix, slot: slot, format: format, arrival: batch[message].arrival, topic: batch[message].message.topic, book: book,

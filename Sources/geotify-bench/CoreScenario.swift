@@ -69,7 +69,7 @@ struct CoreScenario {
             for number in stride(from: lane, to: devices, by: lanes) { run.evaluate(number) }
             ready()
             let throughput = Throughput.measure(seconds: budget, chunk: 2_000, warmUp: false) { first, count in
-                for step in first..<(first + count) { run.evaluate(devices + lane + step * lanes) }
+                run.evaluate(from: devices + lane + first * lanes, count: count, step: lanes)
             }
             return (throughput.items, run.transitions)
         }

@@ -321,6 +321,39 @@ struct LaneCoreTests {
         #expect(effects.events.map { $0["event"] as? String } == ["enter"], "away first (establishing), then home")
     }
 
+    /// A batch evaluates its positions with the lines of the next ones asked for ahead
+    /// (`EvaluationLookahead`): a hint, so twelve devices walking in and out of their
+    /// homes, their positions interleaved in one batch a round, end with the same states
+    /// and notifications as the same positions one batch each (in the first round the
+    /// devices are not kept yet, so there is nothing to ask for).
+    @Test func aBatchDecidesAsItsPositionsOneByOne() throws {
+        let devices = (0..<12).map { "d\($0)/phone" }
+        let entries = devices.enumerated().map { number, device in
+            #""\#(device)": [ { "identifier": "home", "latitude": \#(50 + Double(number) / 10), "longitude": 10, "radius": 100, "note": "Home", "eventType": "onEntryAndExit" } ]"#
+        }
+        let fences = #"{ "devices": { \#(entries.joined(separator: ", ")) } }"#
+        var batched = try LaneFixture(fences: fences)
+        var single = try LaneFixture(fences: fences)
+        var batchedEvents: [String] = []
+        var singleEvents: [String] = []
+        for round in 0..<8 {
+            let positions = devices.enumerated().map { number, device in
+                // In at even rounds for even devices, odd rounds for odd ones.
+                let inside = (round + number) % 2 == 0
+                return batched.ownTracksPosition(device, 50 + Double(number) / 10 + (inside ? 0 : 0.01), 10, tst: batched.now + Double(round))
+            }
+            batchedEvents += batched.handle(positions).events.compactMap { $0["event"] as? String }
+            for position in positions {
+                singleEvents += single.handle([position]).events.compactMap { $0["event"] as? String }
+            }
+        }
+        #expect(batchedEvents.count > 12, "the devices entered and left")
+        #expect(batchedEvents == singleEvents)
+        for device in devices {
+            #expect(batched.core.state(of: device) == single.core.state(of: device))
+        }
+    }
+
     /// A device forgotten within a batch to make room gives its slot to the new device; a
     /// position of its own later in the same batch is still its own, not the new one's.
     @Test func aSlotFreedWithinABatchIsNotTakenForTheDeviceThatHadIt() throws {
