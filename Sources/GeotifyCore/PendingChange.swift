@@ -1,8 +1,8 @@
 /// A change of relation seen but not yet published: the device's `minimumDuration`
 /// has not passed since the fix that first showed it.
 public struct PendingChange: Sendable, Hashable {
-    // Stored widest first, so the value is 34 bytes (40 with `inside` first) and a
-    // `FenceState` holding it a cache line.
+    // Stored widest first, so the value is 34 bytes (40 with `inside` first); a
+    // `FenceState` keeps it out of line.
     /// The fix that first showed it; the transition, once confirmed, carries its time
     /// and position.
     public var coordinate: Coordinate
