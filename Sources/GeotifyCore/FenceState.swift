@@ -58,13 +58,3 @@ public struct FenceState: Sendable, Hashable {
     @inlinable
     public var isSettledOutside: Bool { !inside && pending == nil && established }
 }
-
-/// A `PendingChange` kept out of line (see `FenceState.pending`): immutable, replaced
-/// whole when the change does.
-private final class PendingBox: Sendable {
-    let change: PendingChange
-
-    init(_ change: PendingChange) {
-        self.change = change
-    }
-}
