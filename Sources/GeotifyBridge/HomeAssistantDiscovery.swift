@@ -49,6 +49,14 @@ package struct HomeAssistantDiscovery: Sendable {
     package let supportURL: String?
     private let presence: PresenceMessages
 
+    /// A device's entities but its presence sensors, each by component, object id and the
+    /// level under the topic prefix of the topic it reads (the reset button: writes),
+    /// followed by the device: what `removals` empties for a removed device, and what the
+    /// start's sweep (`RetainedSweep`) recognises as the bridge's own configs.
+    package static let deviceEntities: [(component: String, object: String, level: String)] = [
+        ("device_tracker", "tracker", "state"), ("sensor", "badge", "badge"), ("button", "reset_badge", "cmd"), ("event", "event", "event"),
+    ]
+
     /// The event types of the event entity: the `event_type` a notification carries is
     /// its transition kind. Home Assistant ignores events whose type is not listed.
     package static let eventTypes = ["enter", "exit", "dwell"]
@@ -279,8 +287,7 @@ package struct HomeAssistantDiscovery: Sendable {
             let node = nodeID(of: device)
             let kept = current[device].map { Set($0.map(\.identifier)) }
             if kept == nil {
-                topics += [("device_tracker", "tracker"), ("sensor", "badge"), ("button", "reset_badge"), ("event", "event")]
-                    .map { configTopic($0.0, node, $0.1) }
+                topics += HomeAssistantDiscovery.deviceEntities.map { configTopic($0.component, node, $0.object) }
             }
             for fence in fences where kept?.contains(fence.identifier) != true {
                 topics.append(configTopic("binary_sensor", node, HomeAssistantDiscovery.presenceObjectID(fence.identifier)))

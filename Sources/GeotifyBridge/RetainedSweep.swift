@@ -47,7 +47,14 @@ package struct RetainedSweep: Sendable {
 
     /// The components of Home Assistant's entities the bridge announces per device and
     /// per shared fence (`HomeAssistantDiscovery`).
-    private static let components = ["device_tracker", "sensor", "button", "event", "binary_sensor"]
+    private static let components: [String] = {
+        var components: [String] = []
+        // The devices' entities, then the presence and shared fences' sensors.
+        for component in HomeAssistantDiscovery.deviceEntities.map(\.component) + ["binary_sensor", "sensor"] where !components.contains(component) {
+            components.append(component)
+        }
+        return components
+    }()
 
     /// The filters whose retained messages the sweep reads: the device topics, the
     /// occupancy totals where this instance publishes them, and the discovery configs of
@@ -174,7 +181,7 @@ package struct RetainedSweep: Sendable {
 
     /// `<owner>/<fence>`, both single levels.
     private static func ownerAndFence(_ levels: String) -> (String, String)? {
-        let parts = levels.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { String(Substring($0)) }
+        let parts = TopicLevels.split(levels).map { String(Substring($0)) }
         guard parts.count == 2, Identifier.problem(fence: parts[0]) == nil, Identifier.problem(fence: parts[1]) == nil else {
             return nil
         }
@@ -191,11 +198,10 @@ package struct RetainedSweep: Sendable {
     }
 
     private static func entity(_ component: Substring, _ object: Substring) -> Entity? {
-        switch String(component) {
-        case "device_tracker" where same(object, "tracker"): .device("state")
-        case "sensor" where same(object, "badge"): .device("badge")
-        case "button" where same(object, "reset_badge"): .device("cmd")
-        case "event" where same(object, "event"): .device("event")
+        if let entity = HomeAssistantDiscovery.deviceEntities.first(where: { same(component, $0.component) && same(object, $0.object) }) {
+            return .device(entity.level)
+        }
+        return switch String(component) {
         case "binary_sensor" where object.utf8.starts(with: "presence_".utf8): .presence
         case "sensor" where object.utf8.starts(with: "occupancy_".utf8): .shared("occupancy_")
         case "binary_sensor" where object.utf8.starts(with: "occupied_".utf8): .shared("occupied_")
@@ -209,7 +215,7 @@ package struct RetainedSweep: Sendable {
     /// object ids are those the bridge makes from it.
     private func configSubject(_ topic: String, payload: [UInt8]) -> RetainedTopic.Subject? {
         guard let discovery, let rest = Self.rest(of: topic, after: discovery.prefix + "/") else { return nil }
-        let levels = rest.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
+        let levels = TopicLevels.split(String(rest)).map { Substring($0) }
         guard levels.count == 4, Self.same(levels[3], "config"), let entity = Self.entity(levels[0], levels[2]) else { return nil }
         let (node, object) = (levels[1], levels[2])
         guard let source = Self.stringMember(Self.same(levels[0], "button") ? "command_topic" : "state_topic", in: payload) else {
