@@ -28,11 +28,13 @@ struct CoreScenario {
         let grouped = evaluateDeviceByDevice(workload)
         let floor = Parallel.run(lanes: 1) { _, ready in
             var inside = 0
-            let throughput = Throughput.measure(seconds: options.budget, chunk: 5_000, warmedUp: ready) { first, count in
+            let throughput = Throughput.measure(
+                seconds: options.budget, chunk: 5_000, clock: BenchClock.threadCPU, warmedUp: ready
+            ) { first, count in
                 for number in first..<(first + count) { inside &+= DeviceEvaluationRun.containmentOnly(workload, number) }
             }
-            return (throughput.items, inside)
-        }.throughput
+            return (throughput.items, (throughput: throughput, inside: inside))
+        }.values.map(\.throughput).combined
         let perThousand = 1_000 * Double(one.transitions) / Double(max(1, one.throughput.items))
         Progress.note("core: own fences, transitions checksum and circle decisions against the exact distance")
         let check = OwnFencePathCheck(workload, count: OwnFencePathCheck.exactPath.fixes)
@@ -42,7 +44,8 @@ struct CoreScenario {
                 value: one.throughput.perSecond, unit: .perSecond,
                 baseline: floor.perSecond, baselineName: "20 × Fence.contains, no state",
                 target: .atLeast(2_000_000),
-                detail: "\(ResultRow.format(one.throughput.nanosecondsPerItem, .nanoseconds))/fix; \(ResultRow.decimal(perThousand, 1)) transitions per 1000 fixes; "
+                detail: "\(ResultRow.format(one.throughput.nanosecondsPerItem, .nanoseconds))/fix on the thread's CPU clock (\(ResultRow.format(one.wall.perSecond, .perSecond)) on the wall clock); "
+                    + "\(ResultRow.decimal(perThousand, 1)) transitions per 1000 fixes; "
                     + "transitions over the first \(check.fixes) fixes: \(check.transitions), checksum \(String(check.checksum, radix: 16)), "
                     + "the exact path's: \(check.matchesExactPath(seed: options.seed).map { $0 ? "yes" : "NO" } ?? "not recorded for this seed"); "
                     + "circle decisions equal to the exact distance over \(check.comparisons) comparisons: \(check.comparisonsExact ? "yes" : "NO")"),
@@ -56,11 +59,18 @@ struct CoreScenario {
                 value: two.throughput.perSecond, unit: .perSecond,
                 baseline: one.throughput.perSecond, baselineName: "1 core",
                 target: .atLeast(2_000_000),
-                detail: "\(ResultRow.format(two.throughput.nanosecondsPerItem, .nanoseconds))/fix wall; scaling \(ResultRow.decimal(two.throughput.perSecond / max(1, one.throughput.perSecond), 2))×"),
+                detail: "\(ResultRow.format(two.throughput.nanosecondsPerItem, .nanoseconds))/fix over the longest lane's CPU time (\(ResultRow.format(two.wall.perSecond, .perSecond)) on the wall clock); scaling \(ResultRow.decimal(two.throughput.perSecond / max(1, one.throughput.perSecond), 2))×"),
         ]
     }
 
-    private func evaluatePerDevice(_ workload: PerDeviceWorkload, lanes: Int) -> (throughput: Throughput, transitions: Int) {
+    /// Times the per-device evaluation on `lanes` lanes, each with its own devices and
+    /// states: `throughput` on the lanes' CPU clocks (every lane's fixes over the longest
+    /// lane's CPU time, as the shared-fence rows), which the machine's other work does not
+    /// inflate by the time a lane waited for a core; `wall` from the first lane's start to
+    /// the last one's end.
+    private func evaluatePerDevice(
+        _ workload: PerDeviceWorkload, lanes: Int
+    ) -> (throughput: Throughput, wall: Throughput, transitions: Int) {
         let budget = options.budget
         let result = Parallel.run(lanes: lanes) { lane, ready in
             var run = DeviceEvaluationRun(workload)
@@ -68,19 +78,20 @@ struct CoreScenario {
             // Each device's first fix only establishes its state: not timed.
             for number in stride(from: lane, to: devices, by: lanes) { run.evaluate(number) }
             ready()
-            let throughput = Throughput.measure(seconds: budget, chunk: 2_000, warmUp: false) { first, count in
+            let throughput = Throughput.measure(seconds: budget, chunk: 2_000, warmUp: false, clock: BenchClock.threadCPU) { first, count in
                 run.evaluate(from: devices + lane + first * lanes, count: count, step: lanes)
             }
-            return (throughput.items, run.transitions)
+            return (throughput.items, (throughput: throughput, transitions: run.transitions))
         }
-        return (result.throughput, result.values.reduce(0, +))
+        return (result.values.map(\.throughput).combined, result.throughput, result.values.map(\.transitions).reduce(0, +))
     }
 
     /// How many fixes of one device `evaluateDeviceByDevice` evaluates in a row.
     static let fixesInARow = 50
 
     /// Times the per-device evaluation with each device's fixes `fixesInARow` in a row
-    /// (in the order of the stream, so its timestamps keep increasing), on one lane.
+    /// (in the order of the stream, so its timestamps keep increasing), on one lane, on the
+    /// thread's CPU clock.
     private func evaluateDeviceByDevice(_ workload: PerDeviceWorkload) -> Throughput {
         let budget = options.budget
         return Parallel.run(lanes: 1) { _, ready in
@@ -89,15 +100,15 @@ struct CoreScenario {
             let inARow = CoreScenario.fixesInARow
             for number in 0..<devices { run.evaluate(number) }
             ready()
-            let throughput = Throughput.measure(seconds: budget, chunk: 2_000, warmUp: false) { first, count in
+            let throughput = Throughput.measure(seconds: budget, chunk: 2_000, warmUp: false, clock: BenchClock.threadCPU) { first, count in
                 for item in first..<(first + count) {
                     let (round, within) = item.quotientAndRemainder(dividingBy: devices * inARow)
                     let (device, step) = within.quotientAndRemainder(dividingBy: inARow)
                     run.evaluate((1 + round * inARow + step) * devices + device)
                 }
             }
-            return (throughput.items, run.transitions)
-        }.throughput
+            return (throughput.items, throughput)
+        }.values.map(\.self).combined
     }
 
     // MARK: Shared fences
@@ -169,9 +180,6 @@ struct CoreScenario {
             }
             return (throughput.items, (throughput: throughput, tally: tally))
         }
-        let throughput = Throughput(
-            items: result.values.reduce(0) { $0 + $1.throughput.items },
-            seconds: result.values.map(\.throughput.seconds).max() ?? 0)
-        return (throughput, result.values.map(\.tally).reduce(SharedTally(), +))
+        return (result.values.map(\.throughput).combined, result.values.map(\.tally).reduce(SharedTally(), +))
     }
 }

@@ -34,3 +34,11 @@ struct Throughput: Sendable {
         return Throughput(items: done, seconds: elapsed)
     }
 }
+
+extension [Throughput] {
+    /// Lanes timed each on its own clock, as one: every lane's items over the longest
+    /// lane's time, as if each had had a core of its own.
+    var combined: Throughput {
+        Throughput(items: reduce(0) { $0 + $1.items }, seconds: map(\.seconds).max() ?? 0)
+    }
+}
