@@ -7,6 +7,9 @@ package enum ReplyStatus {
     package static func status(for code: ErrorCode) -> Int {
         switch code {
         case .notAllowed: 403
+        // Understood, and refused whatever is sent: the fences it would change are not
+        // this instance's to write (shared fences, or a single file, with several).
+        case .readOnly: 403
         case .unknownDevice, .unknownFence, .unknownToken: 404
         case .duplicateIdentifier, .fenceLimit, .stale: 409
         case .expiredToken: 410

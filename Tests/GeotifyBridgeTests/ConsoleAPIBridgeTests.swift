@@ -272,7 +272,7 @@ struct ConsoleAPIBridgeTests {
         #expect(ConsoleBridge.json(refused)["error"]?["code"] == "other_shard")
         #expect(ConsoleBridge.json(refused)["error"]?["message"]?.stringValue?.hasPrefix("alice/elsewhere belongs to another instance of the bridge (instance \(owner) of 2") == true)
         let shared = try upload(feature(#""device":"\#(own)""#, "kiosk"), feature(#""shared":"shared""#, "plaza"))
-        #expect(shared.status == 400)
+        #expect(shared.status == 403, "refused whatever is sent: not this instance's fences to write")
         #expect(ConsoleBridge.json(shared)["error"]?["code"] == "read_only")
         #expect(try FenceFile(path: fences).read() == before, "nothing was imported")
         #expect(try upload(feature(#""device":"\#(own)""#, "kiosk")).status == 200)
