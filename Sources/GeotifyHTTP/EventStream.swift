@@ -6,7 +6,11 @@ import Synchronization
 /// Publishing never blocks on a client: each subscription queues bytes up to its bound,
 /// and one that falls that far behind is closed, what it had pending dropped, and
 /// reported through `onOverflow` (its browser reconnects and starts from a fresh
-/// snapshot). `keepAlive()` sends a comment to all, which the owner calls every
+/// snapshot). All subscriptions together hold at most `maximumPendingTotal` bytes: when a
+/// send would pass that, the subscriptions furthest behind (the most bytes pending) are
+/// closed first, the same way, until it fits, so clients that open streams and never read
+/// them cost a bounded total however many there are, and one that keeps up is never
+/// closed for them. `keepAlive()` sends a comment to all, which the owner calls every
 /// few seconds so proxies keep idle streams open and dead clients are found.
 package final class EventStream: Sendable {
     /// The most bytes that may wait for one client.
@@ -16,25 +20,41 @@ package final class EventStream: Sendable {
     /// The most clients at once; a further one is refused.
     package let maximumSubscribers: Int
     private let subscriptions = Mutex<[ObjectIdentifier: EventSubscription]>([:])
-    /// Called each time a subscriber is closed for falling `maximumPending` behind.
+    /// What waits for all clients together, and its bound.
+    private let budget: PendingBudget
+    /// Held while subscriptions are closed to make room in the budget, so that publishers
+    /// on several threads close one at a time, each only as many as its send needs.
+    private let makingRoom = Mutex(())
+    /// Called each time a subscriber is closed for falling `maximumPending` behind, or
+    /// for being furthest behind when `maximumPendingTotal` was reached.
     private let onOverflow: @Sendable () -> Void
 
+    /// `maximumPendingTotal` is at least `maximumPending`: a send one client may take
+    /// then always fits once the others are closed.
     package init(
-        maximumPending: Int = 1 << 20, retryMilliseconds: Int = 2000, maximumSubscribers: Int = 256,
-        onOverflow: @escaping @Sendable () -> Void = {}
+        maximumPending: Int = 1 << 20, maximumPendingTotal: Int = 16 << 20, retryMilliseconds: Int = 2000,
+        maximumSubscribers: Int = 256, onOverflow: @escaping @Sendable () -> Void = {}
     ) {
+        precondition(maximumPendingTotal >= maximumPending, "EventStream: maximumPendingTotal \(maximumPendingTotal) is below maximumPending \(maximumPending)")
         self.maximumPending = maximumPending
         self.retryMilliseconds = retryMilliseconds
         self.maximumSubscribers = maximumSubscribers
+        self.budget = PendingBudget(maximum: maximumPendingTotal)
         self.onOverflow = onOverflow
     }
 
+    /// The most bytes that may wait for all clients together (beyond their openings).
+    package var maximumPendingTotal: Int {
+        budget.maximum
+    }
+
     /// A new subscription, starting with the `retry:` field and then `first` (the state
-    /// the client starts from); nil when `maximumSubscribers` are already subscribed.
+    /// the client starts from, its opening); nil when `maximumSubscribers` are already
+    /// subscribed.
     package func subscribe(first: [ServerSentEvent] = []) -> EventSubscription? {
         let opening = ServerSentEvent.retry(milliseconds: retryMilliseconds) + first.flatMap(\.encoded)
         let subscription = EventSubscription(
-            first: opening, maximumPending: maximumPending,
+            first: opening, maximumPending: maximumPending, budget: budget,
             onClose: { [weak self] closed in
                 _ = self?.subscriptions.withLock { $0.removeValue(forKey: ObjectIdentifier(closed)) }
             },
@@ -69,9 +89,40 @@ package final class EventStream: Sendable {
         subscriptions.withLock { $0.count }
     }
 
+    /// How many bytes wait for all clients together, beyond their openings (at most
+    /// `maximumPendingTotal`).
+    package var pendingTotal: Int {
+        budget.total
+    }
+
     private func broadcast(_ bytes: [UInt8]) {
         for subscription in subscriptions.withLock({ Array($0.values) }) {
-            subscription.send(bytes)
+            deliver(bytes, to: subscription)
         }
+    }
+
+    /// Sends `bytes` to `subscription`; when the budget has no room for them, closes the
+    /// subscriptions furthest behind (`subscription` itself when it is) until it has.
+    /// Each turn closes one that holds bytes, or `subscription`, so the turns end.
+    private func deliver(_ bytes: [UInt8], to subscription: EventSubscription) {
+        guard subscription.send(bytes) == .noRoom else { return }
+        makingRoom.withLock { _ in
+            while subscription.send(bytes) == .noRoom {
+                // None holding any means closed streams still sending what they had
+                // (the server is stopping): then it is this one that has no room.
+                (furthestBehind() ?? subscription).overflow()
+            }
+        }
+    }
+
+    /// The subscribed client with the most bytes counted against the budget; nil when
+    /// none holds any.
+    private func furthestBehind() -> EventSubscription? {
+        var furthest: (subscription: EventSubscription, behind: Int)?
+        for subscription in subscriptions.withLock({ Array($0.values) }) {
+            let behind = subscription.bytesBehind
+            if behind > furthest?.behind ?? 0 { furthest = (subscription, behind) }
+        }
+        return furthest?.subscription
     }
 }

@@ -4,11 +4,17 @@ import Synchronization
 /// a client that stops reading is closed (and reconnects for a fresh start) instead of
 /// holding memory without limit: what is pending is dropped then, and the stream ends.
 ///
-/// The opening (what the client starts from, `open(_:holding:)`: the whole state of a
-/// large fence book may be more than the bound) does not count against the bound while
-/// it waits; what follows it may add up to `maximumPending` more. What bounds the
-/// openings is the lease the opening may carry (the application's count of its large
-/// answers unsent), let go once the opening has been taken whole, or the stream closed.
+/// The opening (what the client starts from: the `retry:` field, then `open(_:holding:)`;
+/// the whole state of a large fence book may be more than the bound) does not count
+/// against the bound while it waits; what follows it may add up to `maximumPending` more.
+/// What bounds the openings is the lease the opening may carry (the application's count
+/// of its large answers unsent), let go once the opening has been taken whole, or the
+/// stream closed.
+///
+/// What counts against `maximumPending` is also taken from the stream's `PendingBudget`,
+/// shared by all its subscriptions, and given back as it is sent or dropped (or when the
+/// subscription goes). When the budget has no room, `send` changes nothing and says so:
+/// the stream then closes the subscriptions furthest behind (`overflow()`) until it has.
 ///
 /// The server pulls bytes with `take(maximum:)` on its own thread; when there are none it
 /// parks the connection and registers `wake`, which the next `send` or `close` calls
@@ -21,6 +27,15 @@ package final class EventSubscription: Sendable {
         case nothing
         /// The stream ended: the caller ends the response.
         case end
+    }
+
+    /// What `send` did.
+    enum Sent: Equatable {
+        case queued
+        /// The subscription is closed (now, for falling too far behind, or before).
+        case closed
+        /// The stream's budget has no room for the bytes: nothing was queued.
+        case noRoom
     }
 
     private struct State {
@@ -39,22 +54,53 @@ package final class EventSubscription: Sendable {
 
         /// How many bytes wait to be sent.
         var waiting: Int { pending.count - sent }
+        /// How many of them count against the bound: what the budget holds for them.
+        var counted: Int { waiting - opening }
+
+        /// Closes the stream and empties it; returns what it held, to be let go outside
+        /// the lock, and gives the counted bytes back to `budget`.
+        mutating func drop(into budget: PendingBudget) -> (pending: [UInt8], lease: (any AnyObject & Sendable)?) {
+            budget.giveBack(counted)
+            defer {
+                closed = true
+                pending = []
+                sent = 0
+                opening = 0
+                lease = nil
+            }
+            return (pending, lease)
+        }
+
+        /// Whether the fields agree (asserted after each change in debug builds).
+        func checked() -> Bool {
+            0 <= sent && sent <= pending.count && 0 <= opening && opening <= waiting && (lease == nil || opening > 0)
+        }
     }
 
     /// The most bytes that may wait for one client before it is closed.
     package let maximumPending: Int
+    private let budget: PendingBudget
     private let state = Mutex(State())
     private let onClose: @Sendable (EventSubscription) -> Void
     private let onOverflow: @Sendable () -> Void
 
     init(
-        first: [UInt8], maximumPending: Int, onClose: @escaping @Sendable (EventSubscription) -> Void,
-        onOverflow: @escaping @Sendable () -> Void = {}
+        first: [UInt8], maximumPending: Int, budget: PendingBudget,
+        onClose: @escaping @Sendable (EventSubscription) -> Void, onOverflow: @escaping @Sendable () -> Void = {}
     ) {
         self.maximumPending = maximumPending
+        self.budget = budget
         self.onClose = onClose
         self.onOverflow = onOverflow
-        state.withLock { $0.pending = first }
+        state.withLock { state in
+            state.pending = first
+            state.opening = first.count
+        }
+    }
+
+    deinit {
+        // A subscription let go with bytes still waiting (its client left) gives them back.
+        budget.giveBack(state.withLock { $0.counted })
     }
 
     /// Queues the opening, the document the client starts from, whatever its size: it
@@ -63,21 +109,21 @@ package final class EventSubscription: Sendable {
     /// subscription is open.
     @discardableResult
     package func open(_ bytes: [UInt8], holding lease: (any AnyObject & Sendable)? = nil) -> Bool {
-        enqueue(bytes, opening: true, lease: lease)
+        enqueue(bytes, opening: true, lease: lease) == .queued
     }
 
     /// Queues `bytes`; closes the subscription when that would exceed `maximumPending`.
-    /// Says whether the subscription is still open.
-    @discardableResult
-    package func send(_ bytes: [UInt8]) -> Bool {
+    /// Queues nothing when the stream's budget has no room for them (`.noRoom`).
+    func send(_ bytes: [UInt8]) -> Sent {
         enqueue(bytes, opening: false)
     }
 
-    private func enqueue(_ bytes: [UInt8], opening: Bool, lease: (any AnyObject & Sendable)? = nil) -> Bool {
+    private func enqueue(_ bytes: [UInt8], opening: Bool, lease: (any AnyObject & Sendable)? = nil) -> Sent {
         // Let go of outside the lock (a lease's deinit takes its owner's lock).
         var dropped: (pending: [UInt8], lease: (any AnyObject & Sendable)?) = ([], lease)
-        let (open, overflowed, wake) = state.withLock { state -> (Bool, Bool, (@Sendable () -> Void)?) in
-            guard !state.closed else { return (false, false, nil) }
+        let (sent, overflowed, wake) = state.withLock { state -> (Sent, Bool, (@Sendable () -> Void)?) in
+            guard !state.closed else { return (.closed, false, nil) }
+            defer { assert(state.checked()) }
             var overflowed = false
             if opening {
                 state.pending += bytes
@@ -86,27 +132,44 @@ package final class EventSubscription: Sendable {
                     state.lease = lease
                     dropped.lease = nil
                 }
-            } else if state.waiting - state.opening + bytes.count > maximumPending {
+            } else if state.counted + bytes.count > maximumPending {
                 // Too far behind: what waits is dropped now, not kept until the
                 // connection times out.
-                state.closed = true
+                dropped = state.drop(into: budget)
                 overflowed = true
-                dropped = (state.pending, state.lease)
-                state.pending = []
-                state.sent = 0
-                state.opening = 0
-                state.lease = nil
-            } else {
+            } else if budget.take(bytes.count) {
                 state.pending += bytes
+            } else {
+                return (.noRoom, false, nil)
             }
             defer { state.wake = nil }
-            return (!state.closed, overflowed, state.wake)
+            return (state.closed ? .closed : .queued, overflowed, state.wake)
         }
         dropped = ([], nil)
         wake?()
-        if overflowed { onOverflow() }
-        if !open { onClose(self) }
-        return open
+        if overflowed {
+            onOverflow()
+            onClose(self)
+        }
+        return sent
+    }
+
+    /// Closes the subscription as one too far behind, the way `send` does past
+    /// `maximumPending`: what waits for it is dropped (and given back to the budget), and
+    /// it is counted through `onOverflow` if it was open. The stream calls it for the
+    /// subscriptions furthest behind when its budget has no room.
+    func overflow() {
+        let (wasOpen, dropped, wake) = state.withLock { state in
+            let wasOpen = !state.closed
+            defer { state.wake = nil }
+            return (wasOpen, state.drop(into: budget), state.wake)
+        }
+        withExtendedLifetime(dropped) {}
+        wake?()
+        if wasOpen {
+            onOverflow()
+            onClose(self)
+        }
     }
 
     /// Ends the stream once what is pending has been sent.
@@ -133,6 +196,8 @@ package final class EventSubscription: Sendable {
         defer { withExtendedLifetime(sent) {} }
         return state.withLock { state in
             if state.waiting > 0 {
+                defer { assert(state.checked()) }
+                let counted = state.counted
                 let count = min(maximum, state.waiting)
                 let bytes = Array(state.pending[state.sent..<state.sent + count])
                 state.sent += count
@@ -148,6 +213,7 @@ package final class EventSubscription: Sendable {
                     sent = state.lease
                     state.lease = nil
                 }
+                budget.giveBack(counted - state.counted)
                 return .bytes(bytes)
             }
             if state.closed { return .end }
@@ -165,5 +231,11 @@ package final class EventSubscription: Sendable {
     /// How many bytes wait to be sent.
     package var pendingCount: Int {
         state.withLock { $0.waiting }
+    }
+
+    /// How far behind the client is: the waiting bytes that count against
+    /// `maximumPending` and the stream's budget (all but the opening's).
+    package var bytesBehind: Int {
+        state.withLock { $0.counted }
     }
 }

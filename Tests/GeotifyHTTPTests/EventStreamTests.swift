@@ -1,3 +1,4 @@
+import Dispatch
 import GeotifyHTTP
 import Synchronization
 import Testing
@@ -72,13 +73,15 @@ import Testing
         #expect(subscription.take(maximum: 10, park: {}, wake: {}) == .end)
     }
 
+    /// The `retry:` field the stream opens with is its opening, not counted; what follows
+    /// may add up to exactly the bound.
     @Test func aSubscriberExactlyAtTheBoundStaysOpen() throws {
-        let opening = try #require(EventStream().subscribe()).pendingCount
         let event = ServerSentEvent(data: "0123456789")
-        let stream = EventStream(maximumPending: opening + event.encoded.count)
+        let stream = EventStream(maximumPending: event.encoded.count)
         let subscription = try #require(stream.subscribe())
         stream.publish(event)
         #expect(!subscription.isClosed, "maximumPending bytes may wait")
+        #expect(subscription.bytesBehind == event.encoded.count)
         stream.publish(event)
         #expect(subscription.isClosed)
     }
@@ -129,5 +132,123 @@ import Testing
         bounded.publish(ServerSentEvent(data: "0123456789ab"))
         #expect(!small.isClosed, "40 bytes wait and 20 more come: within the bound of 64")
         #expect(small.pendingCount == 60)
+    }
+
+    /// Clients that do not read cannot together hold more than `maximumPendingTotal`,
+    /// however many there are, each within its own bound: when a send would pass the
+    /// total, the subscriptions furthest behind are closed first (counted once each,
+    /// what they had dropped), and one that reads everything is never closed for them.
+    @Test func allStreamsTogetherHoldAtMostTheTotalAndTheFurthestBehindAreClosedFirst() throws {
+        let overflows = Mutex(0)
+        let stream = EventStream(maximumPending: 2000, maximumPendingTotal: 2100, onOverflow: { overflows.withLock { $0 += 1 } })
+        let event = ServerSentEvent(data: String(repeating: "x", count: 92))
+        #expect(event.encoded.count == 100)
+        let reader = try #require(stream.subscribe())
+        // Four that never read, each two events less behind than the one before it: 800,
+        // 600, 400 and 200 bytes wait, 2000 together, each far within its own bound; the
+        // next event for all five is 500 more.
+        var behind: [EventSubscription] = []
+        for _ in 0..<4 {
+            behind.append(try #require(stream.subscribe()))
+            for _ in 0..<2 {
+                stream.publish(event)
+                _ = drain(reader)
+            }
+        }
+        #expect(behind.map(\.bytesBehind) == [800, 600, 400, 200])
+        #expect(stream.pendingTotal == 2000)
+        var publishes = 0
+        while behind.contains(where: { !$0.isClosed }) && publishes < 100 {
+            stream.publish(event)
+            publishes += 1
+            #expect(stream.pendingTotal <= stream.maximumPendingTotal)
+            #expect(stream.pendingTotal == ([reader] + behind).map(\.bytesBehind).reduce(0, +), "the total is what the subscriptions hold")
+            let closed = behind.map(\.isClosed)
+            #expect(closed == closed.sorted { $0 && !$1 }, "those further behind are closed first: \(closed)")
+            #expect(behind.filter(\.isClosed).allSatisfy { $0.pendingCount == 0 }, "what a closed one had is dropped")
+            #expect(!reader.isClosed, "one that reads everything stays")
+            #expect(drain(reader) == String(decoding: event.encoded, as: UTF8.self))
+        }
+        #expect(behind.allSatisfy { $0.isClosed })
+        #expect(overflows.withLock { $0 } == 4, "each closed stream is counted once")
+        #expect(stream.subscriberCount == 1)
+        for _ in 0..<20 {
+            stream.publish(event)
+            _ = drain(reader)
+        }
+        #expect(!reader.isClosed)
+        #expect(overflows.withLock { $0 } == 4)
+        #expect(stream.pendingTotal == 0, "all read or dropped")
+    }
+
+    /// The total counts what waits and nothing else: it comes back to zero once every
+    /// stream has been read, dropped for falling behind, or closed and read to its end,
+    /// or let go with bytes unread (its client left).
+    @Test func theTotalComesBackToZeroOnceEveryStreamIsReadOrGone() throws {
+        let stream = EventStream(maximumPending: 250)
+        let read = try #require(stream.subscribe())
+        let overflowing = try #require(stream.subscribe())
+        let closed = try #require(stream.subscribe())
+        let opened = try #require(stream.subscribe())
+        opened.open(Array(repeating: UInt8(ascii: "s"), count: 10_000))
+        do {
+            let left = try #require(stream.subscribe())
+            stream.publish(ServerSentEvent(data: "0123456789"))
+            #expect(left.bytesBehind == 18)
+            #expect(stream.pendingTotal == 5 * 18, "openings are not counted")
+            left.close()
+        }
+        #expect(stream.pendingTotal == 4 * 18, "a subscription let go gives back what waited for it")
+        closed.close()
+        _ = drain(read)
+        for _ in 0..<20 {
+            stream.publish(ServerSentEvent(data: "0123456789"))
+            _ = drain(read)
+        }
+        #expect(overflowing.isClosed && opened.isClosed && !read.isClosed)
+        #expect(stream.pendingTotal == 18, "only the event the closed stream has still to send waits")
+        _ = drain(closed)
+        #expect(closed.take(maximum: 10, park: {}, wake: {}) == .end)
+        #expect(stream.pendingTotal == 0)
+    }
+
+    /// Publishers on two threads and readers on two others, some subscriptions never read
+    /// (closed as they fall behind, and replaced): the total never passes its bound, and
+    /// comes back to zero once the rest have been read.
+    @Test func theTotalStaysExactWhilePublishersAndReadersRunAtOnce() throws {
+        let overflows = Atomic(0)
+        let stream = EventStream(maximumPending: 2000, maximumPendingTotal: 6000, onOverflow: { overflows.add(1, ordering: .relaxed) })
+        let subscriptions = Mutex((0..<16).compactMap { _ in stream.subscribe() })
+        let highest = Atomic(0)
+        let work = DispatchGroup()
+        for worker in 0..<4 {
+            DispatchQueue.global().async(group: work) {
+                for round in 0..<2000 {
+                    if worker < 2 {
+                        stream.publish(ServerSentEvent(data: String(repeating: "x", count: (round * 7 + worker) % 120)))
+                    } else {
+                        // Readers take what waits for the even subscriptions a little at a
+                        // time, and replace the odd ones that were closed.
+                        let all = subscriptions.withLock { $0 }
+                        for (index, subscription) in all.enumerated() where index % 2 == 0 {
+                            _ = subscription.take(maximum: 64, park: {}, wake: {})
+                        }
+                        subscriptions.withLock { all in
+                            for index in all.indices where index % 2 == 1 && all[index].isClosed {
+                                if let fresh = stream.subscribe() { all[index] = fresh }
+                            }
+                        }
+                    }
+                    highest.max(stream.pendingTotal, ordering: .relaxed)
+                }
+            }
+        }
+        work.wait()
+        #expect(highest.load(ordering: .relaxed) <= 6000)
+        #expect(overflows.load(ordering: .relaxed) > 0, "subscriptions not read were closed")
+        let all = subscriptions.withLock { $0 }
+        #expect(stream.pendingTotal == all.map(\.bytesBehind).reduce(0, +))
+        for subscription in all { _ = drain(subscription) }
+        #expect(stream.pendingTotal == 0)
     }
 }

@@ -40,10 +40,11 @@ import Testing
         let server: HTTPServer
         let scheduler = ManualScheduler()
         let port: Int
-        let stream = EventStream()
+        let stream: EventStream
         let probe = Probe()
 
-        init(configure: (inout HTTPServer.Options) -> Void = { _ in }) throws {
+        init(stream: EventStream = EventStream(), configure: (inout HTTPServer.Options) -> Void = { _ in }) throws {
+            self.stream = stream
             var options = HTTPServer.Options(listen: ListenAddress(host: "127.0.0.1", port: 0))
             options.defaultHeaders = ["X-Content-Type-Options": "nosniff"]
             options.limits = RequestLimits(maximumBodyBytes: 1000)
@@ -437,6 +438,48 @@ import Testing
             #expect(running.probe.leases.withLock { $0 } == 1)
         }
         #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 })
+    }
+
+    /// Clients that open live streams and read nothing hold at most `maximumPendingTotal`
+    /// together: once the kernel's buffers for them are full, what waits for them grows
+    /// until the total is reached, and then they are closed, furthest behind first, while
+    /// a client that reads every event stays. Eight streams each held within their own
+    /// bound (1 MiB) would be 8 MiB; the total here is 2 MiB.
+    @Test func streamsNotReadAreClosedAtTheTotalWhileOneThatReadsStays() throws {
+        let overflows = Mutex(0)
+        let bound = 2 << 20
+        let running = try Running(stream: EventStream(maximumPendingTotal: bound, onOverflow: { overflows.withLock { $0 += 1 } }))
+        let reader = try running.connection()
+        try reader.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try reader.readStreamHeader()
+        let idle = try (0..<8).map { _ in
+            let connection = try running.connection()
+            try connection.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+            _ = try connection.readStreamHeader()
+            return connection
+        }
+        #expect(running.stream.subscriberCount == 9)
+        // 64 KiB events, each read whole by the reader before the next is published, until
+        // the idle streams are closed; at most 64 MiB, far more than the kernel holds for
+        // eight connections (about 4 MiB each) and the total together.
+        var published = 0
+        var highest = 0
+        while running.stream.subscriberCount > 1 && published < 1024 {
+            published += 1
+            running.stream.publish(ServerSentEvent(data: String(repeating: "x", count: 64 << 10) + " event \(published)."))
+            highest = max(highest, running.stream.pendingTotal)
+            guard reader.read(until: " event \(published).") != nil else {
+                Issue.record("the reader did not get event \(published)")
+                break
+            }
+        }
+        #expect(highest <= bound, "what waits for all streams together stays within the total")
+        #expect(highest > bound / 2, "the idle streams did fall behind")
+        #expect(running.stream.subscriberCount == 1, "every idle stream is closed (after \(published) events)")
+        #expect(overflows.withLock { $0 } == 8, "each counted once")
+        running.stream.publish(ServerSentEvent(data: "after"))
+        #expect(reader.read(until: "data: after") != nil, "the reader's stream goes on")
+        #expect(idle[0].read(until: "\r\n0\r\n\r\n") != nil, "an idle client that reads at last finds its stream ended")
     }
 
     @Test func aStreamWhoseClientLeftIsDroppedAtTheNextWrite() throws {
