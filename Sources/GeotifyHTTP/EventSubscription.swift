@@ -42,7 +42,9 @@ package final class EventSubscription: Sendable {
         /// The bytes queued, of which those from `sent` on wait to be sent: taking moves
         /// `sent` rather than the bytes behind it (an opening of many megabytes is taken
         /// a few kilobytes at a time), and the sent bytes are dropped once they are at
-        /// least half of the array, so each byte is moved at most about once.
+        /// least half of the array, so each byte is moved at most about once. The array
+        /// is then made anew, so the memory it takes follows what waits (at most about
+        /// four times that, and `keptRoom` once all is sent).
         var pending: [UInt8] = []
         var sent = 0
         /// How many of the waiting bytes are the opening's, not counted against the bound.
@@ -79,6 +81,10 @@ package final class EventSubscription: Sendable {
 
     /// The most bytes that may wait for one client before it is closed.
     package let maximumPending: Int
+    /// The most room a queue read to its end keeps for what comes next (a quarter
+    /// second's updates, usually); a larger one is let go, so 256 streams that each once
+    /// fell behind do not each keep up to a megabyte.
+    package static let keptRoom = 16 << 10
     private let budget: PendingBudget
     private let state = Mutex(State())
     private let onClose: @Sendable (EventSubscription) -> Void
@@ -202,10 +208,12 @@ package final class EventSubscription: Sendable {
                 let bytes = Array(state.pending[state.sent..<state.sent + count])
                 state.sent += count
                 if state.sent == state.pending.count {
-                    state.pending.removeAll(keepingCapacity: state.pending.count <= maximumPending)
+                    state.pending.removeAll(keepingCapacity: state.pending.capacity <= Self.keptRoom)
                     state.sent = 0
                 } else if state.sent >= state.pending.count / 2 {
-                    state.pending.removeFirst(state.sent)
+                    // A copy the size of what waits: `removeFirst` would keep the room
+                    // of the most the queue ever held.
+                    state.pending = Array(state.pending[state.sent...])
                     state.sent = 0
                 }
                 state.opening -= min(count, state.opening)
@@ -231,6 +239,12 @@ package final class EventSubscription: Sendable {
     /// How many bytes wait to be sent.
     package var pendingCount: Int {
         state.withLock { $0.waiting }
+    }
+
+    /// The bytes its queue takes in memory: what waits, sent bytes not yet let go, and
+    /// room to grow.
+    package var bytesHeld: Int {
+        state.withLock { $0.pending.capacity }
     }
 
     /// How far behind the client is: the waiting bytes that count against

@@ -251,4 +251,28 @@ import Testing
         for subscription in all { _ = drain(subscription) }
         #expect(stream.pendingTotal == 0)
     }
+
+    /// A queue lets go of its memory as it is read, not only of its bytes: a stream that
+    /// fell far behind and caught up keeps little room, so streams that fell behind in
+    /// turn, each within the total, do not each keep what they once held.
+    @Test func aQueueReadDownLetsGoOfTheRoomItOnceTook() throws {
+        let stream = EventStream()
+        let event = ServerSentEvent(data: String(repeating: "x", count: 1000))
+        let pieces = try #require(stream.subscribe())
+        let whole = try #require(stream.subscribe())
+        for _ in 0..<1000 { stream.publish(event) }
+        #expect(pieces.bytesHeld > 1_000_000 && whole.bytesHeld > 1_000_000)
+        // As the server takes it: a few kilobytes at a time.
+        while pieces.pendingCount > 10_000 {
+            _ = pieces.take(maximum: 4096, park: {}, wake: {})
+        }
+        #expect(pieces.bytesHeld <= 4 * 10_000, "\(pieces.bytesHeld) bytes held for \(pieces.pendingCount) waiting")
+        _ = drain(pieces)
+        #expect(pieces.bytesHeld <= EventSubscription.keptRoom)
+        _ = drain(whole)
+        #expect(whole.bytesHeld <= EventSubscription.keptRoom)
+        stream.publish(event)
+        _ = drain(whole)
+        #expect(whole.bytesHeld > 0, "a little room is kept for what comes next")
+    }
 }
