@@ -12,7 +12,8 @@ import Synchronization
 /// calls `start()` after it is connected and `stop()` before it stops. Updates from the
 /// backend are forwarded to every open page: notifications at once, device positions
 /// gathered and sent four times a second (so a flood of fixes costs the pages one
-/// message per device per quarter second), fence changes as a new fence list.
+/// message per device per quarter second), fence changes as a notice on which the page
+/// fetches the list (`fencesNotice`).
 package final class Console: Sendable {
     package let settings: ConsoleSettings
     let backend: any ConsoleBackend
@@ -44,6 +45,13 @@ package final class Console: Sendable {
     static let keepAliveInterval = 15.0
     /// How often the users file is checked for changes, in seconds.
     static let usersCheckInterval = 2.0
+    /// What the stream sends when the fences changed, whatever the size of the fence book:
+    /// the page fetches `/api/fences` on it. The list itself (megabytes for 1 000 devices
+    /// with 20 fences each) would pass a stream's bound, closing every page's stream on
+    /// each change, and be queued once per page. A constant rather than a count of
+    /// changes: the page fetches the newest list whichever notice it saw, and the list
+    /// carries no count to compare with.
+    static let fencesNotice = ServerSentEvent(name: "fences", data: JSONWriter().string(["changed": true]))
     /// The most shared fences the page is sent (a million do not draw).
     static let maximumSharedFencesShown = 5000
     /// The most large answers (state, fences, devices, GeoJSON export) one user may have
@@ -136,8 +144,8 @@ package final class Console: Sendable {
         }
     }
 
-    /// Sends the gathered device updates and, if the fences changed, the new list (what
-    /// the quarter-second tick does).
+    /// Sends the gathered device updates and, if the fences changed, the notice of it
+    /// (what the quarter-second tick does).
     package func flush() {
         let (devices, fencesChanged) = state.withLock { state in
             defer {
@@ -152,7 +160,7 @@ package final class Console: Sendable {
             }
         }
         if fencesChanged {
-            stream.publish(ServerSentEvent(name: "fences", data: JSONWriter().string(fencesJSON())))
+            stream.publish(Console.fencesNotice)
         }
     }
 

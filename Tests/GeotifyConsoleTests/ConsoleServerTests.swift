@@ -78,6 +78,47 @@ import Testing
         #expect(waitUntil { served.harness.console.unsent.unsent("") == 0 })
     }
 
+    /// A fence book of the documented size (1 000 devices with 20 fences each) lists as
+    /// more than a stream's 1 MiB bound. A fence change is told to the pages as a small
+    /// notice, not as the whole list: a page that reads its stream keeps it open through
+    /// the change (no overflow counted) and fetches `/api/fences` for the new list.
+    @Test func aFenceChangeInALargeBookIsASmallNoticeThatKeepsTheStreamOpen() throws {
+        let served = try Served()
+        let devices = (0..<1000).map { device in
+            let fences = (0..<20).map { fence in
+                "{\"identifier\":\"f\(fence)\",\"latitude\":52.5,\"longitude\":13.4,\"radius\":100,\"eventType\":\"onEntry\",\"note\":\"fence \(fence) of device \(device)\"}"
+            }
+            return "\"user\(device)/phone\":[\(fences.joined(separator: ","))]"
+        }
+        try Data("{\"devices\":{\(devices.joined(separator: ","))}}".utf8).write(to: URL(fileURLWithPath: served.harness.fencesPath))
+        let listed = try served.send("GET /api/fences HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(listed.body.count > 1 << 20, "the list is larger than a stream's bound")
+
+        let page = try RawHTTPConnection(port: served.port)
+        try page.send("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try page.readStreamHeader().status == 200)
+        #expect(page.read(until: "\"notifications\":") != nil, "the opening state is read")
+
+        let body = "{\"action\":\"edit\",\"fence\":\"f0\",\"changes\":{\"note\":\"changed meanwhile\"}}"
+        let edited = try served.send(
+            "POST /api/cmd/user0/phone HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        #expect(edited.status == 200)
+        served.harness.console.flush()
+        let notice = try #require(page.read(until: "event: fences\ndata: "), "the stream carries the notice")
+        var data = notice.components(separatedBy: "event: fences\ndata: ").last ?? ""
+        if !data.contains("\n\n") { data += page.read(until: "\n\n") ?? "" }
+        #expect(data.hasPrefix("{\"changed\":true}\n\n"), "the notice is small: \(data.prefix(80))")
+        let metrics = try served.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(metrics.text.contains("\ngeotify_http_event_subscribers 1\n"), "the stream stays open")
+        #expect(served.harness.bridge.counter("http_refused.too_far_behind") == 0)
+
+        let after = try served.send("GET /api/fences HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(after.text.contains("changed meanwhile"), "the list the page fetches then has the change")
+        served.harness.move(52.52, 13.405)
+        served.harness.console.flush()
+        #expect(page.read(until: "event: device\n") != nil, "updates go on")
+    }
+
     @Test func hostileRequestsGetClearStatusesAndPositionsAreStillEvaluated() throws {
         let served = try Served()
         #expect(try served.evaluates(latitude: 52.50, time: 1))

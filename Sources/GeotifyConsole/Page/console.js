@@ -294,9 +294,49 @@ function applyState(snapshot) {
 // Whether the map was fitted to everything yet (once, at the first state).
 let fitted = false;
 
+// The stream only says that the fences changed (the list of a large book is megabytes);
+// the page fetches api/fences then. One fetch at a time: a notice during a fetch asks for
+// exactly one more after it. A refused or failed fetch is tried again after its
+// Retry-After, or 1, 2, 4... seconds, at most 30. A fetch begun before a `state` event
+// (which carries the fences itself) may be older than it, so it is not drawn.
+const fenceFetch = { busy: false, again: false, states: 0 };
+
+function fencesChanged() {
+  if (fenceFetch.busy) {
+    fenceFetch.again = true;
+  } else {
+    fenceFetch.busy = true;
+    fetchFences(0);
+  }
+}
+
+async function fetchFences(failures) {
+  fenceFetch.again = false;
+  const states = fenceFetch.states;
+  let fences = null;
+  let wait = Math.min(30, 2 ** failures);
+  try {
+    const response = await fetch("api/fences");
+    if (response.ok) fences = await response.json();
+    else wait = Math.min(30, Number(response.headers.get("Retry-After")) || wait);
+  } catch {
+    // Unreachable, or the answer cut short: tried again below.
+  }
+  if (fences === null) {
+    setTimeout(() => fetchFences(failures + 1), wait * 1000);
+    return;
+  }
+  if (states === fenceFetch.states) {
+    state.fences = fences;
+    drawFences();
+  }
+  if (fenceFetch.again) fetchFences(0); else fenceFetch.busy = false;
+}
+
 function follow() {
   const source = new EventSource("api/events");
   source.addEventListener("state", (event) => {
+    fenceFetch.states += 1;
     applyState(JSON.parse(event.data));
     if (!fitted) {
       fitted = true;
@@ -314,10 +354,7 @@ function follow() {
   source.addEventListener("notification", (event) => {
     if (addNotification(JSON.parse(event.data), true)) listNotifications();
   });
-  source.addEventListener("fences", (event) => {
-    state.fences = JSON.parse(event.data);
-    drawFences();
-  });
+  source.addEventListener("fences", fencesChanged);
   source.addEventListener("error", () => {
     $("live").textContent = "reconnecting…";
     $("live").className = "badge offline";

@@ -5,8 +5,10 @@ The scenario is the issue's: the page loads with no map tiles reachable; fences 
 device appear; a fix moves the device and lights the fence it enters; adding a fence
 through the page shows the Peek (clamped radius, warning) and Pop commits it; a stale
 preview is refused with the reason; Delete... with Cancel keeps a fence and with Delete
-removes it; the fence file holds what the page did; the Add screen is reachable by
-keyboard; screenshots at desktop and phone size. Only the backend (console_backends)
+removes it; the fence file holds what the page did; a change by another client shows,
+fetched from api/fences on the stream's `fences` notice, one fetch at a time (a notice
+during a fetch brings one more after it) and a refused fetch tried again; the Add screen
+is reachable by keyboard; screenshots at desktop and phone size. Only the backend (console_backends)
 changes between the fixture and the real bridge.
 
 Usage: browser_test.py BACKEND BINARY SCREENSHOT_DIRECTORY, where BACKEND names a class
@@ -36,6 +38,21 @@ def fence_file(backend):
 
 def own_identifiers(backend, device="alice/phone"):
     return [fence["identifier"] for fence in fence_file(backend)["devices"].get(device, [])]
+
+
+def is_fence_list_url(url):
+    return url.split("?", 1)[0].endswith("/api/fences")
+
+
+def is_fence_list(request):
+    """The page's fetch of the fence list (what it does on a `fences` notice)."""
+    return request.method == "GET" and is_fence_list_url(request.url)
+
+
+def edit_note(backend, fence, note, device="alice/phone"):
+    """Changes a fence's note as another client would, while the page looks on."""
+    status, body = backend.request("POST", f"api/cmd/{device}", {"action": "edit", "fence": fence, "changes": {"note": note}})
+    assert status == 200, (status, body)
 
 
 def launch(playwright):
@@ -86,7 +103,9 @@ def scenario(browser, backend, screenshots):
     expect(page.locator("#peek-warnings li").first).to_contain_text("clamped")
     assert "gym" not in own_identifiers(backend), "the Peek changed the file"
     page.screenshot(path=os.path.join(screenshots, "console-peek.png"))
-    page.click("#pop-button")
+    # The stream only says that the fences changed; the page fetches the new list.
+    with page.expect_request(is_fence_list):
+        page.click("#pop-button")
     expect(page.locator("#message")).to_contain_text("gym saved")
     expect(page.locator("#fences")).to_contain_text("gym")
     stored = [fence for fence in fence_file(backend)["devices"]["alice/phone"] if fence["identifier"] == "gym"]
@@ -97,8 +116,9 @@ def scenario(browser, backend, screenshots):
     page.fill("#f-radius", "30")
     page.click("#peek-button")
     expect(page.locator("#peek")).to_be_visible()
-    status, _ = backend.request("POST", "api/cmd/alice/phone", {"action": "edit", "fence": "park", "changes": {"note": "meanwhile"}})
-    assert status == 200, status
+    with page.expect_request(is_fence_list):
+        edit_note(backend, "park", "meanwhile")
+    expect(page.locator("#fences li[data-fence='alice/phone/park']")).to_contain_text("meanwhile")
     page.click("#pop-button")
     expect(page.locator("#message")).to_contain_text("stale")
     assert [fence["radius"] for fence in fence_file(backend)["devices"]["alice/phone"] if fence["identifier"] == "home"] == [100]
@@ -125,6 +145,47 @@ def scenario(browser, backend, screenshots):
     expect(page.locator("#editor")).to_be_hidden()
 
     page.screenshot(path=os.path.join(screenshots, "console-desktop.png"))
+
+    # One fetch of the list at a time: a notice during a fetch asks for one more after it.
+    park = page.locator("#fences li[data-fence='alice/phone/park']")
+    held = []
+
+    def hold(route):
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(is_fence_list_url, hold)
+    with page.expect_request(is_fence_list):
+        edit_note(backend, "park", "held")
+    edit_note(backend, "park", "while held")
+    page.wait_for_function("() => fenceFetch.again")
+    assert len(held) == 1, "a second fetch while the first is held"
+    with page.expect_request(is_fence_list) as one_more:
+        held[0].continue_()
+    assert one_more.value.response().ok
+    expect(park).to_contain_text("while held")
+    page.unroute(is_fence_list_url, hold)
+
+    # A refused fetch (429 too_many_unread) is tried again after its Retry-After. (The
+    # note goes back to the one the phone's screenshot shows.)
+    refused = []
+
+    def refuse_once(route):
+        if refused:
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.fulfill(status=429, headers={"Retry-After": "1"}, content_type="application/json",
+                          body='{"ok":false,"error":{"code":"too_many_unread","message":"read what you asked for first"}}')
+
+    page.route(is_fence_list_url, refuse_once)
+    edit_note(backend, "park", "meanwhile")
+    expect(park).to_contain_text("meanwhile")
+    assert len(refused) == 1, refused
+    page.unroute(is_fence_list_url, refuse_once)
+
     assert not errors, f"script errors: {errors}"
     context.close()
 
