@@ -151,6 +151,12 @@ package final class Bridge: Sendable {
         return announced && publisher.isDrained
     }
 
+    /// Whether the start's sweep of stale retained topics has read what the broker holds
+    /// and handed it to be judged (after the announcements, with the fences in force
+    /// then): a change of the fences from then on is judged after it. False when not
+    /// running.
+    package var sweepHasCollected: Bool { running.withLock { $0 }?.routing.sweep.hasCollected ?? false }
+
     /// The fences in force (empty when not running).
     package var fenceBook: FenceBook { running.withLock { $0 }?.fences.book ?? FenceBook() }
 

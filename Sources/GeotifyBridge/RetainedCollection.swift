@@ -83,6 +83,8 @@ final class RetainedCollection: Sendable {
     private let counters: Counters
     private let clear: @Sendable ([RetainedTopic]) -> Void
     private let active = Atomic<Bool>(true)
+    /// Set once `clear` has been given what was found (`hasCollected`).
+    private let collected = Atomic<Bool>(false)
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "geotify.sweep")
 
@@ -103,6 +105,9 @@ final class RetainedCollection: Sendable {
 
     /// Whether messages are still taken (`take`): one atomic load on the network thread.
     var isActive: Bool { active.load(ordering: .relaxed) }
+
+    /// Whether the collection has ended and `clear` has been given what it found.
+    var hasCollected: Bool { collected.load(ordering: .acquiring) }
 
     /// After each connection: starts (or starts again) the phase under way, since a lost
     /// connection may have lost its subscriptions' messages or acknowledgements.
@@ -226,6 +231,7 @@ final class RetainedCollection: Sendable {
         case .collecting:
             logger.debug("read \(ended.examined) retained topics under the bridge's, \(ended.found.count) of them its own; clearing those the fences in force no longer account for")
             clear(ended.found)
+            collected.store(true, ordering: .releasing)
             drain()
         case .draining:
             active.store(false, ordering: .relaxed)

@@ -60,6 +60,14 @@ struct EcosystemTests {
         try homeAssistant.publish("homeassistant/status", "online")
         #expect(homeAssistant.waitForMessages(on: "homeassistant/#", count: 20).count >= 20, "re-announced when Home Assistant comes online")
 
+        // The start's sweep ends its reading 0.2 s of the bridge's clock after its
+        // subscriptions are acknowledged, and its judgement waits for the announcer: both
+        // moved on here, so that it judges what it read with the fences of the start and
+        // the edit below is the announcer's alone to act on (judged after the edit, bob's
+        // configs would be cleared twice).
+        #expect(waitUntil(advancing: clock, by: 0.1) {
+            harness.bridge?.sweepHasCollected == true && harness.bridge?.outboundDrained == true
+        })
         homeAssistant.clear()
         try """
             { "devices": {
