@@ -11,8 +11,7 @@ struct BrokerSecurityTests {
     /// A settings file with `text` in a new directory, loaded; the directory is returned
     /// too, for files the settings refer to.
     func load(_ text: String, files: [String: String] = [:]) throws -> (Settings, String) {
-        let directory = NSTemporaryDirectory() + "geotify-security-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("security").path
         for (name, contents) in files {
             try contents.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
             chmod(directory + "/" + name, 0o600)

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyTestSupport
 import Testing
 import GeotifyBridge
 import GeotifyCore
@@ -8,8 +9,7 @@ import GeotifyStore
 @Suite("Settings")
 struct SettingsTests {
     func load(_ text: String) throws(SettingsError) -> Settings {
-        let directory = NSTemporaryDirectory() + "geotify-settings-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = temporaryDirectoryPath("settings")
         let path = directory + "/geotify.json"
         _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         return try Settings.load(path: path)
@@ -39,8 +39,7 @@ struct SettingsTests {
         let device = try #require(refusal("/dev/null"))
         try #require(device.contains("/dev/null") && device.contains("not a regular file (a character device)"), "\(device)")
         // A FIFO without a writer: opening it to read would wait for one for ever.
-        let directory = NSTemporaryDirectory() + "geotify-settings-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = temporaryDirectoryPath("settings")
         let fifo = directory + "/geotify.json"
         #expect(mkfifo(fifo, 0o600) == 0)
         let message = refusal(fifo)
@@ -48,8 +47,7 @@ struct SettingsTests {
     }
 
     @Test func anOversizedSettingsFileIsRefusedUnread() throws {
-        let directory = NSTemporaryDirectory() + "geotify-settings-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = temporaryDirectoryPath("settings")
         let path = directory + "/geotify.json"
         _ = FileManager.default.createFile(atPath: path, contents: Data("{}".utf8))
         #expect(truncate(path, off_t(FileSizeLimit.settings.bytes + 1)) == 0, "a sparse file past the limit")

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyTestSupport
 import GeotifyBridge
 import GeotifyCore
 import Testing
@@ -8,8 +9,7 @@ import Testing
 @Suite("Shard settings")
 struct ShardSettingsTests {
     func load(_ text: String, environment: [String: String] = [:]) throws(SettingsError) -> Settings {
-        let directory = NSTemporaryDirectory() + "geotify-shard-settings-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = temporaryDirectoryPath("shard-settings")
         let path = directory + "/geotify.json"
         _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         return try Settings.load(path: path, environment: environment)
