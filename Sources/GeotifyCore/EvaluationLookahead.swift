@@ -11,8 +11,8 @@
 /// 1. `objects`, 2 × `distance` fixes ahead: the `DeviceFences` object's first line and
 ///    the place where the caller keeps the device's `DeviceState`
 ///    (`place(_:byteCount:)`);
-/// 2. `tables`, `distance` fixes ahead: the table's header, grid, boxes and record
-///    starts, and the state's first entries.
+/// 2. `tables`, `distance` fixes ahead: the table's head (grid, boxes and record
+///    starts), and the state's first entries.
 ///
 /// The evaluation then finds them in the cache, and asks for the records of the fences
 /// near the fix itself once it has scanned the boxes (`CacheLines`): a third stage that
@@ -63,7 +63,7 @@ package enum EvaluationLookahead {
         CacheLines.prefetch(start, byteCount: byteCount)
     }
 
-    /// Stage `tables`: the own fences' grid, boxes and record starts, and the first
+    /// Stage `tables`: the own fences' head (grid, boxes and record starts), and the first
     /// entries of the device's state (`entries`: the base address of its
     /// `DeviceState.fences`, nil when the caller has no state for the device).
     @inline(__always)

@@ -1,13 +1,16 @@
 import Foundation
 
 /// A device's own fences as the evaluator reads them for every fix, in one contiguous
-/// run of 8-byte words, so that a fix touches as few cache lines as it can:
+/// block of 8-byte words of its own, from the start of a cache line, so that a fix
+/// touches as few cache lines as it can:
 ///
-/// - the device's `BoxGrid` (four words), right after the array's own header, so they
-///   share its cache line;
+/// - the device's `BoxGrid` (four words);
 /// - every fence's box on that grid, one word a fence, in the order of the fences: what
 ///   every fix scans;
-/// - where each fence's record starts (and the last one ends), two to a word;
+/// - the cache line where each fence's record starts (and the last one ends), counted
+///   from the block's start, in 2 bytes each (4 when the block has more lines than 2
+///   bytes count: some 65 000 circles or a polygon of 175 000 vertices): the head,
+///   4 lines for 20 fences;
 /// - the records, each from the start of a cache line: the shape (`FenceShape`, eight
 ///   words: a circle's latitude, longitude, radius and cosine of its latitude, or for a
 ///   polygon its run's start and end, -1 and its size; the revision it was added in;
@@ -18,17 +21,28 @@ import Foundation
 /// Fixes arrive device after device, so a device's fence data is cold for nearly every
 /// fix, and memory is the cost: each cache line a fix reads waits for memory (about
 /// 200 ns here, ten times the geometry it feeds) or, asked for ahead (`CacheLines`),
-/// still takes its share of the memory's bandwidth. A fix reads the grid and boxes (four
-/// or five lines with the array's header for 20 fences), then the first line of the
-/// record of each fence whose box holds it (three for a polygon: shape, disc and the
-/// clearance grid's numbers; then the line of the fix's cell when the disc does not
-/// decide, and the edges only when the cell does not either); no `Fence`, polygon
+/// still takes its share of the memory's bandwidth. A fix reads the head, then the first
+/// line of the record of each fence whose box holds it (three for a polygon: shape, disc
+/// and the clearance grid's numbers; then the line of the fix's cell when the disc does
+/// not decide, and the edges only when the cell does not either); no `Fence`, polygon
 /// storage or identifier, and no reference, so no retain or release either.
-struct OwnFenceTable: Sendable {
+///
+/// Why `@unchecked Sendable` is sound: the block is written only in `init`, before the
+/// value exists, and never after (`View` reads it through an `UnsafePointer`); `storage`
+/// frees it only when the last copy of the table is gone.
+struct OwnFenceTable: @unchecked Sendable {
+    // Stored in 24 bytes, so that the table shares the first cache line of its
+    // `DeviceFences` object with the object's header and the properties after it.
+    private let storedCount: Int32
+    /// Whether the record starts take 4 bytes each rather than 2.
+    private let wideStarts: Bool
+    /// The block's first word (`storage`'s memory, kept here so reading it costs no
+    /// indirection).
+    private let base: UnsafePointer<Double>
+    private let storage: Storage
+
     /// How many fences.
-    let count: Int
-    /// The words (see the type's description).
-    private let words: [Double]
+    var count: Int { Int(storedCount) }
 
     /// The words of a cache line, of the grid and of a shape.
     fileprivate static let lineWords = CacheLines.length / MemoryLayout<Double>.stride
@@ -39,37 +53,28 @@ struct OwnFenceTable: Sendable {
     fileprivate static let polygonWords = (1 + (ClearanceGrid.wordCount + lineWords - 1) / lineWords) * lineWords
 
     init(_ fences: [Fence]) {
-        count = fences.count
         let lineWords = OwnFenceTable.lineWords
         let boxesEnd = OwnFenceTable.gridWords + fences.count
-        // The record starts: count + 1 of them, two to a word.
-        let startsEnd = boxesEnd + (fences.count + 2) / 2
-        var lengths: [Int] = []
+        var lineCounts: [Int] = []
         for fence in fences {
             var length = OwnFenceTable.shapeWords
             if case .polygon(let polygon) = fence.region { length += OwnFenceTable.polygonWords + polygon.run.count }
-            lengths.append((length + lineWords - 1) / lineWords * lineWords)
+            lineCounts.append((length + lineWords - 1) / lineWords)
         }
-        // The array never moves once made, so where its cache lines start is found once
-        // and the records laid out from there.
-        var words = [Double](repeating: 0, count: startsEnd + lineWords - 1 + lengths.reduce(0, +))
-        let misalignment = words.withUnsafeBufferPointer { buffer in
-            (Int(bitPattern: buffer.baseAddress.map { $0 + startsEnd }) % CacheLines.length) / MemoryLayout<Double>.stride
-        }
-        var starts = [misalignment == 0 ? startsEnd : startsEnd + lineWords - misalignment]
-        for length in lengths { starts.append(starts[starts.count - 1] + length) }
+        // The lines of the head with record starts of `width` bytes.
+        let headLines = { (width: Int) in (boxesEnd * MemoryLayout<Double>.stride + (fences.count + 1) * width + CacheLines.length - 1) / CacheLines.length }
+        let wide = headLines(2) + lineCounts.reduce(0, +) > Int(UInt16.max)
+        let width = wide ? 4 : 2
+        var startLines = [headLines(width)]
+        for lines in lineCounts { startLines.append(startLines[startLines.count - 1] + lines) }
+        var words = [Double](repeating: 0, count: startLines[startLines.count - 1] * lineWords)
         let grid = BoxGrid(fences.map(\.boundingBox))
         words.replaceSubrange(0..<OwnFenceTable.gridWords, with: [grid.south, grid.west, grid.rowsPerDegree, grid.columnsPerDegree])
         for (index, fence) in fences.enumerated() {
             words[OwnFenceTable.gridWords + index] = Double(bitPattern: grid.box(fence.boundingBox).bits)
         }
-        for (index, start) in starts.enumerated() {
-            let word = boxesEnd + index / 2
-            let bits = words[word].bitPattern | UInt64(start) << (32 * UInt64(index % 2))
-            words[word] = Double(bitPattern: bits)
-        }
         for (index, fence) in fences.enumerated() {
-            let start = starts[index]
+            let start = startLines[index] * lineWords
             var shape: [Double]
             switch fence.region {
             case .circle(let center, let radius):
@@ -92,23 +97,58 @@ struct OwnFenceTable: Sendable {
             ]
             words.replaceSubrange(start..<(start + OwnFenceTable.shapeWords), with: shape)
         }
-        self.words = words
+        words.withUnsafeMutableBytes { bytes in
+            for (index, line) in startLines.enumerated() {
+                let offset = boxesEnd * MemoryLayout<Double>.stride + index * width
+                if wide {
+                    bytes.storeBytes(of: UInt32(line), toByteOffset: offset, as: UInt32.self)
+                } else {
+                    bytes.storeBytes(of: UInt16(line), toByteOffset: offset, as: UInt16.self)
+                }
+            }
+        }
+        storage = Storage(words)
+        base = UnsafePointer(storage.words)
+        storedCount = Int32(fences.count)
+        wideStarts = wide
     }
 
-    /// Asks for the cache lines of the grid, every box and record start (see
-    /// `CacheLines`): what a fix reads first.
+    /// Asks for the cache lines of the head (see `CacheLines`): what a fix reads first.
     @inline(__always)
     func prefetchBoxes() {
-        withView { own in
-            let wordCount = OwnFenceTable.gridWords + count + (count + 2) / 2
-            CacheLines.prefetch(UnsafeRawPointer(own.words.baseAddress), byteCount: wordCount * MemoryLayout<Double>.stride)
-        }
+        withView { own in CacheLines.prefetch(UnsafeRawPointer(own.words.baseAddress), byteCount: own.headByteCount) }
     }
 
     /// Calls `body` with a view of the table.
     @inline(__always)
     func withView<Result>(_ body: (View) -> Result) -> Result {
-        words.withUnsafeBufferPointer { words in body(View(words: words, count: count)) }
+        // `storage` lives as long as `self`, which the caller holds through the call.
+        let end = OwnFenceTable.recordStart(count, base: UnsafeRawPointer(base), count: count, wideStarts: wideStarts)
+        return body(View(words: UnsafeBufferPointer(start: base, count: end), count: count, wideStarts: wideStarts))
+    }
+
+    /// The word where record `index` starts in the block at `base` of `count` fences.
+    @inline(__always)
+    fileprivate static func recordStart(_ index: Int, base: UnsafeRawPointer, count: Int, wideStarts: Bool) -> Int {
+        let starts = (gridWords + count) * MemoryLayout<Double>.stride
+        let line = wideStarts
+            ? Int(base.load(fromByteOffset: starts + 4 * index, as: UInt32.self))
+            : Int(base.load(fromByteOffset: starts + 2 * index, as: UInt16.self))
+        return line * lineWords
+    }
+
+    /// The block, 64-byte aligned, freed with the last copy of its table.
+    private final class Storage {
+        let words: UnsafeMutablePointer<Double>
+
+        init(_ contents: [Double]) {
+            let raw = UnsafeMutableRawPointer.allocate(byteCount: contents.count * MemoryLayout<Double>.stride, alignment: CacheLines.length)
+            words = raw.initializeMemory(as: Double.self, from: contents, count: contents.count)
+        }
+
+        deinit {
+            words.deallocate()
+        }
     }
 
     /// The table read in place.
@@ -116,6 +156,16 @@ struct OwnFenceTable: Sendable {
         fileprivate let words: UnsafeBufferPointer<Double>
         /// How many fences.
         let count: Int
+        fileprivate let wideStarts: Bool
+
+        /// Where the block starts: on a cache line.
+        @inline(__always)
+        var baseAddress: UnsafeRawPointer { UnsafeRawPointer(words.baseAddress!) }
+
+        /// The bytes of the head: the grid, the boxes and the record starts.
+        var headByteCount: Int {
+            (OwnFenceTable.gridWords + count) * MemoryLayout<Double>.stride + (count + 1) * (wideStarts ? 4 : 2)
+        }
 
         /// The grid the boxes are on.
         @inline(__always)
@@ -129,11 +179,11 @@ struct OwnFenceTable: Sendable {
             BoxGrid.Box(bits: words[OwnFenceTable.gridWords + index].bitPattern)
         }
 
-        /// Where fence `index`'s record starts (for `index` = `count`, where the last ends).
+        /// The word where fence `index`'s record starts (for `index` = `count`, where the
+        /// last ends), on a cache line.
         @inline(__always)
-        private func recordStart(_ index: Int) -> Int {
-            let bits = words[OwnFenceTable.gridWords + count + index / 2].bitPattern >> (32 * UInt64(index % 2))
-            return Int(truncatingIfNeeded: bits & 0xFFFF_FFFF)
+        func recordStart(_ index: Int) -> Int {
+            OwnFenceTable.recordStart(index, base: baseAddress, count: count, wideStarts: wideStarts)
         }
 
         /// The shape of fence `index`.

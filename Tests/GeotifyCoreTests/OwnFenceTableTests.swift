@@ -50,6 +50,45 @@ struct OwnFenceTableTests {
         #expect(entry != same && same == FenceState(fence: "home", since: 3))
     }
 
+    /// What every fix reads first, the head (grid, boxes and record starts), is a block of
+    /// its own from the start of a cache line, with no array header before it: 20 fences
+    /// take 4 lines (the array's header and 4-byte starts took 5 or 6), and every record
+    /// starts on a line. The table itself stays 24 bytes, in its object's first line.
+    @Test("the head of 20 fences takes 4 cache lines, records start on lines")
+    func theHeadTakesFourLines() {
+        var random = SplitMix64(seed: 5)
+        let fences = fences(around: Coordinate(latitude: 52.5, longitude: 13.4), count: 20, &random)
+        #expect(MemoryLayout<OwnFenceTable>.size == 24)
+        OwnFenceTable(fences).withView { table in
+            #expect(Int(bitPattern: table.baseAddress) % CacheLines.length == 0)
+            #expect(table.headByteCount == 4 * 8 + 20 * 8 + 21 * 2)
+            #expect(table.recordStart(0) * MemoryLayout<Double>.stride == 4 * CacheLines.length)
+            for index in 0...fences.count {
+                #expect(table.recordStart(index) * MemoryLayout<Double>.stride % CacheLines.length == 0)
+            }
+        }
+    }
+
+    /// A block of more lines than 2 bytes count (here 70 000 circles, a line each) keeps
+    /// its record starts in 4 bytes, and reads back all the same.
+    @Test("a table of more than 65 535 lines reads back")
+    func aLargeTableReadsBack() {
+        let center = Coordinate(latitude: 47.37, longitude: 8.54)
+        let fences = (0..<70_000).map { index in
+            Fence(identifier: "c\(index)", region: .circle(center: center.offset(north: Double(index % 300), east: Double(index / 300)), radius: 20 + Double(index % 7)),
+                  note: "", eventType: [.onEntry], addedRevision: index % 3)
+        }
+        OwnFenceTable(fences).withView { table in
+            #expect(table.headByteCount == 4 * 8 + 70_000 * 8 + 70_001 * 4)
+            for index in stride(from: 0, to: fences.count, by: 997) + [fences.count - 1] {
+                let shape = table.shape(index)
+                #expect(shape.isCircle && shape.radius == fences[index].size && shape.addedRevision == index % 3)
+                #expect(table.identifierKey(index) == IdentifierKey(fences[index].identifier))
+                #expect(table.box(index) == table.grid.box(fences[index].boundingBox))
+            }
+        }
+    }
+
     @Test("every fence reads back: box, shape, key and polygon")
     func theTableReadsBack() throws {
         var random = SplitMix64(seed: 3)
