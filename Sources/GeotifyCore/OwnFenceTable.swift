@@ -28,7 +28,8 @@ import Foundation
 /// storage or identifier, and no reference, so no retain or release either.
 ///
 /// Why `@unchecked Sendable` is sound: the block is written only in `init`, before the
-/// value exists, and never after (`View` reads it through an `UnsafePointer`); `storage`
+/// value exists, and never after (`View` reads it through an `UnsafePointer`; debug
+/// builds assert, when it is freed, that its bits are still those written); `storage`
 /// frees it only when the last copy of the table is gone.
 struct OwnFenceTable: @unchecked Sendable {
     // Stored in 24 bytes, so that the table shares the first cache line of its
@@ -138,15 +139,33 @@ struct OwnFenceTable: @unchecked Sendable {
     }
 
     /// The block, 64-byte aligned, freed with the last copy of its table.
+    /// In debug builds the block's bits are kept as they were written and compared when it
+    /// is freed: a write through any pointer after `init` (which `@unchecked Sendable`
+    /// rules out) fails that assertion.
     private final class Storage {
         let words: UnsafeMutablePointer<Double>
+        let count: Int
+        #if DEBUG
+        private let written: [UInt64]
+        #endif
 
         init(_ contents: [Double]) {
             let raw = UnsafeMutableRawPointer.allocate(byteCount: contents.count * MemoryLayout<Double>.stride, alignment: CacheLines.length)
             words = raw.initializeMemory(as: Double.self, from: contents, count: contents.count)
+            count = contents.count
+            #if DEBUG
+            written = contents.map(\.bitPattern)
+            #endif
         }
 
         deinit {
+            #if DEBUG
+            // Not `assert`: this module is optimised in debug builds too (Package.swift),
+            // which drops it (and `precondition`'s message).
+            if UnsafeBufferPointer(start: words, count: count).map(\.bitPattern) != written {
+                fatalError("an own-fence table was changed after it was made")
+            }
+            #endif
             words.deallocate()
         }
     }

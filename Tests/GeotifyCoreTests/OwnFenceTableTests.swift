@@ -69,6 +69,21 @@ struct OwnFenceTableTests {
         }
     }
 
+    #if DEBUG
+    /// The table is `@unchecked Sendable` because its block is never written after it is
+    /// made: a debug build checks that when the block is freed (in a child process).
+    @Test func aTableWrittenAfterItWasMadeStopsTheDebugBuild() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var table: OwnFenceTable? = OwnFenceTable(
+                (0..<3).map { Fence(identifier: "f\($0)", region: .circle(center: Coordinate(latitude: 52.5, longitude: 13.4 + Double($0) / 100), radius: 50), note: "", eventType: [.onEntry]) })
+            table?.withView { UnsafeMutableRawPointer(mutating: $0.baseAddress).storeBytes(of: 1.0, as: Double.self) }
+            table = nil
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("an own-fence table was changed after it was made"), "\(message)")
+    }
+    #endif
+
     /// A block of more lines than 2 bytes count (here 70 000 circles, a line each) keeps
     /// its record starts in 4 bytes, and reads back all the same.
     @Test("a table of more than 65 535 lines reads back")
