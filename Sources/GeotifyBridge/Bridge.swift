@@ -627,14 +627,15 @@ package final class Bridge: Sendable {
         logger: Logger
     ) {
         var byLane = Array(repeating: [RetainedTopic](), count: lanes.count)
-        var clears: [OutboxMessage] = []
+        var others: [RetainedTopic] = []
         for topic in found {
             if let device = topic.laneDevice {
                 byLane[MessageRouter.lane(of: device, among: lanes.count)].append(topic)
-            } else if sweep.isStale(topic, book: book, holdsState: { _ in false }) {
-                clears.append(sweep.clearance(topic))
+            } else {
+                others.append(topic)
             }
         }
+        let clears = sweep.clearances(of: others, book: book, holdsState: { _ in false })
         if !clears.isEmpty {
             logger.info("clearing \(clears.count) retained occupancy counts and Home Assistant configs of fences and devices removed while the bridge was stopped")
             counters.add(.sweepCleared, clears.count)

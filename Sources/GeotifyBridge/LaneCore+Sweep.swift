@@ -9,13 +9,10 @@ extension LaneCore {
     /// not (a device that sent its first position during the collection has state by
     /// now, a fence added since is in `book`). Counted in `sweepCleared`.
     mutating func clearStale(_ found: [RetainedTopic], sweep: RetainedSweep, book: FenceBook, into effects: inout LaneEffects) {
-        var cleared = 0
-        for topic in found where sweep.isStale(topic, book: book, holdsState: { devices.slot(of: $0) != nil }) {
-            effects.outbox.append(sweep.clearance(topic))
-            cleared += 1
-        }
-        guard cleared > 0 else { return }
-        effects.counters.add(.sweepCleared, cleared)
-        effects.log(.info, at: configuration.logLevel, "clearing \(cleared) retained topics of devices' fences and devices removed while the bridge was stopped")
+        let clears = sweep.clearances(of: found, book: book, holdsState: { devices.slot(of: $0) != nil })
+        guard !clears.isEmpty else { return }
+        effects.outbox += clears
+        effects.counters.add(.sweepCleared, clears.count)
+        effects.log(.info, at: configuration.logLevel, "clearing \(clears.count) retained topics of devices' fences and devices removed while the bridge was stopped")
     }
 }

@@ -136,9 +136,12 @@ package struct RetainedSweep: Sendable {
         }
     }
 
-    /// The empty retained message (QoS 1, as every removal) that clears `found`.
-    package func clearance(_ found: RetainedTopic) -> OutboxMessage {
-        OutboxMessage(topic: found.topic, payload: [], qos: 1, retain: true)
+    /// The empty retained messages (QoS 1, as every removal) that clear those of `found`
+    /// that `isStale` finds stale, in order.
+    package func clearances(of found: [RetainedTopic], book: FenceBook, holdsState: (String) -> Bool) -> [OutboxMessage] {
+        found.filter { isStale($0, book: book, holdsState: holdsState) }.map {
+            OutboxMessage(topic: $0.topic, payload: [], qos: 1, retain: true)
+        }
     }
 
     /// Whether this instance publishes (and so clears) the occupancy totals and the
