@@ -4,10 +4,11 @@ import PackageDescription
 // The geometry, the JSON parser and the store's fence-file decoding are optimised in
 // debug builds too, and so are the core's tests (brute-force oracles over thousands of
 // fences and points). Unoptimised, they spent 18 of the test run's 95 s of CPU, and the
-// bridges the tests start took seconds for a 100 000-fence file. They have no `assert`
-// that -O would drop (`precondition` and `dispatchPrecondition` stay), so the tests check
-// what they checked before; the modules with confinement assertions (the bridge, MQTT)
-// stay unoptimised. See docs/testing.md.
+// bridges the tests start took seconds for a 100 000-fence file. -O drops `assert` and
+// `precondition`'s message (the check stays), so they use no `assert`: a check for debug
+// builds only is `#if DEBUG` with `fatalError` (OwnFenceTable, JSONObjectWriter), and the
+// tests check what they checked before; the modules with confinement assertions (the
+// bridge, MQTT) stay unoptimised. See docs/testing.md.
 let optimizedInDebugBuilds: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 let package = Package(

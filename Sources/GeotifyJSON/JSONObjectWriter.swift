@@ -32,7 +32,13 @@ package struct JSONObjectWriter: Sendable {
         empty = false
         out.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes in
-            assert(!bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }, "a key JSON must escape: \(key)")
+            #if DEBUG
+            // Not `assert`: this module is optimised in debug builds too (Package.swift),
+            // which drops it.
+            if bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                fatalError("a key JSON must escape: \(key)")
+            }
+            #endif
             out.append(contentsOf: bytes)
         }
         out.append(UInt8(ascii: "\""))

@@ -77,4 +77,18 @@ struct JSONObjectWriterTests {
         writer.number("badge", 2)
         #expect(writer.bytes() == Array(#"{"inside":[],"badge":2}"#.utf8))
     }
+
+    #if DEBUG
+    /// Keys are written unescaped: a key that JSON must escape stops a debug build (in a
+    /// child process), though the module is optimised there too.
+    @Test func aKeyJSONMustEscapeStopsTheDebugBuild() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var writer = JSONObjectWriter()
+            writer.number("a \"quoted\" key", 1)
+            _ = writer.bytes()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("a key JSON must escape: a \"quoted\" key"), "\(message)")
+    }
+    #endif
 }
