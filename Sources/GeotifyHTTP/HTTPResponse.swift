@@ -9,7 +9,10 @@ import GeotifyJSON
 package struct HTTPResponse: Sendable {
     /// What follows the header.
     package enum Body: Sendable {
+        /// Bytes as an array, copied into a `HeldBody` when the response is queued.
         case bytes([UInt8])
+        /// Bytes a producer wrote straight into memory of their own, sent from there.
+        case held(HeldBody)
         /// A Server-Sent Events stream; the connection stays open until the stream or the
         /// client closes it.
         case events(EventSubscription)
@@ -37,8 +40,11 @@ package struct HTTPResponse: Sendable {
 
     /// The body's bytes; empty for an event stream.
     package var bytes: [UInt8] {
-        if case .bytes(let bytes) = body { return bytes }
-        return []
+        switch body {
+        case .bytes(let bytes): bytes
+        case .held(let held): held.bytes
+        case .events: []
+        }
     }
 
     /// A JSON document.

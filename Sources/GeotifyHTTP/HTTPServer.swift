@@ -355,8 +355,11 @@ package final class HTTPServer: Sendable {
         let made: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
-            // Read where it is, not copied: a large answer is held once (`HeldBody`).
-            made = HeldBody(bytes, lease: response.lease).response()
+            // Copied into memory libmicrohttpd reads where it is; the array goes when this
+            // returns, so a large answer is held once while it is sent (`HeldBody`).
+            made = HeldBody(copying: bytes).response(holding: response.lease)
+        case .held(let body):
+            made = body.response(holding: response.lease)
         case .events(let subscription):
             made = serve(subscription, on: connection)
         }

@@ -49,7 +49,7 @@ package struct StaticFiles: Sendable {
         return HTTPResponse(
             status: 200,
             headers: ["Content-Type": StaticFiles.contentType(of: relative), "Cache-Control": "public, max-age=86400"],
-            body: .bytes(Array(data)))
+            body: .held(HeldBody(count: data.count) { memory in _ = data.copyBytes(to: memory) }))
     }
 
     /// The media type for a file name's extension.

@@ -17,10 +17,16 @@ import Testing
             let counts = Mutex<[String: Int]>([:])
             let holding = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            /// Leases held by streams' openings (`/opening/<bytes>`) and bodies (`/held/<bytes>`).
+            /// Leases held by streams' openings (`/opening/<bytes>`) and bodies
+            /// (`/held/<bytes>`, `/bytes/<bytes>`).
             let leases = Mutex(0)
-            /// Where the last `/held/<bytes>` body's Swift bytes are.
-            let held = Mutex<UInt?>(nil)
+            /// The last `/held/<bytes>` body's box, while something else keeps it.
+            let held = Mutex(WeakBody())
+        }
+
+        /// A box not kept alive by the probe.
+        struct WeakBody: Sendable {
+            weak var body: HeldBody?
         }
 
         /// Counts itself in `Probe.leases` while it lives.
@@ -69,9 +75,17 @@ import Testing
                         responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
                     }
                 case let path where path.hasPrefix("/held/"):
-                    // A body of that many bytes, noting where its Swift bytes are, with a lease.
-                    let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: Int(path.dropFirst("/held/".count)) ?? 0)
-                    probe.held.withLock { held in held = bytes.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } }
+                    // A body of that many bytes written into its box, noting the box, with a lease.
+                    let body = HeldBody(count: Int(path.dropFirst("/held/".count)) ?? 0) { memory in
+                        memory.initializeMemory(as: UInt8.self, repeating: UInt8(ascii: "a"))
+                    }
+                    probe.held.withLock { $0.body = body }
+                    var response = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .held(body))
+                    response.lease = Lease(probe)
+                    responder.send(response)
+                case let path where path.hasPrefix("/bytes/"):
+                    // A body of that many bytes as an array, with a lease.
+                    let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: Int(path.dropFirst("/bytes/".count)) ?? 0)
                     var response = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .bytes(bytes))
                     response.lease = Lease(probe)
                     responder.send(response)
@@ -406,38 +420,43 @@ import Testing
         #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 }, "a client that leaves gives it back")
     }
 
-    /// A body is handed to libmicrohttpd where it is, not copied, so a large answer is held
-    /// once: bytes changed in the Swift buffer after the response was queued (its end, not
-    /// yet sent: 32 MiB is more than the socket buffers on both sides hold) are what the
-    /// client reads. The buffer and the response's lease are let go once it is sent whole.
+    /// A body is sent from its box's own memory, not from a copy libmicrohttpd makes, so a
+    /// large answer is held once: bytes changed in the box after the response was queued
+    /// (its end, not yet sent: 32 MiB is more than the socket buffers on both sides hold)
+    /// are what the client reads. libmicrohttpd keeps the box (the handler let go of it)
+    /// and the response's lease while it sends, and lets go of both once it is sent whole.
     @Test(.enabled(if: HeldBody.isSentInPlace, "libmicrohttpd older than 0.9.73 copies answers"))
-    func aBodyIsSentFromItsSwiftBytesNotACopy() throws {
+    func aBodyIsSentFromItsBoxAndLetGoWithItsLease() throws {
         let running = try Running()
         let size = 32 << 20
         let connection = try running.connection()
         try connection.send("GET /held/\(size) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
         #expect(waitUntil { running.count("http_responses.200") == 1 }, "the response is queued")
-        let address = try #require(running.probe.held.withLock { $0 }.flatMap { UnsafeMutableRawPointer(bitPattern: $0) })
-        #expect(running.probe.leases.withLock { $0 } == 1, "held while unsent")
+        #expect(running.probe.leases.withLock { $0 } == 1, "the lease is held while unsent")
         let marker = Array("held once".utf8)
-        marker.withUnsafeBytes { (address + size - marker.count).copyMemory(from: $0.baseAddress!, byteCount: marker.count) }
+        do {
+            let body = try #require(running.probe.held.withLock { $0.body }, "the box is held while unsent")
+            let end = UnsafeMutableRawPointer(mutating: try #require(body.contents.baseAddress)) + size - marker.count
+            marker.withUnsafeBytes { end.copyMemory(from: $0.baseAddress!, byteCount: marker.count) }
+        }
         let response = try connection.readResponse()
         #expect(response.body.count == size)
-        #expect(Array(response.body.suffix(marker.count)) == marker, "libmicrohttpd sent the Swift bytes, not a copy made before")
-        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 }, "let go once sent")
+        #expect(Array(response.body.suffix(marker.count)) == marker, "libmicrohttpd sent the box's memory, not a copy made before")
+        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 && running.probe.held.withLock { $0.body == nil } }, "both are let go once sent")
     }
 
-    /// A body whose client leaves without reading it is let go (with its lease) then.
-    @Test(.enabled(if: HeldBody.isSentInPlace, "libmicrohttpd older than 0.9.73 lets go of answers at once"))
-    func aBodyNotReadIsLetGoWhenItsClientLeaves() throws {
+    /// A body whose client leaves without reading it is let go (with its lease) then,
+    /// whether it was written into its box or given as an array.
+    @Test(.enabled(if: HeldBody.isSentInPlace, "libmicrohttpd older than 0.9.73 lets go of answers at once"), arguments: ["/held/", "/bytes/"])
+    func aBodyNotReadIsLetGoWhenItsClientLeaves(route: String) throws {
         let running = try Running()
         do {
             let connection = try running.connection()
-            try connection.send("GET /held/\(32 << 20) HTTP/1.1\r\nHost: test\r\n\r\n")
+            try connection.send("GET \(route)\(32 << 20) HTTP/1.1\r\nHost: test\r\n\r\n")
             #expect(waitUntil { running.count("http_responses.200") == 1 })
             #expect(running.probe.leases.withLock { $0 } == 1)
         }
-        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 })
+        #expect(waitUntil { running.probe.leases.withLock { $0 } == 0 && running.probe.held.withLock { $0.body == nil } })
     }
 
     /// Clients that open live streams and read nothing hold at most `maximumPendingTotal`
