@@ -64,17 +64,6 @@ package final class DeviceAdmission: Sendable {
         }
     }
 
-    /// Takes a place for `device`, past the limits if need be: a device that has state
-    /// already and that the fence file no longer names (`LaneCore` evicts it first when
-    /// it is idle and room is needed).
-    package func take(_ device: String) {
-        let owner = Self.owner(of: device)
-        count.withLock { count in
-            count.total += 1
-            count.owners[owner, default: 0] += 1
-        }
-    }
-
     /// Gives back the place of an unnamed device whose state was dropped.
     package func release(_ device: String) {
         let owner = Self.owner(of: device)

@@ -26,8 +26,8 @@ package struct DeviceRecord: Sendable, Equatable {
     /// queued positions does not confirm a change the next one undoes.
     package var clockOffset = 0.0
     /// Whether it holds a place in `DeviceAdmission` (a device the fence file did not
-    /// name when it was admitted, or when the book last changed): what gives the place
-    /// back when it is forgotten, or when the file comes to name it.
+    /// name when it was admitted, or when its state was loaded at a start): what gives
+    /// the place back when it is forgotten, or when the file comes to name it.
     package var admitted = false
     /// The fix time and place of the position last published on its state document, for
     /// the tracker's throttle.

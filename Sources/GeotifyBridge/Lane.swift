@@ -293,15 +293,18 @@ final class Lane: @unchecked Sendable {
         var isEmpty: Bool { saves.isEmpty && forgotten.isEmpty && deliveries.isEmpty && outbox.isEmpty }
     }
 
-    /// Counts and logs what the core decided, and gathers what is to be committed.
+    /// Counts and logs what the core decided, and gathers what is to be committed. A
+    /// device forgotten and given a new state in the same effects (removed from the file,
+    /// then a position of it in the same batch) is both deleted and saved: the store
+    /// deletes first, so the new state is kept.
     private func prepare(_ effects: LaneEffects) -> Commit {
         dispatchPrecondition(condition: .onQueue(queue))
         environment.counters.add(effects.counters)
         for entry in effects.log { environment.logger.log(entry.level, entry.message) }
         let forgotten = unsavedForgotten.union(effects.forgotten)
         var saves = unsaved
-        for (device, state) in effects.saves { saves[device] = state }
         for device in forgotten { saves[device] = nil }
+        for (device, state) in effects.saves { saves[device] = state }
         return Commit(saves: saves, forgotten: forgotten, deliveries: unsavedDeliveries + effects.deliveries, outbox: effects.outbox)
     }
 

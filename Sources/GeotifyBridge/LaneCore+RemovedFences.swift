@@ -13,19 +13,27 @@ extension LaneCore {
     /// its first fix keeps no entry in its state) and of each fence its state still
     /// names. Those entries leave the state (saved), an inside one leaves the shared
     /// fence's count (`OccupancyChange.fenceRemoved` when the set lost the fence), and
-    /// the state document and tracker follow, unless the device itself left the file
-    /// (the announcer empties its topics: `PresenceMessages.forgetting`).
+    /// the state document and tracker follow.
+    ///
+    /// A device the earlier book named and this one does not is forgotten instead
+    /// (`forget`): its state is deleted with the commit of the empty retained messages of
+    /// all its topics (state, tracker, presence of every fence it was announced with or
+    /// its state names, badge), and it leaves every count it was in. Nothing republishes
+    /// it after a connection, and the sweep of the next start does not keep its topics.
+    /// A device the file never named keeps its state, as ever.
     ///
     /// After a start there is no earlier book: the states loaded name what the devices
     /// were last told, so a fence removed while the bridge was stopped is cleared for
-    /// every device whose state names it.
+    /// every device whose state names it; a device is forgotten if the book the lane was
+    /// made with named it (the book changed before the lane's first look).
     ///
     /// The lane is the only one to decide its devices' presence, so every presence it
     /// decided with the earlier book is queued before these removals, and none decided
     /// with the new book names a fence gone: a removal is never overtaken by a stale
-    /// presence. For the devices the file names, the announcer empties the same topics
-    /// (`FenceChangeAnnouncer`, after their Home Assistant configs); the lane's removals
-    /// come after any presence it published meanwhile.
+    /// presence. For the devices the file names or named, the announcer empties the same
+    /// topics (`FenceChangeAnnouncer`, after their Home Assistant configs); the lane's
+    /// removals come after any value it published meanwhile, which the announcer's may
+    /// not.
     mutating func leaveRemovedFences(book: FenceBook, into effects: inout LaneEffects) {
         let old = decidedWith
         if let old, old.edition.isSame(as: book.edition) { return }
@@ -42,7 +50,15 @@ extension LaneCore {
             changed.append((device, index, before, fences))
         }
         let limit = configuration.announceLimit
+        var left: [String] = []
         for (device, index, before, fences) in changed.sorted(by: { $0.device < $1.device }) {
+            // Named by the book before (after a start, by the book the lane was made
+            // with, which `admitted` still tells), and no longer.
+            if !book.knows(device), old?.knows(device) ?? !withRecord(at: index, { $0.admitted }) {
+                forget(device, announced: before?.announced(limit: limit) ?? [], before: before, book: book, into: &effects)
+                left.append(device)
+                continue
+            }
             var gone: [String] = []
             if let before {
                 let pair = Pair(before: ObjectIdentifier(before), after: ObjectIdentifier(fences))
@@ -71,10 +87,14 @@ extension LaneCore {
                         OccupancyChange(owner: set.owner, fence: entry.fence, device: device, inside: false, fenceRemoved: true))
                 }
             }
-            let leftFile = old?.knows(device) == true && !book.knows(device)
-            if entries.contains(where: \.inside) && !leftFile {
+            if entries.contains(where: \.inside) {
                 publishState(of: device, at: index, fences: fences, into: &effects)
             }
+        }
+        if !left.isEmpty {
+            effects.log(
+                .info, at: configuration.logLevel,
+                "forgot \(left.count) device\(left.count == 1 ? "" : "s") the fence file no longer names (\(left.prefix(5).joined(separator: ", "))\(left.count > 5 ? ", ..." : "")): their state and retained topics")
         }
     }
 

@@ -51,10 +51,10 @@ package struct LaneCore: Sendable {
     private(set) var reportedOnce: Set<String> = []
     /// What the last look for an idle device found when it found none: no device can be
     /// idle long enough before `notBefore`, as long as the clock has not gone back past
-    /// `at` and the book is the same edition (a device the file no longer names may be
-    /// idle already). Until then a full bridge refuses a new device without looking again:
-    /// each look goes through every device of the lane, and a tracker can send positions
-    /// of a device that is refused as often as it likes.
+    /// `at` and the book is the same edition (the devices it may evict are those the
+    /// book does not name). Until then a full bridge refuses a new device without looking
+    /// again: each look goes through every device of the lane, and a tracker can send
+    /// positions of a device that is refused as often as it likes.
     private var noIdleDevice: (at: Double, notBefore: Double, edition: FenceBookEdition)?
     /// How many times the lane looked through its devices for an idle one (for tests).
     package private(set) var idleDeviceSearches = 0
@@ -488,8 +488,9 @@ package struct LaneCore: Sendable {
         if book.knows(device) { return nil }
         reckonAdmission(with: book)
         var decision = admission.admit(device)
-        // More than one may have to go when the file stopped naming devices that have
-        // state (they took places past the limit).
+        // More than one may have to go when more unnamed devices have state than the
+        // limit allows (loaded at a start: the limit was lowered, or devices were
+        // removed from the file while the bridge was stopped).
         while decision == .full, evictIdleDevice(book: book, now: now, into: &effects) {
             decision = admission.admit(device)
         }
@@ -531,26 +532,35 @@ package struct LaneCore: Sendable {
             return false
         }
         noIdleDevice = nil
-        if let state = devices[device]?.state {
-            let fences = book.deviceFences(of: device)
-            for entry in state.fences where entry.inside {
-                Self.leaveOccupancy(of: device, fence: entry.fence, book: book, into: &effects)
-            }
-            let presence = Set(fences.announced(limit: configuration.announceLimit).map(\.identifier)).union(state.fences.map(\.fence))
-            effects.outbox += configuration.presence.forgetting(device, fences: presence.sorted())
-        }
-        forget(device)
-        deadlines[device] = nil
-        effects.saves[device] = nil
-        effects.forgotten.append(device)
+        forget(device, announced: book.deviceFences(of: device).announced(limit: configuration.announceLimit), before: nil, book: book, into: &effects)
         effects.log(.info, at: configuration.logLevel, "forgot the idle device \(device), which has no fences, to make room for new devices")
         return true
     }
 
-    /// Drops the record of `device` and gives back its admission place if it held one.
-    private mutating func forget(_ device: String) {
+    /// Forgets `device` and what the bridge said of it: it leaves the count of each shared
+    /// fence its state is inside (of a fence its set has lost since `before`, the fences
+    /// it had, as `OccupancyChange.fenceRemoved`), its retained topics are emptied
+    /// (`PresenceMessages.forgetting`: the presence of each fence of `announced` and of
+    /// each its state names), and its record, timer and admission place go, its saved
+    /// state deleted in the commit that holds those messages. No notification: the device
+    /// did not move. A position of it that comes later is a new device's.
+    mutating func forget(_ device: String, announced: [Fence], before: DeviceFences?, book: FenceBook, into effects: inout LaneEffects) {
+        if let state = devices[device]?.state {
+            for entry in state.fences where entry.inside {
+                Self.leaveOccupancy(of: device, fence: entry.fence, book: book, into: &effects)
+                if let set = before?.owner(of: entry.fence), book.shared[set.owner]?.fence(entry.fence) == nil {
+                    effects.occupancy.append(
+                        OccupancyChange(owner: set.owner, fence: entry.fence, device: device, inside: false, fenceRemoved: true))
+                }
+            }
+            let presence = Set(announced.map(\.identifier)).union(state.fences.map(\.fence))
+            effects.outbox += configuration.presence.forgetting(device, fences: presence.sorted())
+        }
         if devices[device]?.admitted == true { admission.release(device) }
         devices[device] = nil
+        deadlines[device] = nil
+        effects.saves[device] = nil
+        effects.forgotten.append(device)
     }
 
     // MARK: Time
@@ -595,20 +605,18 @@ package struct LaneCore: Sendable {
 
     /// Once for each edition of the book (at the next tick, or before a new device is
     /// admitted if that comes first): gives back the admission places of devices the
-    /// file now names, and takes places for devices it no longer names (past the limits
-    /// if need be: they have state already, and are the first evicted when idle), so
-    /// `DeviceAdmission` counts the devices kept that the book in force does not name.
+    /// file now names, so `DeviceAdmission` counts the devices kept that the book in
+    /// force does not name (a device the file stops naming is forgotten before,
+    /// `leaveRemovedFences`, so none comes to need a place).
     private mutating func reckonAdmission(with book: FenceBook) {
         guard !book.edition.isSame(as: admissionEdition) else { return }
         admissionEdition = book.edition
-        for (device, index) in devices.slotsByDevice {
-            let named = book.knows(device)
+        for (device, index) in devices.slotsByDevice where book.knows(device) {
             let admitted = withRecord(at: index) { record in
-                defer { record.admitted = !named }
+                defer { record.admitted = false }
                 return record.admitted
             }
-            if admitted && named { admission.release(device) }
-            if !admitted && !named { admission.take(device) }
+            if admitted { admission.release(device) }
         }
     }
 

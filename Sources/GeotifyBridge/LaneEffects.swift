@@ -8,7 +8,10 @@ package struct LaneEffects: Sendable {
     /// States a restart needs, by device: committed together with `outbox` in one
     /// transaction, before anything of `outbox` is published.
     package var saves: [String: DeviceState] = [:]
-    /// Devices whose state is forgotten (evicted), deleted in the same transaction.
+    /// Devices whose state is forgotten (evicted, or no longer named by the fence file),
+    /// deleted in the same transaction, before `saves` are written: a device's state in
+    /// `saves` was decided after it was forgotten (the core drops it from `saves` when it
+    /// forgets the device), so a position after the forgetting keeps its new state.
     package var forgotten: [String] = []
     /// Messages decided by the state in `saves`: persisted with it, then published, in order.
     package var outbox: [OutboxMessage] = []

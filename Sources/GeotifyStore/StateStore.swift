@@ -83,13 +83,14 @@ public final class StateStore: Sendable {
         try database.withLock { connection throws(StoreError) in try connection.loadDevices() }
     }
 
-    /// Commits the states of `devices`, deletes the states of `forgetting`, appends
-    /// `outbox`, queues `deliveries` (queued at `now`) for their targets and records
-    /// `notes` (numbers by key, read back with `note(_:)`: what a reshard keeps of its
-    /// progress), in one transaction; returns the outbox row ids, in order. `then` runs
-    /// with the new ids after the commit and before any other save can commit, so callers
-    /// that queue the messages there queue every save's messages in row order. It runs
-    /// with the store's lock held: it must not use the store (that would stop the process).
+    /// Deletes the states of `forgetting`, then commits those of `devices` (a device in
+    /// both keeps its new state), appends `outbox`, queues `deliveries` (queued at `now`)
+    /// for their targets and records `notes` (numbers by key, read back with `note(_:)`:
+    /// what a reshard keeps of its progress), in one transaction; returns the outbox row
+    /// ids, in order. `then` runs with the new ids after the commit and before any other
+    /// save can commit, so callers that queue the messages there queue every save's
+    /// messages in row order. It runs with the store's lock held: it must not use the
+    /// store (that would stop the process).
     @discardableResult
     package func save(
         devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],

@@ -86,6 +86,52 @@ struct BrokerRestartTests {
         #expect(waitUntil { Self.showsHome(later, retained: true) }, "retained: \(later.events.all.suffix(5))")
     }
 
+    /// A device removed from the fence file while the bridge runs is forgotten: its
+    /// retained topics, emptied when the file changed, stay empty after the bridge
+    /// reconnects to a broker that lost its retained messages, while a device that is
+    /// kept (`zz/1`, without fences, republished in the same tick after walker/phone)
+    /// has its last values again. The lane used to keep the removed device's state and
+    /// publish its last values again at each connection.
+    @Test func aDeviceRemovedFromTheFileIsNotRetainedAgainAfterReconnecting() throws {
+        let broker = try TestBroker()
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-removed", clock: clock) { $0.lanes = 1 }
+        let tracker = try BrokerObserver(port: broker.port, subscribe: [])
+        let walker = try BrokerObserver(port: broker.port, subscribe: ["geotify/state/walker/phone"])
+        try bridge.start()
+        #expect(try bridge.waitUntilOnline(port: broker.port))
+        let now = Int(Date().timeIntervalSince1970)
+        try tracker.publish("owntracks/walker/phone", #"{"_type":"location","lat":52.52,"lon":13.405,"acc":5,"tst":\#(now)}"#)
+        try tracker.publish("owntracks/zz/1", #"{"_type":"location","lat":52.52,"lon":13.405,"acc":5,"tst":\#(now)}"#)
+        #expect(walker.events.waitFor { event -> Bool? in
+            if case .message(let message) = event, !message.payload.isEmpty { return true }
+            return nil
+        } == true, "walker/phone's state, retained")
+
+        let vanOnly = BridgeUnderTest.fences.replacingOccurrences(
+            of: #"(?s)"walker/phone": \[.*?\],\s*"van/7""#, with: #""van/7""#, options: .regularExpression)
+        try vanOnly.write(toFile: bridge.settings.fencesPath, atomically: true, encoding: .utf8)
+        #expect(waitUntil(advancing: clock, by: 0.5) {
+            walker.messages(under: "geotify/state/walker/phone").last?.payload.isEmpty == true
+        }, "emptied once the file stopped naming walker/phone: \(bridge.logLines.all.suffix(5))")
+        #expect(bridge.bridge?.fenceBook.knows("walker/phone") == false)
+
+        try broker.restart()
+        #expect(waitUntil(advancing: clock, by: 1, timeout: 30) { bridge.logged("connected to").count >= 2 }, "reconnected")
+        // walker/phone's topics first, then zz/1's: the broker sends what it holds for
+        // each subscription in order, and the lane republished walker/phone (if at all)
+        // before zz/1.
+        let filters = ["geotify/state/walker/phone", "geotify/tracker/walker/phone", "geotify/badge/walker/phone", "geotify/state/zz/1"]
+        let after = try BrokerObserver(port: broker.port, subscribe: filters)
+        #expect(waitUntil(advancing: clock, by: 0.2, timeout: 30) { !after.messages(under: "geotify/state/zz/1").isEmpty }, "zz/1 republished")
+        let later = try BrokerObserver(port: broker.port, subscribe: filters)
+        #expect(waitUntil { later.messages(under: "geotify/state/zz/1").contains(where: \.retain) }, "zz/1 retained")
+        for observer in [after, later] {
+            let removed = observer.events.messages.filter { $0.topic.contains("walker/phone") }
+            #expect(removed.isEmpty, "nothing of walker/phone again: \(removed.map(\.topic))")
+        }
+    }
+
     /// Whether `observer` got walker/phone's presence `inside` home and a state document
     /// whose tracker says `home` (both with the retain flag, when `retained`).
     private static func showsHome(_ observer: BrokerObserver, retained: Bool) -> Bool {

@@ -19,13 +19,18 @@ struct LaneCommitTests {
         let publisher: Publisher
         let lanes: [Lane]
         let clock: ManualScheduler
+        /// The fences in force, read from `fencesPath`.
+        let book: LiveFenceBook
+        let fencesPath: String
 
-        init() throws {
+        /// Two lanes over the fence file `contents` (JSON).
+        init(fences contents: String = #"{"devices": {}}"#) throws {
             let clock = ManualScheduler()
             self.clock = clock
             directory = try makeTemporaryDirectory("lanes")
             let fences = directory.appendingPathComponent("fences.json").path
-            try #"{"devices": {}}"#.write(toFile: fences, atomically: true, encoding: .utf8)
+            fencesPath = fences
+            try contents.write(toFile: fences, atomically: true, encoding: .utf8)
             var settings = Settings()
             settings.lanes = 2
             settings.homeAssistantEnabled = false
@@ -40,6 +45,7 @@ struct LaneCommitTests {
                 file: FenceFile(path: fences, limits: settings.limits), store: store, logger: logger, counters: counters,
                 messages: messages, report: { _ in })
             try book.load()
+            self.book = book
             let presence = PresenceMessages(topics: Topics())
             let occupancy = Occupancy()
             let updates = LiveUpdates()
@@ -132,5 +138,26 @@ struct LaneCommitTests {
         // add) commits nothing to the outbox; Bob's batch is committed on its own.
         #expect(try shell.rows().count == 2, "not one commit")
         #expect(try shell.store.loadDevices().keys.sorted() == [alice, bob])
+    }
+
+    /// A device the fence file stops naming whose position comes in the batch that
+    /// forgets it (`LaneCore.leaveRemovedFences`, then a new device): its old state is
+    /// deleted and its new one saved in the same commit, so the store holds what the lane
+    /// does. The commit used to drop every save of a forgotten device, and the store lost
+    /// the new state.
+    @Test func aDeviceForgottenAndBackInOneBatchKeepsItsNewStateInTheStore() throws {
+        let alice = "alice/phone"
+        let shell = try Shell(fences: #"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 52.5, "longitude": 13.4, "radius": 100, "eventType": "onEntryAndExit"}]}}"#)
+        let lane = shell.lanes[MessageRouter.lane(of: alice, among: 2)]
+        lane.handle([shell.position(alice)])
+        #expect(try shell.store.loadDevices()[alice]?.isInside("home") == true)
+        try #"{"devices": {}}"#.write(toFile: shell.fencesPath, atomically: true, encoding: .utf8)
+        #expect(shell.book.reloadIfChanged(readContents: true) != nil)
+        shell.clock.advance(by: 1)
+        lane.handle([shell.position(alice)])
+        let saved = try shell.store.loadDevices()[alice]
+        #expect(saved != nil, "the new state is saved")
+        #expect(saved?.fences.isEmpty == true, "the new one: the old was inside home")
+        #expect(saved == lane.state(of: alice))
     }
 }

@@ -1,0 +1,151 @@
+import Testing
+@testable import GeotifyBridge
+import GeotifyCore
+import GeotifyStore
+
+/// What a lane does with a device the fence file stops naming while the bridge runs,
+/// through the pure core: it forgets it (`LaneCore.forget`), so its last values are not
+/// published again after a connection; a device the file never named keeps its state.
+@Suite("Lane core: removed devices")
+struct LaneCoreRemovedDevicesTests {
+    /// Alice and Bob with a home fence each, in a group with a shared fence, and a shared
+    /// fence of every device.
+    static let fences = """
+        { "devices": {
+            "alice/phone": [ { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntryAndExit" } ],
+            "bob/phone": [ { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntryAndExit" } ] },
+          "groups": { "family": ["alice/phone", "bob/phone"] },
+          "shared": [
+            { "identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150, "eventType": "onEntryAndExit", "group": "family" },
+            { "identifier": "mall", "latitude": 52.50, "longitude": 13.30, "radius": 100, "eventType": "onEntryAndExit" } ] }
+        """
+    /// The same file without Alice.
+    static let withoutAlice = fences
+        .replacingOccurrences(of: #""alice/phone": [ { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntryAndExit" } ],"#, with: "")
+        .replacingOccurrences(of: #"["alice/phone", "bob/phone"]"#, with: #"["bob/phone"]"#)
+
+    static let home = (52.52, 13.405)
+    static let school = (52.53, 13.38)
+    static let mall = (52.50, 13.30)
+
+    /// Those of `messages` on Alice's topics.
+    static func alices(_ messages: [OutboxMessage]) -> [OutboxMessage] {
+        messages.filter { $0.topic.hasSuffix("/alice/phone") || $0.topic.contains("/alice/phone/") }
+    }
+
+    /// The bug: Alice's state was kept when the file stopped naming her, and every
+    /// connection published her last values again, retained, after the announcer had
+    /// emptied them. Now the lane forgets her when the change comes into force: her
+    /// saved state is deleted in the commit that empties her topics, and a connection
+    /// republishes Bob alone.
+    @Test func aDeviceRemovedFromTheFileIsForgottenAndNotRepublishedAfterAConnection() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        _ = lane.ownTracks("bob/phone", Self.home.0, Self.home.1)
+        try lane.edit(Self.withoutAlice)
+        let removed = lane.advance(0.2)
+        #expect(removed.forgotten == ["alice/phone"])
+        #expect(removed.saves["alice/phone"] == nil)
+        #expect(lane.core.state(of: "alice/phone") == nil)
+        #expect(removed.events.isEmpty, "no notification: she did not move")
+        let emptied = Self.alices(removed.outbox)
+        #expect(emptied.map(\.topic) == [
+            "geotify/state/alice/phone", "geotify/tracker/alice/phone", "geotify/presence/alice/phone/home",
+            "geotify/presence/alice/phone/mall", "geotify/presence/alice/phone/school", "geotify/badge/alice/phone",
+        ])
+        #expect(emptied.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 }, "in the outbox, committed with the deletion")
+        #expect(lane.core.deviceCount == 1)
+
+        lane.core.republishAll()
+        let republished = lane.advance(0.2).direct
+        #expect(Self.alices(republished).isEmpty, "nothing of Alice again: \(Self.alices(republished).map(\.topic))")
+        #expect(republished.contains { $0.topic == "geotify/state/bob/phone" })
+        #expect(Self.alices(lane.advance(0.2).outbox).isEmpty, "forgotten once")
+    }
+
+    /// A removed device inside a shared fence leaves its count, as a device evicted does
+    /// (without an exit notification), also of a fence of every device, which a device
+    /// the file does not name has too; one inside a fence removed with it empties that
+    /// fence's count when it was the last one in (`fenceRemoved`). Bob, still named, is
+    /// counted as before.
+    @Test func aRemovedDeviceLeavesTheCountsItWasIn() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let entered = lane.ownTracks("alice/phone", Self.mall.0, Self.mall.1)
+        #expect(entered.occupancy == [OccupancyChange(owner: SharedFences.everyDevice, fence: "mall", device: "alice/phone", inside: true)])
+        _ = lane.ownTracks("bob/phone", Self.mall.0, Self.mall.1)
+        try lane.edit(Self.withoutAlice)
+        let removed = lane.advance(0.2)
+        #expect(removed.occupancy == [OccupancyChange(owner: SharedFences.everyDevice, fence: "mall", device: "alice/phone", inside: false)])
+        #expect(removed.events.isEmpty)
+
+        var again = try LaneFixture(fences: Self.fences)
+        _ = again.ownTracks("alice/phone", Self.school.0, Self.school.1)
+        let noSchool = Self.withoutAlice.replacingOccurrences(
+            of: #"{ "identifier": "school", "latitude": 52.53, "longitude": 13.38, "radius": 150, "eventType": "onEntryAndExit", "group": "family" },"#,
+            with: "")
+        try again.edit(noSchool)
+        #expect(again.advance(0.2).occupancy == [
+            OccupancyChange(owner: "family", fence: "school", device: "alice/phone", inside: false, fenceRemoved: true),
+        ])
+    }
+
+    /// A device the file never named (without `strictDevices` it may send positions)
+    /// keeps its state across a change of the file and is republished after a
+    /// connection, as before.
+    @Test func aDeviceTheFileNeverNamedKeepsItsState() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("u/1", Self.home.0, Self.home.1)
+        try lane.edit(Self.withoutAlice)
+        #expect(lane.advance(0.2).forgotten.isEmpty)
+        #expect(lane.core.state(of: "u/1") != nil)
+        lane.core.republishAll()
+        #expect(lane.advance(0.2).direct.contains { $0.topic == "geotify/state/u/1" })
+    }
+
+    /// A position of a removed device, in the batch that forgets it: it is a new device
+    /// the file does not name, with a new state (badge 0) saved after the deletion and
+    /// an admission place; its new values follow the emptied ones. Under
+    /// `strictDevices` it is refused, as any device the file does not name.
+    @Test func aRemovedDeviceThatSendsAgainIsANewDevice() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.home.0 - 0.02, Self.home.1)
+        lane.now += 60
+        #expect(lane.ownTracks("alice/phone", Self.home.0, Self.home.1).events.count == 1, "entered: badge 1")
+        try lane.edit(Self.withoutAlice)
+        lane.now += 60
+        let back = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(back.forgotten == ["alice/phone"])
+        #expect(back.saves["alice/phone"]?.badge == 0, "a new state, decided after the forgetting")
+        #expect(back.saves["alice/phone"]?.fences.contains { $0.fence == "home" } == false)
+        #expect(back.outboxText("geotify/badge/alice/phone") == "0")
+        #expect(back.outboxText("geotify/presence/alice/phone/mall") == "outside", "the shared fence of every device, from its first fix")
+        let firstNew = try #require(back.outbox.firstIndex { $0.topic.contains("alice/phone") && !$0.payload.isEmpty })
+        #expect(back.outbox[..<firstNew].contains { $0.topic == "geotify/state/alice/phone" && $0.payload.isEmpty }, "emptied first")
+        #expect(lane.core.admission.admitted == 1)
+
+        var strict = try LaneFixture(fences: Self.fences) { $0.strictDevices = true }
+        _ = strict.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        try strict.edit(Self.withoutAlice)
+        let refused = strict.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(refused.forgotten == ["alice/phone"])
+        #expect(refused.counters[.errors(.unknownDevice)] == 1)
+        #expect(strict.core.state(of: "alice/phone") == nil)
+    }
+
+    /// After a start the lane has no earlier book of its own: a device the book it was
+    /// made with names, removed before the lane's first look, is forgotten; one whose
+    /// state was loaded though that book did not name it (a device without fences) is
+    /// not.
+    @Test func aDeviceRemovedBeforeTheLanesFirstLookAfterAStartIsForgotten() throws {
+        var before = try LaneFixture(fences: Self.fences)
+        _ = before.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        _ = before.ownTracks("u/1", Self.home.0, Self.home.1)
+        let states = try ["alice/phone", "u/1"].reduce(into: [String: DeviceState]()) { $0[$1] = try #require(before.core.state(of: $1)) }
+        var lane = try LaneFixture(fences: Self.fences, states: states)
+        try lane.edit(Self.withoutAlice)
+        let removed = lane.advance(0.2)
+        #expect(removed.forgotten == ["alice/phone"])
+        #expect(removed.outboxText("geotify/presence/alice/phone/home") == "")
+        #expect(lane.core.state(of: "u/1") != nil)
+    }
+}
