@@ -7,7 +7,8 @@ through the page shows the Peek (clamped radius, warning) and Pop commits it; a 
 preview is refused with the reason; Delete... with Cancel keeps a fence and with Delete
 removes it; the fence file holds what the page did; a change by another client shows,
 fetched from api/fences on the stream's `fences` notice, one fetch at a time (a notice
-during a fetch brings one more after it) and a refused fetch tried again; the Add screen
+during a fetch brings one more after it) and a refused fetch tried again; a refused stream
+opened again after 5 s (on Playwright's clock); the Add screen
 is reachable by keyboard; screenshots at desktop and phone size. Only the backend (console_backends)
 changes between the fixture and the real bridge.
 
@@ -203,6 +204,56 @@ def scenario(browser, backend, screenshots):
     page.screenshot(path=os.path.join(screenshots, "console-phone.png"), full_page=True)
     phone.close()
 
+    stream_refused_then_reopened(browser, backend)
+
+
+def is_event_stream_url(url):
+    return url.split("?", 1)[0].endswith("/api/events")
+
+
+def stream_refused_then_reopened(browser, backend):
+    """A stream the console refuses (429 too_many_unread, 503 too_many_streams) the
+    browser does not reconnect by itself: the page opens it again 5 s later. The page's
+    timers run on Playwright's clock, paused and moved on by hand, so nothing here sleeps
+    and no time passes unseen; the page
+    counts the streams it opens, which a timer that fired has done before `run_for`
+    returns."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, http_credentials=backend.credentials)
+    context.add_init_script("""
+        window.streamsOpened = 0;
+        window.EventSource = class extends window.EventSource {
+          constructor(...parameters) { super(...parameters); window.streamsOpened += 1; }
+        };
+    """)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.clock.install(time=1_700_000_000_000)
+    page.clock.pause_at(1_700_000_001_000)
+    refused = []
+
+    def refuse_first(route):
+        if refused:
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.fulfill(status=429, headers={"Retry-After": "5"}, content_type="application/json",
+                          body='{"ok":false,"error":{"code":"too_many_unread","message":"read what you asked for first"}}')
+
+    page.route(is_event_stream_url, refuse_first)
+    page.goto(backend.url)
+    expect(page.locator("#live")).to_have_text("reconnecting…")
+    assert page.evaluate("window.streamsOpened") == 1
+    page.clock.run_for(4_900)
+    assert page.evaluate("window.streamsOpened") == 1, "the refused stream was opened again before 5 s"
+    page.clock.run_for(200)
+    assert page.evaluate("window.streamsOpened") == 2, "the refused stream was not opened again after 5 s"
+    expect(page.locator("#live")).to_have_text("live")
+    expect(page.locator("#fences")).to_contain_text("home")
+    assert len(refused) == 1, refused
+    assert not errors, f"script errors: {errors}"
+    context.close()
 
 BACKENDS = {"fixture": FixtureBackend, "bridge": BridgeBackend}
 
