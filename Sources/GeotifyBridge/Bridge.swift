@@ -215,11 +215,13 @@ package final class Bridge: Sendable {
         try fences.load()
         if let warning = FenceFileAccess.warning(settings: settings) { logger.warning(warning) }
         var states: [String: DeviceState]
+        let named: Set<String>
         let pending: [StateStore.PendingMessage]
         let pendingCount: Int
         let unacknowledged: Int
         do {
             states = try store.loadDevices()
+            named = try store.namedDevices()
             unacknowledged = try store.unacknowledgedAtStop()
             // At most what the publisher keeps in memory (and one more, so it knows the
             // rest waits in the outbox): a long outage may have left millions.
@@ -272,12 +274,17 @@ package final class Bridge: Sendable {
             presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
             wakeDeliveries: wakeDeliveries, updates: updates)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
-        for (device, state) in states { laneStates[MessageRouter.lane(of: device, among: laneCount)][device] = state }
+        var laneNamed = Array(repeating: Set<String>(), count: laneCount)
+        for (device, state) in states {
+            let lane = MessageRouter.lane(of: device, among: laneCount)
+            laneStates[lane][device] = state
+            if named.contains(device) { laneNamed[lane].insert(device) }
+        }
         let now = scheduler.now
         let lanes = laneStates.enumerated().map { index, states in
             Lane(
                 index: index,
-                core: LaneCore(configuration: configuration, admission: admission, states: states, book: book, now: now),
+                core: LaneCore(configuration: configuration, admission: admission, states: states, named: laneNamed[index], book: book, now: now),
                 environment: environment)
         }
 

@@ -318,13 +318,13 @@ final class Lane: @unchecked Sendable {
     private static func commit(_ commits: [(lane: Lane, commit: Commit)], environment: Environment) {
         let commits = commits.filter { !$0.commit.isEmpty }
         guard !commits.isEmpty else { return }
-        var saves: [(device: String, state: DeviceState)] = []
+        var saves: [(device: String, state: DeviceState, named: Bool)] = []
         var forgotten: [String] = []
         var deliveries: [DeliveryEntry] = []
         var outbox: [OutboxMessage] = []
         for (lane, commit) in commits {
             dispatchPrecondition(condition: .onQueue(lane.queue))
-            saves += commit.saves.map { ($0.key, $0.value) }
+            saves += commit.saves.map { ($0.key, $0.value, lane.core.savesAsNamed($0.key)) }
             forgotten += commit.forgotten
             deliveries += commit.deliveries
             outbox += commit.outbox

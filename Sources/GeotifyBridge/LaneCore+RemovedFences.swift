@@ -1,7 +1,7 @@
 import GeotifyCore
 
 extension LaneCore {
-    /// Once for each book that comes into force (at the lane's next message or tick,
+    /// Once for each book that comes into force (at the lane's next message, tick or sweep,
     /// before anything is decided with it) and once after a start: clears what the
     /// lane's devices say about fences they no longer have (a fence removed from the
     /// file, a shared set removed, a group that lost a set or a device that left a
@@ -20,12 +20,21 @@ extension LaneCore {
     /// all its topics (state, tracker, presence of every fence it was announced with or
     /// its state names, badge), and it leaves every count it was in. Nothing republishes
     /// it after a connection, and the sweep of the next start does not keep its topics.
-    /// A device the file never named keeps its state, as ever.
+    /// A device the file never named keeps its state, as ever (but at a start under
+    /// `strictDevices`, below).
     ///
     /// After a start there is no earlier book: the states loaded name what the devices
     /// were last told, so a fence removed while the bridge was stopped is cleared for
-    /// every device whose state names it; a device is forgotten if the book the lane was
-    /// made with named it (the book changed before the lane's first look).
+    /// every device whose state names it. A device the book does not name is forgotten
+    /// if its state was saved while the file named it (`loadedAsNamed`: removed from the
+    /// file while the bridge was stopped), if the book the lane was made with named it
+    /// (the book changed before the lane's first look), or under `strictDevices` (no
+    /// device the file does not name may have state). A state saved before whether the
+    /// file named the device was recorded counts as never named.
+    ///
+    /// A device the book names whose state was saved as one the file did not name (it
+    /// was added to the file, or its state was saved by an earlier version) is saved
+    /// again, so that its removal while the bridge is stopped is told at the next start.
     ///
     /// The lane is the only one to decide its devices' presence, so every presence it
     /// decided with the earlier book is queued before these removals, and none decided
@@ -38,6 +47,8 @@ extension LaneCore {
         let old = decidedWith
         if let old, old.edition.isSame(as: book.edition) { return }
         decidedWith = book
+        let loadedAsNamed = self.loadedAsNamed
+        self.loadedAsNamed = []
         guard devices.count > 0 else { return }
         // The fences gone from an earlier `DeviceFences` to a new one that were announced:
         // every device the file does not name has the same two, so they are worked out once.
@@ -46,15 +57,23 @@ extension LaneCore {
         for (device, index) in devices.slotsByDevice {
             let fences = book.deviceFences(of: device)
             let before = old?.deviceFences(of: device)
+            if book.knows(device), !(old?.knows(device) ?? loadedAsNamed.contains(device)) {
+                effects.saves[device] = withRecord(at: index) { record in
+                    record.unsavedFix = false
+                    return record.state
+                }
+            }
             if let before, before === fences { continue }
             changed.append((device, index, before, fences))
         }
         let limit = configuration.announceLimit
         var left: [String] = []
         for (device, index, before, fences) in changed.sorted(by: { $0.device < $1.device }) {
-            // Named by the book before (after a start, by the book the lane was made
-            // with, which `admitted` still tells), and no longer.
-            if !book.knows(device), old?.knows(device) ?? !withRecord(at: index, { $0.admitted }) {
+            // Named by the book before (after a start: when its state was saved, or by
+            // the book the lane was made with, which `admitted` still tells), and no
+            // longer.
+            if !book.knows(device),
+               old?.knows(device) ?? (configuration.strictDevices || loadedAsNamed.contains(device) || !withRecord(at: index, { $0.admitted })) {
                 forget(device, announced: before?.announced(limit: limit) ?? [], before: before, book: book, into: &effects)
                 left.append(device)
                 continue
@@ -94,7 +113,7 @@ extension LaneCore {
         if !left.isEmpty {
             effects.log(
                 .info, at: configuration.logLevel,
-                "forgot \(left.count) device\(left.count == 1 ? "" : "s") the fence file no longer names (\(left.prefix(5).joined(separator: ", "))\(left.count > 5 ? ", ..." : "")): their state and retained topics")
+                "forgot \(left.count) device\(left.count == 1 ? "" : "s") the fence file does not name (\(left.prefix(5).joined(separator: ", "))\(left.count > 5 ? ", ..." : "")): their state and retained topics")
         }
     }
 

@@ -7,8 +7,13 @@ extension LaneCore {
     /// retained message each, in the outbox after everything the lane decided before, so
     /// no clear overtakes a presence published meanwhile and none follows one it should
     /// not (a device that sent its first position during the collection has state by
-    /// now, a fence added since is in `book`). Counted in `sweepCleared`.
+    /// now, a fence added since is in `book`). Counted in `sweepCleared`. A new book is
+    /// first looked at for removed fences (`leaveRemovedFences`), so a device the start
+    /// forgets (removed from the file while the bridge was stopped) has no state the
+    /// sweep would keep its topics for, even when the sweep comes before the lane's
+    /// first tick.
     mutating func clearStale(_ found: [RetainedTopic], sweep: RetainedSweep, book: FenceBook, into effects: inout LaneEffects) {
+        leaveRemovedFences(book: book, into: &effects)
         let clears = sweep.clearances(of: found, book: book, holdsState: { devices.slot(of: $0) != nil })
         guard !clears.isEmpty else { return }
         effects.outbox += clears

@@ -62,11 +62,20 @@ package struct LaneCore: Sendable {
     /// until the states loaded are checked against the book in force
     /// (`leaveRemovedFences`).
     var decidedWith: FenceBook?
+    /// The devices of the states loaded at start whose state was saved while the fence
+    /// file named them (`StateStore.namedDevices`), until the lane's first look
+    /// (`leaveRemovedFences`).
+    var loadedAsNamed: Set<String>
 
-    /// A core for the devices of `states` (as loaded at start), with the fences of `book`.
-    package init(configuration: LaneConfiguration, admission: DeviceAdmission, states: [String: DeviceState], book: FenceBook, now: Double) {
+    /// A core for the devices of `states` (as loaded at start; those of `named` saved
+    /// while the fence file named them), with the fences of `book`.
+    package init(
+        configuration: LaneConfiguration, admission: DeviceAdmission, states: [String: DeviceState], named: Set<String> = [],
+        book: FenceBook, now: Double
+    ) {
         self.configuration = configuration
         self.admission = admission
+        loadedAsNamed = named
         previews = PreviewBook(
             timeout: configuration.previewTimeout, perDevice: configuration.previewsPerDevice,
             total: configuration.previewsPerLane)
@@ -688,6 +697,15 @@ package struct LaneCore: Sendable {
     /// The state of `device`, if it has one here.
     package func state(of device: String) -> DeviceState? {
         devices[device]?.state
+    }
+
+    /// Whether a state of `device` saved now is saved as that of a device the fence file
+    /// names (`StateStore.namedDevices`): whether the book the lane last decided with
+    /// names it (before the lane's first look after a start, whether its loaded state
+    /// was saved so). A device such a state was saved for is forgotten at a start whose
+    /// book no longer names it (`leaveRemovedFences`).
+    package func savesAsNamed(_ device: String) -> Bool {
+        decidedWith?.knows(device) ?? loadedAsNamed.contains(device)
     }
 
     /// When the next timer of any device here is due, nil when none waits.

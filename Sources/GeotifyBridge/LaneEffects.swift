@@ -6,7 +6,8 @@ import GeotifyStore
 /// writes, log lines and counter increments. The lane core only ever adds to it.
 package struct LaneEffects: Sendable {
     /// States a restart needs, by device: committed together with `outbox` in one
-    /// transaction, before anything of `outbox` is published.
+    /// transaction, before anything of `outbox` is published, each with whether the
+    /// fence file names the device (`LaneCore.savesAsNamed`).
     package var saves: [String: DeviceState] = [:]
     /// Devices whose state is forgotten (evicted, or no longer named by the fence file),
     /// deleted in the same transaction, before `saves` are written: a device's state in

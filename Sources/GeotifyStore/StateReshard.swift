@@ -11,7 +11,9 @@ import GeotifyCore
 /// revisions itself. So a moved device's revision is translated into its new store's
 /// numbering (`translate`): the shared fences it had seen stay seen, those it had not
 /// stay new to it, and its own fences' revisions, which only it uses, are rewritten to
-/// fit.
+/// fit. It keeps whether the fence file named the device when it was saved
+/// (`StateStore.namedDevices`): a move is no removal, and the new owner tells a device
+/// removed from the file while the instances were stopped as the old one would.
 ///
 /// Stores are written before they are emptied, so a reshard interrupted halfway can be
 /// run again: a device found in two stores is taken from its old owner. Messages a
@@ -75,11 +77,13 @@ package enum StateReshard {
         defer { withExtendedLifetime(locks) {} }
         var stores: [StateStore] = []
         var states: [[String: DeviceState]] = []
+        var named: [Set<String>] = []
         var revisions: [Revisions] = []
         for directory in directories {
             let store = try StateStore(directory: directory)
             stores.append(store)
             states.append(try store.loadDevices())
+            named.append(try store.namedDevices())
             let loaded = try store.loadRevisions()
             revisions.append(Revisions(known: loaded.known, current: loaded.current))
         }
@@ -101,7 +105,7 @@ package enum StateReshard {
                 if owners[device] == nil || index == previous { owners[device] = index }
             }
         }
-        var arriving = Array(repeating: [(device: String, state: DeviceState)](), count: to)
+        var arriving = Array(repeating: [(device: String, state: DeviceState, named: Bool)](), count: to)
         var ownRevisions = Array(repeating: [String: [String: Int]](), count: to)
         var targets = (0..<to).map { index in index < from ? revisions[index] : sharedOnly(revisions[0]) }
         var leaving = Array(repeating: [String](), count: stores.count)
@@ -114,7 +118,7 @@ package enum StateReshard {
                 continue
             }
             let moved = translate(state, device: device, from: revisions[source], to: targets[target])
-            arriving[target].append((device, moved.state))
+            arriving[target].append((device, moved.state, named[source].contains(device)))
             ownRevisions[target][device] = moved.own
             targets[target].current = max(targets[target].current, moved.current)
             report.moved += 1

@@ -83,8 +83,21 @@ public final class StateStore: Sendable {
         try database.withLock { connection throws(StoreError) in try connection.loadDevices() }
     }
 
+    /// The devices whose state was last saved while the fence file in force named them
+    /// (`save`): what tells a device removed from the file while the bridge was stopped
+    /// from one the file never named. A state saved before this was recorded (by an
+    /// earlier version) counts as never named.
+    package func namedDevices() throws(StoreError) -> Set<String> {
+        try database.withLock { connection throws(StoreError) in
+            var named: Set<String> = []
+            try connection.database.prepare("SELECT id FROM device WHERE named = 1").query { row in named.insert(row.text(0)) }
+            return named
+        }
+    }
+
     /// Deletes the states of `forgetting`, then commits those of `devices` (a device in
-    /// both keeps its new state), appends `outbox`, queues `deliveries` (queued at `now`)
+    /// both keeps its new state), each with whether the fence file in force names the
+    /// device (`namedDevices`), appends `outbox`, queues `deliveries` (queued at `now`)
     /// for their targets and records `notes` (numbers by key, read back with `note(_:)`:
     /// what a reshard keeps of its progress), in one transaction; returns the outbox row
     /// ids, in order. `then` runs with the new ids after the commit and before any other
@@ -93,7 +106,7 @@ public final class StateStore: Sendable {
     /// store (that would stop the process).
     @discardableResult
     package func save(
-        devices: [(device: String, state: DeviceState)], forgetting: [String] = [], outbox: [OutboxMessage],
+        devices: [(device: String, state: DeviceState, named: Bool)], forgetting: [String] = [], outbox: [OutboxMessage],
         deliveries: [DeliveryEntry] = [], now: Double = 0, recording notes: [String: Int64] = [:],
         then: ([Int64]) -> Void = { _ in }
     ) throws(StoreError) -> [Int64] {
@@ -247,7 +260,7 @@ private final class Connection {
             PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
             CREATE TABLE IF NOT EXISTS device (
                 id TEXT PRIMARY KEY, badge INTEGER NOT NULL, revision INTEGER,
-                lat REAL, lon REAL, acc REAL, tst REAL, fences TEXT NOT NULL
+                lat REAL, lon REAL, acc REAL, tst REAL, fences TEXT NOT NULL, named INTEGER
             ) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS fence_revision (
                 device TEXT NOT NULL, fence TEXT NOT NULL, revision INTEGER NOT NULL,
@@ -258,8 +271,12 @@ private final class Connection {
                 first INTEGER PRIMARY KEY, count INTEGER NOT NULL, messages BLOB NOT NULL
             );
             """)
+        // An earlier version's table has no `named`: its rows get NULL, never named.
+        var columns: Set<String> = []
+        try database.prepare("SELECT name FROM pragma_table_info('device')").query { row in columns.insert(row.text(0)) }
+        if !columns.contains("named") { try database.execute("ALTER TABLE device ADD COLUMN named INTEGER") }
         upsertDevice = try database.prepare(
-            "INSERT OR REPLACE INTO device (id, badge, revision, lat, lon, acc, tst, fences) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            "INSERT OR REPLACE INTO device (id, badge, revision, lat, lon, acc, tst, fences, named) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
         deleteDevice = try database.prepare("DELETE FROM device WHERE id = ?")
         insertBatch = try database.prepare("INSERT INTO outbox_batch (first, count, messages) VALUES (?, ?, ?)")
         selectPending = try database.prepare("""
@@ -352,7 +369,7 @@ private final class Connection {
     }
 
     func save(
-        devices: [(device: String, state: DeviceState)], forgetting: [String], outbox: [OutboxMessage],
+        devices: [(device: String, state: DeviceState, named: Bool)], forgetting: [String], outbox: [OutboxMessage],
         deliveries: [DeliveryEntry], now: Double, notes: [String: Int64]
     ) throws(StoreError) -> [Int64] {
         let (afterLast, overflow) = nextMessage.addingReportingOverflow(Int64(outbox.count))
@@ -365,7 +382,7 @@ private final class Connection {
                 try database.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run([.text("note:" + key), .integer(value)])
             }
             if !deliveries.isEmpty { try deliveryLog.enqueue(deliveries, at: now) }
-            for (device, state) in devices {
+            for (device, state, named) in devices {
                 let fix = state.lastFix
                 try upsertDevice.run([
                     .text(device), .integer(Int64(state.badge)), state.revision.map { .integer(Int64($0)) } ?? .null,
@@ -373,7 +390,7 @@ private final class Connection {
                     fix.map { .real($0.coordinate.longitude) } ?? .null,
                     fix?.accuracy.map { .real($0) } ?? .null,
                     fix.map { .real($0.timestamp) } ?? .null,
-                    .text(Connection.encodeFences(state.fences)),
+                    .text(Connection.encodeFences(state.fences)), .integer(named ? 1 : 0),
                 ])
             }
             var start = outbox.startIndex

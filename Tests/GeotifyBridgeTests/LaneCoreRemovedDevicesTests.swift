@@ -3,9 +3,10 @@ import Testing
 import GeotifyCore
 import GeotifyStore
 
-/// What a lane does with a device the fence file stops naming while the bridge runs,
-/// through the pure core: it forgets it (`LaneCore.forget`), so its last values are not
-/// published again after a connection; a device the file never named keeps its state.
+/// What a lane does with a device the fence file stops naming, while the bridge runs or
+/// while it is stopped, through the pure core: it forgets it (`LaneCore.forget`), so its
+/// last values are not published again after a connection; a device the file never named
+/// keeps its state.
 @Suite("Lane core: removed devices")
 struct LaneCoreRemovedDevicesTests {
     /// Alice and Bob with a home fence each, in a group with a shared fence, and a shared
@@ -147,5 +148,112 @@ struct LaneCoreRemovedDevicesTests {
         #expect(removed.forgotten == ["alice/phone"])
         #expect(removed.outboxText("geotify/presence/alice/phone/home") == "")
         #expect(lane.core.state(of: "u/1") != nil)
+    }
+
+    /// The states a stopped bridge left of Alice inside the mall (the shared fence of
+    /// every device), Bob at home and `u/1`, a device the file does not name, at home.
+    static func statesLeftAtAStop() throws -> [String: DeviceState] {
+        var before = try LaneFixture(fences: Self.fences)
+        _ = before.ownTracks("alice/phone", Self.mall.0, Self.mall.1)
+        _ = before.ownTracks("bob/phone", Self.home.0, Self.home.1)
+        _ = before.ownTracks("u/1", Self.home.0, Self.home.1)
+        #expect(before.core.savesAsNamed("alice/phone") && !before.core.savesAsNamed("u/1"))
+        return try ["alice/phone", "bob/phone", "u/1"].reduce(into: [String: DeviceState]()) { $0[$1] = try #require(before.core.state(of: $1)) }
+    }
+
+    /// The bug: a device removed from the file while the bridge was stopped was loaded
+    /// at the next start as one the file never named, so every connection published its
+    /// last values again and the start's sweep kept its topics. Its state now says the
+    /// file named it when it was saved, so the lane's first look forgets it as it would
+    /// a removal while running: its topics emptied in the commit that deletes its state,
+    /// its counts left, one line logged, nothing of it after a connection. `u/1`, never
+    /// named, keeps its state.
+    @Test func aDeviceRemovedWhileTheBridgeWasStoppedIsForgottenAtTheStart() throws {
+        var lane = try LaneFixture(fences: Self.withoutAlice, states: try Self.statesLeftAtAStop(), named: ["alice/phone", "bob/phone"])
+        #expect(lane.core.admission.admitted == 2, "loaded without fences: Alice and u/1")
+        let start = lane.advance(0.2)
+        #expect(start.forgotten == ["alice/phone"])
+        #expect(start.saves["alice/phone"] == nil)
+        #expect(lane.core.state(of: "alice/phone") == nil)
+        #expect(start.events.isEmpty, "no notification: she did not move")
+        #expect(start.occupancy == [OccupancyChange(owner: SharedFences.everyDevice, fence: "mall", device: "alice/phone", inside: false)])
+        let emptied = Self.alices(start.outbox)
+        #expect(Set(emptied.map(\.topic)).isSuperset(of: [
+            "geotify/state/alice/phone", "geotify/tracker/alice/phone", "geotify/badge/alice/phone", "geotify/presence/alice/phone/mall",
+        ]))
+        #expect(emptied.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 }, "in the outbox, committed with the deletion")
+        #expect(start.log.map(\.message).filter { $0.hasPrefix("forgot") } == [
+            "forgot 1 device the fence file does not name (alice/phone): their state and retained topics",
+        ])
+        #expect(lane.core.admission.admitted == 1, "u/1 alone")
+        #expect(lane.core.state(of: "u/1") != nil)
+
+        lane.core.republishAll()
+        let republished = lane.advance(0.2).direct
+        #expect(Self.alices(republished).isEmpty, "nothing of Alice again: \(Self.alices(republished).map(\.topic))")
+        #expect(republished.contains { $0.topic == "geotify/state/bob/phone" })
+        #expect(republished.contains { $0.topic == "geotify/state/u/1" })
+    }
+
+    /// The start's sweep of retained topics clears every topic the broker still holds of
+    /// a device removed while the bridge was stopped (the presence of each fence it was
+    /// announced with too, of which its state keeps no entry), also when it comes before
+    /// the lane's first tick: the lane has forgotten the device by then.
+    @Test func theStartsSweepClearsEveryTopicOfADeviceRemovedWhileTheBridgeWasStopped() throws {
+        var lane = try LaneFixture(fences: Self.withoutAlice, states: try Self.statesLeftAtAStop(), named: ["alice/phone", "bob/phone"])
+        let sweep = RetainedSweepTests.sweep(homeAssistant: false)
+        let found = RetainedSweepTests.retained(for: try RetainedSweepTests.book(Self.fences))
+            .compactMap { sweep.read(topic: $0.topic, payload: $0.payload) }
+            .filter { $0.laneDevice != nil }
+        let alices = Set(found.map(\.topic).filter { $0.hasSuffix("/alice/phone") || $0.contains("/alice/phone/") })
+        #expect(alices.count == 6, "state, tracker, badge, home, mall, school: \(alices.sorted())")
+        var effects = LaneEffects()
+        lane.core.clearStale(found, sweep: sweep, book: lane.book, into: &effects)
+        #expect(effects.forgotten == ["alice/phone"])
+        let emptied = Set(Self.alices(effects.outbox).filter(\.payload.isEmpty).map(\.topic))
+        #expect(emptied == alices)
+        #expect(!effects.outbox.contains { $0.topic.contains("bob/phone") }, "Bob's are live")
+    }
+
+    /// A state saved before whether the file named the device was recorded (by an
+    /// earlier version) counts as that of a device never named: Alice, removed while the
+    /// bridge was stopped, is kept as before, and republished after a connection.
+    @Test func aStateSavedWithoutTheRecordCountsAsNeverNamed() throws {
+        var lane = try LaneFixture(fences: Self.withoutAlice, states: try Self.statesLeftAtAStop())
+        #expect(lane.advance(0.2).forgotten.isEmpty)
+        #expect(lane.core.state(of: "alice/phone") != nil)
+        lane.core.republishAll()
+        #expect(lane.advance(0.2).direct.contains { $0.topic == "geotify/state/alice/phone" })
+    }
+
+    /// Under `strictDevices` no device the file does not name may have state: a start
+    /// forgets every one loaded, whatever its state says (`u/1`, never named, and Alice
+    /// with a state saved without the record).
+    @Test func underStrictDevicesAStartForgetsEveryDeviceTheFileDoesNotName() throws {
+        var lane = try LaneFixture(fences: Self.withoutAlice, settings: { $0.strictDevices = true }, states: try Self.statesLeftAtAStop())
+        #expect(lane.advance(0.2).forgotten == ["alice/phone", "u/1"])
+        #expect(lane.core.deviceCount == 1)
+        #expect(lane.core.admission.admitted == 0)
+        lane.core.republishAll()
+        #expect(lane.advance(0.2).direct.allSatisfy { $0.topic.contains("bob/phone") })
+    }
+
+    /// A device the file names whose state was saved as one it did not name (a state
+    /// of an earlier version, or a device added to the file) is saved again at the lane's
+    /// first look, so a removal while the bridge is next stopped is told; and so is a
+    /// device the file comes to name while the bridge runs. Saves follow the book the
+    /// lane decided with (before its first look, the record loaded).
+    @Test func aDeviceTheFileComesToNameIsSavedAsNamed() throws {
+        let states = try Self.statesLeftAtAStop()
+        var lane = try LaneFixture(fences: Self.fences, states: states, named: ["bob/phone"])
+        #expect(lane.core.savesAsNamed("bob/phone") && !lane.core.savesAsNamed("alice/phone"))
+        let start = lane.advance(0.2)
+        #expect(start.saves == ["alice/phone": states["alice/phone"]], "Bob's was saved so already; u/1 is not named")
+        #expect(lane.core.savesAsNamed("alice/phone") && !lane.core.savesAsNamed("u/1"))
+        #expect(lane.advance(0.2).saves.isEmpty, "once")
+
+        try lane.edit(Self.fences.replacingOccurrences(of: #"["alice/phone", "bob/phone"]"#, with: #"["alice/phone", "bob/phone", "u/1"]"#))
+        #expect(lane.advance(0.2).saves["u/1"] == states["u/1"])
+        #expect(lane.core.savesAsNamed("u/1"))
     }
 }

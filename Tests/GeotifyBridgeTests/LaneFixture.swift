@@ -15,21 +15,27 @@ struct LaneFixture {
     /// The clock: each message arrives at `now`; `advance` moves it and ticks the core.
     var now: Double = 1_700_000_000
 
-    /// A fixture for the fence file `fences` (JSON) and `settings`.
-    init(fences: String, settings configure: (inout Settings) -> Void = { _ in }, states: [String: DeviceState] = [:]) throws {
+    /// A fixture for the fence file `fences` (JSON) and `settings`, with the devices of
+    /// `states` loaded as at a start (those of `named` saved while the file named them).
+    init(
+        fences: String, settings configure: (inout Settings) -> Void = { _ in }, states: [String: DeviceState] = [:],
+        named: Set<String> = []
+    ) throws {
         var settings = Settings()
         settings.lanes = 1
         settings.homeAssistantEnabled = false
         configure(&settings)
         self.settings = settings
-        book = try LaneFixture.parse(fences, settings: settings).revised(knownRevisions: [:], currentRevision: 0)
+        let book = try LaneFixture.parse(fences, settings: settings).revised(knownRevisions: [:], currentRevision: 0)
+        self.book = book
         var configuration = LaneConfiguration(settings: settings)
         let tokens = Counter()
         configuration.makeToken = { tokens.next() }
         core = LaneCore(
             configuration: configuration,
-            admission: DeviceAdmission(maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner),
-            states: states, book: book, now: now)
+            admission: DeviceAdmission(
+                maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner, devices: states.keys.filter { !book.knows($0) }),
+            states: states, named: named, book: book, now: now)
     }
 
     /// Hands the core one OwnTracks position of `device` and returns what followed.

@@ -82,6 +82,41 @@ struct RetainedSweepBridgeTests {
         #expect(bridge.counters.value(.messagesUnrouted) == 0, "no message of the sweep's was routed as input")
     }
 
+    /// A device removed from the fence file while the bridge was stopped: its state was
+    /// saved while the file named it, so the start forgets it, and its retained topics
+    /// are empty and stay so through the connections that follow, while `zz/1`, which the
+    /// file never named, keeps its last values. Its state used to be loaded as that of a
+    /// device without fences, published again at each connection and kept by the sweep.
+    @Test func aDeviceRemovedWhileTheBridgeWasStoppedIsNotRetainedAgain() throws {
+        let harness = try BridgeHarness { $0.lanes = 1 }
+        try harness.ownTracks("alice/phone", 52.52, 13.405, tst: 3_500)
+        try harness.ownTracks("zz/1", 52.52, 13.405, tst: 3_500)
+        for device in ["alice/phone", "zz/1"] {
+            #expect(harness.observer.waitForMessage(on: "geotify/state/\(device)", where: { !$0.payload.isEmpty }) != nil, "\(device)'s state")
+        }
+        harness.stopBridge()
+        let vanOnly = BridgeHarness.fences.replacingOccurrences(
+            of: #"(?s)"alice/phone": \[.*?\],\s*"van/7""#, with: #""van/7""#, options: .regularExpression)
+        try vanOnly.write(to: harness.fencesURL, atomically: true, encoding: .utf8)
+        for start in 1...2 {
+            let seen = harness.observer.messages.count
+            try harness.startBridge()
+            // zz/1 is republished after the connection, in the tick that would have
+            // republished Alice before it (one lane, devices in identifier order).
+            #expect(waitUntil { harness.observer.messages.dropFirst(seen).contains { $0.topic == "geotify/state/zz/1" && !$0.payload.isEmpty } })
+            let alices = harness.observer.messages.dropFirst(seen).filter { $0.topic.hasSuffix("/alice/phone") || $0.topic.contains("/alice/phone/") }
+            #expect(alices.allSatisfy { $0.payload.isEmpty }, "start \(start): nothing of Alice but empty messages: \(alices.map(\.topic))")
+            // The presence of a fence Alice was announced with but her state keeps no entry
+            // of (outside `office`) is the sweep's to clear, once it has read the topics.
+            #expect(waitUntil { Self.retained(at: harness.broker.port).keys.allSatisfy { !$0.contains("alice/phone") } },
+                    "start \(start): \(Self.retained(at: harness.broker.port).keys.sorted())")
+            #expect(Self.retained(at: harness.broker.port)["geotify/state/zz/1"]?.isEmpty == false)
+            harness.stopBridge()
+            #expect(try StateStore(directory: harness.stateDirectory).loadDevices().keys.sorted() == ["zz/1"])
+        }
+        #expect(harness.logLines.all.filter { $0.contains("forgot 1 device the fence file does not name (alice/phone)") }.count == 1)
+    }
+
     /// Every retained message under `geotify/#` and `homeassistant/#` a new subscriber is
     /// given: what the broker sends before a message the subscriber publishes afterwards.
     static func retained(at port: Int) -> [String: [UInt8]] {

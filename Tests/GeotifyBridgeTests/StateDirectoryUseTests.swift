@@ -36,7 +36,7 @@ struct StateDirectoryUseTests {
         do {
             let store = try StateStore(directory: harness.stateDirectory)
             let inside = DeviceState(fences: [FenceState(fence: "plaza", since: 1)])
-            try store.save(devices: [("a/phone", inside), ("c/phone", inside)], outbox: [])
+            try store.save(devices: [("a/phone", inside, true), ("c/phone", inside, true)], outbox: [])
         }
         try harness.startBridge()
         #expect(harness.observer.waitForMessage(on: "geotify/shard/0/occupancy/shared/plaza")?.text == "1")

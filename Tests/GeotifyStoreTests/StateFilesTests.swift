@@ -37,11 +37,11 @@ struct StateFilesTests {
         let fix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 5, timestamp: 1_700_000_000)
         do {
             let store = try StateStore(directory: live.path)
-            try store.save(devices: (0..<300).map { ("device/\($0)", DeviceState(badge: $0, lastFix: nil, revision: 1, fences: [])) }, outbox: [])
+            try store.save(devices: (0..<300).map { ("device/\($0)", DeviceState(badge: $0, lastFix: nil, revision: 1, fences: []), false) }, outbox: [])
         }
         let store = try StateStore(directory: live.path)
         try store.save(
-            devices: [("alice/phone", DeviceState(badge: 2, lastFix: fix, revision: 1, fences: []))],
+            devices: [("alice/phone", DeviceState(badge: 2, lastFix: fix, revision: 1, fences: []), true)],
             outbox: [OutboxMessage(topic: "geotify/event/alice/phone", payload: Array("{}".utf8), qos: 1, retain: false)])
         for suffix in ["", "-wal", "-shm"] {
             try FileManager.default.copyItem(atPath: live.file(StateFiles.databaseName) + suffix, toPath: database + suffix)

@@ -67,6 +67,25 @@ struct StateReshardTests {
         #expect(notes.isEmpty, "the record of the move is gone once the move is complete")
     }
 
+    /// A moved state keeps whether the fence file named its device when it was saved: a
+    /// move is no removal, and the new owner tells a device removed while the instances
+    /// were stopped from one never named as the old one would.
+    @Test func aMovedStateKeepsWhetherTheFileNamedItsDevice() throws {
+        let places = [TemporaryDirectory(), TemporaryDirectory()]
+        let devices = (0..<8).map { "u/\($0)" }
+        let named = Set(devices.prefix(4))
+        do {
+            let old = try StateStore(directory: places[0].path)
+            try old.save(devices: devices.map { ($0, DeviceState(badge: 1), named.contains($0)) }, outbox: [])
+            _ = try StateStore(directory: places[1].path)
+        }
+        let report = try StateReshard.run(directories: places.map(\.path), from: 1, to: 2)
+        #expect(report.moved > 0 && report.kept > 0)
+        let stores = try places.map { try StateStore(directory: $0.path) }
+        #expect(try stores[0].namedDevices().union(try stores[1].namedDevices()) == named)
+        #expect(try stores[1].namedDevices() == named.filter { ShardAssignment.shard(of: $0, among: 2) == 1 })
+    }
+
     /// A reshard takes every directory's lock: it refuses a directory a bridge uses.
     @Test func aReshardRefusesADirectoryInUse() throws {
         let places = [TemporaryDirectory(), TemporaryDirectory()]

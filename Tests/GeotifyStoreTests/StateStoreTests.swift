@@ -18,12 +18,53 @@ struct StateStoreTests {
         let noFix = DeviceState(badge: 0, lastFix: nil, revision: nil, fences: [])
         do {
             let store = try StateStore(directory: directory.path)
-            try store.save(devices: [("alice/phone", state), ("van/7", noFix)], outbox: [])
+            try store.save(devices: [("alice/phone", state, true), ("van/7", noFix, false)], outbox: [])
         }
         let reopened = try StateStore(directory: directory.path)
         let devices = try reopened.loadDevices()
         #expect(devices["alice/phone"] == state)
         #expect(devices["van/7"] == noFix)
+        #expect(try reopened.namedDevices() == ["alice/phone"])
+    }
+
+    /// Whether the fence file named a device is saved with each of its states, the last
+    /// one saved counting: what tells a device removed from the file while the bridge was
+    /// stopped from one the file never named. A forgotten device is in neither.
+    @Test func whetherTheFileNamedADeviceIsSavedWithItsState() throws {
+        do {
+            let store = try StateStore(directory: directory.path)
+            try store.save(devices: [("a/1", DeviceState(), true), ("b/1", DeviceState(), false), ("c/1", DeviceState(), true)], outbox: [])
+            try store.save(devices: [("a/1", DeviceState(badge: 1), false), ("b/1", DeviceState(badge: 1), true)], forgetting: ["c/1"], outbox: [])
+        }
+        let reopened = try StateStore(directory: directory.path)
+        #expect(try reopened.namedDevices() == ["b/1"])
+        #expect(try reopened.loadDevices().keys.sorted() == ["a/1", "b/1"])
+    }
+
+    /// A state database of an earlier version has no record of whether the file named a
+    /// device. Opened now, its table gains one in place: its states load as before and
+    /// count as never named, and states saved now record it.
+    @Test func anEarlierVersionsDeviceTableOpensAndItsDevicesCountAsNeverNamed() throws {
+        do {
+            let database = try Database(path: directory.file("state.sqlite"))
+            try database.execute("""
+                CREATE TABLE device (
+                    id TEXT PRIMARY KEY, badge INTEGER NOT NULL, revision INTEGER,
+                    lat REAL, lon REAL, acc REAL, tst REAL, fences TEXT NOT NULL
+                ) WITHOUT ROWID;
+                INSERT INTO device (id, badge, revision, lat, lon, acc, tst, fences)
+                    VALUES ('alice/phone', 2, 3, 52.52, 13.405, 5, 1700000000, '[{"fence":"home","inside":true,"since":1699999000}]');
+                """)
+        }
+        let store = try StateStore(directory: directory.path)
+        let alice = try #require(try store.loadDevices()["alice/phone"])
+        #expect(alice.badge == 2 && alice.revision == 3 && alice.lastFix?.accuracy == 5)
+        #expect(alice.fences == [FenceState(fence: "home", since: 1_699_999_000)])
+        #expect(try store.namedDevices().isEmpty)
+        try store.save(devices: [("bob/phone", DeviceState(), true)], outbox: [])
+        let reopened = try StateStore(directory: directory.path)
+        #expect(try reopened.namedDevices() == ["bob/phone"])
+        #expect(try reopened.loadDevices().keys.sorted() == ["alice/phone", "bob/phone"])
     }
 
     /// A device the bridge forgets (an idle device making room) is deleted in the same
@@ -32,8 +73,8 @@ struct StateStoreTests {
         let state = DeviceState(badge: 2)
         do {
             let store = try StateStore(directory: directory.path)
-            try store.save(devices: [("a/1", state), ("b/1", state)], outbox: [])
-            try store.save(devices: [("c/1", state)], forgetting: ["a/1"], outbox: [])
+            try store.save(devices: [("a/1", state, false), ("b/1", state, false)], outbox: [])
+            try store.save(devices: [("c/1", state, false)], forgetting: ["a/1"], outbox: [])
         }
         #expect(try StateStore(directory: directory.path).loadDevices().keys.sorted() == ["b/1", "c/1"])
     }
@@ -43,7 +84,7 @@ struct StateStoreTests {
     @Test func aCommitsDeliveriesAreQueued() throws {
         let store = try StateStore(directory: directory.path)
         let entry = DeliveryEntry(target: "hook", device: "alice/phone", eventID: "e1", payload: Array(#"{"id":"e1"}"#.utf8))
-        try store.save(devices: [("alice/phone", DeviceState(badge: 1))], outbox: [], deliveries: [entry], now: 100)
+        try store.save(devices: [("alice/phone", DeviceState(badge: 1), false)], outbox: [], deliveries: [entry], now: 100)
         let heads = try DeliveryQueue(path: store.path).heads()
         #expect(heads.map(\.entry) == [entry])
         #expect(heads.first?.queued == 100)
