@@ -66,6 +66,11 @@ extension LaneCore {
             if let existing = devices[device] {
                 record = existing
             } else {
+                // Under `strictDevices` no device the file does not name has state, as
+                // for its positions (`commandDevices` may let such a device command).
+                if configuration.strictDevices && !book.knows(device) {
+                    throw InputError(.unknownDevice, "the device \"\(device)\" has no fences (strictDevices is on)")
+                }
                 if let refusal = admit(device, book: book, now: now, into: &effects) { throw refusal.error }
                 record = DeviceRecord(state: DeviceState(), lastSeen: now, admitted: !book.knows(device))
             }

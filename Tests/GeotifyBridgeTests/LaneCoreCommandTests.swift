@@ -245,6 +245,22 @@ struct LaneCoreCommandTests {
         #expect(reset.reply("alice/phone")?["badge"] as? Int == 0)
     }
 
+    /// Under `strictDevices` a device the file does not name has no state, also when
+    /// `commandDevices` lets it command: its badge reset is refused as its positions are,
+    /// and makes no state (which the next start would forget).
+    @Test func underStrictDevicesABadgeResetMakesNoStateForADeviceTheFileDoesNotName() throws {
+        var strict = try LaneFixture(fences: Self.fences) { $0.strictDevices = true; $0.commandDevices = ["#"] }
+        let refused = strict.command("mallory/phone", #"{"action":"resetBadge"}"#)
+        #expect(code(refused.reply("mallory/phone")) == "unknown_device")
+        #expect(refused.saves.isEmpty && refused.outboxTopics.isEmpty)
+        #expect(strict.core.state(of: "mallory/phone") == nil)
+        let named = strict.command("bob/phone", #"{"action":"resetBadge"}"#)
+        #expect(named.reply("bob/phone")?["ok"] as? Bool == true && named.saves["bob/phone"]?.badge == 0)
+        var lax = try LaneFixture(fences: Self.fences) { $0.commandDevices = ["#"] }
+        let made = lax.command("mallory/phone", #"{"action":"resetBadge"}"#)
+        #expect(made.reply("mallory/phone")?["ok"] as? Bool == true && made.saves["mallory/phone"]?.badge == 0)
+    }
+
     @Test func whoMayCommand() throws {
         var off = try LaneFixture(fences: Self.fences) { $0.commandsEnabled = false }
         #expect(code(off.command("alice/phone", #"{"action":"list"}"#).reply("alice/phone")) == "not_allowed")
