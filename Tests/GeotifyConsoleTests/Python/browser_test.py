@@ -56,6 +56,20 @@ def edit_note(backend, fence, note, device="alice/phone"):
     assert status == 200, (status, body)
 
 
+def refusing_first(refused, retry_after):
+    """A route handler that answers the first request as the console refuses one
+    (429 too_many_unread with `Retry-After`), noting its URL in `refused`, and lets the
+    others through."""
+    def handle(route):
+        if refused:
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.fulfill(status=429, headers={"Retry-After": str(retry_after)}, content_type="application/json",
+                          body='{"ok":false,"error":{"code":"too_many_unread","message":"read what you asked for first"}}')
+    return handle
+
+
 def launch(playwright):
     arguments = ["--no-sandbox"] if os.geteuid() == 0 else []
     return playwright.chromium.launch(executable_path=CHROMIUM, args=arguments)
@@ -172,15 +186,7 @@ def scenario(browser, backend, screenshots):
     # A refused fetch (429 too_many_unread) is tried again after its Retry-After. (The
     # note goes back to the one the phone's screenshot shows.)
     refused = []
-
-    def refuse_once(route):
-        if refused:
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.fulfill(status=429, headers={"Retry-After": "1"}, content_type="application/json",
-                          body='{"ok":false,"error":{"code":"too_many_unread","message":"read what you asked for first"}}')
-
+    refuse_once = refusing_first(refused, retry_after=1)
     page.route(is_fence_list_url, refuse_once)
     edit_note(backend, "park", "meanwhile")
     expect(park).to_contain_text("meanwhile")
@@ -232,16 +238,7 @@ def stream_refused_then_reopened(browser, backend):
     page.clock.install(time=1_700_000_000_000)
     page.clock.pause_at(1_700_000_001_000)
     refused = []
-
-    def refuse_first(route):
-        if refused:
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.fulfill(status=429, headers={"Retry-After": "5"}, content_type="application/json",
-                          body='{"ok":false,"error":{"code":"too_many_unread","message":"read what you asked for first"}}')
-
-    page.route(is_event_stream_url, refuse_first)
+    page.route(is_event_stream_url, refusing_first(refused, retry_after=5))
     page.goto(backend.url)
     expect(page.locator("#live")).to_have_text("reconnecting…")
     assert page.evaluate("window.streamsOpened") == 1
