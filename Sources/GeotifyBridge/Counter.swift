@@ -41,6 +41,9 @@ package enum Counter: Hashable, Sendable {
     /// Retained topics under the sweep's filters that came past its bound
     /// (`RetainedCollection.maximumTopics`) and were not looked at.
     case sweepSkipped
+    /// Filters of the start's sweep the broker refused (its access rules): nothing
+    /// retained under them was seen, so nothing there is cleared.
+    case sweepRefused
     /// Notifications a delivery target acknowledged.
     case deliveriesDelivered
     /// Delivery attempts that failed and will be tried again.
@@ -70,6 +73,7 @@ package enum Counter: Hashable, Sendable {
         case .outboxMarkDamaged: "outbox_mark_damaged"
         case .sweepCleared: "sweep_cleared"
         case .sweepSkipped: "sweep_skipped"
+        case .sweepRefused: "sweep_refused"
         case .deliveriesDelivered: "deliveries_delivered"
         case .deliveryRetries: "delivery_retries"
         case .http(let name): name

@@ -139,9 +139,10 @@ final class RetainedCollection: Sendable {
     }
 
     /// The SUBACK of a subscription; says whether it was one of the sweep's. After the
-    /// last one, the collection ends once `settle` seconds pass with no retained message.
-    /// A filter the broker refuses (its access rules) is logged: nothing retained there
-    /// is found, nor cleared.
+    /// last one, refused or not, the collection ends once `settle` seconds pass with no
+    /// retained message. A filter the broker refuses (its access rules: 0x80, or an MQTT
+    /// 5 reason code from 0x80 up) is logged and counted in `sweepRefused`: nothing
+    /// retained there is found, nor cleared.
     func subscribed(_ messageID: Int32, granted: [Int]) -> Bool {
         let (filter, last) = state.withLock { state -> (String?, Bool) in
             guard let filter = state.subscriptions.removeValue(forKey: messageID) else { return (nil, false) }
@@ -149,7 +150,8 @@ final class RetainedCollection: Sendable {
         }
         guard let filter else { return false }
         if granted.contains(where: { $0 >= 128 }) {
-            logger.warning("the broker refused the subscription to \(filter) (its access rules): what is retained there is not swept for removed fences and devices")
+            counters.add(.sweepRefused)
+            logger.warning("the broker refused the subscription to \(filter) (its access rules; sweep_refused): what is retained there is not swept for removed fences and devices")
         }
         if last { settle() }
         return true

@@ -28,13 +28,14 @@ final class BridgeHarness {
     /// The clock the bridge keeps time by: the system's, or one the test moves.
     let clock: any Scheduler
 
+    /// `brokerConfig` is added to the broker's (`TestBroker(extraConfig:)`).
     init(
         fences: String = BridgeHarness.fences, strictDevices: Bool = false, start: Bool = true,
-        clock: any Scheduler = SystemScheduler(), configure: @escaping (inout Settings) -> Void = { _ in }
+        clock: any Scheduler = SystemScheduler(), brokerConfig: String = "", configure: @escaping (inout Settings) -> Void = { _ in }
     ) throws {
         self.clock = clock
         base = Int(clock.now) - 3_600
-        broker = try TestBroker()
+        broker = try TestBroker(extraConfig: brokerConfig)
         directory = try makeTemporaryDirectory("bridge")
         observer = try TestClient(port: broker.port)
         self.strictDevices = strictDevices

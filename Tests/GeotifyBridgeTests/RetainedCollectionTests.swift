@@ -144,4 +144,69 @@ struct RetainedCollectionTests {
         #expect(watcher.messages.allSatisfy { $0.topic == "watched" || $0.topic.hasPrefix("geotify/state/gone/") },
                 "the sweep published nothing: \(watcher.messages.map(\.topic).filter { !$0.hasPrefix("geotify/state/gone/") })")
     }
+
+    /// A broker whose access rules refuse some of the filters (one, or all): their SUBACKs
+    /// (0x80; MQTT 5 0x87) count as acknowledgements, so once they are all in and the
+    /// retained messages of the other filters have come (mosquitto 2.0 sends those after
+    /// the SUBACK), the collection ends within two `settle`s of the injected clock, not at
+    /// `phaseTimeout`. What is retained under a refused filter never comes, so only what
+    /// came under the others is handed over. Each refusal is logged with its filter and
+    /// counted in `sweepRefused`, and the UNSUBACKs end the sweep.
+    @Test(arguments: [MQTTProtocolVersion.v311, .v5], [["geotify/state/#"], RetainedCollectionTests.sweep.filters])
+    func aFilterTheBrokerRefusesIsAcknowledgedAndNothingUnderItIsFound(version: MQTTProtocolVersion, refused: [String]) throws {
+        let directory = try makeTemporaryDirectory("sweep-refused")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let security = try BrokerDynamicSecurity(
+            path: directory.appendingPathComponent("dynamic-security.json").path, user: "sweeper", password: "sweep-secret",
+            rules: [.subscribe("#")] + refused.map { .refuseSubscribing($0) })
+        let broker = try TestBroker(extraConfig: security.brokerConfig)
+        let seeder = try TestClient(port: broker.port)
+        defer { seeder.disconnect() }
+        let retained = ["geotify/presence/gone/1/home", "geotify/state/gone/1", "geotify/tracker/gone/1", "geotify/occupancy/shared/gone"]
+        for topic in retained { try seeder.publish(topic, "x", retain: true) }
+        // The filters here are a fixed start and wildcards after it.
+        let readable = Set(retained.filter { topic in !refused.contains { topic.hasPrefix($0.prefix { $0 != "#" && $0 != "+" }) } })
+
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let counters = Counters()
+        let logged = Mutex<[String]>([])
+        let holder = Holder()
+        let acknowledged = Mutex(0)
+        let taken = Mutex<Set<String>>([])
+        var options = MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port)
+        options.username = "sweeper"
+        options.password = "sweep-secret"
+        options.protocolVersion = version
+        let client = try MQTTClient(options: options, scheduler: clock) { event in
+            guard let collection = holder.collection.withLock({ $0 }) else { return }
+            switch event {
+            case .connected: collection.connected()
+            case .subscribed(let id, let granted): if collection.subscribed(id, granted: granted) { acknowledged.withLock { $0 += 1 } }
+            case .unsubscribed(let id): _ = collection.unsubscribed(id)
+            case .message(let message):
+                if collection.isActive && collection.take(message) { taken.withLock { _ = $0.insert(message.topic) } }
+            default: break
+            }
+        }
+        let collection = RetainedCollection(
+            sweep: Self.sweep, client: client, scheduler: clock,
+            logger: Logger(level: .warning, sink: { line in logged.withLock { $0.append(line) } }), counters: counters, clear: cleared.record)
+        holder.collection.withLock { $0 = collection }
+        try client.start()
+        defer { client.stop() }
+        #expect(waitUntil { acknowledged.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came, refused or not")
+        #expect(waitUntil { taken.withLock { $0 } == readable }, "what the other filters hold came")
+        #expect(counters.value(.sweepRefused) == refused.count)
+        for filter in refused {
+            #expect(logged.withLock { $0 }.contains { $0.contains("refused the subscription to \(filter) (its access rules; sweep_refused)") })
+        }
+        // The settle begun at the last SUBACK sees the retained messages that came after
+        // it and looks again; the next is quiet.
+        #expect(waitUntil(advancing: clock, by: RetainedCollection.settle) { !cleared.calls.isEmpty })
+        #expect(clock.uptime <= 2 * RetainedCollection.settle, "ended by the settle, not \(RetainedCollection.phaseTimeout) s after the start")
+        #expect(cleared.calls.count == 1)
+        #expect(Set(cleared.calls.first?.map(\.topic) ?? []) == readable)
+        #expect(waitUntil { !collection.isActive }, "the UNSUBACKs ended the sweep")
+    }
 }

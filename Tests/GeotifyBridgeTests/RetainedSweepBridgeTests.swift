@@ -5,6 +5,7 @@ import GeotifyCore
 import GeotifyMQTT
 import GeotifyStore
 import GeotifyTestSupport
+import GeotifyTime
 
 /// The sweep of stale retained topics at a start, through a real mosquitto: what fences
 /// and devices removed while the bridge was stopped left retained is cleared, and nothing
@@ -115,6 +116,64 @@ struct RetainedSweepBridgeTests {
             #expect(try StateStore(directory: harness.stateDirectory).loadDevices().keys.sorted() == ["zz/1"])
         }
         #expect(harness.logLines.all.filter { $0.contains("forgot 1 device the fence file does not name (alice/phone)") }.count == 1)
+    }
+
+    /// A broker whose access rules refuse the bridge's user two of the sweep's filters,
+    /// `geotify/state/#` and `geotify/occupancy/+/+` (mosquitto's dynamic-security
+    /// plugin: an `acl_file` never refuses a subscription). The sweep ends with the
+    /// acknowledgements, not at its 30 s fallback; what is stale under the filters it may
+    /// read is cleared, and nothing under those it may not is touched, though Carol's
+    /// state and the mall's count are as stale as her tracker and badge. Each refusal is a
+    /// warning counted in `sweep_refused`, not `errors.subscription_refused`, and
+    /// positions are evaluated and notified as usual.
+    @Test(arguments: [MQTTProtocolVersion.v311, .v5])
+    func filtersTheBrokerRefusesAreLeftAloneAndTheRestIsSwept(version: MQTTProtocolVersion) throws {
+        let directory = try makeTemporaryDirectory("sweep-refused")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let refused = ["geotify/state/#", "geotify/occupancy/+/+"]
+        let security = try BrokerDynamicSecurity(
+            path: directory.appendingPathComponent("dynamic-security.json").path, user: "geotify", password: "bridge-secret",
+            rules: [.subscribe("#"), .publish("#")] + refused.map { .refuseSubscribing($0) })
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(start: false, clock: clock, brokerConfig: security.brokerConfig) {
+            $0.security.username = "geotify"
+            $0.security.password = "bridge-secret"
+            $0.security.protocolVersion = version
+        }
+        let stale = ["geotify/presence/alice/phone/gym", "geotify/tracker/carol/phone", "geotify/badge/carol/phone"]
+        let unread = ["geotify/state/carol/phone": "{}", "geotify/occupancy/shared/mall": "1"]
+        let seeder = try TestClient(port: harness.broker.port)
+        defer { seeder.disconnect() }
+        for topic in stale { try seeder.publish(topic, "x", qos: 1, retain: true) }
+        for (topic, payload) in unread { try seeder.publish(topic, payload, qos: 1, retain: true) }
+
+        try harness.startBridge()
+        let bridge = try #require(harness.bridge)
+        defer { harness.stopBridge() }
+        // The refused filters' SUBACKs, the last of them the last filter's: mosquitto has
+        // sent what the others hold before it.
+        #expect(waitUntil { bridge.counters.value(.sweepRefused) == refused.count }, "\(harness.logLines.all.suffix(20))")
+        #expect(waitUntil(advancing: clock, by: RetainedCollection.settle / 2) { bridge.sweepHasCollected })
+        #expect(clock.uptime < RetainedCollection.phaseTimeout, "ended by the acknowledgements, not the fallback")
+        for topic in stale {
+            #expect(harness.observer.waitForMessage(on: topic, where: { $0.payload.isEmpty }) != nil, "\(topic) cleared")
+        }
+        #expect(waitUntil { bridge.counters.value(.sweepCleared) == stale.count })
+        for filter in refused {
+            #expect(harness.logLines.all.contains { $0.contains("refused the subscription to \(filter) (its access rules; sweep_refused)") })
+        }
+        #expect(bridge.counters.value(.errors(.subscriptionRefused)) == 0, "the bridge's input subscriptions were granted")
+
+        try harness.ownTracks("alice/phone", 52.50, 13.405, tst: 10)
+        try harness.ownTracks("alice/phone", 52.52, 13.405, tst: 20)
+        #expect(harness.events("alice/phone", count: 1).first?["event"] as? String == "enter")
+        let retained = Self.retained(at: harness.broker.port)
+        for (topic, payload) in unread {
+            #expect(retained[topic] == Array(payload.utf8), "\(topic) kept")
+            #expect(!harness.observer.messages.contains { $0.topic == topic && $0.payload.isEmpty }, "\(topic) never cleared")
+        }
+        #expect(bridge.counters.value(.sweepCleared) == stale.count)
+        #expect(bridge.counters.value(.sweepRefused) == refused.count)
     }
 
     /// Every retained message under `geotify/#` and `homeassistant/#` a new subscriber is
