@@ -10,16 +10,16 @@ import Synchronization
 /// fences and devices removed while the bridge was stopped left behind.
 ///
 /// How it knows the broker has sent them all: a broker sends a subscription's retained
-/// messages when it handles the SUBSCRIBE, and mosquitto queues them before the SUBACK
-/// (`handle__subscribe` calls `retain__queue` before `send__suback`), in order with what
-/// else it sends the bridge. So once every filter's SUBACK came, what was retained has
-/// come; the collection still waits until `settle` seconds pass on the injected clock
-/// with none more (a broker that sends a subscription's retained messages after its
-/// SUBACK), then ends. The filters are then unsubscribed, and what comes under them
-/// until the last UNSUBACK (the bridge's own messages echoed, and nothing after it) is
-/// dropped. Each phase also ends after `phaseTimeout` seconds when its acknowledgements
-/// never come (the connection lost: a new one starts the phase again). Nothing is
-/// published for it, so subscribers to the bridge's topics see nothing of it.
+/// messages when it handles the SUBSCRIBE, in order with what else it sends the bridge;
+/// mosquitto 2.0.11 writes that subscription's SUBACK first and them right after it (as
+/// seen on the wire). So once every filter's SUBACK came, what the earlier filters hold
+/// has come and the last one's is coming; the collection waits until `settle` seconds
+/// pass on the injected clock with none more, then ends. The filters are then
+/// unsubscribed, and what comes under them until the last UNSUBACK (the bridge's own
+/// messages echoed, and nothing after it) is dropped. Each phase also ends after
+/// `phaseTimeout` seconds when its acknowledgements never come (the connection lost: a
+/// new one starts the phase again). Nothing is published for it, so subscribers to the
+/// bridge's topics see nothing of it.
 ///
 /// Bounded against a client that left millions of retained topics under the prefix: at
 /// most `maximumTopics` are looked at (the collection ends there, and the rest are
