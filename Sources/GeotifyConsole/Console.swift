@@ -28,6 +28,8 @@ package final class Console: Sendable {
     let leaflet: StaticFiles
     /// Large answers not yet sent, by user (at most `maximumUnsentAnswers` each).
     package let unsent = UnsentAnswers(maximumPerUser: Console.maximumUnsentAnswers)
+    /// The fence list last rendered, while a response still sends it (`fenceList(for:)`).
+    let fenceListAnswer = SharedAnswer()
     private let timers = DispatchQueue(label: "geotify.console.timers")
     private let state = Mutex(State())
 

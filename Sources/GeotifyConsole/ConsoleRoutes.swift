@@ -41,7 +41,7 @@ extension Console {
             },
             Route("GET", "/api/fences", access: .role(.read)) { [weak self] _, _, user, responder in
                 guard let self else { return }
-                responder.send(unsent.answer(for: user) { .json(fencesJSON()) })
+                responder.send(fenceList(for: user))
             },
             Route("GET", "/api/notifications", access: .role(.read)) { [recent] request, _, _, responder in
                 let limit = request.query["limit"].flatMap { Int($0) } ?? recent.capacity
@@ -100,15 +100,32 @@ extension Console {
         object["session"] = .object(session)
         object["map"] = .object(map)
         object["devices"] = .array(backend.devices().sorted { $0.device < $1.device }.map(\.json))
-        object["fences"] = fencesJSON()
+        object["fences"] = fencesJSON(of: backend.fenceBook())
         object["notifications"] = .array(recent.newest(recent.capacity))
         return .object(object)
     }
 
+    /// `GET /api/fences`: the list of the book in force, rendered once for all the requests
+    /// that come while it is being sent (`SharedAnswer`), which count once among each
+    /// user's unsent answers; refused (429) before rendering when the user has no slot.
+    func fenceList(for user: HTTPUser) -> HTTPResponse {
+        let book = backend.fenceBook()
+        var body = fenceListAnswer.body(of: book.edition)
+        if body == nil {
+            guard unsent.hasRoom(for: user) else { return unsent.refusal(for: user) }
+            let rendered = HeldBody(copying: JSONWriter().bytes(fencesJSON(of: book)))
+            fenceListAnswer.keep(rendered, of: book.edition)
+            body = rendered
+        }
+        guard let body, let lease = unsent.lease(for: user, sharing: body) else { return unsent.refusal(for: user) }
+        var response = HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: .held(body))
+        response.lease = lease
+        return response
+    }
+
     /// `{"devices": {device: [fence]}, "shared": {owner: [fence]}, "groups": {...}, "truncated": bool}`,
     /// fences in the fence file's form; at most `maximumSharedFencesShown` shared ones.
-    func fencesJSON() -> JSON {
-        let book = backend.fenceBook()
+    func fencesJSON(of book: FenceBook) -> JSON {
         var devices = JSONObject()
         for device in book.devices.keys.sorted() {
             devices[device] = .array(book.fences(of: device).map(FenceCodec.encode))

@@ -15,24 +15,41 @@ import Synchronization
 /// back then; a live stream holds it in its subscription until the opening state has been
 /// taken whole or the stream closed (`EventSubscription.open(_:holding:)`). Users are
 /// told apart by login name (without logins, everyone is one).
+///
+/// An answer rendered once and sent to several requests (`SharedAnswer`: the fence list
+/// every open page fetches after a change) is held once however many of them wait, so it
+/// counts once: a user's requests that share a body another of its unsent answers holds
+/// take no slot of their own (`lease(for:sharing:)`), and the body's slot comes back when
+/// the last of them is let go. Without this, a sixth page of one user (one user, without
+/// logins, is every page) was refused the list after each change and fetched it 5 s later.
 package final class UnsentAnswers: Sendable {
-    /// One answer's slot; given back when the response holding it is let go.
+    /// One answer's slot, or a share of the slot of a body several answers hold; given
+    /// back when the response holding it is let go. A share keeps its body, so the body's
+    /// identity names no other body while the share is counted.
     package final class Lease: Sendable {
         private let answers: UnsentAnswers
         private let user: String
+        private let body: HeldBody?
 
-        fileprivate init(answers: UnsentAnswers, user: String) {
+        fileprivate init(answers: UnsentAnswers, user: String, body: HeldBody?) {
             self.answers = answers
             self.user = user
+            self.body = body
         }
 
         deinit {
-            answers.giveBack(user)
+            answers.giveBack(user, body: body.map(ObjectIdentifier.init))
         }
     }
 
+    /// Per user: how many slots are taken, and how many leases share each body that holds one.
+    private struct Held: Sendable {
+        var slots = 0
+        var shares: [ObjectIdentifier: Int] = [:]
+    }
+
     package let maximumPerUser: Int
-    private let counts = Mutex<[String: Int]>([:])
+    private let held = Mutex<[String: Held]>([:])
 
     package init(maximumPerUser: Int) {
         self.maximumPerUser = maximumPerUser
@@ -50,13 +67,35 @@ package final class UnsentAnswers: Sendable {
     /// One of `user`'s slots, given back when the lease is let go; nil when the user has
     /// `maximumPerUser` answers unsent already (answer `refusal(for:)` then).
     package func lease(for user: HTTPUser) -> Lease? {
+        lease(for: user, sharing: nil)
+    }
+
+    /// Whether `user` has a slot free now: asked before an answer is rendered, so a user
+    /// at its bound costs no rendering (`lease(for:sharing:)` decides).
+    package func hasRoom(for user: HTTPUser) -> Bool {
+        held.withLock { ($0[user.name ?? ""]?.slots ?? 0) < maximumPerUser }
+    }
+
+    /// A lease for an answer whose body is `body`, shared with other answers: a share of
+    /// the slot `user`'s unsent answers of the same body hold, or a slot of its own when
+    /// none does; nil when that needs a slot and the user has `maximumPerUser` answers
+    /// unsent already.
+    package func lease(for user: HTTPUser, sharing body: HeldBody?) -> Lease? {
         let name = user.name ?? ""
-        let taken = counts.withLock { counts -> Bool in
-            guard counts[name, default: 0] < maximumPerUser else { return false }
-            counts[name, default: 0] += 1
+        let key = body.map(ObjectIdentifier.init)
+        let taken = held.withLock { held -> Bool in
+            var mine = held[name] ?? Held()
+            if let key, let shares = mine.shares[key] {
+                mine.shares[key] = shares + 1
+            } else {
+                guard mine.slots < maximumPerUser else { return false }
+                mine.slots += 1
+                if let key { mine.shares[key] = 1 }
+            }
+            held[name] = mine
             return true
         }
-        return taken ? Lease(answers: self, user: name) : nil
+        return taken ? Lease(answers: self, user: name, body: body) : nil
     }
 
     /// 429 `too_many_unread` with `Retry-After`: `user` has `maximumPerUser` answers unsent.
@@ -68,15 +107,22 @@ package final class UnsentAnswers: Sendable {
         return refusal
     }
 
-    /// How many answers `user` (a login name; "" without logins) has unsent.
+    /// How many slots `user` (a login name; "" without logins) holds: its unsent answers,
+    /// those that share a body counted once.
     package func unsent(_ user: String) -> Int {
-        counts.withLock { $0[user] ?? 0 }
+        held.withLock { $0[user]?.slots ?? 0 }
     }
 
-    private func giveBack(_ user: String) {
-        counts.withLock { counts in
-            let left = counts[user, default: 1] - 1
-            counts[user] = left > 0 ? left : nil
+    private func giveBack(_ user: String, body key: ObjectIdentifier?) {
+        held.withLock { held in
+            guard var mine = held[user] else { return }
+            if let key, let shares = mine.shares[key] {
+                mine.shares[key] = shares > 1 ? shares - 1 : nil
+                if shares == 1 { mine.slots -= 1 }
+            } else {
+                mine.slots -= 1
+            }
+            held[user] = mine.slots > 0 ? mine : nil
         }
     }
 }

@@ -43,6 +43,9 @@ package final class FixtureBridge: ConsoleBackend {
             .init(name: "fences", ok: true, detail: "loaded"),
         ])
         var nextToken = 0
+        /// The book last read and the bytes it was read from: one edition while the file
+        /// is unchanged, as the bridge's book in force is (`fenceBook()`).
+        var book: (contents: [UInt8], book: FenceBook)?
     }
 
     package let file: FenceFile
@@ -82,7 +85,13 @@ package final class FixtureBridge: ConsoleBackend {
     }
 
     package func fenceBook() -> FenceBook {
-        file.load().book ?? FenceBook()
+        let loaded = file.load()
+        return state.withLock { state in
+            if let kept = state.book, kept.contents == loaded.contents { return kept.book }
+            let book = loaded.book ?? FenceBook()
+            state.book = (loaded.contents, book)
+            return book
+        }
     }
 
     package func run(command payload: [UInt8], device: String, reply: @escaping @Sendable (JSON) -> Void) {

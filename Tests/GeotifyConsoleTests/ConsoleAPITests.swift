@@ -376,6 +376,44 @@ import Testing
         #expect(harness.console.unsent.unsent("bob") == 0)
     }
 
+    /// After a change every open page fetches the fence list at once, and one user
+    /// (without logins, every page is one) may have at most `maximumUnsentAnswers` answers
+    /// unsent: a fifth page was refused and fetched again 5 s later. The list is rendered
+    /// once for the requests that come while it is held, sent from that one body, and
+    /// counts once; other answers still count, and a changed book's list is another one.
+    @Test func pagesFetchingTheFenceListAtOnceShareOneRenderingAndOneSlot() throws {
+        let harness = try ConsoleHarness(logins: true)
+        func body(_ response: HTTPResponse) -> HeldBody? {
+            if case .held(let body) = response.body { body } else { nil }
+        }
+        var lists = (0..<10).map { _ in harness.call("GET", "/api/fences", as: "bob") }
+        #expect(lists.allSatisfy { $0.status == 200 && $0.headers["Content-Type"] == "application/json" })
+        let first = try #require(body(lists[0]))
+        #expect(lists.allSatisfy { body($0) === first }, "rendered once")
+        #expect(harness.json(lists[9])["devices"]?["alice/phone"]?.arrayValue?.map { $0["identifier"] } == ["home", "park"])
+        #expect(harness.console.unsent.unsent("bob") == 1, "one slot for ten requests of one body")
+        var states = (1..<Console.maximumUnsentAnswers).map { _ in harness.call("GET", "/api/state", as: "bob") }
+        #expect(states.allSatisfy { $0.status == 200 })
+        #expect(harness.call("GET", "/api/state", as: "bob").status == 429, "the other answers still count")
+        lists.append(harness.call("GET", "/api/fences", as: "bob"))
+        #expect(lists.last?.status == 200 && body(lists.last!) === first, "a share of the list held takes no slot")
+
+        let fence = "{\"identifier\":\"gym\",\"latitude\":52.53,\"longitude\":13.38,\"radius\":50,\"eventType\":\"onEntry\"}"
+        #expect(command(harness, "{\"action\":\"add\",\"fence\":\(fence)}", as: "alice").0 == 200)
+        let refused = harness.call("GET", "/api/fences", as: "bob")
+        #expect(refused.status == 429 && refused.refusalCode == "too_many_unread", "the changed book's list needs a slot")
+        states.removeLast()
+        let changed = harness.call("GET", "/api/fences", as: "bob")
+        #expect(changed.status == 200 && body(changed) !== first)
+        #expect(harness.json(changed)["devices"]?["alice/phone"]?.arrayValue?.map { $0["identifier"] } == ["home", "park", "gym"])
+        #expect(harness.console.unsent.unsent("bob") == Console.maximumUnsentAnswers)
+        lists.removeAll()
+        #expect(harness.console.unsent.unsent("bob") == Console.maximumUnsentAnswers - 1, "the shared slot comes back with its last share")
+        states.removeAll()
+        _ = consume changed
+        #expect(harness.console.unsent.unsent("bob") == 0)
+    }
+
     /// A live stream opens with a copy of the whole state; a client that opens streams and
     /// never reads them would hold one per stream (up to 256). Until its opening has been
     /// taken whole, a stream counts as one of the user's unsent large answers: past
