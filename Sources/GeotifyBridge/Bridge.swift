@@ -121,11 +121,7 @@ package final class Bridge: Sendable {
         topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
-        discovery = settings.homeAssistantEnabled
-            ? HomeAssistantDiscovery(
-                prefix: settings.homeAssistantPrefix, topics: topics,
-                configurationURL: settings.homeAssistantDeviceURL, supportURL: settings.homeAssistantSupportURL)
-            : nil
+        discovery = HomeAssistantDiscovery.of(settings, topics: topics)
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(
             logger: logger, counters: counters, health: health,

@@ -81,6 +81,14 @@ package struct HomeAssistantDiscovery: Sendable {
     /// name is cleared and the state follows the position.
     package static let trackerReset = "None"
 
+    /// The discovery `settings` ask for under `topics`; nil with Home Assistant off.
+    package static func of(_ settings: Settings, topics: Topics) -> HomeAssistantDiscovery? {
+        guard settings.homeAssistantEnabled else { return nil }
+        return HomeAssistantDiscovery(
+            prefix: settings.homeAssistantPrefix, topics: topics,
+            configurationURL: settings.homeAssistantDeviceURL, supportURL: settings.homeAssistantSupportURL)
+    }
+
     package init(prefix: String = "homeassistant", topics: Topics, configurationURL: String? = nil, supportURL: String? = nil) {
         self.prefix = prefix
         self.topics = topics
@@ -284,14 +292,9 @@ package struct HomeAssistantDiscovery: Sendable {
     ) -> [OutboxMessage] {
         var topics: [String] = []
         for (device, fences) in previous {
-            let node = nodeID(of: device)
             let kept = current[device].map { Set($0.map(\.identifier)) }
-            if kept == nil {
-                topics += HomeAssistantDiscovery.deviceEntities.map { configTopic($0.component, node, $0.object) }
-            }
-            for fence in fences where kept?.contains(fence.identifier) != true {
-                topics.append(configTopic("binary_sensor", node, HomeAssistantDiscovery.presenceObjectID(fence.identifier)))
-            }
+            topics += entityConfigTopics(
+                of: device, device: kept == nil, presence: fences.map(\.identifier).filter { kept?.contains($0) != true })
         }
         for (owner, fences) in previousShared where announcesSharedSets {
             let node = sharedNodeID(of: owner)
@@ -302,6 +305,26 @@ package struct HomeAssistantDiscovery: Sendable {
             }
         }
         return topics.sorted().map { OutboxMessage(topic: $0, payload: [], qos: 1, retain: true) }
+    }
+
+    /// Empty retained configs that delete every entity of `device`, which the bridge
+    /// forgets (removed from the fence file): its tracker, badge, reset button and event,
+    /// and the presence sensor of each of `fences` (identifiers). Sorted by topic. The
+    /// lane sends them before it empties the device's topics (`LaneCore.forget`), so Home
+    /// Assistant has dropped the entities when an empty state comes: an empty state
+    /// document on a tracker that still exists makes it log a JSON warning and two
+    /// template errors.
+    package func forgetting(_ device: String, fences: [String]) -> [OutboxMessage] {
+        entityConfigTopics(of: device, device: true, presence: fences).sorted()
+            .map { OutboxMessage(topic: $0, payload: [], qos: 1, retain: true) }
+    }
+
+    /// The config topics of `device`'s own entities (when `device`) and of the presence
+    /// sensors of `presence` (fence identifiers).
+    private func entityConfigTopics(of device: String, device own: Bool, presence: [String]) -> [String] {
+        let node = nodeID(of: device)
+        return (own ? HomeAssistantDiscovery.deviceEntities.map { configTopic($0.component, node, $0.object) } : [])
+            + presence.map { configTopic("binary_sensor", node, HomeAssistantDiscovery.presenceObjectID($0)) }
     }
 
     /// `<prefix>/<component>/<node_id>/<object_id>/config`.

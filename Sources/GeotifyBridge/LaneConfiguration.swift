@@ -10,6 +10,9 @@ package struct LaneConfiguration: Sendable {
     package var decoder: LocationDecoder
     package var messages: OutboundMessages
     package var presence: PresenceMessages
+    /// Home Assistant discovery, nil when off: a device the file no longer names has its
+    /// entities deleted by its lane before its topics are emptied (`LaneCore.forget`).
+    package var discovery: HomeAssistantDiscovery?
     /// The retained topics kept for each device (`Settings.deviceTopics`).
     package var deviceTopics: Set<DeviceTopic> {
         didSet { keptTopics = DeviceTopic.bits(of: deviceTopics) }
@@ -66,6 +69,7 @@ package struct LaneConfiguration: Sendable {
         decoder = LocationDecoder(maximumPayloadBytes: settings.maximumPayloadBytes)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
+        discovery = HomeAssistantDiscovery.of(settings, topics: topics)
         deviceTopics = Set(settings.deviceTopics)
         keptTopics = DeviceTopic.bits(of: deviceTopics)
         ownTracks = settings.ownTracksTransitions ? OwnTracksTransition(topics: OwnTracksTopics(filter: settings.ownTracksTopic)) : nil

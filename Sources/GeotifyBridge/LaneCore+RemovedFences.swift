@@ -74,7 +74,7 @@ extension LaneCore {
             // longer.
             if !book.knows(device),
                old?.knows(device) ?? (configuration.strictDevices || loadedAsNamed.contains(device) || !withRecord(at: index, { $0.admitted })) {
-                forget(device, announced: before?.announced(limit: limit) ?? [], before: before, book: book, into: &effects)
+                forget(device, named: true, announced: before?.announced(limit: limit) ?? [], before: before, book: book, into: &effects)
                 left.append(device)
                 continue
             }

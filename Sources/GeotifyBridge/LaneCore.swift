@@ -541,7 +541,9 @@ package struct LaneCore: Sendable {
             return false
         }
         noIdleDevice = nil
-        forget(device, announced: book.deviceFences(of: device).announced(limit: configuration.announceLimit), before: nil, book: book, into: &effects)
+        forget(
+            device, named: false, announced: book.deviceFences(of: device).announced(limit: configuration.announceLimit), before: nil,
+            book: book, into: &effects)
         effects.log(.info, at: configuration.logLevel, "forgot the idle device \(device), which has no fences, to make room for new devices")
         return true
     }
@@ -552,8 +554,14 @@ package struct LaneCore: Sendable {
     /// (`PresenceMessages.forgetting`: the presence of each fence of `announced` and of
     /// each its state names), and its record, timer and admission place go, its saved
     /// state deleted in the commit that holds those messages. No notification: the device
-    /// did not move. A position of it that comes later is a new device's.
-    mutating func forget(_ device: String, announced: [Fence], before: DeviceFences?, book: FenceBook, into effects: inout LaneEffects) {
+    /// did not move. A position of it that comes later is a new device's. A device the
+    /// file named (`named`) may have Home Assistant entities: with discovery on, their
+    /// empty configs come first (`HomeAssistantDiscovery.forgetting`), so no entity is
+    /// still subscribed when its topics empty, whichever of the lane and the announcer
+    /// (or the start's sweep), which delete them too, reaches the broker first.
+    mutating func forget(
+        _ device: String, named: Bool, announced: [Fence], before: DeviceFences?, book: FenceBook, into effects: inout LaneEffects
+    ) {
         if let state = devices[device]?.state {
             for entry in state.fences where entry.inside {
                 Self.leaveOccupancy(of: device, fence: entry.fence, book: book, into: &effects)
@@ -562,8 +570,11 @@ package struct LaneCore: Sendable {
                         OccupancyChange(owner: set.owner, fence: entry.fence, device: device, inside: false, fenceRemoved: true))
                 }
             }
-            let presence = Set(announced.map(\.identifier)).union(state.fences.map(\.fence))
-            effects.outbox += configuration.presence.forgetting(device, fences: presence.sorted())
+            let presence = Set(announced.map(\.identifier)).union(state.fences.map(\.fence)).sorted()
+            if named, let discovery = configuration.discovery {
+                effects.outbox += discovery.forgetting(device, fences: presence)
+            }
+            effects.outbox += configuration.presence.forgetting(device, fences: presence)
         }
         if devices[device]?.admitted == true { admission.release(device) }
         devices[device] = nil

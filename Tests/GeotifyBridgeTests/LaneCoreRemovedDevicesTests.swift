@@ -64,6 +64,53 @@ struct LaneCoreRemovedDevicesTests {
         #expect(Self.alices(lane.advance(0.2).outbox).isEmpty, "forgotten once")
     }
 
+    /// With Home Assistant on, a removed device's lane deletes its entities (empty
+    /// configs) before it empties their topics, while the bridge runs and at a start:
+    /// an empty state document reaching a tracker Home Assistant still has made it log a
+    /// JSON warning and two template errors (seen with a real Home Assistant, when the
+    /// lane's messages came before the announcer's or the sweep's configs). An idle
+    /// device evicted, which the file never named, has no entities: no configs.
+    @Test func withHomeAssistantOnARemovedDevicesEntitiesGoBeforeItsTopicsEmpty() throws {
+        let discovery = HomeAssistantDiscovery(topics: Topics(prefix: "geotify"))
+        let node = discovery.nodeID(of: "alice/phone")
+        let configs = [
+            "homeassistant/binary_sensor/\(node)/presence_home/config", "homeassistant/binary_sensor/\(node)/presence_mall/config",
+            "homeassistant/binary_sensor/\(node)/presence_school/config", "homeassistant/button/\(node)/reset_badge/config",
+            "homeassistant/device_tracker/\(node)/tracker/config", "homeassistant/event/\(node)/event/config",
+            "homeassistant/sensor/\(node)/badge/config",
+        ]
+        /// Alice's messages in `outbox`: exactly `configs` first, empty, then her topics.
+        func check(_ outbox: [OutboxMessage], _ configs: [String], _ when: Comment) {
+            let alices = outbox.filter { $0.topic.contains("alice_phone") || $0.topic.contains("alice/phone") }
+            #expect(Array(alices.map(\.topic).prefix(configs.count)) == configs, when)
+            #expect(alices.prefix(configs.count).allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 }, when)
+            #expect(alices.dropFirst(configs.count).contains { $0.topic == "geotify/state/alice/phone" }, when)
+            #expect(!alices.dropFirst(configs.count).contains { $0.topic.hasPrefix("homeassistant/") }, when)
+        }
+        var running = try LaneFixture(fences: Self.fences) { $0.homeAssistantEnabled = true }
+        _ = running.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        try running.edit(Self.withoutAlice)
+        let removed = running.advance(0.2)
+        #expect(removed.forgotten == ["alice/phone"])
+        check(removed.outbox, configs, "while running")
+
+        var started = try LaneFixture(
+            fences: Self.withoutAlice, settings: { $0.homeAssistantEnabled = true }, states: try Self.statesLeftAtAStop(),
+            named: ["alice/phone", "bob/phone"])
+        let start = started.advance(0.2)
+        #expect(start.forgotten == ["alice/phone"])
+        // At a start the lane knows the fences her state names (she was in the mall); the
+        // sweep deletes the configs of the others it finds.
+        check(start.outbox, configs.filter { !$0.contains("presence_home") && !$0.contains("presence_school") }, "at a start")
+
+        var lax = try LaneFixture(fences: Self.fences) { $0.homeAssistantEnabled = true; $0.maximumDevices = 1; $0.deviceEvictionAge = 60 }
+        _ = lax.ownTracks("u/1", Self.home.0, Self.home.1)
+        lax.now += 3_600
+        let evicted = lax.ownTracks("u/2", Self.home.0, Self.home.1)
+        #expect(evicted.forgotten == ["u/1"])
+        #expect(!evicted.outbox.contains { $0.topic.hasPrefix("homeassistant/") }, "no entities to delete")
+    }
+
     /// A removed device inside a shared fence leaves its count, as a device evicted does
     /// (without an exit notification), also of a fence of every device, which a device
     /// the file does not name has too; one inside a fence removed with it empties that
