@@ -110,14 +110,15 @@ extension Console {
     /// user's unsent answers; refused (429) before rendering when the user has no slot.
     func fenceList(for user: HTTPUser) -> HTTPResponse {
         let book = backend.fenceBook()
-        var body = fenceListAnswer.body(of: book.edition)
-        if body == nil {
+        let body: HeldBody
+        if let shared = fenceListAnswer.body(of: book.edition) {
+            body = shared
+        } else {
             guard unsent.hasRoom(for: user) else { return unsent.refusal(for: user) }
-            let rendered = HeldBody(copying: JSONWriter().bytes(fencesJSON(of: book)))
-            fenceListAnswer.keep(rendered, of: book.edition)
-            body = rendered
+            body = HeldBody(copying: JSONWriter().bytes(fencesJSON(of: book)))
+            fenceListAnswer.keep(body, of: book.edition)
         }
-        guard let body, let lease = unsent.lease(for: user, sharing: body) else { return unsent.refusal(for: user) }
+        guard let lease = unsent.lease(for: user, sharing: body) else { return unsent.refusal(for: user) }
         var response = HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: .held(body))
         response.lease = lease
         return response
