@@ -216,8 +216,7 @@ package final class Bridge: Sendable {
         let pendingCount: Int
         let unacknowledged: Int
         do {
-            states = try store.loadDevices()
-            named = try store.namedDevices()
+            (states, named) = try store.loadDevicesAndNames()
             unacknowledged = try store.unacknowledgedAtStop()
             // At most what the publisher keeps in memory (and one more, so it knows the
             // rest waits in the outbox): a long outage may have left millions.

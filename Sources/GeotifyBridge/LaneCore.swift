@@ -63,7 +63,7 @@ package struct LaneCore: Sendable {
     /// (`leaveRemovedFences`).
     var decidedWith: FenceBook?
     /// The devices of the states loaded at start whose state was saved while the fence
-    /// file named them (`StateStore.namedDevices`), until the lane's first look
+    /// file named them (`StateStore.loadDevicesAndNames`), until the lane's first look
     /// (`leaveRemovedFences`).
     var loadedAsNamed: Set<String>
 
@@ -711,7 +711,7 @@ package struct LaneCore: Sendable {
     }
 
     /// Whether a state of `device` saved now is saved as that of a device the fence file
-    /// names (`StateStore.namedDevices`): whether the book the lane last decided with
+    /// names (`StateStore.loadDevicesAndNames`): whether the book the lane last decided with
     /// names it (before the lane's first look after a start, whether its loaded state
     /// was saved so). A device such a state was saved for is forgotten at a start whose
     /// book no longer names it (`leaveRemovedFences`).

@@ -12,7 +12,7 @@ import GeotifyCore
 /// numbering (`translate`): the shared fences it had seen stay seen, those it had not
 /// stay new to it, and its own fences' revisions, which only it uses, are rewritten to
 /// fit. It keeps whether the fence file named the device when it was saved
-/// (`StateStore.namedDevices`): a move is no removal, and the new owner tells a device
+/// (`StateStore.loadDevicesAndNames`): a move is no removal, and the new owner tells a device
 /// removed from the file while the instances were stopped as the old one would.
 ///
 /// Stores are written before they are emptied, so a reshard interrupted halfway can be
@@ -82,8 +82,9 @@ package enum StateReshard {
         for directory in directories {
             let store = try StateStore(directory: directory)
             stores.append(store)
-            states.append(try store.loadDevices())
-            named.append(try store.namedDevices())
+            let devices = try store.loadDevicesAndNames()
+            states.append(devices.states)
+            named.append(devices.named)
             let loaded = try store.loadRevisions()
             revisions.append(Revisions(known: loaded.known, current: loaded.current))
         }

@@ -80,24 +80,21 @@ public final class StateStore: Sendable {
 
     /// Every persisted device state, by device.
     public func loadDevices() throws(StoreError) -> [String: DeviceState] {
-        try database.withLock { connection throws(StoreError) in try connection.loadDevices() }
+        try loadDevicesAndNames().states
     }
 
-    /// The devices whose state was last saved while the fence file in force named them
-    /// (`save`): what tells a device removed from the file while the bridge was stopped
-    /// from one the file never named. A state saved before this was recorded (by an
-    /// earlier version) counts as never named.
-    package func namedDevices() throws(StoreError) -> Set<String> {
-        try database.withLock { connection throws(StoreError) in
-            var named: Set<String> = []
-            try connection.database.prepare("SELECT id FROM device WHERE named = 1").query { row in named.insert(row.text(0)) }
-            return named
-        }
+    /// Every persisted device state, by device, and the devices whose state was last
+    /// saved while the fence file in force named them (`save`): what tells a device
+    /// removed from the file while the bridge was stopped from one the file never named.
+    /// A state saved before this was recorded (by an earlier version) counts as never
+    /// named. One read of the table.
+    package func loadDevicesAndNames() throws(StoreError) -> (states: [String: DeviceState], named: Set<String>) {
+        try database.withLock { connection throws(StoreError) in try connection.loadDevices() }
     }
 
     /// Deletes the states of `forgetting`, then commits those of `devices` (a device in
     /// both keeps its new state), each with whether the fence file in force names the
-    /// device (`namedDevices`), appends `outbox`, queues `deliveries` (queued at `now`)
+    /// device (`loadDevicesAndNames`), appends `outbox`, queues `deliveries` (queued at `now`)
     /// for their targets and records `notes` (numbers by key, read back with `note(_:)`:
     /// what a reshard keeps of its progress), in one transaction; returns the outbox row
     /// ids, in order. `then` runs with the new ids after the commit and before any other
@@ -348,9 +345,10 @@ private final class Connection {
             "its ids are exhausted or damaged: \(reason), so no id is left for the next message. Restore the state directory from a backup, or \(markToo ? "delete outbox.handed and " : "")start once with --reset-state to set the state files aside and begin with empty state")
     }
 
-    func loadDevices() throws(StoreError) -> [String: DeviceState] {
+    func loadDevices() throws(StoreError) -> (states: [String: DeviceState], named: Set<String>) {
         var devices: [String: DeviceState] = [:]
-        let query = try database.prepare("SELECT id, badge, revision, lat, lon, acc, tst, fences FROM device")
+        var named: Set<String> = []
+        let query = try database.prepare("SELECT id, badge, revision, lat, lon, acc, tst, fences, named FROM device")
         try query.query { row throws(StoreError) in
             let id = row.text(0)
             var state = DeviceState(badge: Int(row.integer(1)))
@@ -364,8 +362,9 @@ private final class Connection {
             }
             state.fences = try Connection.decodeFences(row.text(7), device: id)
             devices[id] = state
+            if !row.isNull(8) && row.integer(8) == 1 { named.insert(id) }
         }
-        return devices
+        return (devices, named)
     }
 
     func save(

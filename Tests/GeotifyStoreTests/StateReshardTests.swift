@@ -82,8 +82,8 @@ struct StateReshardTests {
         let report = try StateReshard.run(directories: places.map(\.path), from: 1, to: 2)
         #expect(report.moved > 0 && report.kept > 0)
         let stores = try places.map { try StateStore(directory: $0.path) }
-        #expect(try stores[0].namedDevices().union(try stores[1].namedDevices()) == named)
-        #expect(try stores[1].namedDevices() == named.filter { ShardAssignment.shard(of: $0, among: 2) == 1 })
+        #expect(try stores[0].loadDevicesAndNames().named.union(try stores[1].loadDevicesAndNames().named) == named)
+        #expect(try stores[1].loadDevicesAndNames().named == named.filter { ShardAssignment.shard(of: $0, among: 2) == 1 })
     }
 
     /// A reshard takes every directory's lock: it refuses a directory a bridge uses.

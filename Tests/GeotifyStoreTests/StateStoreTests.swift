@@ -24,7 +24,7 @@ struct StateStoreTests {
         let devices = try reopened.loadDevices()
         #expect(devices["alice/phone"] == state)
         #expect(devices["van/7"] == noFix)
-        #expect(try reopened.namedDevices() == ["alice/phone"])
+        #expect(try reopened.loadDevicesAndNames().named == ["alice/phone"])
     }
 
     /// Whether the fence file named a device is saved with each of its states, the last
@@ -37,7 +37,7 @@ struct StateStoreTests {
             try store.save(devices: [("a/1", DeviceState(badge: 1), false), ("b/1", DeviceState(badge: 1), true)], forgetting: ["c/1"], outbox: [])
         }
         let reopened = try StateStore(directory: directory.path)
-        #expect(try reopened.namedDevices() == ["b/1"])
+        #expect(try reopened.loadDevicesAndNames().named == ["b/1"])
         #expect(try reopened.loadDevices().keys.sorted() == ["a/1", "b/1"])
     }
 
@@ -60,10 +60,10 @@ struct StateStoreTests {
         let alice = try #require(try store.loadDevices()["alice/phone"])
         #expect(alice.badge == 2 && alice.revision == 3 && alice.lastFix?.accuracy == 5)
         #expect(alice.fences == [FenceState(fence: "home", since: 1_699_999_000)])
-        #expect(try store.namedDevices().isEmpty)
+        #expect(try store.loadDevicesAndNames().named.isEmpty)
         try store.save(devices: [("bob/phone", DeviceState(), true)], outbox: [])
         let reopened = try StateStore(directory: directory.path)
-        #expect(try reopened.namedDevices() == ["bob/phone"])
+        #expect(try reopened.loadDevicesAndNames().named == ["bob/phone"])
         #expect(try reopened.loadDevices().keys.sorted() == ["alice/phone", "bob/phone"])
     }
 
