@@ -115,7 +115,10 @@ package final class UnsentAnswers: Sendable {
 
     private func giveBack(_ user: String, body key: ObjectIdentifier?) {
         held.withLock { held in
-            guard var mine = held[user] else { return }
+            guard var mine = held[user] else {
+                assertionFailure("a lease of \(user) given back with no slot held")
+                return
+            }
             if let key, let shares = mine.shares[key] {
                 mine.shares[key] = shares > 1 ? shares - 1 : nil
                 if shares == 1 { mine.slots -= 1 }
