@@ -71,10 +71,10 @@ extension LaneCore {
         for (device, index, before, fences) in changed.sorted(by: { $0.device < $1.device }) {
             // Named by the book before (after a start: when its state was saved, or by
             // the book the lane was made with, which `admitted` still tells), and no
-            // longer.
-            if !book.knows(device),
-               old?.knows(device) ?? (configuration.strictDevices || loadedAsNamed.contains(device) || !withRecord(at: index, { $0.admitted })) {
-                forget(device, named: true, announced: before?.announced(limit: limit) ?? [], before: before, book: book, into: &effects)
+            // longer; or, at a start under `strictDevices`, not named at all.
+            let wasNamed = old?.knows(device) ?? (loadedAsNamed.contains(device) || !withRecord(at: index, { $0.admitted }))
+            if !book.knows(device), wasNamed || (old == nil && configuration.strictDevices) {
+                forget(device, named: wasNamed, announced: before?.announced(limit: limit) ?? [], before: before, book: book, into: &effects)
                 left.append(device)
                 continue
             }

@@ -68,8 +68,9 @@ struct LaneCoreRemovedDevicesTests {
     /// configs) before it empties their topics, while the bridge runs and at a start:
     /// an empty state document reaching a tracker Home Assistant still has made it log a
     /// JSON warning and two template errors (seen with a real Home Assistant, when the
-    /// lane's messages came before the announcer's or the sweep's configs). An idle
-    /// device evicted, which the file never named, has no entities: no configs.
+    /// lane's messages came before the announcer's or the sweep's configs). A device the
+    /// file never named (evicted when idle, or forgotten at a start under
+    /// `strictDevices`) has no entities: no configs.
     @Test func withHomeAssistantOnARemovedDevicesEntitiesGoBeforeItsTopicsEmpty() throws {
         let discovery = HomeAssistantDiscovery(topics: Topics(prefix: "geotify"))
         let node = discovery.nodeID(of: "alice/phone")
@@ -102,6 +103,18 @@ struct LaneCoreRemovedDevicesTests {
         // At a start the lane knows the fences her state names (she was in the mall); the
         // sweep deletes the configs of the others it finds.
         check(start.outbox, configs.filter { !$0.contains("presence_home") && !$0.contains("presence_school") }, "at a start")
+
+        // Under `strictDevices` a start forgets `u/1` too, which the file never named:
+        // it never had entities either.
+        var strict = try LaneFixture(
+            fences: Self.withoutAlice, settings: { $0.homeAssistantEnabled = true; $0.strictDevices = true },
+            states: try Self.statesLeftAtAStop(), named: ["alice/phone", "bob/phone"])
+        let strictStart = strict.advance(0.2)
+        #expect(strictStart.forgotten == ["alice/phone", "u/1"])
+        check(strictStart.outbox, configs.filter { !$0.contains("presence_home") && !$0.contains("presence_school") }, "strict start")
+        let unnamedConfigs = strictStart.outbox.filter { $0.topic.hasPrefix("homeassistant/") && $0.topic.contains(discovery.nodeID(of: "u/1")) }
+        #expect(unnamedConfigs.isEmpty, "no entities to delete for u/1")
+        #expect(strictStart.outbox.contains { $0.topic == "geotify/state/u/1" && $0.payload.isEmpty })
 
         var lax = try LaneFixture(fences: Self.fences) { $0.homeAssistantEnabled = true; $0.maximumDevices = 1; $0.deviceEvictionAge = 60 }
         _ = lax.ownTracks("u/1", Self.home.0, Self.home.1)
