@@ -2,11 +2,12 @@ import GeotifyCore
 import GeotifyHTTP
 import Synchronization
 
-/// The fence list as last rendered, for the requests of the same fence book that come
-/// while it is still being sent: after a change every open page fetches `api/fences` at
-/// once, and a large book lists as megabytes (20 000 fences, 2.2 MB in about 10 ms), so
-/// rendering it once and sending that one body to all of them saves the time and holds
-/// the bytes once. `UnsentAnswers` counts such a shared body once per user.
+/// An answer rendered from the fence book, as last rendered, for the requests of the same
+/// edition of the book that come while it is still being sent: the fence list
+/// (`Console.fenceList(for:)`), which every open page fetches at once after a change, and
+/// which for a large book is megabytes (20 000 fences, 2.2 MB in about 10 ms). Rendering
+/// it once and sending that one body to all of them saves the time and holds the bytes
+/// once. `UnsentAnswers` counts such a shared body once per user.
 ///
 /// Only a weak reference is kept: the body lives while a response holds it (until
 /// libmicrohttpd has sent it) and the next request after that renders it anew, so the
