@@ -1,13 +1,16 @@
 import GeotifyStore
 
 /// Decides which queued deliveries to attempt now and when to look again: pure, from the
-/// queue's heads, the targets' limits, what is under way, and the clock value.
+/// queue's heads, the targets' limits and retry windows, what is under way, and the clock
+/// value.
 ///
 /// Only the oldest delivery of each (target, device) is a candidate, so a device's
 /// notifications reach a target in order, even across retries. A candidate starts when
-/// it is due, its target is not paused, under its concurrency and within its rate limit;
-/// candidates go in order of due time. The plan says when the next waiting candidate may
-/// start; completions and new deliveries make the worker plan again anyway.
+/// it is due, its target is not paused (or its retry window has ended: a pause never
+/// holds a delivery's last attempt past the end of its window), under its concurrency and
+/// within its rate limit; candidates go in order of due time. The plan says when the next
+/// waiting candidate may start; completions and new deliveries make the worker plan again
+/// anyway.
 package enum DeliveryPlanner {
     /// The plan for one moment.
     package struct Plan: Sendable, Equatable {
@@ -22,8 +25,11 @@ package enum DeliveryPlanner {
     }
 
     /// The plan at `now` for `heads` (the oldest delivery of each target and device,
-    /// earliest due first).
-    package static func plan(heads: [DeliveryRow], limits: [String: TargetLimits], traffic: [String: TargetTraffic], now: Double) -> Plan {
+    /// earliest due first); `retryFor` is each target's retry window in seconds (a target
+    /// left out has none that ends).
+    package static func plan(
+        heads: [DeliveryRow], limits: [String: TargetLimits], retryFor: [String: Double] = [:], traffic: [String: TargetTraffic], now: Double
+    ) -> Plan {
         var plan = Plan(traffic: traffic)
         for row in heads {
             let name = row.entry.target
@@ -34,7 +40,8 @@ package enum DeliveryPlanner {
             var target = plan.traffic[name] ?? TargetTraffic()
             defer { plan.traffic[name] = target }
             guard !target.underWay.contains(row.id), target.underWay.count < limit.concurrency else { continue }
-            let start = max(row.due, target.earliestStart(now: now, rate: limit.rate))
+            let windowEnd = row.queued + (retryFor[name] ?? .infinity)
+            let start = max(row.due, target.earliestStart(now: now, rate: limit.rate, windowEnd: windowEnd))
             if start <= now {
                 target.started(row.id, at: now)
                 plan.start.append(row)

@@ -24,6 +24,7 @@ package final class DeliveryWorker: @unchecked Sendable {
     private let queue: DeliveryQueue
     private let targets: [String: Target]
     private let limits: [String: TargetLimits]
+    private let retryFor: [String: Double]
     private let transport: DeliveryTransport
     private let scheduler: Scheduler
     private let schedule: RetrySchedule
@@ -54,6 +55,7 @@ package final class DeliveryWorker: @unchecked Sendable {
         self.queue = queue
         self.targets = Dictionary(targets.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         limits = self.targets.mapValues(\.limits)
+        retryFor = self.targets.mapValues(\.retryFor)
         self.transport = transport
         self.scheduler = scheduler
         self.schedule = schedule
@@ -112,7 +114,7 @@ package final class DeliveryWorker: @unchecked Sendable {
             report(.storeFailed("cannot read the delivery queue: \(error)"))
             return
         }
-        let plan = DeliveryPlanner.plan(heads: heads, limits: limits, traffic: traffic, now: now)
+        let plan = DeliveryPlanner.plan(heads: heads, limits: limits, retryFor: retryFor, traffic: traffic, now: now)
         traffic = plan.traffic
         for row in plan.unknown {
             deadLetter(row, reason: "no target named \"\(row.entry.target)\" in the settings", at: now)

@@ -4,11 +4,12 @@
 ///
 /// A failure that says the target is down or overloaded (`AttemptOutcome.failed`) pauses
 /// the whole target, for the back-off of its failures in a row, or for the `Retry-After`
-/// when that is longer (never shorter: `RetrySchedule.wait`), but not past the end of the
-/// failing delivery's retry window, so its last attempt there is not held back by a
-/// `Retry-After` longer than the window; so a dead or hostile target gets a trickle of
-/// probes, not one attempt per waiting device. Any answer that shows the target up
-/// (delivered, or refused for good) ends the streak.
+/// when that is longer (never shorter: `RetrySchedule.wait`) up to the end of the failing
+/// delivery's retry window; so a dead or hostile target gets a trickle of probes, not one
+/// attempt per waiting device. The pause holds each delivery no later than the end of its
+/// own window (`earliestStart`), so the last attempt `RetrySchedule` moves there is made
+/// there, whichever delivery's failure or `Retry-After` the target rests for. Any answer
+/// that shows the target up (delivered, or refused for good) ends the streak.
 package struct TargetTraffic: Sendable, Equatable {
     /// Row ids of the attempts under way.
     package var underWay: Set<Int64> = []
@@ -21,16 +22,18 @@ package struct TargetTraffic: Sendable, Equatable {
 
     package init() {}
 
-    /// The earliest time a new attempt may start under the pause and the rate limit
+    /// The earliest time a new attempt at a delivery whose retry window ends at `windowEnd`
+    /// may start under the pause, which holds it no later than that, and the rate limit
     /// (concurrency aside), with start times older than the rate window dropped.
-    package mutating func earliestStart(now: Double, rate: RateLimit?) -> Double {
+    package mutating func earliestStart(now: Double, rate: RateLimit?, windowEnd: Double) -> Double {
+        let paused = min(pausedUntil, windowEnd)
         guard let rate, rate.requests > 0 else {
             starts.removeAll()
-            return pausedUntil
+            return paused
         }
         starts.removeAll { $0 <= now - rate.seconds }
         let free = starts.count < rate.requests ? now : starts[starts.count - rate.requests] + rate.seconds
-        return max(pausedUntil, free)
+        return max(paused, free)
     }
 
     /// Records that attempt `id` started at `now`.

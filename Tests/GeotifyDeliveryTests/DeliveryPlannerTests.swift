@@ -4,11 +4,11 @@ import Testing
 
 @Suite("Delivery planner")
 struct DeliveryPlannerTests {
-    func row(_ id: Int64, target: String = "t", device: String = "d", due: Double = 0) -> DeliveryRow {
+    func row(_ id: Int64, target: String = "t", device: String = "d", queued: Double = 0, due: Double = 0) -> DeliveryRow {
         var entry = Samples.entry(target: target)
         entry.device = device
         entry.eventID = "e\(id)"
-        return DeliveryRow(id: id, entry: entry, queued: 0, due: due, attempts: 0, lastError: nil)
+        return DeliveryRow(id: id, entry: entry, queued: queued, due: due, attempts: 0, lastError: nil)
     }
 
     @Test func dueRowsStartAndTheEarliestWaitingOneSetsTheWake() {
@@ -58,6 +58,27 @@ struct DeliveryPlannerTests {
         #expect(traffic.pausedUntil.rounded() == 150)
         traffic.finished(4, .rejected(reason: "HTTP 400"), at: 150, schedule: RetrySchedule(), random: 0)
         #expect(traffic.failures == 0)
+    }
+
+    @Test func aPauseHoldsEachDeliveryNoLaterThanTheEndOfItsOwnWindow() {
+        // Delivery 1, queued at 100 with a window of an hour, failed at 3200 with
+        // `Retry-After: 600`: the target rests until its window's end, 3700.
+        var traffic = TargetTraffic()
+        traffic.started(1, at: 3200)
+        traffic.finished(1, .failed(reason: "HTTP 429", retryAfter: 600), at: 3200, schedule: RetrySchedule(), random: 0, windowEnd: 3700)
+        #expect(traffic.pausedUntil == 3700)
+        // Delivery 2, queued at 0, is due again at 3300: the rest holds it, but only to the
+        // end of its window, 3600, where its last attempt is made. Delivery 3, queued at
+        // 2000, waits out the whole rest.
+        let heads = [row(2, device: "a", queued: 0, due: 3300), row(3, device: "b", queued: 2000, due: 3300)]
+        func plan(at now: Double) -> DeliveryPlanner.Plan {
+            DeliveryPlanner.plan(heads: heads, limits: ["t": TargetLimits(concurrency: 5)], retryFor: ["t": 3600], traffic: ["t": traffic], now: now)
+        }
+        #expect(plan(at: 3300).start.isEmpty)
+        #expect(plan(at: 3300).wake == 3600)
+        #expect(plan(at: 3600).start.map(\.id) == [2])
+        #expect(plan(at: 3600).wake == 3700)
+        #expect(plan(at: 3700).start.map(\.id) == [2, 3])
     }
 
     @Test func aTargetAnsweringRetryAfterZeroGetsTheBackOffsTrickleNotALoop() {

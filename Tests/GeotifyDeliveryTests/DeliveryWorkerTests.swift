@@ -105,13 +105,13 @@ struct DeliveryWorkerTests {
             harness.advance(by: 60)
             advanced += 60
         }
-        // The last attempt is due at the window's end; the target's pause after its failures
-        // in a row may hold it back by up to one back-off.
-        #expect(advanced >= 3600 && advanced <= 3600 + RetrySchedule().maximum)
+        // The last attempt is made at the window's end: the target's rest after the failure
+        // before it (a back-off past the end) does not hold it back.
+        #expect(advanced == 3600)
         let counts = try harness.counts("hook")
         #expect(counts.dead == 1 && counts.pending == 0 && counts.retrying == 0 && counts.delivered == 0)
         let attempts = server.requests.count
-        #expect(counts.lastError?.hasPrefix("HTTP 500: boom; gave up after \(attempts) attempts in 1h") == true)
+        #expect(counts.lastError == "HTTP 500: boom; gave up after \(attempts) attempts in 1h")
         let dead = harness.reports.filter { if case .deadLettered = $0 { true } else { false } }
         #expect(dead == [.deadLettered(target: "hook", device: "alice/phone", eventID: Samples.notification().eventID, reason: counts.lastError ?? "")])
         harness.advance(by: 7200)
@@ -140,6 +140,56 @@ struct DeliveryWorkerTests {
         #expect(server.requests.count == 2)
         #expect(try harness.counts("hook").lastError
             == "HTTP 503; gave up after 2 attempts in 1h: the target asked to wait 41d 16h, past the retry window")
+    }
+
+    @Test func anotherDeliverysRetryAfterDoesNotHoldALastAttemptPastItsWindow() throws {
+        // Bob's notification fails throughout; Alice's, queued 100 s later, is answered
+        // `429` with `Retry-After: 600` once, when Bob's window has 100 s left.
+        let answered = Mutex<[String: Int]>([:])
+        let server = try TestHTTPServer { request in
+            let device = request.headers["idempotency-key"]?.hasPrefix("bob/") == true ? "bob" : "alice"
+            let count = answered.withLock { answered in
+                answered[device, default: 0] += 1
+                return answered[device] ?? 0
+            }
+            switch (device, count) {
+            case ("bob", 1): return .init(status: 503, headers: ["Retry-After": "3500"])
+            case ("bob", _): return .init(status: 503)
+            case (_, 1): return .init(status: 429, headers: ["Retry-After": "600"])
+            default: return .init(body: "{}")
+            }
+        }
+        defer { server.stop() }
+        var target = Samples.webhook(url: server.url)
+        target.retryFor = 3600
+        let harness = try WorkerHarness(targets: [target])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        try harness.enqueue(notifications("bob/phone", 1), for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").retrying) == 1 })
+        harness.advance(by: 100)
+        try harness.enqueue(notifications("alice/phone", 1), for: "hook")
+        // Both wait out Bob's `Retry-After`; then Bob's retry is due at 3515, inside his
+        // window, and Alice's at the end of hers (3700): the target rests until then.
+        harness.advance(by: 3400)
+        #expect(server.requests.count == 3)
+        #expect(try harness.queue.heads().map(\.due) == [Samples.now + 3515, Samples.now + 3700])
+        // The rest holds Bob's retry, but no later than his window's end: his last attempt
+        // is made there, as the schedule promised, and then he is dead-lettered.
+        harness.advance(by: 99)
+        #expect(server.requests.count == 3)
+        harness.advance(by: 1)
+        #expect(waitUntil { (try? harness.counts("hook").dead) == 1 })
+        #expect(server.requests.count == 4)
+        #expect(server.requests.last?.headers["idempotency-key"]?.hasPrefix("bob/") == true)
+        #expect(try harness.counts("hook").lastError == "HTTP 503; gave up after 3 attempts in 1h")
+        // Alice's retry, moved to the end of her window (3700), is made there and delivered.
+        harness.advance(by: 99)
+        #expect(server.requests.count == 4)
+        harness.advance(by: 1)
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 1 })
+        #expect(server.requests.count == 5)
+        #expect(server.requests.last?.headers["idempotency-key"]?.hasPrefix("alice/") == true)
     }
 
     @Test func aSlowTargetDoesNotDelayTheOthers() throws {
