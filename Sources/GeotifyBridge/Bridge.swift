@@ -21,6 +21,8 @@ package final class Bridge: Sendable {
     package let counters = Counters()
     private let logger: Logger
     private let scheduler: any Scheduler
+    /// The most stale topics the start's sweep keeps (`RetainedCollection`).
+    private let sweepBound: Int
     private let topics: Topics
     private let messages: OutboundMessages
     private let presence: PresenceMessages
@@ -113,9 +115,12 @@ package final class Bridge: Sendable {
         self.init(settings: settings, logger: logger, scheduler: SystemScheduler())
     }
 
-    /// A bridge for `settings` whose time comes from `scheduler`.
-    package init(settings: Settings, logger: Logger, scheduler: any Scheduler) {
+    /// A bridge for `settings` whose time comes from `scheduler`; its start's sweep keeps
+    /// `sweepBound` stale topics at most (`RetainedCollection.maximumStale`, or fewer in a
+    /// test).
+    package init(settings: Settings, logger: Logger, scheduler: any Scheduler, sweepBound: Int = RetainedCollection.maximumStale) {
         self.settings = settings
+        self.sweepBound = sweepBound
         self.logger = logger
         self.scheduler = scheduler
         topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
@@ -306,8 +311,14 @@ package final class Bridge: Sendable {
         publisher.attach(client, store: store)
         let sweep = RetainedSweep(
             topics: topics, kept: settings.deviceTopics, discovery: discovery, announceLimit: settings.limits.maximumFencesPerDevice)
+        // The devices the file does not name whose state the start keeps (the lanes forget
+        // those saved while the file named them, and under strictDevices all:
+        // `LaneCore.leaveRemovedFences`), for the sweep's first look at each retained topic
+        // as it comes; the lanes look again with the states they keep when they clear.
+        let keptUnnamed: Set<String> = settings.strictDevices ? [] : Set(states.keys.lazy.filter { !book.knows($0) && !named.contains($0) })
         let collection = RetainedCollection(
-            sweep: sweep, client: client, scheduler: scheduler, logger: logger, counters: counters
+            sweep: sweep, bound: sweepBound, client: client, scheduler: scheduler, logger: logger, counters: counters,
+            stale: { [fences] found in sweep.isStale(found, book: fences.book, holdsState: keptUnnamed.contains) }
         ) { [publisher, counters, logger] found in
             announcer.afterAnnouncements {
                 Bridge.clearStale(

@@ -38,8 +38,9 @@ package enum Counter: Hashable, Sendable {
     /// Retained topics of removed fences and devices cleared at a start
     /// (`RetainedSweep`).
     case sweepCleared
-    /// Retained topics under the sweep's filters that came past its bound
-    /// (`RetainedCollection.maximumTopics`) and were not looked at.
+    /// Stale retained topics that came past the sweep's bound
+    /// (`RetainedCollection.maximumStale`), or after its collection ended: left to a
+    /// later start's sweep.
     case sweepSkipped
     /// Filters of the start's sweep the broker refused (its access rules): nothing
     /// retained under them was seen, so nothing there is cleared.

@@ -5,9 +5,9 @@ import GeotifyTime
 import Synchronization
 
 /// At each start, reads which of the bridge's own retained topics the broker holds
-/// (`RetainedSweep.filters`) and hands those that are the bridge's to `clear`, which
-/// clears the stale ones (`RetainedSweep.isStale`, in the lanes and the announcer): what
-/// fences and devices removed while the bridge was stopped left behind.
+/// (`RetainedSweep.filters`) and hands those that look stale to `clear`, which clears
+/// the stale ones (`RetainedSweep.isStale`, in the lanes and the announcer): what fences
+/// and devices removed while the bridge was stopped left behind.
 ///
 /// How it knows the broker has sent them all: a broker sends a subscription's retained
 /// messages when it handles the SUBSCRIBE, in order with what else it sends the bridge;
@@ -21,21 +21,31 @@ import Synchronization
 /// new one starts the phase again). Nothing is published for it, so subscribers to the
 /// bridge's topics see nothing of it.
 ///
-/// Bounded against a client that left millions of retained topics under the prefix: at
-/// most `maximumTopics` are looked at (the collection ends there, and the rest are
-/// counted in `sweepSkipped`), each of them read from its topic (a discovery config's
-/// payload searched for one string), and only those the bridge could have written are
-/// kept. Messages are taken on the network thread, which only adds them to a list; the
-/// decisions run on the announcer's queue and the lanes'.
+/// Each retained message is read as it comes, from its topic (a discovery config's
+/// payload searched for one string), and kept only when it is one the bridge could have
+/// written and `stale` finds it stale: the fences in force and the devices whose state
+/// the start keeps no longer account for it. The rest (the topics the bridge still owns,
+/// other instances' and other programs') is dropped at once, so however many there are
+/// they neither fill memory nor hide the stale ones behind them. Only what is kept counts
+/// toward the bound: at most `maximumStale` topics in a start, against a client that
+/// left millions of them under the prefix (the collection ends there, and the stale
+/// ones that come after are counted in `sweepSkipped`). Those kept are cleared, so the
+/// next start meets the next ones: a start clears up to `maximumStale` stale topics,
+/// however many the bridge owns besides. `stale` is only a first look, on the network thread;
+/// the lanes and the announcer decide again with the fences and states in force when
+/// they clear (a device may have sent its first position meanwhile), and a topic that
+/// becomes stale after its look is cleared by the removal that made it so
+/// (`FenceChangeAnnouncer`, `LaneCore.leaveRemovedFences`), or by the next start. The
+/// network thread reads each message and adds those kept to a list; the collection ends
+/// at `phaseTimeout` in any case, however many messages keep coming.
 ///
 /// Every message under the filters is taken here while the sweep runs (`isActive`),
 /// retained or not: none is routed as input.
 final class RetainedCollection: Sendable {
-    /// The most retained topics looked at in one start: about 100 bytes each (a few
-    /// hundred for long identifiers) while the collection runs. A fleet with more (a
-    /// presence topic per device and fence, seven discovery configs per device) is swept
-    /// in part, and the rest are counted in `sweepSkipped`.
-    static let maximumTopics = 50_000
+    /// The most stale topics kept in one start: about 100 bytes each (a few hundred for
+    /// long identifiers) while the collection runs. More are left to the next start (and
+    /// counted in `sweepSkipped`), which meets them once these are cleared.
+    static let maximumStale = 50_000
     /// How long one phase waits for its acknowledgements, in seconds.
     static let phaseTimeout = 30.0
     /// How long, after every filter's SUBACK, no retained message must come for the
@@ -61,10 +71,16 @@ final class RetainedCollection: Sendable {
         var subscriptions: [Int32: String] = [:]
         /// The message ids of the filters' unsubscriptions, until their UNSUBACKs.
         var unsubscriptions: Set<Int32> = []
+        /// What looks stale (`stale`), in the order it came; `seen` holds their topics.
         var found: [RetainedTopic] = []
         var seen: Set<String> = []
+        /// The retained messages the collection has read.
         var examined = 0
+        /// The topics that looked stale past the bound, or while draining.
         var skipped = 0
+        /// The first look at whether a topic is stale, until the sweep is done (it holds
+        /// the devices whose state the start keeps).
+        var stale: (@Sendable (RetainedTopic) -> Bool)?
         /// Whether the filters' unsubscription could not be sent (no connection): the
         /// drain starts again at the next connection rather than ending.
         var stillSubscribed = false
@@ -75,7 +91,7 @@ final class RetainedCollection: Sendable {
     }
 
     private let sweep: RetainedSweep
-    /// `maximumTopics`, or fewer in a test.
+    /// `maximumStale`, or fewer in a test.
     private let bound: Int
     private let client: MQTTClient
     private let scheduler: any Scheduler
@@ -85,14 +101,15 @@ final class RetainedCollection: Sendable {
     private let active = Atomic<Bool>(true)
     /// Set once `clear` has been given what was found (`hasCollected`).
     private let collected = Atomic<Bool>(false)
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let queue = DispatchQueue(label: "geotify.sweep")
 
-    /// A collection for `sweep` over `client`, looking at `bound` topics at most; `clear`
-    /// gets what was found, once.
+    /// A collection for `sweep` over `client`, keeping `bound` topics at most of those
+    /// `stale` finds stale; `clear` gets them, once.
     init(
-        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumTopics, client: MQTTClient, scheduler: any Scheduler,
-        logger: Logger, counters: Counters, clear: @escaping @Sendable ([RetainedTopic]) -> Void
+        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumStale, client: MQTTClient, scheduler: any Scheduler,
+        logger: Logger, counters: Counters, stale: @escaping @Sendable (RetainedTopic) -> Bool,
+        clear: @escaping @Sendable ([RetainedTopic]) -> Void
     ) {
         self.sweep = sweep
         self.bound = bound
@@ -101,6 +118,7 @@ final class RetainedCollection: Sendable {
         self.logger = logger
         self.counters = counters
         self.clear = clear
+        state = Mutex(State(stale: stale))
     }
 
     /// Whether messages are still taken (`take`): one atomic load on the network thread.
@@ -173,22 +191,20 @@ final class RetainedCollection: Sendable {
     func take(_ message: MQTTMessage) -> Bool {
         guard sweep.covers(message.topic) else { return false }
         guard message.retain else { return true }
-        // Past the bound, and while draining, retained messages are the rest of the burst:
-        // counted, not looked at.
+        // What looks stale is kept up to the bound; past it, and while draining (the rest
+        // of the burst), it is counted.
         let (full, skipped) = state.withLock { state -> (Int?, Bool) in
-            switch state.phase {
-            case .collecting where state.examined < bound:
-                state.examined += 1
-                if let found = sweep.read(topic: message.topic, payload: message.payload), state.seen.insert(found.topic).inserted {
-                    state.found.append(found)
-                }
-                return (state.examined == bound ? state.generation : nil, false)
-            case .collecting, .draining:
+            guard state.phase == .collecting || state.phase == .draining, let stale = state.stale else { return (nil, false) }
+            if state.phase == .collecting { state.examined += 1 }
+            guard let found = sweep.read(topic: message.topic, payload: message.payload), !state.seen.contains(found.topic),
+                  stale(found) else { return (nil, false) }
+            guard state.phase == .collecting, state.found.count < bound else {
                 state.skipped += 1
                 return (nil, true)
-            case .waiting, .done:
-                return (nil, false)
             }
+            state.seen.insert(found.topic)
+            state.found.append(found)
+            return (state.found.count == bound ? state.generation : nil, false)
         }
         if skipped { counters.add(.sweepSkipped) }
         if let full { queue.async { [self] in end(full) } }
@@ -203,6 +219,7 @@ final class RetainedCollection: Sendable {
             state.timer?.cancel()
             state.settling?.cancel()
             state.phase = .done
+            state.stale = nil
         }
         active.store(false, ordering: .relaxed)
         queue.sync {}
@@ -219,7 +236,9 @@ final class RetainedCollection: Sendable {
             let phase = state.phase
             switch phase {
             case .collecting: state.phase = .draining
-            case .draining where !state.stillSubscribed: state.phase = .done
+            case .draining where !state.stillSubscribed:
+                state.phase = .done
+                state.stale = nil
             case .draining, .waiting, .done: return nil
             }
             defer {
@@ -231,14 +250,14 @@ final class RetainedCollection: Sendable {
         guard let ended else { return }
         switch ended.phase {
         case .collecting:
-            logger.debug("read \(ended.examined) retained topics under the bridge's, \(ended.found.count) of them its own; clearing those the fences in force no longer account for")
+            logger.debug("read \(ended.examined) retained topics under the bridge's, \(ended.found.count) of them its own and stale; clearing those the fences in force no longer account for")
             clear(ended.found)
             collected.store(true, ordering: .releasing)
             drain()
         case .draining:
             active.store(false, ordering: .relaxed)
             if ended.skipped > 0 {
-                logger.warning("the broker holds more than \(bound) retained topics under the bridge's; \(ended.skipped) were not looked at in this start's sweep of stale ones (sweep_skipped), and what is stale among them stays retained")
+                logger.warning("\(ended.skipped) more stale retained topics under the bridge's came after this start's sweep had taken what it clears (\(bound) at most, or what came within \(Int(Self.phaseTimeout)) s); they stay retained until a later start's sweep (sweep_skipped)")
             }
         case .waiting, .done:
             break

@@ -5,8 +5,9 @@ import GeotifyStore
 /// stale: left by fences and devices removed while the bridge was stopped, which nothing
 /// running would clear (`FenceChangeAnnouncer` and `LaneCore.leaveRemovedFences` clear
 /// what is removed while it runs, from the book before the change). The shell
-/// (`RetainedCollection`) collects the topics under `filters` and hands each to `read`
-/// and then to `isStale`; this is pure.
+/// (`RetainedCollection`) reads the topics under `filters` with `read` and keeps those
+/// `isStale` finds stale as they come, which the lanes and the announcer ask `isStale`
+/// again when they clear them; this is pure.
 ///
 /// A topic is stale when the fence book in force no longer accounts for it:
 ///

@@ -31,9 +31,11 @@ final class BridgeHarness {
     /// `brokerConfig` is added to the broker's (`TestBroker(extraConfig:)`).
     init(
         fences: String = BridgeHarness.fences, strictDevices: Bool = false, start: Bool = true,
-        clock: any Scheduler = SystemScheduler(), brokerConfig: String = "", configure: @escaping (inout Settings) -> Void = { _ in }
+        clock: any Scheduler = SystemScheduler(), brokerConfig: String = "", sweepBound: Int = RetainedCollection.maximumStale,
+        configure: @escaping (inout Settings) -> Void = { _ in }
     ) throws {
         self.clock = clock
+        self.sweepBound = sweepBound
         base = Int(clock.now) - 3_600
         broker = try TestBroker(extraConfig: brokerConfig)
         directory = try makeTemporaryDirectory("bridge")
@@ -46,6 +48,8 @@ final class BridgeHarness {
     }
 
     private let strictDevices: Bool
+    /// The most stale topics each start's sweep keeps (`Bridge.init`).
+    private let sweepBound: Int
     private let configure: (inout Settings) -> Void
     var fencesURL: URL { directory.appendingPathComponent("fences.json") }
     var stateDirectory: String { directory.appendingPathComponent("state").path }
@@ -64,7 +68,7 @@ final class BridgeHarness {
 
     /// Starts a new bridge (after a stop, with the same state directory).
     func startBridge() throws {
-        let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append), scheduler: clock)
+        let bridge = Bridge(settings: settings, logger: Logger(level: .debug, sink: logLines.append), scheduler: clock, sweepBound: sweepBound)
         // A sharded bridge reports on `geotify/shard/<index>/status`.
         let status = settings.shard.map { "geotify/shard/\($0.index)/status" } ?? "geotify/status"
         let online = { self.observer.messages.filter { $0.topic == status && $0.text == "online" }.count }

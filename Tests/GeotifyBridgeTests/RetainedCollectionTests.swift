@@ -34,7 +34,7 @@ struct RetainedCollectionTests {
         let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: 1), scheduler: clock) { _ in }
         let collection = RetainedCollection(
             sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
-            clear: cleared.record)
+            stale: { _ in true }, clear: cleared.record)
         collection.connected()
         #expect(collection.take(MQTTMessage(topic: "geotify/presence/carol/phone/work", payload: [1], retain: true)))
         #expect(collection.take(MQTTMessage(topic: "geotify/state/carol/phone", payload: [1], retain: true)))
@@ -48,6 +48,33 @@ struct RetainedCollectionTests {
         #expect(collection.isActive, "still draining: the unsubscription waits for a connection")
         collection.stop()
         #expect(!collection.isActive)
+    }
+
+    /// Only what `stale` finds stale is kept and counts toward the bound (ten here): thirty
+    /// topics the bridge still owns and two that are none of its come first, then fifteen
+    /// stale ones. The collection keeps the first ten stale ones and ends there, and the
+    /// five after them are counted in `sweepSkipped`; a stale topic that comes again (the
+    /// filters subscribed again after a lost connection) is kept once. It used to count
+    /// every retained message toward the bound and end at the tenth topic still owned.
+    @Test func onlyStaleTopicsCountTowardTheBound() throws {
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let counters = Counters()
+        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: 1), scheduler: clock) { _ in }
+        let collection = RetainedCollection(
+            sweep: Self.sweep, bound: 10, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
+            counters: counters, stale: { $0.laneDevice?.hasPrefix("gone/") == true }, clear: cleared.record)
+        collection.connected()
+        let stale = (0..<15).map { "geotify/badge/gone/\($0)" }
+        var topics = (0..<30).map { "geotify/state/live/\($0)" } + ["geotify/state/live//odd", "geotify/presence/live"]
+        topics += stale.prefix(9) + [stale[0]] + stale.dropFirst(9)
+        for topic in topics {
+            #expect(collection.take(MQTTMessage(topic: topic, payload: [1], retain: true)))
+        }
+        #expect(waitUntil { !cleared.calls.isEmpty }, "the bound ended the collection")
+        #expect(cleared.calls.map { $0.map(\.topic) } == [Array(stale.prefix(10))])
+        #expect(counters.value(.sweepSkipped) == 5)
+        collection.stop()
     }
 
     /// Thirty stale topics retained, a bound of ten: ten are looked at and handed over,
@@ -77,7 +104,7 @@ struct RetainedCollectionTests {
         }
         let collection = RetainedCollection(
             sweep: Self.sweep, bound: 10, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
-            counters: counters, clear: cleared.record)
+            counters: counters, stale: { _ in true }, clear: cleared.record)
         holder.collection.withLock { $0 = collection }
         try client.start()
         defer { client.stop() }
@@ -127,7 +154,7 @@ struct RetainedCollectionTests {
         }
         let collection = RetainedCollection(
             sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
-            clear: cleared.record)
+            stale: { _ in true }, clear: cleared.record)
         holder.collection.withLock { $0 = collection }
         try client.start()
         defer { client.stop() }
@@ -191,7 +218,8 @@ struct RetainedCollectionTests {
         }
         let collection = RetainedCollection(
             sweep: Self.sweep, client: client, scheduler: clock,
-            logger: Logger(level: .warning, sink: { line in logged.withLock { $0.append(line) } }), counters: counters, clear: cleared.record)
+            logger: Logger(level: .warning, sink: { line in logged.withLock { $0.append(line) } }), counters: counters,
+            stale: { _ in true }, clear: cleared.record)
         holder.collection.withLock { $0 = collection }
         try client.start()
         defer { client.stop() }

@@ -176,6 +176,64 @@ struct RetainedSweepBridgeTests {
         #expect(bridge.counters.value(.sweepRefused) == refused.count)
     }
 
+    /// More retained topics the bridge still owns than its sweep keeps (a bound of 10
+    /// here, 50 000 in production) come before the stale ones: the last values of the 12
+    /// devices of a group and of Alice, those of `zz/1`, which the file does not name but
+    /// whose state the bridge keeps, and two topics of another program's, all under the
+    /// filters subscribed first. Only the 25 stale badges (removed devices, under the last
+    /// device filter) count toward the bound, so each start clears 10 of them, the broker
+    /// then holds 10 fewer, and the third start clears the last 5; the live topics are
+    /// never cleared. The sweep used to count every retained message toward the bound and
+    /// end there, so it met the same live topics first at every start and never reached a
+    /// stale one.
+    @Test func staleTopicsBehindMoreLiveOnesThanTheBoundAreClearedOverStarts() throws {
+        let fleet = (0..<12).map { "fleet/\($0)" }
+        let fences = """
+            { "devices": { "alice/phone": [
+                  { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100, "eventType": "onEntryAndExit" } ] },
+              "groups": { "fleet": [\(fleet.map { "\"\($0)\"" }.joined(separator: ", "))] },
+              "shared": [
+                { "identifier": "depot", "latitude": 48.1374, "longitude": 11.5755, "radius": 250, "eventType": "onEntry", "group": "fleet" } ] }
+            """
+        let harness = try BridgeHarness(fences: fences, sweepBound: 10) { $0.lanes = 1 }
+        try harness.ownTracks("alice/phone", 52.52, 13.405, tst: 3_500)
+        try harness.ownTracks("zz/1", 52.52, 13.405, tst: 3_500)
+        for device in ["alice/phone", "zz/1"] {
+            #expect(harness.observer.waitForMessage(on: "geotify/badge/\(device)", where: { !$0.payload.isEmpty }) != nil, "\(device)'s badge")
+        }
+        harness.stopBridge()
+
+        let seeder = try TestClient(port: harness.broker.port)
+        defer { seeder.disconnect() }
+        var live = fleet.flatMap { ["geotify/state/\($0)", "geotify/presence/\($0)/depot"] }
+        live += ["geotify/state/fleet//odd", "geotify/state/\(String(repeating: "x", count: 300))"]
+        for topic in live { try seeder.publish(topic, "x", qos: 1, retain: true) }
+        let stale = (0..<25).map { "geotify/badge/gone/\($0)" }
+        for topic in stale { try seeder.publish(topic, "1", qos: 1, retain: true) }
+        live += ["alice/phone", "zz/1"].flatMap { device in DeviceTopic.allCases.filter { $0 != .presence }.map { "geotify/\($0.rawValue)/\(device)" } }
+        live.append("geotify/presence/alice/phone/home")
+        let before = Self.retained(at: harness.broker.port)
+        #expect(live.allSatisfy { before[$0] != nil }, "\(live.filter { before[$0] == nil })")
+
+        for (start, (cleared, skipped)) in [(10, 15), (10, 5), (5, 0)].enumerated() {
+            try harness.startBridge()
+            let bridge = try #require(harness.bridge)
+            #expect(waitUntil { bridge.counters.value(.sweepCleared) == cleared }, "start \(start + 1): \(bridge.counters.value(.sweepCleared)) cleared")
+            // The stale topics past the bound come after the collection ended; the sweep's
+            // end tells how many.
+            if skipped > 0 {
+                #expect(waitUntil { harness.logLines.all.contains { $0.contains("\(skipped) more stale retained topics") } })
+            }
+            #expect(bridge.counters.value(.sweepSkipped) == skipped, "start \(start + 1)")
+            // What was skipped is what the broker still holds once the clears are in.
+            #expect(waitUntil { Self.retained(at: harness.broker.port).keys.filter { $0.hasPrefix("geotify/badge/gone/") }.count == skipped })
+            harness.stopBridge()
+        }
+        let after = Self.retained(at: harness.broker.port)
+        #expect(live.allSatisfy { after[$0] != nil }, "\(live.filter { after[$0] == nil })")
+        #expect(!harness.observer.messages.contains { live.contains($0.topic) && $0.payload.isEmpty }, "no live topic was ever cleared")
+    }
+
     /// Every retained message under `geotify/#` and `homeassistant/#` a new subscriber is
     /// given: what the broker sends before a message the subscriber publishes afterwards.
     static func retained(at port: Int) -> [String: [UInt8]] {
