@@ -266,9 +266,11 @@ extension LaneCore {
     }
 
     /// The notification the device's next fix would cause for `fence` if it were where
-    /// it was last seen: its last fix evaluated against the changed fences.
+    /// it was last seen: its last fix evaluated against the changed fences, as a fix of a
+    /// later time than the one before (one of the same time establishes no new fence).
     private func notification(for fence: String, device: String, state: DeviceState?, book: FenceBook) -> JSON? {
         guard var state, let fix = state.lastFix else { return nil }
+        state.lastFix?.timestamp = fix.timestamp.nextDown
         let evaluator = Evaluator(rules: configuration.evaluator.rules, acceptance: FixAcceptance(maximumAge: 0, maximumFutureSkew: .infinity))
         let evaluation = evaluator.evaluate(fix, fences: book.deviceFences(of: device), revision: book.revision, now: fix.timestamp, state: &state)
         guard let notification = evaluation.notifications.first(where: { $0.fence == fence }) else { return nil }

@@ -16,7 +16,10 @@ import Foundation
 /// Every transition carries the time it happened, taken from fix timestamps (a
 /// debounced change from the fix that first showed it, a dwell from entry + dwell), so
 /// replaying the same fixes gives the same transitions whether timers fired in between
-/// or not.
+/// or not. Fixes may share a time; a transition of a kind its fence already had at that
+/// time says which one it is (`Transition.occurrence`, counted in `FenceState.repeats`),
+/// and a fix at the time of the one before establishes no fence, so that no two
+/// notifications of a device have the same id.
 public struct Evaluator: Sendable {
     /// The global rules; each fence may override them.
     public var rules: TransitionRules
@@ -47,15 +50,18 @@ public struct Evaluator: Sendable {
         var evaluation = Evaluation()
         let timers = mayHaveTimers(fences, state)
         if timers { fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation) }
-        state.lastFix = fix
         guard rules.accepts(accuracy: fix.accuracy) else {
+            state.lastFix = fix
             evaluation.outcome = .inaccurate
             return evaluation
         }
         let candidates = sharedCandidates(of: fix.coordinate, in: fences)
+        // Observed while `state.lastFix` is still the fix before, whose time tells a
+        // change at the time of an earlier one (`FenceState.repeats`).
         fences.table.withView { own in
             observe(fix, own: own, candidates: candidates, fences: fences, state: &state, into: &evaluation)
         }
+        state.lastFix = fix
         state.revision = revision
         if timers || (!evaluation.transitions.isEmpty && mayHaveTimers(fences, state)) {
             fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation)
@@ -295,11 +301,19 @@ public struct Evaluator: Sendable {
         } else if !observed {
             return
         }
-        var entry = index.map { state.fences[$0] } ?? FenceState(fence: identifier(), inside: false, since: fix.timestamp)
+        // A fence the device has no entry for is outside since at least its fix before: a
+        // change at that fix's time may have come before this one (`commit`).
+        var entry = index.map { state.fences[$0] }
+            ?? FenceState(fence: identifier(), inside: false, since: state.lastFix?.timestamp ?? fix.timestamp)
         if !entry.established {
+            // Not by a fix at the time of the one before: the fence may be one deleted and
+            // created again, whose transitions at that time have the ids its own would.
+            if state.lastFix?.timestamp == fix.timestamp { return }
             establish(observed, fix: fix, fence: fence(), rules: rules, entry: &entry, state: &state, into: &evaluation)
         } else if observed == entry.inside {
             entry.pending = nil
+            // Repeats are counted only while fixes keep their time.
+            if !observed && fix.timestamp > entry.since { entry.repeats = 0 }
         } else if rules.minimumDuration <= 0 {
             commit(PendingChange(inside: observed, coordinate: fix.coordinate, accuracy: fix.accuracy, timestamp: fix.timestamp),
                    fence: fence(), device: fix.device, entry: &entry, state: &state, into: &evaluation)
@@ -328,17 +342,22 @@ public struct Evaluator: Sendable {
     }
 
     /// Publishes a change of relation: the transition carries the position and time of
-    /// the fix that first showed it.
+    /// the fix that first showed it. A change at the time the relation it ends began
+    /// counts one more repeat (`FenceState.repeats`): every second one (the relation
+    /// alternates) is of the same kind at the same time as an earlier one.
     private func commit(
         _ change: PendingChange, fence: Fence, device: String, entry: inout FenceState,
         state: inout DeviceState, into evaluation: inout Evaluation
     ) {
+        entry.repeats = entry.since != change.timestamp ? 0 : entry.repeats == .max ? .max : entry.repeats + 1
         entry.inside = change.inside
         entry.since = change.timestamp
         entry.pending = nil
         entry.dwelled = false
         let fix = Fix(device: device, coordinate: change.coordinate, accuracy: change.accuracy, timestamp: change.timestamp)
-        record(Transition(fence: fence, kind: change.inside ? .enter : .exit, fix: fix), state: &state, into: &evaluation)
+        record(
+            Transition(fence: fence, kind: change.inside ? .enter : .exit, fix: fix, occurrence: entry.occurrence),
+            state: &state, into: &evaluation)
     }
 
     /// Confirms pending changes and fires dwells that are due at `time`.
@@ -359,7 +378,7 @@ public struct Evaluator: Sendable {
                 let fix = Fix(
                     device: device, coordinate: last?.coordinate ?? fence.region.center, accuracy: last?.accuracy,
                     timestamp: entry.since + dwell)
-                record(Transition(fence: fence, kind: .dwell, fix: fix), state: &state, into: &evaluation)
+                record(Transition(fence: fence, kind: .dwell, fix: fix, occurrence: entry.occurrence), state: &state, into: &evaluation)
             }
             store(entry, at: index, state: &state, into: &evaluation)
         }

@@ -15,10 +15,15 @@ public struct Notification: Sendable, Equatable {
     public var kind: TransitionKind { transition.kind }
     public var note: String { transition.fence.note }
 
-    /// A stable identifier: the same device, fence, direction and fix time always give
-    /// the same id, so subscribers can drop what at-least-once delivery repeats.
+    /// A stable identifier, unique among the device's notifications, so subscribers can
+    /// drop what at-least-once delivery repeats: `<device>/<fence>/<kind>/<fix time>`,
+    /// and when the device entered (left, dwelled in) the fence more than once at one
+    /// fix time, `~2` for the second, `~3` for the third (`Transition.occurrence`).
+    /// Identifiers are single topic levels and a time holds no `/`, so no two of one
+    /// device read alike.
     public var eventID: String {
-        "\(device)/\(fence)/\(kind.rawValue)/\(Notification.format(transition.fix.timestamp))"
+        let id = "\(device)/\(fence)/\(kind.rawValue)/\(Notification.format(transition.fix.timestamp))"
+        return transition.occurrence > 1 ? "\(id)~\(transition.occurrence)" : id
     }
 
     private static func format(_ seconds: Double) -> String {

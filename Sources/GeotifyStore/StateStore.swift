@@ -537,7 +537,8 @@ private final class Connection {
     }
 
     /// The per-fence states as compact JSON: `[{"fence","inside","since","dwelled",
-    /// "established","pending":{"inside","lat","lon","acc","tst"}}]`, leaving out defaults.
+    /// "established","repeats","pending":{"inside","lat","lon","acc","tst"}}]`, leaving
+    /// out defaults (a state saved before `repeats` was kept reads as none).
     static func encodeFences(_ fences: [FenceState]) -> String {
         JSONWriter().string(.array(fences.map { entry in
             var object = JSONObject()
@@ -546,6 +547,7 @@ private final class Connection {
             object["since"] = .number(entry.since)
             if entry.dwelled { object["dwelled"] = .bool(true) }
             if !entry.established { object["established"] = .bool(false) }
+            if entry.repeats > 0 { object["repeats"] = .number(Double(entry.repeats)) }
             if let pending = entry.pending {
                 var change = JSONObject()
                 change["inside"] = .bool(pending.inside)
@@ -576,9 +578,14 @@ private final class Connection {
                     inside: changeInside, coordinate: Coordinate(latitude: latitude, longitude: longitude),
                     accuracy: change["acc"]?.numberValue, timestamp: timestamp)
             }
+            var repeats: UInt32 = 0
+            if let value = element["repeats"] {
+                guard let count = value.numberValue.flatMap({ UInt32(exactly: $0) }) else { throw corrupt }
+                repeats = count
+            }
             states.append(FenceState(
                 fence: fence, inside: inside, since: since, pending: pending, dwelled: element["dwelled"]?.boolValue ?? false,
-                established: element["established"]?.boolValue ?? true))
+                established: element["established"]?.boolValue ?? true, repeats: repeats))
         }
         return states
     }

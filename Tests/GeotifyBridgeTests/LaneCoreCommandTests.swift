@@ -158,6 +158,20 @@ struct LaneCoreCommandTests {
         #expect(notification["note"] as? String == "Welcome home")
     }
 
+    /// A fence added around the device establishes its relation at the next fix, which
+    /// comes later than the last: the preview shows the entry its initial trigger asks
+    /// for, timed by the last fix, though a fix at the time of the one before would not
+    /// establish it.
+    @Test func aPreviewOfANewFenceShowsTheEntryItsInitialTriggerAsksFor() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.50, 13.30)
+        let gym = #"{"identifier":"gym","latitude":52.50,"longitude":13.30,"radius":150,"note":"","eventType":"onEntry","initialTrigger":"enter"}"#
+        let add = #"{"action":"preview","change":{"action":"add","fence":\#(gym)}}"#
+        let preview = try #require(lane.command("alice/phone", add).reply("alice/phone")?["preview"] as? [String: Any])
+        let notification = try #require(preview["notification"] as? [String: Any])
+        #expect(notification["id"] as? String == "alice/phone/gym/enter/\(Int(lane.now))")
+    }
+
     @Test func aCommitIsStaleOnlyWhenItsDevicesFencesChanged() throws {
         var lane = try LaneFixture(fences: Self.fences) { $0.commandDevices = ["#"] }
         let peek = lane.command("alice/phone", #"{"action":"preview","change":{"action":"add","fence":\#(Self.office)}}"#)

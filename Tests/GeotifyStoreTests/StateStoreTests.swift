@@ -14,6 +14,7 @@ struct StateStoreTests {
             FenceState(fence: "office", inside: false, since: 1_699_000_000, pending: PendingChange(
                 inside: true, coordinate: Coordinate(latitude: 52.5, longitude: 13.4), accuracy: nil, timestamp: 1_700_000_000)),
             FenceState(fence: "park", inside: false, since: 1_699_000_100, established: false),
+            FenceState(fence: "school", inside: false, since: 1_700_000_000, repeats: 3),
         ])
         let noFix = DeviceState(badge: 0, lastFix: nil, revision: nil, fences: [])
         do {
