@@ -28,6 +28,14 @@ extension LaneCore {
                 try checkResponseTopic(responseTopic, device: device)
                 request.responseTopic = responseTopic
             }
+            // The broker sets the retain flag only on what it had stored and sends because
+            // the bridge subscribed: such a command would run again at every connection
+            // (a deleted fence added back, a fence added again deleted again).
+            if inbound.message.retain {
+                throw InputError(
+                    .retainedCommand,
+                    "the command was published retained, so the broker sends it again at every connection of the bridge and it would run each time; nothing was done: publish commands without retain, and clear this one with an empty retained message on \(inbound.message.topic)")
+            }
             let command: Command
             switch decoded.result {
             case .success(let success):

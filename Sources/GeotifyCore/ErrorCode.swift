@@ -27,6 +27,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case tooManyDevices = "too_many_devices"
     case unknownToken = "unknown_token"
     case expiredToken = "expired_token"
+    /// A command the broker delivered as retained: stored with the retain flag, it is
+    /// sent again at every subscription, so it would run again at every connection.
+    case retainedCommand = "retained_command"
 
     // OwnTracks encrypted payloads (`{"_type":"encrypted","data":...}`).
     /// No secret applies to the device (`owntracksKeysFile`).

@@ -50,6 +50,33 @@ struct LaneCoreCommandTests {
         #expect(code(twice.reply("alice/phone")) == "duplicate_identifier")
     }
 
+    /// A command the broker delivers retained (it had stored it, and sends it again at
+    /// every subscription) is refused before anything runs: executed, a retained delete
+    /// would delete the fence again at every connection of the bridge, and a retained add
+    /// would add back a fence deleted since. The same command sent live runs.
+    @Test func aRetainedCommandIsRefusedAndNothingRuns() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        for json in [
+            #"{"action":"add","id":"r1","fence":\#(Self.office)}"#,
+            #"{"action":"delete","id":"r1","fence":"home","confirm":true}"#,
+            #"{"action":"resetBadge","id":"r1"}"#,
+            #"{"action":"list","id":"r1"}"#,
+        ] {
+            let retained = lane.command("alice/phone", json, retain: true)
+            #expect(retained.fenceWrites.isEmpty, "nothing reaches the file")
+            #expect(retained.saves.isEmpty && retained.outbox.isEmpty, "nothing changes")
+            let reply = try #require(retained.reply("alice/phone"))
+            #expect(code(reply) == "retained_command" && reply["id"] as? String == "r1")
+            #expect((reply["error"] as? [String: Any])?["message"] as? String
+                == "the command was published retained, so the broker sends it again at every connection of the bridge and it would run each time; nothing was done: publish commands without retain, and clear this one with an empty retained message on geotify/cmd/alice/phone")
+            #expect(retained.counters[.commandsRefused(.retainedCommand)] == 1)
+        }
+        #expect(lane.book.fences(of: "alice/phone").map(\.identifier) == ["home"])
+        let live = lane.write(lane.command("alice/phone", #"{"action":"delete","fence":"home","confirm":true}"#))
+        #expect(live.reply("alice/phone")?["ok"] as? Bool == true)
+        #expect(lane.book.fences(of: "alice/phone").isEmpty)
+    }
+
     /// A device whose changes kept the file being written for its `fenceWriteBudget` is
     /// refused further changes before they reach the file, each refusal saying when the
     /// next may come; reading and previewing cost nothing, other devices keep their own

@@ -61,11 +61,12 @@ struct LaneFixture {
         return handle([inbound(device, topic: "geotify/location/\(device)", payload: JSONWriter().bytes(object), route: .location(.plain))])
     }
 
-    /// Hands the core one command (JSON text) for `device`.
+    /// Hands the core one command (JSON text) for `device`; `retain` as the broker
+    /// delivers one it had stored.
     mutating func command(
-        _ device: String, _ json: String, responseTopic: String? = nil, correlationData: [UInt8]? = nil
+        _ device: String, _ json: String, responseTopic: String? = nil, correlationData: [UInt8]? = nil, retain: Bool = false
     ) -> LaneEffects {
-        var message = MQTTMessage(topic: "geotify/cmd/\(device)", payload: Array(json.utf8))
+        var message = MQTTMessage(topic: "geotify/cmd/\(device)", payload: Array(json.utf8), retain: retain)
         message.responseTopic = responseTopic
         message.correlationData = correlationData
         return handle([Inbound(route: .command, device: device, message: message, arrival: now)])

@@ -406,7 +406,7 @@ struct FenceChangeTests {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "empty_payload", "payload_too_large", "invalid_json", "not_an_object", "missing_field", "wrong_type",
             "out_of_range", "unknown_key", "duplicate_field", "invalid_value", "invalid_topic", "unknown_device", "unknown_action",
-            "not_allowed", "too_many_devices", "unknown_token", "expired_token",
+            "not_allowed", "too_many_devices", "unknown_token", "expired_token", "retained_command",
             "no_decryption_key", "invalid_envelope", "invalid_base64", "undecryptable", "decrypted_not_json",
             "unknown_fence", "duplicate_identifier",
             "fence_limit", "rate_limited", "invalid_device", "reserved_device", "unknown_group", "invalid_file", "invalid_import", "read_only", "other_shard", "stale", "io", "state_write", "fence_file",
