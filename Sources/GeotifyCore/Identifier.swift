@@ -6,9 +6,8 @@ import Foundation
 /// hold a `ForbiddenCharacter` (control characters, non-characters, U+FFFD), which a
 /// broker refuses in a topic and which would forge or garble log lines, nor an
 /// `InvisibleFormatCharacter` (bidirectional controls, zero-width spaces), which makes
-/// one display as another. A device
-/// identifier must also be in Unicode normalization form C, so that two identifiers the
-/// broker tells apart are never one device here.
+/// one display as another. Both must also be in Unicode normalization form C, so that
+/// two identifiers the broker tells apart are never one device or one fence here.
 public enum Identifier {
     /// The longest identifier accepted, in UTF-8 bytes.
     public static let maximumLength = 200
@@ -84,6 +83,12 @@ public enum Identifier {
         }
         if fence.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "/") }) {
             return "the fence identifier \"\(fence)\" must not contain '/', '+' or '#'"
+        }
+        // As for devices: "cafe\u{301}" and "caf\u{E9}" are one fence to Swift and two
+        // presence topics (and Home Assistant entities) to the broker, so a rename from
+        // one to the other changed nothing here and left the old topic retained, stale.
+        if !isComposed(fence) {
+            return "the fence identifier \"\(fence)\" must be in Unicode normalization form C (composed characters, as keyboards type them)"
         }
         return nil
     }

@@ -347,6 +347,31 @@ struct LaneCoreCommandTests {
         #expect(code(lane.command("zo\u{EB}/watch", #"{"action":"list"}"#).reply("zo\u{EB}/watch")) == "not_allowed")
     }
 
+    /// A fence identifier in another normalization form than the one it is compared
+    /// with was the same fence to the bridge and another topic to the broker: renaming
+    /// "cafe\u{301}" to "caf\u{E9}" changed nothing here, so its retained presence and
+    /// Home Assistant sensor stayed on the old topic, "inside" after the device left.
+    /// Such an identifier is refused wherever a command would write it.
+    @Test func aFenceIdentifierNotInNormalizationFormCIsRefused() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let decomposed = #"{"identifier":"cafe\u0301","latitude":52.5,"longitude":13.3,"radius":150,"eventType":"onEntry"}"#
+        let added = lane.write(lane.command("alice/phone", #"{"action":"add","fence":\#(decomposed)}"#))
+        let reply = try #require(added.reply("alice/phone"))
+        #expect(code(reply) == "invalid_value")
+        #expect(((reply["error"] as? [String: Any])?["message"] as? String)?.contains("must be in Unicode normalization form C") == true)
+        let renamed = lane.write(lane.command("alice/phone", #"{"action":"edit","fence":"home","changes":{"identifier":"cafe\u0301"}}"#))
+        #expect(code(renamed.reply("alice/phone")) == "invalid_value")
+        let previewed = lane.command("alice/phone", #"{"action":"preview","change":{"action":"add","fence":\#(decomposed)}}"#)
+        #expect(code(previewed.reply("alice/phone")) == "invalid_value")
+        #expect(lane.book.fences(of: "alice/phone").map(\.identifier) == ["home"])
+        let composed = lane.write(lane.command("alice/phone", #"{"action":"add","fence":\#(decomposed.replacingOccurrences(of: "e\\u0301", with: "\\u00E9"))}"#))
+        #expect(composed.reply("alice/phone")?["ok"] as? Bool == true)
+        #expect(lane.book.fences(of: "alice/phone").map { Array($0.identifier.utf8) } == [Array("home".utf8), Array("caf\u{E9}".utf8)])
+        #expect(throws: LaneFixture.FixtureError.self, "a fence file holding one does not load") {
+            try LaneFixture.parse(#"{"devices": {"alice/phone": [\#(decomposed)]}}"#, settings: Settings())
+        }
+    }
+
     /// A command is counted as executed once, when it is answered: a list at once, an
     /// add when its write is answered (not when it is handed to the shell), a refused
     /// write as refused.

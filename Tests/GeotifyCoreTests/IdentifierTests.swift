@@ -118,7 +118,18 @@ struct IdentifierTests {
             #expect(
                 Identifier.problem(device: device)?.contains("must be in Unicode normalization form C") == true, "\(device.debugDescription)")
         }
-        #expect(Identifier.problem(fence: "caf\u{65}\u{301}") == nil, "fence identifiers are one device's own; not required")
+    }
+
+    /// The same for fence identifiers (and group names, read by the same rule): each
+    /// names a presence topic and a Home Assistant entity, so "cafe\u{301}" and
+    /// "caf\u{E9}", one fence to Swift, were two topics to the broker.
+    @Test func aFenceIdentifierMustBeInNormalizationFormC() {
+        #expect(Identifier.problem(fence: "caf\u{E9}") == nil)
+        #expect(Identifier.problem(fence: "\u{C5}ngstr\u{F6}m") == nil)
+        for fence in ["cafe\u{301}", "A\u{30A}ngstrom", "\u{212B}", "\u{212A}elvin", "e\u{301}"] {
+            #expect(
+                Identifier.problem(fence: fence)?.contains("must be in Unicode normalization form C") == true, "\(fence.debugDescription)")
+        }
     }
 
     /// The quick answer for text whose scalars are all below U+0300 agrees with
