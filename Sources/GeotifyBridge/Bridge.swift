@@ -107,6 +107,9 @@ package final class Bridge: Sendable {
     }
 
     private let housekeepingState = Mutex(Housekeeping(round: 0, lastReport: 0, lastWaitingNote: 0))
+    /// How many warnings about messages refused for their topic are still logged in full
+    /// (on the monotonic clock): the network thread and the web console refuse them.
+    private let refusalLog: Mutex<RefusalLogBudget>
     private let housekeepingQueue = DispatchQueue(label: "geotify.housekeeping")
 
     /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
@@ -123,6 +126,7 @@ package final class Bridge: Sendable {
         self.sweepBound = sweepBound
         self.logger = logger
         self.scheduler = scheduler
+        refusalLog = Mutex(RefusalLogBudget(everyLine: settings.logLevel == .debug))
         topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
@@ -511,6 +515,7 @@ package final class Bridge: Sendable {
             return (state.round, state.lastReport, state.lastWaitingNote)
         }
         for lane in current.lanes { lane.tick(startSavingFixes: round % Bridge.saveFixesEvery == 0) }
+        if let summary = refusalLog.withLock({ $0.summary(at: now) }) { logger.warning(summary) }
         shardOccupancy.settle(queue: publisher.queue)
         publisher.pump()
         _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
@@ -716,12 +721,14 @@ package final class Bridge: Sendable {
         }
     }
 
-    /// Counts, logs and reports on `geotify/error` a message refused for its topic alone
-    /// (from the broker, or posted to the web console).
+    /// Counts, logs (as `refusalLog` allows) and reports on `geotify/error` a message
+    /// refused for its topic alone (from the broker, or posted to the web console).
     private func refuse(_ error: InputError, topic: String) {
         let topic = String(topic.prefix(200))
         counters.add(.errors(error.code))
-        logger.warning("refused the message on \(topic): \(error)")
+        let (summary, inFull) = refusalLog.withLock { $0.take(error.code, at: scheduler.uptime) }
+        if let summary { logger.warning(summary) }
+        if inFull { logger.warning("refused the message on \(topic): \(error)") }
         publisher.send(messages.error(error, topic: topic, device: nil))
     }
 

@@ -55,7 +55,7 @@ extension LaneCore {
                 reply(ok: result, to: request, into: &effects)
             }
         } catch {
-            refuse(error.code, error.message, to: request, into: &effects)
+            refuse(error.code, error.message, to: request, at: inbound.arrival, into: &effects)
         }
     }
 
@@ -176,7 +176,7 @@ extension LaneCore {
         for (write, outcome) in zip(writes, results) {
             switch outcome {
             case .failure(let error):
-                refuse(error.code, error.message, to: write.request, into: &effects)
+                refuse(error.code, error.message, to: write.request, at: now, into: &effects)
             case .success(let outcome):
                 let device = write.request.device
                 let stored = outcome.fence.flatMap { fence in book.fences(of: device).first { $0.identifier == fence.identifier } } ?? outcome.fence
@@ -311,13 +311,14 @@ extension LaneCore {
         send(reply, to: request, into: &effects)
     }
 
-    /// Replies `{"ok": false, "error": {"code", "message"}}`, counts and logs the refusal.
-    private func refuse(_ code: ErrorCode, _ message: String, to request: CommandRequest, into effects: inout LaneEffects) {
+    /// Replies `{"ok": false, "error": {"code", "message"}}`, counts the refusal and logs it
+    /// as `logRefusal` allows at `now`.
+    private mutating func refuse(_ code: ErrorCode, _ message: String, to request: CommandRequest, at now: Double, into effects: inout LaneEffects) {
         var reply = request.replyHead
         reply["ok"] = false
         reply["error"] = ["code": .string(code.rawValue), "message": .string(message)]
         effects.counters.add(.commandsRefused(code))
-        effects.log(.warning, at: configuration.logLevel, "refused the command on \(request.topic): \(code.rawValue): \(message)")
+        logRefusal(code, at: now, into: &effects, "refused the command on \(request.topic): \(code.rawValue): \(message)")
         send(reply, to: request, into: &effects)
     }
 

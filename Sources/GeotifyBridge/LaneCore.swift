@@ -49,6 +49,8 @@ package struct LaneCore: Sendable {
     /// (`key <device>`) a device whose encrypted positions have no key. At most
     /// `reportedOnceKept` (read by tests, which hold it to that bound).
     private(set) var reportedOnce: Set<String> = []
+    /// How many refusal warnings the lane still logs in full (`logRefusal`).
+    private var refusalLog: RefusalLogBudget
     /// What the last look for an idle device found when it found none: no device can be
     /// idle long enough before `notBefore`, as long as the clock has not gone back past
     /// `at` and the book is the same edition (the devices it may evict are those the
@@ -80,6 +82,7 @@ package struct LaneCore: Sendable {
             timeout: configuration.previewTimeout, perDevice: configuration.previewsPerDevice,
             total: configuration.previewsPerLane)
         writeBudget = FenceWriteBudget(perMinute: configuration.fenceWriteBudget)
+        refusalLog = RefusalLogBudget(everyLine: configuration.logLevel == .debug)
         timedEdition = book.edition
         admissionEdition = book.edition
         for (device, state) in states {
@@ -169,7 +172,7 @@ package struct LaneCore: Sendable {
             case .command(let message):
                 command(batch[message], book: book, into: &effects)
             case .refused(let message, let error):
-                refuse(error, topic: batch[message].message.topic, device: batch[message].device, into: &effects)
+                refuse(error, topic: batch[message].message.topic, device: batch[message].device, at: batch[message].arrival, into: &effects)
                 if let requester = batch[message].requester { effects.answers.append(LaneAnswer(requester: requester, outcome: .refused(error))) }
             case .ignored:
                 effects.counters.add(.messagesIgnored)
@@ -189,16 +192,27 @@ package struct LaneCore: Sendable {
         case ignored
     }
 
-    /// Counts, logs and reports a refused message. An encrypted position for which no
-    /// secret is configured is said once per device (counted every time): a phone with
-    /// encryption on sends every position so.
-    mutating func refuse(_ error: InputError, topic: String, device: String?, into effects: inout LaneEffects) {
+    /// Counts, logs (as `logRefusal` allows) and reports a refused message that arrived at
+    /// `now`. An encrypted position for which no secret is configured is said once per
+    /// device (counted every time): a phone with encryption on sends every position so.
+    mutating func refuse(_ error: InputError, topic: String, device: String?, at now: Double, into effects: inout LaneEffects) {
         effects.counters.add(.errors(error.code))
         if error.code == .noDecryptionKey, let device {
             guard reportedOnce.count < Self.reportedOnceKept, reportedOnce.insert("key \(device)").inserted else { return }
         }
-        effects.log(.warning, at: configuration.logLevel, "refused the message on \(topic): \(error)")
+        logRefusal(error.code, at: now, into: &effects, "refused the message on \(topic): \(error)")
         effects.direct.append(configuration.messages.error(error, topic: topic, device: device))
+    }
+
+    /// Logs the warning `message` about a refusal with `code` at `now` if the lane's
+    /// `RefusalLogBudget` lets it through, after the summary of an interval that ended;
+    /// otherwise only the budget counts it. A refusal is counted and reported whether
+    /// logged or not, so a flood costs a bounded number of log lines.
+    mutating func logRefusal(_ code: ErrorCode, at now: Double, into effects: inout LaneEffects, _ message: @autoclosure () -> String) {
+        guard Logger.Level.warning >= configuration.logLevel else { return }
+        let (summary, inFull) = refusalLog.take(code, at: now)
+        if let summary { effects.log.append(LogEntry(level: .warning, message: summary)) }
+        if inFull { effects.log.append(LogEntry(level: .warning, message: message())) }
     }
 
     // MARK: Evaluation
@@ -254,7 +268,7 @@ package struct LaneCore: Sendable {
         }
         // The device's first fix, also when a command (`resetBadge`) made its record.
         if isNew || before.fixTime == nil {
-            warnAboutCase(of: device, book: book, into: &effects)
+            warnAboutCase(of: device, book: book, at: arrival, into: &effects)
             keep(.badge, in: &effects.outbox) { configuration.messages.badge(0, of: device) }
             announceSharedPresence(of: device, fences: fences, established: evaluation.established, into: &effects)
         }
@@ -465,12 +479,12 @@ package struct LaneCore: Sendable {
 
     /// Says once, when positions arrive for a device the fence file does not name, that
     /// it names one that differs only in letter case (`Alice/Phone` for `alice/phone`).
-    private mutating func warnAboutCase(of device: String, book: FenceBook, into effects: inout LaneEffects) {
+    private mutating func warnAboutCase(of device: String, book: FenceBook, at now: Double, into effects: inout LaneEffects) {
         guard !book.knows(device), let named = book.device(matchingIgnoringCase: device) else { return }
         devices[device]?.warnedCase = true
         let error = InputError(.unknownDevice, "positions arrive for \"\(device)\", which has no fences; the fence file names \"\(named)\", which differs only in letter case (device identifiers are case-sensitive)")
         effects.counters.add(.errors(.unknownDevice))
-        effects.log(.warning, at: configuration.logLevel, error.message)
+        logRefusal(.unknownDevice, at: now, into: &effects, error.message)
         effects.direct.append(configuration.messages.error(error, topic: nil, device: device))
     }
 
@@ -590,9 +604,12 @@ package struct LaneCore: Sendable {
     /// previews, and then republishes a share of the retained topics of every device
     /// after a connection (`republishAll`), from the states the timers left: what is
     /// republished is the last retained value, after the timers' own messages. A new
-    /// book is first looked at for removed fences (`leaveRemovedFences`).
+    /// book is first looked at for removed fences (`leaveRemovedFences`). The summary of
+    /// refusals left out of the log comes once their interval is over, also when no more
+    /// refusals come (`RefusalLogBudget`).
     package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
         leaveRemovedFences(book: book, into: &effects)
+        if let summary = refusalLog.summary(at: now) { effects.log.append(LogEntry(level: .warning, message: summary)) }
         previews.expire(now: now)
         reckonAdmission(with: book)
         if !book.edition.isSame(as: timedEdition) {

@@ -204,4 +204,26 @@ struct BridgeClockTests {
         clock.advance(by: 0.2)
         #expect(waitUntil { saved() == devices.count }, "the rest at the next tick: \(saved())")
     }
+
+    /// Messages refused for their topic alone (the bridge's own check, before any lane)
+    /// are logged in full ten to a code (`RefusalLogBudget`), and the housekeeping sums up
+    /// the rest once the minute is over, with no more refusals coming; each one is still
+    /// reported on `geotify/error`.
+    @Test func refusalsForTheTopicAloneAreSummedUpOnceTheMinuteIsOver() throws {
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock)
+        let deep = "geotify/location/" + Array(repeating: "x", count: 16).joined(separator: "/")
+        for _ in 0..<25 { try harness.observer.publish(deep, "{}") }
+        #expect(harness.observer.waitForMessages(on: "geotify/error", count: 25).count == 25)
+        let refused = { harness.logLines.all.filter { $0.contains("refused the message on \(deep): invalid_topic") } }
+        #expect(refused().count == RefusalLogBudget.linesPerCode)
+        let summary = "suppressed 15 more refusals in the last 60 s (invalid_topic 15); the statistics count every one"
+        clock.advance(by: 59.8)
+        try settle(harness)
+        #expect(!harness.logLines.all.contains { $0.contains("suppressed") }, "not before the minute is over")
+        clock.advance(by: 0.4)
+        #expect(waitUntil { harness.logLines.all.contains { $0.hasSuffix(summary) } }, "\(harness.logLines.all.suffix(5))")
+        #expect(harness.bridge?.counters.value(.errors(.invalidTopic)) == 25)
+        #expect(refused().count == RefusalLogBudget.linesPerCode)
+    }
 }
