@@ -18,7 +18,10 @@ struct BufferedSocketTests {
 
         init() throws {
             var ends: [Int32] = [-1, -1]
-            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else {
+            // Close-on-exec from the start: a child another test spawns meanwhile (a broker,
+            // the geotify binary) would otherwise keep the writer open, and the reader
+            // would never see the end of the stream.
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
                 throw POSIXError(.init(rawValue: errno) ?? .EIO)
             }
             reader = ends[0]

@@ -23,6 +23,14 @@ package final class ChildProcess: @unchecked Sendable {
     /// discarded when nil). `environment` replaces the test process's environment when
     /// given. With `newProcessGroup` the child leads a process group of its own, which
     /// `signalGroup` reaches as a terminal's Ctrl-C reaches its foreground jobs.
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
+    /// Glibc module does not import: a spawn action that closes every descriptor from a
+    /// number on in the child. Looked up once; nil on a C library without it.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     package init(
         executable: String,
         arguments: [String] = [],
@@ -62,6 +70,10 @@ package final class ChildProcess: @unchecked Sendable {
             &actions, 1, outputFile?.path ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644
         )
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process: tests run in parallel, and a descriptor a
+        // child inherits stays open in it (a socket pair's writer a test closes to see
+        // its reader's end of stream, a connection a test expects to close).
+        _ = ChildProcess.closeFrom?(&actions, 3)
 
         let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         var argv = ([executable] + arguments).map { strdup($0) }
