@@ -9,12 +9,17 @@
 /// attempt per waiting device. The pause holds each delivery no later than the end of its
 /// own window (`earliestStart`), so the last attempt `RetrySchedule` moves there is made
 /// there, whichever delivery's failure or `Retry-After` the target rests for. Any answer
-/// that shows the target up (delivered, or refused for good) ends the streak.
+/// that shows the target up (delivered, or refused for good) ends the streak and the
+/// back-off part of the rest; a rest the service asked for with `Retry-After` is kept to
+/// its end, since an answer to an attempt already under way says nothing of its limit.
 package struct TargetTraffic: Sendable, Equatable {
     /// Row ids of the attempts under way.
     package var underWay: Set<Int64> = []
     /// No attempt starts before this wall-clock time.
     package var pausedUntil: Double = 0
+    /// The part of `pausedUntil` a service asked for with `Retry-After` (capped at the end
+    /// of the failing delivery's window), which an answer showing the target up keeps.
+    package var askedUntil: Double = 0
     /// Failures in a row.
     package var failures = 0
     /// Start times of recent attempts, oldest first, for the rate limit.
@@ -51,9 +56,13 @@ package struct TargetTraffic: Sendable, Equatable {
         switch outcome {
         case .delivered, .rejected:
             failures = 0
+            pausedUntil = askedUntil
         case .failed(_, let retryAfter):
             failures += 1
             let backOff = now + schedule.delay(afterFailures: failures, random: random)
+            if let retryAfter {
+                askedUntil = max(askedUntil, min(now + retryAfter, windowEnd))
+            }
             let asked = now + schedule.wait(afterFailures: failures, retryAfter: retryAfter, random: random)
             pausedUntil = max(pausedUntil, backOff, min(asked, windowEnd))
         }

@@ -60,6 +60,36 @@ struct DeliveryPlannerTests {
         #expect(traffic.failures == 0)
     }
 
+    @Test func anAnswerShowingTheTargetUpEndsTheBackOffButNotARetryAfter() {
+        let waiting = [row(3, device: "carol", due: 0)]
+        func plan(_ traffic: TargetTraffic, at now: Double) -> DeliveryPlanner.Plan {
+            DeliveryPlanner.plan(heads: waiting, limits: ["t": TargetLimits(concurrency: 5)], traffic: ["t": traffic], now: now)
+        }
+        // Two attempts under way; one fails at 10 and the target rests for its back-off
+        // (10 s); the other is delivered at 12: the target is up, so the rest ends.
+        var traffic = TargetTraffic()
+        traffic.started(1, at: 0)
+        traffic.started(2, at: 0)
+        traffic.finished(1, .failed(reason: "HTTP 503", retryAfter: nil), at: 10, schedule: RetrySchedule(first: 10, maximum: 900), random: 0.999_999)
+        #expect(plan(traffic, at: 11).start.isEmpty)
+        var delivered = traffic
+        delivered.finished(2, .delivered(answer: "ok"), at: 12, schedule: RetrySchedule(), random: 0)
+        #expect(plan(delivered, at: 12).start.map(\.id) == [3])
+        var rejected = traffic
+        rejected.finished(2, .rejected(reason: "HTTP 400"), at: 12, schedule: RetrySchedule(), random: 0)
+        #expect(plan(rejected, at: 12).start.map(\.id) == [3])
+        // A rest the service asked for with `Retry-After: 120` is kept to its end: an
+        // answer to an attempt already under way says nothing of the service's limit.
+        var asked = TargetTraffic()
+        asked.started(1, at: 0)
+        asked.started(2, at: 0)
+        asked.finished(1, .failed(reason: "HTTP 429", retryAfter: 120), at: 10, schedule: RetrySchedule(first: 10, maximum: 900), random: 0.999_999)
+        asked.finished(2, .delivered(answer: "ok"), at: 12, schedule: RetrySchedule(), random: 0)
+        #expect(plan(asked, at: 12).start.isEmpty)
+        #expect(plan(asked, at: 12).wake == 130)
+        #expect(plan(asked, at: 130).start.map(\.id) == [3])
+    }
+
     @Test func aPauseHoldsEachDeliveryNoLaterThanTheEndOfItsOwnWindow() {
         // Delivery 1, queued at 100 with a window of an hour, failed at 3200 with
         // `Retry-After: 600`: the target rests until its window's end, 3700.

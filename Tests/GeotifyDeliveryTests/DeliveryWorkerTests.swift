@@ -192,6 +192,30 @@ struct DeliveryWorkerTests {
         #expect(server.requests.last?.headers["idempotency-key"]?.hasPrefix("alice/") == true)
     }
 
+    @Test func aDeliveryDuringTheBackOffEndsTheRest() throws {
+        // Bob's attempt fails while Alice's is under way, and the target rests for its
+        // back-off; Carol's notification comes during the rest. Alice's attempt is then
+        // delivered: the target is up, so Carol's goes now, the clock standing still.
+        let release = DispatchSemaphore(value: 0)
+        let server = try TestHTTPServer { request in
+            let key = request.headers["idempotency-key"] ?? ""
+            if key.hasPrefix("bob/") { return .init(status: 503) }
+            if key.hasPrefix("alice/") { _ = release.wait(timeout: .now() + 10) }
+            return .init(body: "{}")
+        }
+        defer { server.stop() }
+        let harness = try WorkerHarness(targets: [Samples.webhook(url: server.url)])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        try harness.enqueue(notifications("alice/phone", 1) + notifications("bob/phone", 1), for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").retrying) == 1 })
+        try harness.enqueue(notifications("carol/phone", 1), for: "hook")
+        #expect(server.requests.count == 2)
+        release.signal()
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 2 })
+        #expect(server.requests.last?.headers["idempotency-key"]?.hasPrefix("carol/") == true)
+    }
+
     @Test func aSlowTargetDoesNotDelayTheOthers() throws {
         let gate = DispatchSemaphore(value: 0)
         let slow = try TestHTTPServer { _ in
