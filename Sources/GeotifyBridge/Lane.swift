@@ -140,7 +140,7 @@ final class Lane: @unchecked Sendable {
 
     /// The devices of this lane as the web console shows them.
     func snapshots() -> [DeviceSnapshot] {
-        queue.sync { core.devices.map { Lane.snapshot(of: $0.key, $0.value.state) } }
+        queue.sync { core.devices.map { LaneCore.snapshot(of: $0.key, $0.value.state) } }
     }
 
     /// Every latency recorded since the start.
@@ -150,17 +150,6 @@ final class Lane: @unchecked Sendable {
             total.merge(latency)
             return total
         }
-    }
-
-    static func snapshot(of device: String, _ state: DeviceState) -> DeviceSnapshot {
-        DeviceSnapshot(
-            device: device,
-            position: state.lastFix.map {
-                DeviceSnapshot.Position(
-                    latitude: $0.coordinate.latitude, longitude: $0.coordinate.longitude, accuracy: $0.accuracy,
-                    timestamp: $0.timestamp)
-            },
-            badge: state.badge, inside: state.fences.filter(\.inside).map(\.fence))
     }
 
     /// Advances the lane's clock: fires due dwell and minimum-duration timers, expires
@@ -387,12 +376,12 @@ final class Lane: @unchecked Sendable {
         publisher.pump()
     }
 
-    /// Tells the web console what changed: each device's new state once, and the
-    /// notifications in the order they are published.
+    /// Tells the web console what changed: each device's new state once, or that it was
+    /// forgotten (`LaneCore.liveUpdates(of:)`), and the notifications in the order they
+    /// are published.
     private func report(_ effects: LaneEffects) {
-        var seen: Set<String> = []
-        for device in effects.observed where seen.insert(device).inserted {
-            if let state = core.state(of: device) { environment.updates.send(.device(Lane.snapshot(of: device, state))) }
+        for update in core.liveUpdates(of: effects.observed) {
+            environment.updates.send(update)
         }
         for message in effects.outbox where message.topic.hasPrefix(environment.presence.topics.prefix + "/event/") {
             if let json = try? JSONParser().parse(message.payload) { environment.updates.send(.notification(json)) }

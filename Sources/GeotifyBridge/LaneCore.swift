@@ -572,7 +572,8 @@ package struct LaneCore: Sendable {
     /// file named (`named`) may have Home Assistant entities: with discovery on, their
     /// empty configs come first (`HomeAssistantDiscovery.forgetting`), so no entity is
     /// still subscribed when its topics empty, whichever of the lane and the announcer
-    /// (or the start's sweep), which delete them too, reaches the broker first.
+    /// (or the start's sweep), which delete them too, reaches the broker first. The web
+    /// console, when it watches, is told (`observed`), so open pages drop the device.
     mutating func forget(
         _ device: String, named: Bool, announced: [Fence], before: DeviceFences?, book: FenceBook, into effects: inout LaneEffects
     ) {
@@ -595,6 +596,7 @@ package struct LaneCore: Sendable {
         deadlines[device] = nil
         effects.saves[device] = nil
         effects.forgotten.append(device)
+        if configuration.observing { effects.observed.append(device) }
     }
 
     // MARK: Time

@@ -28,8 +28,9 @@ package struct LaneEffects: Sendable {
     package var fenceWrites: [FenceWrite] = []
     /// Outcomes for requesters in the process (`Inbound.requester`).
     package var answers: [LaneAnswer] = []
-    /// The devices whose state changed with these inputs, when the core reports them
-    /// (`LaneConfiguration.observing`): what the web console shows live.
+    /// The devices whose state changed with these inputs, those forgotten included, when
+    /// the core reports them (`LaneConfiguration.observing`): what the web console shows
+    /// live (`LaneCore.liveUpdates(of:)`).
     package var observed: [String] = []
     /// Lines to log.
     package var log: [LogEntry] = []

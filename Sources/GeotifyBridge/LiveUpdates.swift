@@ -2,8 +2,9 @@ import GeotifyConsole
 import Synchronization
 
 /// Where the lanes send what changed, for whoever watches live (the web console's map):
-/// each evaluated device's state and each notification. Empty until someone subscribes;
-/// then the lanes report after each batch, off the per-message path.
+/// each evaluated device's state, each device forgotten and each notification. Empty
+/// until someone subscribes; then the lanes report after each batch, off the
+/// per-message path.
 final class LiveUpdates: Sendable {
     private let sink = Mutex<(@Sendable (ConsoleUpdate) -> Void)?>(nil)
 

@@ -11,9 +11,9 @@ import Synchronization
 /// The bridge creates one with its settings' `http` object and itself as the backend,
 /// calls `start()` after it is connected and `stop()` before it stops. Updates from the
 /// backend are forwarded to every open page: notifications at once, device positions
-/// gathered and sent four times a second (so a flood of fixes costs the pages one
-/// message per device per quarter second), fence changes as a notice on which the page
-/// fetches the list (`fencesNotice`).
+/// and forgotten devices gathered and sent four times a second (so a flood of fixes
+/// costs the pages one message per device per quarter second), fence changes as a
+/// notice on which the page fetches the list (`fencesNotice`).
 package final class Console: Sendable {
     package let settings: ConsoleSettings
     let backend: any ConsoleBackend
@@ -36,9 +36,16 @@ package final class Console: Sendable {
     private struct State {
         var server: HTTPServer?
         var ticks: [ScheduledWork] = []
-        var pendingDevices: [String: DeviceSnapshot] = [:]
+        var pendingDevices: [String: PendingDevice] = [:]
         var fencesChanged = false
         var usersStamp: [Int] = []
+    }
+
+    /// A device's last update gathered since the last flush: the later of a position and
+    /// a forgetting replaces the earlier, so neither overtakes the other.
+    private enum PendingDevice {
+        case changed(DeviceSnapshot)
+        case forgotten
     }
 
     /// How often gathered device updates are sent, in seconds.
@@ -137,7 +144,9 @@ package final class Console: Sendable {
     private func received(_ update: ConsoleUpdate) {
         switch update {
         case .device(let snapshot):
-            state.withLock { $0.pendingDevices[snapshot.device] = snapshot }
+            state.withLock { $0.pendingDevices[snapshot.device] = .changed(snapshot) }
+        case .deviceForgotten(let device):
+            state.withLock { $0.pendingDevices[device] = .forgotten }
         case .notification(let notification):
             recent.add(notification)
             stream.publish(ServerSentEvent(name: "notification", data: JSONWriter().string(notification)))
@@ -146,8 +155,9 @@ package final class Console: Sendable {
         }
     }
 
-    /// Sends the gathered device updates and, if the fences changed, the notice of it
-    /// (what the quarter-second tick does).
+    /// Sends the gathered device updates (`device` with the device's state, `forgotten`
+    /// with `{"device": ...}` for one the bridge forgot) and, if the fences changed, the
+    /// notice of it (what the quarter-second tick does).
     package func flush() {
         let (devices, fencesChanged) = state.withLock { state in
             defer {
@@ -156,9 +166,12 @@ package final class Console: Sendable {
             }
             return (state.pendingDevices, state.fencesChanged)
         }
-        for device in devices.keys.sorted() {
-            if let snapshot = devices[device] {
+        for (device, pending) in devices.sorted(by: { $0.key < $1.key }) {
+            switch pending {
+            case .changed(let snapshot):
                 stream.publish(ServerSentEvent(name: "device", data: JSONWriter().string(snapshot.json)))
+            case .forgotten:
+                stream.publish(ServerSentEvent(name: "forgotten", data: JSONWriter().string(["device": .string(device)])))
             }
         }
         if fencesChanged {

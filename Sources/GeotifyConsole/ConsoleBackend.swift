@@ -37,7 +37,8 @@ package protocol ConsoleBackend: Sendable {
     /// The counters, gauges and latency `/metrics` shows.
     func metrics() -> ConsoleMetrics
 
-    /// Starts reporting changes to `sink`: each evaluated fix's device, each
-    /// notification, each change of the fences. Called once.
+    /// Starts reporting changes to `sink`: each evaluated fix's device, each device
+    /// forgotten, each notification, each change of the fences; a device's changes in
+    /// the order they happened. Called once.
     func observe(_ sink: @escaping @Sendable (ConsoleUpdate) -> Void)
 }

@@ -10,7 +10,7 @@ import GeotifyStore
 /// | `GET /` | read | the map page (`console.js`, `console.css`, `leaflet/...` beside it) |
 /// | `GET /api/state` | read | everything the page starts from: session, map settings, devices, fences, notifications |
 /// | `GET /api/devices`, `/api/fences`, `/api/notifications?limit=` | read | the parts of it |
-/// | `GET /api/events` | read | the live stream (Server-Sent Events `state`, `device`, `notification`, and `fences`, a notice to fetch `/api/fences`) |
+/// | `GET /api/events` | read | the live stream (Server-Sent Events `state`, `device`, `forgotten`, `notification`, and `fences`, a notice to fetch `/api/fences`) |
 /// | `POST /api/cmd/<device>` | read for `list`/`get`, else manage | a fence command, as on `geotify/cmd/<device>`; the reply as on `geotify/reply/<device>` |
 /// | `GET /api/fences.geojson` | read | every fence as GeoJSON |
 /// | `POST /api/fences.geojson?mode=append|replace&device=` | manage | import GeoJSON |

@@ -8,8 +8,8 @@ import GeotifyTime
 // The web console over `FixtureBridge`, for the browser harness (Tests/Browser) until it
 // runs against the real bridge: `geotify-console-fixture --fences FILE [--settings FILE]`.
 // The settings file holds `{"http": {...}}` as geotify.json does. Prints
-// `listening http://HOST:PORT` on standard output once it serves, and stops on SIGTERM
-// or SIGINT.
+// `listening http://HOST:PORT` on standard output once it serves, reads the fence file
+// again on SIGHUP (as the bridge does), and stops on SIGTERM or SIGINT.
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("geotify-console-fixture: \(message)\n".utf8))
@@ -62,6 +62,11 @@ do {
 }
 
 var sources: [DispatchSourceSignal] = []
+signal(SIGHUP, SIG_IGN)
+let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+hangUp.setEventHandler { bridge.reloadFences() }
+hangUp.resume()
+sources.append(hangUp)
 for signalNumber in [SIGTERM, SIGINT] {
     signal(signalNumber, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)

@@ -14,8 +14,10 @@ import Synchronization
 /// positions posted to `/pub` by plain containment (entry and exit, with the badge), and
 /// answers fence commands with the bridge's JSON shapes: preview tokens that commit
 /// exactly what was previewed and are refused as `stale` when the file changed, delete
-/// without `confirm` as a preview. It is not the bridge: no lanes, no accuracy or
-/// hysteresis rules, no MQTT. `health` and `extraCounters` can be set by a test.
+/// without `confirm` as a preview; a device the fence file stops naming is forgotten
+/// when the file is next read (`reloadFences`, or any request that reads the fences). It
+/// is not the bridge: no lanes, no accuracy or hysteresis rules, no MQTT. `health` and
+/// counters can be set by a test (`setHealth`, `add`).
 package final class FixtureBridge: ConsoleBackend {
     private struct Device {
         var position: DeviceSnapshot.Position?
@@ -85,13 +87,7 @@ package final class FixtureBridge: ConsoleBackend {
     }
 
     package func fenceBook() -> FenceBook {
-        let loaded = file.load()
-        return state.withLock { state in
-            if let kept = state.book, kept.contents == loaded.contents { return kept.book }
-            let book = loaded.book ?? FenceBook()
-            state.book = (loaded.contents, book)
-            return book
-        }
+        read().book
     }
 
     package func run(command payload: [UInt8], device: String, reply: @escaping @Sendable (JSON) -> Void) {
@@ -158,6 +154,35 @@ package final class FixtureBridge: ConsoleBackend {
 
     package func observe(_ sink: @escaping @Sendable (ConsoleUpdate) -> Void) {
         state.withLock { $0.sinks.append(sink) }
+    }
+
+    // MARK: - The fence file
+
+    /// Reads the fence file again now, as the bridge does on SIGHUP, and reports a
+    /// change of it.
+    package func reloadFences() {
+        if read().changed { notify(.fencesChanged) }
+    }
+
+    /// The book in the fence file, read again when its bytes changed (and whether they
+    /// did). As the bridge does, a new book that no longer names a device the earlier
+    /// one named forgets it, and says so; a file that does not validate is an empty book
+    /// that forgets nobody.
+    private func read() -> (book: FenceBook, changed: Bool) {
+        let loaded = file.load()
+        let (book, changed, forgotten) = state.withLock { state -> (FenceBook, Bool, [String]) in
+            if let kept = state.book, kept.contents == loaded.contents { return (kept.book, false, []) }
+            let book = loaded.book ?? FenceBook()
+            var forgotten: [String] = []
+            if let earlier = state.book?.book, loaded.book != nil {
+                forgotten = state.devices.keys.filter { earlier.knows($0) && !book.knows($0) }.sorted()
+                for device in forgotten { state.devices[device] = nil }
+            }
+            state.book = (loaded.contents, book)
+            return (book, true, forgotten)
+        }
+        for device in forgotten { notify(.deviceForgotten(device)) }
+        return (book, changed)
     }
 
     // MARK: - Evaluation

@@ -133,6 +133,38 @@ import Testing
         subscription.close()
     }
 
+    /// A device the bridge forgets goes to the pages as `forgotten`, gathered with the
+    /// positions: the device's last change in a quarter second is what is sent, so a
+    /// position gathered before the forgetting does not follow it (which would show the
+    /// device again), and one after it does.
+    @Test func aForgottenDeviceIsSentInOrderWithItsPositions() throws {
+        let harness = try ConsoleHarness()
+        guard case .events(let subscription) = harness.call("GET", "/api/events").body else {
+            Issue.record("not a stream")
+            return
+        }
+        func sent() -> String {
+            harness.console.flush()
+            guard case .bytes(let bytes) = subscription.take(maximum: 1 << 20, park: {}, wake: {}) else { return "" }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        #expect(sent().contains("event: state\n"))
+        harness.move(52.52, 13.405)
+        #expect(sent().contains("event: device\ndata: {\"device\":\"alice/phone\""))
+        harness.move(52.0, 13.0, time: 1_700_000_200)
+        try Data(#"{"devices": {"bob/phone": []}}"#.utf8).write(to: URL(fileURLWithPath: harness.fencesPath))
+        harness.bridge.reloadFences()
+        let forgotten = sent()
+        #expect(forgotten.contains("event: forgotten\ndata: {\"device\":\"alice/phone\"}\n\n"))
+        #expect(!forgotten.contains("event: device"), "the position before the forgetting is not sent after it")
+        #expect(harness.json(harness.call("GET", "/api/devices")) == [])
+        harness.move(52.52, 13.405, time: 1_700_000_300)
+        let again = sent()
+        #expect(again.contains("event: device\ndata: {\"device\":\"alice/phone\""))
+        #expect(!again.contains("event: forgotten"))
+        subscription.close()
+    }
+
     /// A fence book whose state is larger than the stream's 1 MiB bound still opens the
     /// stream with it whole (the opening is not counted against the bound).
     @Test func theLiveStreamOpensWithAStateLargerThanItsBound() throws {

@@ -351,6 +351,14 @@ function follow() {
     drawDevices();
     drawFences();
   });
+  // A device the bridge forgot (the fence file stopped naming it, or it was evicted
+  // when idle): its marker, its entry in the list and its part in the fences go.
+  source.addEventListener("forgotten", (event) => {
+    if (state.devices.delete(JSON.parse(event.data).device)) {
+      drawDevices();
+      drawFences();
+    }
+  });
   source.addEventListener("notification", (event) => {
     if (addNotification(JSON.parse(event.data), true)) listNotifications();
   });

@@ -8,7 +8,8 @@ preview is refused with the reason; Delete... with Cancel keeps a fence and with
 removes it; the fence file holds what the page did; a change by another client shows,
 fetched from api/fences on the stream's `fences` notice, one fetch at a time (a notice
 during a fetch brings one more after it) and a refused fetch tried again; a refused stream
-opened again after 5 s (on Playwright's clock); the Add screen
+opened again after 5 s (on Playwright's clock); a device the bridge forgets (the fence
+file stops naming it) leaves an open page without a reload; the Add screen
 is reachable by keyboard; screenshots at desktop and phone size. Only the backend (console_backends)
 changes between the fixture and the real bridge.
 
@@ -211,6 +212,7 @@ def scenario(browser, backend, screenshots):
     phone.close()
 
     stream_refused_then_reopened(browser, backend)
+    forgotten_device_leaves_the_page(browser, backend)
 
 
 def is_event_stream_url(url):
@@ -251,6 +253,38 @@ def stream_refused_then_reopened(browser, backend):
     assert len(refused) == 1, refused
     assert not errors, f"script errors: {errors}"
     context.close()
+
+
+def forgotten_device_leaves_the_page(browser, backend):
+    """A device the bridge forgets (here the fence file stops naming it; an idle device
+    evicted to make room is told the same way) leaves an open page live, on the
+    stream's `forgotten` event: its marker and its entry in the list go, without a
+    reload, and another device stays. Runs last: the file no longer names alice/phone
+    after it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, http_credentials=backend.credentials)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(backend.url)
+    expect(page.locator("#live")).to_have_text("live")
+    backend.move("alice/tablet", 52.51, 13.39, 1_700_000_200)
+    markers = page.locator("#map path[stroke='#0f172a']")
+    phone = page.locator("#devices li[data-device='alice/phone']")
+    tablet = page.locator("#devices li[data-device='alice/tablet']")
+    expect(tablet).to_be_attached()
+    expect(phone).to_be_attached()
+    expect(markers).to_have_count(2)
+    page.evaluate("window.notReloaded = true")
+    backend.unname("alice/phone")
+    expect(phone).to_have_count(0)
+    expect(markers).to_have_count(1)
+    expect(tablet).to_be_attached()
+    assert "alice/phone" not in page.locator("#devices").inner_text()
+    assert page.evaluate("window.notReloaded === true"), "the page was reloaded"
+    assert not errors, f"script errors: {errors}"
+    context.close()
+
 
 BACKENDS = {"fixture": FixtureBackend, "bridge": BridgeBackend}
 

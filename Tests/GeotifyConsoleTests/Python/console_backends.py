@@ -3,15 +3,17 @@ and can move a device, so the browser scenario and the metrics check are written
 
 `FixtureBackend` starts `geotify-console-fixture` (the console over an in-memory
 stand-in for the bridge) and moves devices by posting OwnTracks HTTP-mode positions to
-`/pub`. A backend for the real bridge provides the same four members (`url`,
-`fences_path`, `move`, `stop`, plus `credentials`), starting mosquitto and `geotify run`
+`/pub`. A backend for the real bridge provides the same members (`url`, `fences_path`,
+`move`, `unname`, `stop`, plus `credentials`), starting mosquitto and `geotify run`
 with an `http` section and moving devices by publishing to `owntracks/<user>/<device>`.
+Both forget a device the fence file stops naming, read again on SIGHUP (`unname`).
 """
 
 import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import urllib.request
@@ -99,6 +101,22 @@ class FixtureBackend:
             user=user, headers={"X-Limit-U": user, "X-Limit-D": name})
         if status != 200:
             raise RuntimeError(f"/pub answered {status}: {body!r}")
+
+    def unname(self, device):
+        """Takes `device` out of the fence file (written whole, then renamed into place,
+        as an editor saves it) and has the file read again (SIGHUP): the backend forgets
+        the device."""
+        with open(self.fences_path) as file:
+            fences = json.load(file)
+        del fences["devices"][device]
+        for members in fences.get("groups", {}).values():
+            if device in members:
+                members.remove(device)
+        written = self.fences_path + ".new"
+        with open(written, "w") as file:
+            json.dump(fences, file)
+        os.replace(written, self.fences_path)
+        self.process.send_signal(signal.SIGHUP)
 
     def stop(self):
         if self.process.poll() is None:
