@@ -61,7 +61,7 @@ let package = Package(
             name: "GeotifyDelivery",
             dependencies: ["CCurl", "CCrypto", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"]
         ),
-        .target(name: "GeotifyHTTP", dependencies: ["CMicroHTTPD", "CCrypt", "GeotifyJSON", "GeotifyTime"]),
+        .target(name: "GeotifyHTTP", dependencies: ["CMicroHTTPD", "CCrypt", "GeotifyCore", "GeotifyJSON", "GeotifyTime"]),
         .target(
             name: "GeotifyConsole",
             dependencies: ["GeotifyHTTP", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime"],
@@ -102,7 +102,7 @@ let package = Package(
             name: "GeotifyDeliveryTests",
             dependencies: ["GeotifyDelivery", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyStore", "GeotifyTime", "GeotifyTestSupport"]
         ),
-        .testTarget(name: "GeotifyHTTPTests", dependencies: ["GeotifyHTTP", "GeotifyJSON", "GeotifyTime", "GeotifyTestSupport"]),
+        .testTarget(name: "GeotifyHTTPTests", dependencies: ["GeotifyCore", "GeotifyHTTP", "GeotifyJSON", "GeotifyTime", "GeotifyTestSupport"]),
         .testTarget(
             name: "GeotifyConsoleTests",
             dependencies: [

@@ -16,6 +16,6 @@ package struct ConsoleRefusal: Error, Sendable, Equatable {
     /// The refusal answered over HTTP: its code's status (`ReplyStatus`) with the body an
     /// MQTT client would get for it.
     package var response: HTTPResponse {
-        .refusal(status: ReplyStatus.status(for: code), domainCode: code.rawValue, message)
+        .refusal(status: ReplyStatus.status(for: code), domainCode: code, message)
     }
 }

@@ -182,14 +182,14 @@ extension Console {
             reply["ok"] = false
             reply["error"] = ["code": .string(ErrorCode.notAllowed.rawValue), "message": .string("user \"\(user.name ?? "")\" may only list and get fences (changing them needs the role \"manage\")")]
             var response = HTTPResponse.json(.object(reply), status: 403)
-            response.refusalCode = ErrorCode.notAllowed.rawValue
+            response.refusalCode = .domain(.notAllowed)
             return responder.send(response)
         }
         backend.run(command: request.body, device: device) { reply in
             let ok = reply["ok"]?.boolValue == true
-            let code = reply["error"]?["code"]?.stringValue
-            var response = HTTPResponse.json(reply, status: ok ? 200 : ReplyStatus.status(for: code ?? ""))
-            response.refusalCode = ok ? nil : code
+            let code = reply["error"]?["code"]?.stringValue.flatMap(ErrorCode.init(rawValue:))
+            var response = HTTPResponse.json(reply, status: ok ? 200 : code.map(ReplyStatus.status(for:)) ?? 400)
+            response.refusalCode = ok ? nil : code.map(RefusalCode.domain)
             responder.send(response)
         }
     }

@@ -23,10 +23,4 @@ package enum ReplyStatus {
         default: 400
         }
     }
-
-    /// The status for `code` as a reply carries it: 400 for a code that is not an
-    /// `ErrorCode`.
-    package static func status(for code: String) -> Int {
-        ErrorCode(rawValue: code).map(status(for:)) ?? 400
-    }
 }

@@ -2,7 +2,8 @@
 /// (`HTTPApplication`) and the console answer or count when they refuse a request for a
 /// reason of HTTP's (no route, no login, a limit, a client that does not keep up), as
 /// opposed to the bridge's `ErrorCode`s, which the console passes through for commands,
-/// imports and positions (`HTTPResponse.refusal(status:domainCode:_:)`).
+/// imports and positions (`HTTPResponse.refusal(status:domainCode:_:)`; a response holds
+/// either as a `RefusalCode`).
 ///
 /// Each code goes on the wire as `{"ok": false, "error": {"code": ...}}` with its
 /// `status`, and is counted as `http_refused.<code>` (`counter`), which Prometheus shows as
@@ -108,8 +109,9 @@ package enum HTTPRefusalCode: String, Sendable, CaseIterable {
         HTTPRefusalCode.counter(for: rawValue)
     }
 
-    /// The counter for refusals with the wire code `code`, one of these or a domain code
-    /// the console passes through (`http_refused.invalid_json`).
+    /// The counter for refusals with the wire code `code`: one of these, a domain code the
+    /// console passes through (`RefusalCode`: `http_refused.invalid_json`), or a status
+    /// libmicrohttpd refuses with by itself that has no code (`LibraryRefusal`).
     package static func counter(for code: String) -> String {
         "http_refused.\(code)"
     }

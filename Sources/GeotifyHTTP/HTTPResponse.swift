@@ -1,3 +1,4 @@
+import GeotifyCore
 import GeotifyJSON
 
 /// An answer to a request: the status, header fields and a body, which is either bytes
@@ -23,15 +24,14 @@ package struct HTTPResponse: Sendable {
     package var headers: [String: String]
     package var body: Body
     /// The error code when this is a refusal (`refusal(_:_:)`, `refusal(status:domainCode:_:)`,
-    /// or a command's reply with an error), for counting: an `HTTPRefusalCode`'s raw
-    /// value or a domain error code's.
-    package var refusalCode: String?
+    /// or a command's reply with an error), for counting.
+    package var refusalCode: RefusalCode?
     /// Kept alive as long as the server holds the response: until it has been sent whole
     /// or its connection closed. What an application that bounds its unsent answers
     /// counts by (the object's `deinit` says the answer is done).
     package var lease: (any AnyObject & Sendable)?
 
-    package init(status: Int, headers: [String: String] = [:], body: Body = .bytes([]), refusalCode: String? = nil) {
+    package init(status: Int, headers: [String: String] = [:], body: Body = .bytes([]), refusalCode: RefusalCode? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -63,20 +63,22 @@ package struct HTTPResponse: Sendable {
     /// status (every one but `tooFarBehind`, which is counted, never answered).
     package static func refusal(_ code: HTTPRefusalCode, _ message: String) -> HTTPResponse {
         guard let status = code.status else { preconditionFailure("\(code.rawValue) is counted, never answered") }
-        return refused(status, code.rawValue, message)
+        return refused(status, .http(code), message)
     }
 
     /// A refusal with a code the HTTP layer does not own: the bridge's error codes
     /// (`ErrorCode`), which the console passes through with the status it gives each.
     /// Such a code is never one of `HTTPRefusalCode`'s with another meaning (tested); the
     /// two that are shared, `not_allowed` and `payload_too_large`, have the same status.
-    package static func refusal(status: Int, domainCode: String, _ message: String) -> HTTPResponse {
-        assert(HTTPRefusalCode(rawValue: domainCode).map { $0.status == status } ?? true, "\(domainCode) is an HTTP refusal with another status")
-        return refused(status, domainCode, message)
+    package static func refusal(status: Int, domainCode: ErrorCode, _ message: String) -> HTTPResponse {
+        assert(
+            HTTPRefusalCode(rawValue: domainCode.rawValue).map { $0.status == status } ?? true,
+            "\(domainCode.rawValue) is an HTTP refusal with another status")
+        return refused(status, .domain(domainCode), message)
     }
 
-    private static func refused(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
-        var response = HTTPResponse.json(["ok": false, "error": ["code": .string(code), "message": .string(message)]], status: status)
+    private static func refused(_ status: Int, _ code: RefusalCode, _ message: String) -> HTTPResponse {
+        var response = HTTPResponse.json(["ok": false, "error": ["code": .string(code.rawValue), "message": .string(message)]], status: status)
         response.refusalCode = code
         return response
     }
@@ -84,6 +86,6 @@ package struct HTTPResponse: Sendable {
     /// The counter this response is counted under as a refusal (`http_refused.<code>`);
     /// nil when it is not one.
     package var refusalCounter: String? {
-        refusalCode.map(HTTPRefusalCode.counter(for:))
+        refusalCode?.counter
     }
 }

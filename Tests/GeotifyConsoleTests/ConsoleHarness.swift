@@ -73,7 +73,7 @@ final class ConsoleHarness {
         let request = HTTPRequest(method: method, path: String(path[0]), query: query, headers: fields, body: Array((body ?? "").utf8))
         let box = Mutex<HTTPResponse?>(nil)
         application.handle(request, HTTPResponder { response in box.withLock { $0 = response } })
-        return box.withLock { $0 } ?? HTTPResponse.refusal(status: 599, domainCode: "no_response", "the handler did not answer")
+        return box.withLock { $0 } ?? HTTPResponse.text("the handler did not answer", status: 599)
     }
 
     /// The response body as JSON (null when it is not).

@@ -21,14 +21,14 @@ struct RefusalCodeTests {
         let http = Set(HTTPRefusalCode.allCases.map(\.rawValue))
         #expect(domain.intersection(http) == Self.shared)
         for code in Self.shared {
-            #expect(HTTPRefusalCode(rawValue: code)?.status == ReplyStatus.status(for: code), "\(code)")
+            #expect(HTTPRefusalCode(rawValue: code)?.status == ErrorCode(rawValue: code).map(ReplyStatus.status(for:)), "\(code)")
         }
     }
 
     @Test func theBridgesRefusalIsAnsweredWithItsCodesStatus() {
         let refusal = ConsoleRefusal(.stale, "the fences changed since the preview").response
         #expect(refusal.status == 409)
-        #expect(refusal.refusalCode == "stale")
+        #expect(refusal.refusalCode == .domain(.stale))
         #expect(ConsoleRefusal(.invalidImport, "not GeoJSON").response.status == 400)
     }
 }

@@ -37,7 +37,7 @@ import Testing
         let application = try Self.application(logins: true)
         let missing = try #require(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state")))
         #expect(missing.status == 401)
-        #expect(missing.refusalCode == "unauthorized")
+        #expect(missing.refusalCode == .http(.unauthorized))
         #expect(missing.headers["WWW-Authenticate"] == "Basic realm=\"Geotify\", charset=\"UTF-8\"")
         let wrong = HTTPRequest(method: "GET", path: "/api/state", headers: ["Authorization": BasicCredentials(user: "alice", password: "x").authorization])
         #expect(Self.answer(application, wrong)?.status == 401)
@@ -48,7 +48,7 @@ import Testing
         #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: bob()))?.status == 200)
         let refused = try #require(Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: bob())))
         #expect(refused.status == 403)
-        #expect(refused.refusalCode == "not_allowed")
+        #expect(refused.refusalCode == .http(.notAllowed))
         #expect(Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: alice()))?.status == 200)
     }
 
@@ -63,7 +63,7 @@ import Testing
         headers["Sec-Fetch-Site"] = "cross-site"
         let refused = Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: headers))
         #expect(refused?.status == 403)
-        #expect(refused?.refusalCode == "cross_site")
+        #expect(refused?.refusalCode == .http(.crossSite))
         #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: headers))?.status == 200)
         headers["Sec-Fetch-Site"] = "same-origin"
         #expect(Self.answer(application, HTTPRequest(method: "POST", path: "/api/change", headers: headers))?.status == 200)
@@ -92,7 +92,7 @@ import Testing
         for host in ["evil.example", "evil.example:8091", "localhost.evil.example", "127.0.0.1.evil.example", "[::1].evil:80", "localhost:", "10.0.0.1"] {
             let refused = Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: ["Host": host]))
             #expect(refused?.status == 421, "\(host)")
-            #expect(refused?.refusalCode == "misdirected_host")
+            #expect(refused?.refusalCode == .http(.misdirectedHost))
         }
         for host in ["localhost", "LOCALHOST:8091", "127.0.0.1", "127.0.0.1:8091", "127.1.2.3:80", "[::1]", "[::1]:8091"] {
             #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: ["Host": host]))?.status == 200, "\(host)")

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyCore
 import GeotifyHTTP
 import Testing
 
@@ -26,12 +27,12 @@ struct HTTPRefusalCodeTests {
     @Test func aRefusalCarriesItsCodesStatusAndIsCountedUnderIt() {
         let refusal = HTTPResponse.refusal(.notFound, "nothing here")
         #expect(refusal.status == 404)
-        #expect(refusal.refusalCode == "not_found")
+        #expect(refusal.refusalCode == .http(.notFound))
         #expect(refusal.refusalCounter == "http_refused.not_found")
         #expect(HTTPRefusalCode.tooFarBehind.counter == "http_refused.too_far_behind")
         #expect(HTTPRefusalCode.tooFarBehind.status == nil)
         #expect(HTTPRefusalCode.allCases.filter { $0.status == nil } == [.tooFarBehind], "only a closed stream is counted without an answer")
-        let passed = HTTPResponse.refusal(status: 409, domainCode: "stale", "the fences changed")
+        let passed = HTTPResponse.refusal(status: 409, domainCode: .stale, "the fences changed")
         #expect(passed.status == 409)
         #expect(passed.refusalCounter == "http_refused.stale")
         #expect(HTTPResponse.json(["ok": true]).refusalCounter == nil)

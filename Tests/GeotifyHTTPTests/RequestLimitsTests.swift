@@ -12,13 +12,13 @@ import Testing
     @Test func anOversizedBodyIsRefusedWith413BeforeItIsRead() {
         let refusal = limits.refusal(contentLengths: ["1001"], transferEncodings: [])
         #expect(refusal?.status == 413)
-        #expect(refusal?.refusalCode == "payload_too_large")
+        #expect(refusal?.refusalCode == .http(.payloadTooLarge))
     }
 
     @Test func aChunkedBodyIsRefusedWith411() {
         let refusal = limits.refusal(contentLengths: [], transferEncodings: ["chunked"])
         #expect(refusal?.status == 411)
-        #expect(refusal?.refusalCode == "length_required")
+        #expect(refusal?.refusalCode == .http(.lengthRequired))
     }
 
     @Test func aContentLengthThatIsNotACountIsRefusedWith400() {
@@ -33,10 +33,10 @@ import Testing
         let same = limits.refusal(contentLengths: ["5", "5"], transferEncodings: [])
         let encodings = limits.refusal(contentLengths: [], transferEncodings: ["chunked", "identity"])
         #expect(lengths?.status == 400)
-        #expect(lengths?.refusalCode == "bad_request")
+        #expect(lengths?.refusalCode == .http(.badRequest))
         #expect(same?.status == 400)
         #expect(encodings?.status == 400)
-        #expect(encodings?.refusalCode == "bad_request")
+        #expect(encodings?.refusalCode == .http(.badRequest))
     }
 
     /// With a coding it does not decode, libmicrohttpd reads the body until the connection
@@ -45,7 +45,7 @@ import Testing
         for coding in ["identity", "gzip", "gzip, chunked"] {
             let refusal = limits.refusal(contentLengths: ["5"], transferEncodings: [coding])
             #expect(refusal?.status == 400, "\(coding)")
-            #expect(refusal?.refusalCode == "bad_request")
+            #expect(refusal?.refusalCode == .http(.badRequest))
         }
     }
 }
