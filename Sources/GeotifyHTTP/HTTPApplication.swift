@@ -6,7 +6,8 @@
 /// allow that only on a loopback address, and then only requests naming a loopback host
 /// (`localhost`, `127.0.0.1`, `[::1]`, any port) are served: a page on another site
 /// whose name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name and is
-/// refused with 421 `misdirected_host`.
+/// refused with 421 `misdirected_host`. A `Host` given twice or malformed never gets here
+/// from the server: `HostHeader` refuses it with 400 `bad_host` first.
 package struct HTTPApplication: Sendable {
     package let router: Router
     package let basePath: BasePath

@@ -36,6 +36,9 @@ package enum HTTPRefusalCode: String, Sendable, CaseIterable {
     /// than `chunked`, a `Content-Length` that is not a byte count; or a request
     /// libmicrohttpd cannot parse.
     case badRequest = "bad_request"
+    /// An HTTP/1.1 request without `Host`, a request with more than one `Host` line, or
+    /// one whose `Host` is not a host with an optional port (RFC 9112 §3.2: `HostHeader`).
+    case badHost = "bad_host"
     /// A chunked body: only a body with `Content-Length` is accepted.
     case lengthRequired = "length_required"
     /// A body larger than `maximumBodyBytes`, announced or arriving; the same code, and
@@ -81,7 +84,7 @@ package enum HTTPRefusalCode: String, Sendable, CaseIterable {
     /// is counted but never answered.
     package var status: Int? {
         switch self {
-        case .badRequest: 400
+        case .badRequest, .badHost: 400
         case .unauthorized: 401
         case .notAllowed, .crossSite: 403
         case .notFound: 404

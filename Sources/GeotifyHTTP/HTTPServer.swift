@@ -22,13 +22,14 @@ import Synchronization
 /// until `replyTimeout`, when it gets 504). Event streams are suspended the same way
 /// while they have nothing to send.
 ///
-/// Every request is admitted or refused on its header alone (`Admit`: the size rules, then
-/// the application's routing and login), before a byte of its body is stored, so a client
-/// that may not post stores nothing. Every refusal has a status and a JSON reason: a body
-/// without `Content-Length` (411), with a framing that could hide its size (400), too
-/// large (413, also when more arrives than was announced: then the connection is closed
-/// too), a header too large (431 and 414, from libmicrohttpd, counted from its log line:
-/// `LibraryRefusal`), more than
+/// Every request is admitted or refused on its header alone (`Admit`: the size rules, the
+/// `Host` rules, then the application's routing and login), before a byte of its body is
+/// stored, so a client that may not post stores nothing. Every refusal has a status and a
+/// JSON reason: a body without `Content-Length` (411), with a framing that could hide its
+/// size (400), too large (413, also when more arrives than was announced: then the
+/// connection is closed too), a missing, repeated or malformed `Host` (400 `bad_host`:
+/// `HostHeader`), a header too large (431 and 414, from libmicrohttpd, counted from its
+/// log line: `LibraryRefusal`), more than
 /// `maximumConnections` open (503), a request, header and body, not complete within
 /// `headerTimeout` (408 `header_timeout`, or `request_timeout` once the header is in,
 /// then the socket is shut). Each is counted through `count` as `http_refused.<code>`,
@@ -159,10 +160,10 @@ package final class HTTPServer: Sendable {
             let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().libraryMessage(message)
         }
-        let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, upload, uploadSize, requestContext in
-            guard let cls, let connection, let url, let method, let uploadSize, let requestContext else { return .NO }
-            return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-                .access(connection, url: url, method: method, upload: upload, uploadSize: uploadSize, requestContext: requestContext)
+        let access: MHD_AccessHandlerCallback = { cls, connection, url, method, version, upload, uploadSize, requestContext in
+            guard let cls, let connection, let url, let method, let version, let uploadSize, let requestContext else { return .NO }
+            return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().access(
+                connection, url: url, method: method, version: version, upload: upload, uploadSize: uploadSize, requestContext: requestContext)
         }
         var items: [MHD_OptionItem] = [
             // First (and the array before any other option: `geotify_mhd_start`), so that
@@ -254,12 +255,14 @@ package final class HTTPServer: Sendable {
     // MARK: - libmicrohttpd callbacks (on its threads)
 
     private func access(
-        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>, version: UnsafePointer<CChar>,
         upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
         requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let context = requestContext.pointee else {
-            return begin(connection, url: String(cString: url), method: String(cString: method), requestContext: requestContext)
+            return begin(
+                connection, url: String(cString: url), method: String(cString: method), version: String(cString: version),
+                requestContext: requestContext)
         }
         let exchange = Unmanaged<Exchange>.fromOpaque(context).takeUnretainedValue()
         if uploadSize.pointee > 0, let upload {
@@ -273,10 +276,11 @@ package final class HTTPServer: Sendable {
     }
 
     /// The first call for a request: its header is complete. Refuses at once what the
-    /// header alone decides (the size rules, then `admit`), else keeps an `Exchange` for
-    /// the body.
+    /// header alone decides (the size rules, the `Host` rules, then `admit`), else keeps
+    /// an `Exchange` for the body.
     private func begin(
-        _ connection: OpaquePointer, url: String, method: String, requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        _ connection: OpaquePointer, url: String, method: String, version: String,
+        requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         let id = UInt(bitPattern: Int(bitPattern: connection))
         let (stopping, started, open) = state.withLock { state in
@@ -299,6 +303,8 @@ package final class HTTPServer: Sendable {
             refusal.headers["Retry-After"] = "5"
             admission = .refuse(refusal)
         } else if let refusal = options.limits.refusal(contentLengths: all("content-length"), transferEncodings: all("transfer-encoding")) {
+            admission = .refuse(refusal)
+        } else if let refusal = HostHeader.refusal(values: all("host"), version: version) {
             admission = .refuse(refusal)
         } else {
             admission = admit(request)

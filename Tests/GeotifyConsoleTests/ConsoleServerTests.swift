@@ -68,6 +68,22 @@ import Testing
         #expect(try served.send("GET /api/state HTTP/1.1\r\nHost: [::1]:8091\r\nConnection: close\r\n\r\n").status == 200)
     }
 
+    /// A malformed Host is 400 `bad_host` before the DNS-rebinding check reads it: the
+    /// check never sees a value that a proxy in front could read as another host.
+    @Test func aMalformedHostIs400BeforeTheReboundHostCheck() throws {
+        let served = try Served()
+        for host in ["attacker.example/x", "localhost@attacker.example", "attacker example"] {
+            let refused = try served.send("GET /api/state HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+            #expect(refused.status == 400, "\(host)")
+            #expect(try JSONParser().parse(refused.body)["error"]?["code"] == "bad_host", "\(host)")
+        }
+        let twice = try served.send("GET /api/state HTTP/1.1\r\nHost: attacker.example\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        #expect(twice.status == 400)
+        #expect(served.harness.bridge.counter("http_refused.bad_host") == 4)
+        #expect(served.harness.bridge.counter("http_refused.misdirected_host") == 0)
+        #expect(try served.send("GET /api/state HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n").status == 421)
+    }
+
     /// The server lets go of an answer once it is sent, so its slot among the user's
     /// unsent large answers comes back: more states than the bound, each read, are served.
     @Test func answersReadWholeGiveTheirSlotsBack() throws {

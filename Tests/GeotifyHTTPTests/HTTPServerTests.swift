@@ -241,6 +241,69 @@ import Testing
         #expect(running.count("http_refused.bad_request") == 2)
     }
 
+    /// The answer to `raw` on a connection of its own, and its error code.
+    func answer(_ raw: String, from running: Running) throws -> (status: Int, code: String?) {
+        let connection = try running.connection()
+        try connection.send(raw)
+        let response = try connection.readResponse()
+        return (response.status, try? JSONParser().parse(response.body)["error"]?["code"]?.stringValue)
+    }
+
+    /// RFC 9112 §3.2: a request with more than one Host line is 400, whatever its version
+    /// and whether the copies agree (libmicrohttpd handed on the last).
+    @Test func aRequestWithTwoHostLinesIs400() throws {
+        let running = try Running()
+        for version in ["HTTP/1.1", "HTTP/1.0"] {
+            for hosts in ["Host: localhost\r\nHost: attacker.example", "Host: test\r\nhost: test"] {
+                let answer = try answer("GET /x \(version)\r\n\(hosts)\r\nConnection: close\r\n\r\n", from: running)
+                #expect(answer.status == 400 && answer.code == "bad_host", "\(version) \(hosts)")
+            }
+        }
+        #expect(running.count("http_refused.bad_host") == 4)
+        #expect(running.count("http_responses.400") == 4)
+        #expect(running.count("http_responses.200") == 0, "no handler ran")
+    }
+
+    /// RFC 9112 §3.2: an HTTP/1.1 request without Host is 400 (libmicrohttpd served it);
+    /// an HTTP/1.0 one may omit it and is served.
+    @Test func anHTTP11RequestWithoutHostIs400AndAnHTTP10OneIsServed() throws {
+        let running = try Running()
+        let missing = try answer("GET /x HTTP/1.1\r\nConnection: close\r\n\r\n", from: running)
+        #expect(missing.status == 400 && missing.code == "bad_host")
+        #expect(running.count("http_refused.bad_host") == 1)
+        // Neither is a Host line to libmicrohttpd: a space before the colon, a line that
+        // begins with a space.
+        #expect(try answer("GET /x HTTP/1.1\r\nHost : test\r\nConnection: close\r\n\r\n", from: running).code == "bad_host")
+        #expect(try answer("GET /x HTTP/1.1\r\n Host: test\r\nConnection: close\r\n\r\n", from: running).code == "bad_host")
+        let old = try answer("GET /x HTTP/1.0\r\n\r\n", from: running)
+        #expect(old.status == 200)
+    }
+
+    /// RFC 9112 §3.2: a Host that is not a `uri-host [ ":" port ]` is 400; a name, an IPv4
+    /// or bracketed IPv6 address, each with or without a port, is served.
+    @Test func aHostThatIsNotAHostWithAPortIs400() throws {
+        let running = try Running()
+        let invalid = [
+            "", "local host", "local\thost", "localhost/x", "user@localhost", "local\u{01}host", "local\u{7f}host", "local\rhost",
+            "h\u{e9}te", "::1", "[::1", "[::1]x", "[::g]", "[fe80::1%eth0]", ":8080", "localhost:80:80", "localhost:8o",
+            "local%zzhost", "local[host]", "localhost?", "localhost#",
+        ]
+        for value in invalid {
+            let answer = try answer("GET /x HTTP/1.1\r\nHost: \(value)\r\nConnection: close\r\n\r\n", from: running)
+            #expect(answer.status == 400 && answer.code == "bad_host", "\(value.debugDescription)")
+        }
+        #expect(running.count("http_refused.bad_host") == invalid.count)
+        let valid = [
+            "[::1]:8080", "localhost:8080", "localhost", "127.0.0.1:8091", "[::ffff:127.0.0.1]", "geotify.example.org",
+            "localhost:", "local%2Dhost", "a-b_c~d!$&'()*+,;=", "[v1.fe80::a+en1]:80", "localhost \t",
+        ]
+        for value in valid {
+            let answer = try answer("GET /x HTTP/1.1\r\nHost: \(value)\r\nConnection: close\r\n\r\n", from: running)
+            #expect(answer.status == 200, "\(value.debugDescription)")
+        }
+        #expect(running.count("http_refused.bad_host") == invalid.count)
+    }
+
     /// libmicrohttpd answers an oversized header itself; it is counted as the server's own
     /// refusals are, by status and code.
     @Test func anOversizedHeaderIs431FromLibmicrohttpdAndCounted() throws {
