@@ -79,7 +79,7 @@ final class BridgeConsole: ConsoleBackend {
             let refusal = otherShard(device, sending: "commands")
             reply(["ok": false, "error": ["code": .string(refusal.code.rawValue), "message": .string(refusal.message)]])
         case .unrouted, .occupancy:
-            reply(["ok": false, "error": ["code": "invalid_device", "message": .string("no usable device \"\(device)\"")]])
+            reply(["ok": false, "error": ["code": .string(ErrorCode.invalidDevice.rawValue), "message": .string("no usable device \"\(device)\"")]])
         }
     }
 

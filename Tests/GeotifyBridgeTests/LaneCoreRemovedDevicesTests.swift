@@ -201,7 +201,10 @@ struct LaneCoreRemovedDevicesTests {
         var before = try LaneFixture(fences: Self.fences)
         _ = before.ownTracks("alice/phone", Self.home.0, Self.home.1)
         _ = before.ownTracks("u/1", Self.home.0, Self.home.1)
-        let states = try ["alice/phone", "u/1"].reduce(into: [String: DeviceState]()) { $0[$1] = try #require(before.core.state(of: $1)) }
+        let states = try ["alice/phone", "u/1"].reduce(into: [String: DeviceState]()) { states, device in
+            let state: DeviceState = try #require(before.core.state(of: device))
+            states[device] = state
+        }
         var lane = try LaneFixture(fences: Self.fences, states: states)
         try lane.edit(Self.withoutAlice)
         let removed = lane.advance(0.2)
@@ -218,7 +221,10 @@ struct LaneCoreRemovedDevicesTests {
         _ = before.ownTracks("bob/phone", Self.home.0, Self.home.1)
         _ = before.ownTracks("u/1", Self.home.0, Self.home.1)
         #expect(before.core.savesAsNamed("alice/phone") && !before.core.savesAsNamed("u/1"))
-        return try ["alice/phone", "bob/phone", "u/1"].reduce(into: [String: DeviceState]()) { $0[$1] = try #require(before.core.state(of: $1)) }
+        return try ["alice/phone", "bob/phone", "u/1"].reduce(into: [String: DeviceState]()) { states, device in
+            let state: DeviceState = try #require(before.core.state(of: device))
+            states[device] = state
+        }
     }
 
     /// The bug: a device removed from the file while the bridge was stopped was loaded
