@@ -54,7 +54,7 @@ extension LaneCore {
         // every device the file does not name has the same two, so they are worked out once.
         var goneAnnounced: [Pair: [String]] = [:]
         var changed: [(device: String, index: Int, before: DeviceFences?, fences: DeviceFences)] = []
-        for (device, index) in devices.slotsByDevice {
+        for (device, index) in candidates(since: old?.edition, in: book) {
             let fences = book.deviceFences(of: device)
             let before = old?.deviceFences(of: device)
             if book.knows(device), !(old?.knows(device) ?? loadedAsNamed.contains(device)) {
@@ -115,6 +115,21 @@ extension LaneCore {
                 .info, at: configuration.logLevel,
                 "forgot \(left.count) device\(left.count == 1 ? "" : "s") the fence file does not name (\(left.prefix(5).joined(separator: ", "))\(left.count > 5 ? ", ..." : "")): their state and retained topics")
         }
+    }
+
+    /// The devices of the lane (with their slots) whose fences may differ between the
+    /// book of `edition` and `book`: those `book`'s lineage names (`FenceBookLineage`:
+    /// a command changed a few devices' fences), or every device when `edition` is not a
+    /// forebear it remembers or there is none (a start).
+    mutating func candidates(since edition: FenceBookEdition?, in book: FenceBook) -> [(device: String, slot: Int)] {
+        let candidates: [(device: String, slot: Int)]
+        if let edition, let changed = book.lineage.devicesChanged(since: edition) {
+            candidates = changed.compactMap { device in devices.slot(of: device).map { (device, $0) } }
+        } else {
+            candidates = devices.slotsByDevice.map { ($0.key, $0.value) }
+        }
+        devicesReconsidered += candidates.count
+        return candidates
     }
 
     /// Two `DeviceFences` objects, before and after a change of book.

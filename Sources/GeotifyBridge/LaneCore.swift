@@ -60,6 +60,9 @@ package struct LaneCore: Sendable {
     private var noIdleDevice: (at: Double, notBefore: Double, edition: FenceBookEdition)?
     /// How many times the lane looked through its devices for an idle one (for tests).
     package private(set) var idleDeviceSearches = 0
+    /// How many devices the lane looked at for the books that came into force (`candidates`;
+    /// for tests).
+    package internal(set) var devicesReconsidered = 0
     /// The book the devices' retained presence was last decided with; nil after a start
     /// until the states loaded are checked against the book in force
     /// (`leaveRemovedFences`).
@@ -617,7 +620,6 @@ package struct LaneCore: Sendable {
         if !book.edition.isSame(as: timedEdition) {
             retime(with: book)
             timedEdition = book.edition
-            devices.forgetFences()
         }
         fireTimers(now: now, book: book, into: &effects)
         republish(book: book, into: &effects)
@@ -649,8 +651,9 @@ package struct LaneCore: Sendable {
     /// `leaveRemovedFences`, so none comes to need a place).
     private mutating func reckonAdmission(with book: FenceBook) {
         guard !book.edition.isSame(as: admissionEdition) else { return }
+        let candidates = candidates(since: admissionEdition, in: book)
         admissionEdition = book.edition
-        for (device, index) in devices.slotsByDevice where book.knows(device) {
+        for (device, index) in candidates where book.knows(device) {
             let admitted = withRecord(at: index) { record in
                 defer { record.admitted = false }
                 return record.admitted
@@ -659,16 +662,24 @@ package struct LaneCore: Sendable {
         }
     }
 
-    /// Works out every device's next deadline with the fences of `book`.
+    /// Works out the next deadline with the fences of `book` of every device whose
+    /// fences may have changed since the book the deadlines were worked out with
+    /// (`candidates`: those `book`'s lineage names, else every device, whose fences kept
+    /// by the device table are then let go too: an earlier book's need not stay in
+    /// memory until each device's next position looks them up again).
     private mutating func retime(with book: FenceBook) {
         let evaluator = configuration.evaluator
-        deadlines = [:]
-        for (device, index) in devices.slotsByDevice {
+        let changed = book.lineage.devicesChanged(since: timedEdition)
+        if changed == nil {
+            deadlines = [:]
+            devices.forgetFences()
+        }
+        for (device, index) in candidates(since: timedEdition, in: book) {
             let deadline = withRecord(at: index) { record in
                 record.deadline = evaluator.nextDeadline(fences: book.deviceFences(of: device), state: record.state).map { $0 + record.clockOffset }
                 return record.deadline
             }
-            if let deadline { deadlines[device] = deadline }
+            deadlines[device] = deadline
         }
     }
 

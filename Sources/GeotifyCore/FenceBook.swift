@@ -9,6 +9,9 @@ public struct FenceBook: Sendable, Equatable {
     public private(set) var devices: [String: [Fence]]
     /// Which making of the book this is; renewed by every change (`FenceBookEdition`).
     package private(set) var edition = FenceBookEdition()
+    /// The devices whose fences may differ from the books this one was made from by
+    /// `replacing(devices:)` (`FenceBookLineage`); no part of the book's equality.
+    package private(set) var lineage = FenceBookLineage()
     /// The members of each named group.
     public private(set) var groups: [String: [String]]
     /// The shared sets by owner: `SharedFences.everyDevice`, or a group's name.
@@ -65,6 +68,7 @@ public struct FenceBook: Sendable, Equatable {
     public func replacing(devices changes: [String: [Fence]]) -> FenceBook {
         var book = self
         book.edition = FenceBookEdition()
+        book.lineage = lineage.extended(from: edition, changed: Set(changes.keys))
         let next = revision + 1
         var anyNew = false
         for (device, fences) in changes {
