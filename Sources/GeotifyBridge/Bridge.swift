@@ -134,7 +134,7 @@ package final class Bridge: Sendable {
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(
             logger: logger, counters: counters, health: health,
-            waitingLimit: settings.maximumWaitingMessages)
+            waitingLimit: settings.maximumWaitingMessages, maximumPacketBytes: settings.maximumPacketBytes)
         shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
     }
 
@@ -312,7 +312,7 @@ package final class Bridge: Sendable {
         } catch {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
-        publisher.attach(client, store: store)
+        publisher.attach(client, store: store) { [weak self] message, size in self?.leftOut(message, size: size) }
         let sweep = RetainedSweep(
             topics: topics, kept: settings.deviceTopics, discovery: discovery, announceLimit: settings.limits.maximumFencesPerDevice)
         // The devices the file does not name whose state the start keeps (the lanes forget
@@ -729,6 +729,21 @@ package final class Bridge: Sendable {
         let (summary, inFull) = refusalLog.withLock { $0.take(error.code, at: scheduler.uptime) }
         if let summary { logger.warning(summary) }
         if inFull { logger.warning("refused the message on \(topic): \(error)") }
+        publisher.send(messages.error(error, topic: topic, device: nil))
+    }
+
+    /// Logs (as `refusalLog` allows) and reports on `geotify/error` a message the
+    /// publisher did not hand over, its packet of `size` bytes being larger than the broker
+    /// takes; a report that is itself too large is not reported again.
+    private func leftOut(_ message: OutboxMessage, size: Int) {
+        let error = InputError(
+            .messageTooLarge,
+            "not published: the message would be a packet of \(size) bytes, more than the \(settings.maximumPacketBytes) the broker takes (maximumPacketBytes), which would close the connection for it")
+        let topic = String(message.topic.prefix(200))
+        let (summary, inFull) = refusalLog.withLock { $0.take(error.code, at: scheduler.uptime) }
+        if let summary { logger.warning(summary) }
+        if inFull { logger.warning("\(topic): \(error)") }
+        guard message.topic != topics.error else { return }
         publisher.send(messages.error(error, topic: topic, device: nil))
     }
 

@@ -38,6 +38,9 @@ package struct LaneConfiguration: Sendable {
     /// a `/` (or be the device's own reply topic).
     package var responseTopicPrefix: String
     package var maximumPayloadBytes: Int
+    /// The largest MQTT packet the broker takes: a command's reply is made to fit it
+    /// (`ReplyFit`).
+    package var maximumPacketBytes: Int
     /// The limits fences are validated against (radius range, fences a device).
     package var limits: FenceLimits
     package var previewTimeout: Double
@@ -78,6 +81,7 @@ package struct LaneConfiguration: Sendable {
         commandDevices = settings.commandDevices
         responseTopicPrefix = settings.responseTopicPrefix ?? "\(settings.topicPrefix)/reply/"
         maximumPayloadBytes = settings.maximumPayloadBytes
+        maximumPacketBytes = settings.maximumPacketBytes
         limits = settings.limits
         previewTimeout = settings.previewTimeout
         previewsPerDevice = settings.maximumPreviewsPerDevice

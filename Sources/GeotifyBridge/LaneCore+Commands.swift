@@ -51,8 +51,7 @@ extension LaneCore {
                 throw InputError(.notAllowed, "commands may not manage the device \"\(device)\" (not in the fence file or not in commandDevices)")
             }
             if let result = try run(command, request: request, now: inbound.arrival, book: book, into: &effects) {
-                effects.counters.add(.commandsExecuted)
-                reply(ok: result, to: request, into: &effects)
+                reply(ok: result, to: request, at: inbound.arrival, into: &effects)
             }
         } catch {
             refuse(error.code, error.message, to: request, at: inbound.arrival, into: &effects)
@@ -194,8 +193,7 @@ extension LaneCore {
                 }
                 let fence = (outcome.fence ?? outcome.previous)?.identifier ?? "?"
                 effects.log(.info, at: configuration.logLevel, "\(device): \(Self.name(of: write.change)) of the fence \"\(fence)\" by a command on \(write.request.topic)")
-                effects.counters.add(.commandsExecuted)
-                reply(ok: result, to: write.request, into: &effects)
+                reply(ok: result, to: write.request, at: now, into: &effects)
             }
         }
         // What the write removed is cleared with it, not with whatever the lane handles next.
@@ -303,11 +301,25 @@ extension LaneCore {
     }
 
     /// Replies `{"ok": true, ...result}` on `geotify/reply/<device>`, and on the response
-    /// topic when the request had an allowed one.
-    private func reply(ok result: JSONObject, to request: CommandRequest, into effects: inout LaneEffects) {
+    /// topic when the request had an allowed one, and counts the command executed; a
+    /// reply larger than the broker takes is made to fit or refused (`ReplyFit`). One
+    /// answered in the process (the web console) is not published, so it fits as it is.
+    private mutating func reply(ok result: JSONObject, to request: CommandRequest, at now: Double, into effects: inout LaneEffects) {
         var reply = request.replyHead
         reply["ok"] = true
         for member in result.members { reply[member.key] = member.value }
+        if request.requester == nil {
+            switch ReplyFit(maximumPacketBytes: configuration.maximumPacketBytes, messages: configuration.messages).fit(reply, to: request) {
+            case .fits:
+                break
+            case .trimmed(let trimmed):
+                reply = trimmed
+            case .refused(let error):
+                refuse(error.code, error.message, to: request, at: now, into: &effects)
+                return
+            }
+        }
+        effects.counters.add(.commandsExecuted)
         send(reply, to: request, into: &effects)
     }
 

@@ -41,6 +41,13 @@ import Synchronization
 /// hand-off and no wake-up per message. One thread pumps at a time (`pumping`); another
 /// that finds it busy leaves it a note to go round once more, so the order holds.
 ///
+/// No message larger than the broker takes (`maximumPacketBytes`) is handed over: the
+/// broker would close the connection for it, and libmosquitto would send it again on
+/// reconnecting, so one such message (a reply holding a large polygon fence) kept the
+/// bridge off the broker for good. It is taken as sent instead (a persisted one leaves the
+/// outbox as one acknowledged does), counted (`errors.message_too_large`) and handed to
+/// the report `attach` was given.
+///
 /// The tracking lock is held while calling `MQTTClient.publish`: sound because the
 /// client runs libmosquitto in threaded mode (`ConnectionSupervisor`), where publishing
 /// only queues the packet and never calls back on the caller's thread, and because
@@ -71,6 +78,8 @@ final class Publisher: Sendable {
 
     private struct Tracking {
         var client: MQTTClient?
+        /// Told of each message not handed over for its size (`attach`).
+        var oversized: (@Sendable (OutboxMessage, Int) -> Void)?
         var store: StateStore?
         var watermark: OutboxWatermark?
         /// Whether the broker has accepted the connection (and it has not dropped since).
@@ -135,6 +144,8 @@ final class Publisher: Sendable {
 
     /// The most messages waiting in memory; persisted ones past it wait in the outbox.
     let waitingLimit: Int
+    /// The largest packet handed over (`Settings.maximumPacketBytes`).
+    let maximumPacketBytes: Int
     /// The most bytes of messages not persisted waiting once `waitingLimit` is reached.
     let directByteLimit: Int
     /// How many persisted messages are read back at a time after a spill.
@@ -152,20 +163,23 @@ final class Publisher: Sendable {
 
     init(
         logger: Logger, counters: Counters, health: StateHealth, waitingLimit: Int = Publisher.defaultWaitingLimit,
-        directByteLimit: Int = Publisher.defaultDirectByteLimit
+        directByteLimit: Int = Publisher.defaultDirectByteLimit, maximumPacketBytes: Int = Settings.largestPacketBytes
     ) {
         self.waitingLimit = max(1, waitingLimit)
         self.directByteLimit = directByteLimit
+        self.maximumPacketBytes = maximumPacketBytes
         self.logger = logger
         self.counters = counters
         self.health = health
     }
 
     /// Connects the publisher to the client it sends through and the store whose outbox
-    /// and mark it keeps.
-    func attach(_ client: MQTTClient, store: StateStore) {
+    /// and mark it keeps; `oversized` is told of each message not handed over for its
+    /// size, with the size of its packet, to report it.
+    func attach(_ client: MQTTClient, store: StateStore, oversized: @escaping @Sendable (OutboxMessage, Int) -> Void = { _, _ in }) {
         tracking.withLock {
             $0.client = client
+            $0.oversized = oversized
             $0.store = store
             $0.watermark = store.watermark
             $0.marks = store.watermark.read()
@@ -542,7 +556,10 @@ final class Publisher: Sendable {
             }
         }
         var done: [@Sendable () -> Void] = []
+        var tooLarge: [(OutboxMessage, Int)] = []
+        var oversized: (@Sendable (OutboxMessage, Int) -> Void)?
         let again = tracking.withLock { tracking -> Bool in
+            oversized = tracking.oversized
             defer { tracking.handing -= batch.count }
             // Older than any persisted message waiting: back at the head, in order.
             tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: heldBack)
@@ -562,9 +579,24 @@ final class Publisher: Sendable {
                 }
                 if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
             }
+            /// Takes `queued` as sent without handing it over: the broker would close the
+            /// connection for its packet of `size` bytes.
+            func leftOut(_ queued: Queued, size: Int) {
+                if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
+                if let acknowledged = queued.acknowledged { done.append(acknowledged) }
+                counters.add(.errors(.messageTooLarge))
+                tooLarge.append((queued.message, size))
+            }
             // By index: `enumerated()` copied each message whole.
             publishing: for position in going.indices {
                 guard let client = tracking.client else { break }
+                let size = PublishPacketSize.of(
+                    topicBytes: going[position].message.topic.utf8.count, payloadBytes: going[position].message.payload.count,
+                    qos: going[position].message.qos, correlationDataBytes: going[position].message.correlationData?.count)
+                guard size <= maximumPacketBytes else {
+                    leftOut(going[position], size: size)
+                    continue
+                }
                 do throws(MQTTError) {
                     let messageID = try client.publish(
                         topic: going[position].message.topic, payload: going[position].message.payload,
@@ -585,7 +617,10 @@ final class Publisher: Sendable {
                         tracking.online = false
                         break publishing
                     }
-                    if error.keptMessageID == nil {
+                    if error.isOversize {
+                        // A broker speaking MQTT 5 told libmosquitto a smaller limit.
+                        leftOut(queued, size: size)
+                    } else if error.keptMessageID == nil {
                         counters.add(.errors(.publish))
                         logger.error("could not publish to \(queued.message.topic): \(error)")
                     }
@@ -597,6 +632,7 @@ final class Publisher: Sendable {
             return false
         }
         for callback in done { callback() }
+        for (message, size) in tooLarge { oversized?(message, size) }
         return again
     }
 }

@@ -31,7 +31,8 @@ import GeotifyCore
 ///
 /// A pure value: the time comes in with each refusal and each tick. Each lane keeps its
 /// own (a flood spread over many devices costs that much on each lane), and the bridge one
-/// for the messages it refuses for their topic alone.
+/// for the messages it refuses for their topic alone and those it leaves out for their
+/// size.
 package struct RefusalLogBudget: Sendable {
     /// The refusals of one code logged in full in an interval.
     package static let linesPerCode = 10

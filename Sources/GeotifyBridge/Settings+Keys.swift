@@ -88,6 +88,8 @@ extension Settings {
         .number("maximumRadius", \.limits.maximumRadius, atLeast: 0, unit: "m", help: "Larger fence radii are lowered to this, with a warning."),
         .wholeNumber("maximumFencesPerDevice", \.limits.maximumFencesPerDevice, atLeast: 1, help: "The most fences one device may have (the iOS app's 20 regions)."),
         .wholeNumber("maximumPayloadBytes", \.maximumPayloadBytes, atLeast: 1, unit: "bytes", help: "Larger position and command payloads are refused."),
+        .wholeNumber("maximumPacketBytes", \.maximumPacketBytes, atLeast: 1_024, atMost: Settings.largestPacketBytes, unit: "bytes",
+                     help: "The largest MQTT packet the broker takes (mosquitto's max_packet_size), which closes the connection of a client that sends a larger one. A larger message is not published but reported (message_too_large); a command's reply that would be is sent without its fences, or refused for a list or get."),
         .wholeNumber("maximumTopicDepth", \.maximumTopicDepth, atLeast: 2, help: "Topics with more levels are refused."),
         .wholeNumber("maximumDevices", \.maximumDevices, atLeast: 1, help: "The most devices the bridge keeps state for; positions of further devices are refused."),
         .wholeNumber("maximumWaitingMessages", \.maximumWaitingMessages, atLeast: 1, help: "The most outbound messages kept in memory while the broker is slow or away; past that, notifications wait only in the outbox on disk and are read back in order (less memory, more disk reads). Replies and error reports may then arrive before notifications that wait there."),

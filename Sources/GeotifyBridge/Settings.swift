@@ -27,6 +27,12 @@ package struct Settings: Sendable, Equatable {
     package var topicPrefix = "geotify"
     package var limits = FenceLimits()
     package var maximumPayloadBytes = 65_536
+    /// The largest MQTT packet the broker takes (mosquitto's `max_packet_size`): a message
+    /// that would be larger is never published (`Publisher`), as the broker would close
+    /// the connection for it. The default is `config/mosquitto.conf`'s.
+    package var maximumPacketBytes = 262_144
+    /// The largest packet MQTT can carry (a remaining length of 268 435 455 bytes).
+    package static let largestPacketBytes = 268_435_460
     /// Topics with more levels are refused.
     package var maximumTopicDepth = 16
     /// The most devices the bridge keeps state for; positions of further devices are refused.

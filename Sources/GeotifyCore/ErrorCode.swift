@@ -89,6 +89,11 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case subscriptionRefused = "subscription_refused"
     case publish
     case publishQueueFull = "publish_queue_full"
+    /// A message larger than the broker takes (`maximumPacketBytes`), which it would close
+    /// the connection for: not published. A command's reply that would be is answered
+    /// with this code (a `list` or `get`, which changed nothing) or without the fences it
+    /// would have held.
+    case messageTooLarge = "message_too_large"
     /// A notification could not be delivered to a target (webhook, push service, e-mail)
     /// within its retry time; it is in the dead letters.
     case deliveryFailed = "delivery_failed"

@@ -39,6 +39,13 @@ package struct MQTTError: Error, CustomStringConvertible, Sendable, Equatable {
         code == MOSQ_ERR_NO_CONN.rawValue
     }
 
+    /// Whether a publish was refused because its packet is larger than the broker takes
+    /// (`MOSQ_ERR_OVERSIZE_PACKET`: an MQTT 5 broker's Maximum Packet Size): nothing was
+    /// queued, and the same message would be refused again.
+    package var isOversize: Bool {
+        code == MOSQ_ERR_OVERSIZE_PACKET.rawValue
+    }
+
     /// Whether `code`, returned by `mosquitto_publish_v5` for a QoS 1 or 2 message, comes
     /// from writing it, after libmosquitto 2.0.11 queued it (`message__queue` appends the
     /// message to its list in flight, then `send__publish` fails): those codes come from

@@ -129,6 +129,35 @@ struct PublisherTests {
         #expect(received.map(\.text) == (0..<152).map(String.init))
     }
 
+    /// A message larger than the broker takes made it close the connection, and
+    /// libmosquitto sent the message again on reconnecting, so one reply holding a large
+    /// polygon fence kept the bridge off the broker for good (mosquitto: "disconnected due
+    /// to oversize packet", every few seconds). It is left out now, persisted or not,
+    /// counted and reported; the messages around it go out, on the same connection.
+    @Test func aMessageLargerThanTheBrokerTakesIsLeftOutAndTheConnectionStays() throws {
+        let spill = try SpillFixture(waitingLimit: 200, brokerConfig: "max_packet_size 4096", maximumPacketBytes: 4_096)
+        defer { spill.close() }
+        try spill.client.start()
+        try spill.save(SpillFixture.messages(0..<1))
+        #expect(spill.observer.waitForMessages(on: "spill/#", count: 1).count == 1)
+        let large = OutboxMessage(topic: "spill/large", payload: Array(repeating: 0x61, count: 5_000), qos: 1, retain: false)
+        try spill.save([large] + SpillFixture.messages(1..<3))
+        spill.publisher.send([large, OutboxMessage(topic: "spill/direct", payload: Array("direct".utf8), qos: 1, retain: false)])
+        // A message of exactly the limit still goes: 1 + 2 (length) + 2 + 10 + 2 + 1 + 4 078.
+        let fitting = OutboxMessage(topic: "spill/full", payload: Array(repeating: 0x62, count: 4_078), qos: 1, retain: false)
+        spill.publisher.send([fitting])
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 5)
+        #expect(received.map(\.topic) == ["spill/0", "spill/1", "spill/2", "spill/direct", "spill/full"])
+        #expect(spill.oversized.map(\.topic) == ["spill/large", "spill/large"])
+        #expect(spill.oversized.map(\.size) == [5_019, 5_019])
+        #expect(spill.counters.value(.errors(.messageTooLarge)) == 2)
+        #expect(waitUntil { spill.publisher.isDrained }, "the persisted one left the outbox as if acknowledged")
+        #expect(spill.store.watermark.read().handed == 4)
+        #expect(try spill.store.pendingMessages().isEmpty, "nothing left to publish again after a restart")
+        let drops = spill.broker.log.components(separatedBy: "oversize").count - 1
+        #expect(drops == 0, "the broker never closed the connection: \(spill.broker.log.suffix(600))")
+    }
+
     @Test func repliesPastTheLimitWaitWithinTheirByteBudgetThenAreDropped() {
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
@@ -314,23 +343,31 @@ private final class SpillFixture: Sendable {
     let publisher: Publisher
     let client: MQTTClient
     let observer: TestClient
+    let counters: Counters
+    /// The topics and packet sizes of the messages the publisher left out for their size.
+    private let oversizedMessages: Oversized
+    var oversized: [(topic: String, size: Int)] { oversizedMessages.messages.withLock { $0 } }
     /// This fixture, for the client's callback; emptied by `close()`.
     private let current: Current
 
     /// `atBurstEnd` runs on the network thread at the end of each burst, before the
     /// publisher is pumped there (as the bridge's lanes run).
     /// `clock` times the client's reconnect delays.
+    /// `brokerConfig` is added to the broker's, `maximumPacketBytes` is the publisher's;
+    /// the messages it leaves out for their size are in `oversized`.
     init(
-        waitingLimit: Int = 10, clock: any Scheduler = SystemScheduler(),
-        atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }
+        waitingLimit: Int = 10, clock: any Scheduler = SystemScheduler(), brokerConfig: String = "",
+        maximumPacketBytes: Int = Settings.largestPacketBytes, atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }
     ) throws {
-        broker = try TestBroker()
+        broker = try TestBroker(extraConfig: brokerConfig)
         directory = try makeTemporaryDirectory("publisher")
         store = try StateStore(directory: directory.path)
         let counters = Counters()
+        self.counters = counters
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: waitingLimit)
+        let publisher = Publisher(
+            logger: logger, counters: counters, health: health, waitingLimit: waitingLimit, maximumPacketBytes: maximumPacketBytes)
         self.publisher = publisher
         let current = Current()
         self.current = current
@@ -345,7 +382,9 @@ private final class SpillFixture: Sendable {
             default: break
             }
         }
-        publisher.attach(client, store: store)
+        let oversized = Oversized()
+        self.oversizedMessages = oversized
+        publisher.attach(client, store: store) { message, size in oversized.messages.withLock { $0.append((message.topic, size)) } }
         observer = try TestClient(port: broker.port)
         try observer.subscribe("spill/#")
         current.fixture.withLock { $0 = self }
@@ -367,6 +406,11 @@ private final class SpillFixture: Sendable {
         client.stop()
         current.fixture.withLock { $0 = nil }
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// What the publisher reported it left out, for the callback given to `attach`.
+    private final class Oversized: Sendable {
+        let messages = Mutex<[(topic: String, size: Int)]>([])
     }
 
     private final class Current: Sendable {
