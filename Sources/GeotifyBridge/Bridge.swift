@@ -110,6 +110,10 @@ package final class Bridge: Sendable {
     /// How many warnings about messages refused for their topic are still logged in full
     /// (on the monotonic clock): the network thread and the web console refuse them.
     private let refusalLog: Mutex<RefusalLogBudget>
+    /// How many dead letters the bridge still logs in full, by target (on the monotonic
+    /// clock): a tracker may cause notifications at will, and a target that refuses them
+    /// makes a dead letter of each, each still reported on `geotify/error`.
+    private let deadLetterLog: Mutex<LogBudget<String>>
     private let housekeepingQueue = DispatchQueue(label: "geotify.housekeeping")
 
     /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
@@ -128,6 +132,9 @@ package final class Bridge: Sendable {
         self.scheduler = scheduler
         refusalLog = Mutex(RefusalLogBudget(everyLine: settings.logLevel == .debug))
         topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
+        deadLetterLog = Mutex(LogBudget(
+            "dead-letter lines", ending: "each is in the dead letters (geotify notify status) and was reported on \(topics.error)",
+            everyLine: settings.logLevel == .debug, name: { $0 }))
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = HomeAssistantDiscovery.of(settings, topics: topics)
@@ -476,7 +483,9 @@ package final class Bridge: Sendable {
         case .deadLettered(let target, let device, let eventID, let reason):
             counters.add(.errors(.deliveryFailed))
             let text = "gave up delivering \(eventID) to \(target): \(reason); it is in the dead letters (geotify notify status, geotify notify retry \(target))"
-            logger.error(text)
+            let (summary, inFull) = deadLetterLog.withLock { $0.take(target, at: scheduler.uptime) }
+            if let summary { logger.error(summary) }
+            if inFull { logger.error(text) }
             publisher.send([messages.failure(.deliveryFailed, "\(text) (device \(device))")])
         case .storeFailed(let reason):
             counters.add(.errors(.stateWrite))
@@ -516,6 +525,7 @@ package final class Bridge: Sendable {
         }
         for lane in current.lanes { lane.tick(startSavingFixes: round % Bridge.saveFixesEvery == 0) }
         if let summary = refusalLog.withLock({ $0.summary(at: now) }) { logger.warning(summary) }
+        if let summary = deadLetterLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
         shardOccupancy.settle(queue: publisher.queue)
         publisher.pump()
         _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)

@@ -51,6 +51,10 @@ package struct LaneCore: Sendable {
     private(set) var reportedOnce: Set<String> = []
     /// How many refusal warnings the lane still logs in full (`logRefusal`).
     private var refusalLog: RefusalLogBudget
+    /// How many notification lines the lane still logs in full, by device: a tracker may
+    /// cause notifications at will (in and out of its fence, each message), and each is
+    /// published and counted anyway.
+    private var notificationLog: LogBudget<String>
     /// What the last look for an idle device found when it found none: no device can be
     /// idle long enough before `notBefore`, as long as the clock has not gone back past
     /// `at` and the book is the same edition (the devices it may evict are those the
@@ -86,6 +90,9 @@ package struct LaneCore: Sendable {
             total: configuration.previewsPerLane)
         writeBudget = FenceWriteBudget(perMinute: configuration.fenceWriteBudget)
         refusalLog = RefusalLogBudget(everyLine: configuration.logLevel == .debug)
+        notificationLog = LogBudget(
+            "notification lines", ending: "each notification was published on \(configuration.messages.topics.event("<device>"))",
+            everyLine: configuration.logLevel == .debug, name: { $0 })
         timedEdition = book.edition
         admissionEdition = book.edition
         for (device, state) in states {
@@ -218,6 +225,18 @@ package struct LaneCore: Sendable {
         if inFull { effects.log.append(LogEntry(level: .warning, message: message())) }
     }
 
+    /// Logs `notification` at info when `notificationLog` lets it through at `now`, after
+    /// the summary of an interval that ended.
+    private mutating func logNotification(_ notification: Notification, at now: Double, into effects: inout LaneEffects) {
+        guard Logger.Level.info >= configuration.logLevel else { return }
+        let (summary, inFull) = notificationLog.take(notification.device, at: now)
+        if let summary { effects.log.append(LogEntry(level: .info, message: summary)) }
+        if inFull {
+            effects.log.append(LogEntry(
+                level: .info, message: "\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))"))
+        }
+    }
+
     // MARK: Evaluation
 
     /// Evaluates `fix` for its device, whose slot in `devices` was `slot` when the batch
@@ -276,7 +295,7 @@ package struct LaneCore: Sendable {
             announceSharedPresence(of: device, fences: fences, established: evaluation.established, into: &effects)
         }
         if configuration.observing { effects.observed.append(device) }
-        record(evaluation, device: device, at: index, before: before, fences: fences, book: book, isNew: isNew, into: &effects)
+        record(evaluation, device: device, at: index, before: before, fences: fences, book: book, now: arrival, isNew: isNew, into: &effects)
         return nil
     }
 
@@ -317,10 +336,11 @@ package struct LaneCore: Sendable {
     /// and adds what follows from it: notifications (also as OwnTracks transitions for
     /// OwnTracks devices), the badge, and on a change of presence or badge the retained
     /// state document, tracker, presence and occupancy. A state a restart needs is
-    /// saved now; a new last fix alone is saved lazily.
+    /// saved now; a new last fix alone is saved lazily. Each notification is logged as
+    /// `notificationLog` allows at `now`.
     private mutating func record(
         _ evaluation: Evaluation, device: String, at index: Int, before: Persisted,
-        fences: DeviceFences, book: FenceBook, isNew: Bool = false, into effects: inout LaneEffects
+        fences: DeviceFences, book: FenceBook, now: Double, isNew: Bool = false, into effects: inout LaneEffects
     ) {
         let evaluator = configuration.evaluator
         let outcome: RecordOutcome = withRecord(at: index) { record in
@@ -346,7 +366,7 @@ package struct LaneCore: Sendable {
             effects.counters.add(.notifications, evaluation.notifications.count)
         }
         for notification in evaluation.notifications {
-            effects.log(.info, at: configuration.logLevel, "\(notification.device) \(notification.kind.rawValue) \(notification.fence) (badge \(notification.badge))")
+            logNotification(notification, at: now, into: &effects)
             let event = configuration.messages.event(notification)
             effects.outbox.append(event)
             effects.deliveries += configuration.deliveries.entries(for: notification, payload: event.payload)
@@ -610,11 +630,12 @@ package struct LaneCore: Sendable {
     /// after a connection (`republishAll`), from the states the timers left: what is
     /// republished is the last retained value, after the timers' own messages. A new
     /// book is first looked at for removed fences (`leaveRemovedFences`). The summary of
-    /// refusals left out of the log comes once their interval is over, also when no more
-    /// refusals come (`RefusalLogBudget`).
+    /// refusals and notifications left out of the log comes once their interval is over,
+    /// also when no more come (`LogBudget`).
     package mutating func tick(now: Double, book: FenceBook, into effects: inout LaneEffects) {
         leaveRemovedFences(book: book, into: &effects)
         if let summary = refusalLog.summary(at: now) { effects.log.append(LogEntry(level: .warning, message: summary)) }
+        if let summary = notificationLog.summary(at: now) { effects.log.append(LogEntry(level: .info, message: summary)) }
         previews.expire(now: now)
         reckonAdmission(with: book)
         if !book.edition.isSame(as: timedEdition) {
@@ -639,7 +660,7 @@ package struct LaneCore: Sendable {
             let (before, evaluation) = withRecord(at: index) { record in
                 (Persisted(record.state), evaluator.advance(to: record.deviceClock(at: now), fences: fences, state: &record.state))
             }
-            record(evaluation, device: device, at: index, before: before, fences: fences, book: book, into: &effects)
+            record(evaluation, device: device, at: index, before: before, fences: fences, book: book, now: now, into: &effects)
             if configuration.observing && !evaluation.transitions.isEmpty { effects.observed.append(device) }
         }
     }

@@ -97,7 +97,7 @@ extension Settings {
         .wholeNumber("lanes", \.lanes, atLeast: 1, atMost: Settings.maximumLanes, defaultText: "the number of processors (at most 256)",
                      help: "How many serial evaluation lanes the devices are spread over; more than the processors gains nothing, since each lane runs on one at a time."),
         .choice("logLevel", \.logLevel, Logger.Level.allCases.map { ("\($0)", $0) }, flag: SettingsKey.Flag(name: "log-level", placeholder: "LEVEL"),
-                help: "The least important log lines written. Of refused input, 10 refusals of each error code a minute are logged, then one line sums up the rest; at debug, all."),
+                help: "The least important log lines written. Of refused input, 10 refusals of each error code a minute are logged, of notifications 10 a device, of dead letters 10 a target; then one line sums up the rest; at debug, all."),
     ]
 
     private static let acceptanceKeys: [SettingsKey] = [
