@@ -39,6 +39,9 @@ package enum HTTPRefusalCode: String, Sendable, CaseIterable {
     /// An HTTP/1.1 request without `Host`, a request with more than one `Host` line, or
     /// one whose `Host` is not a host with an optional port (RFC 9112 §3.2: `HostHeader`).
     case badHost = "bad_host"
+    /// A path or query argument holding an ASCII control character, escaped (`%00`,
+    /// `%0A`) or raw (`PercentDecoding`).
+    case badURI = "bad_uri"
     /// A chunked body: only a body with `Content-Length` is accepted.
     case lengthRequired = "length_required"
     /// A body larger than `maximumBodyBytes`, announced or arriving; the same code, and
@@ -84,7 +87,7 @@ package enum HTTPRefusalCode: String, Sendable, CaseIterable {
     /// is counted but never answered.
     package var status: Int? {
         switch self {
-        case .badRequest, .badHost: 400
+        case .badRequest, .badHost, .badURI: 400
         case .unauthorized: 401
         case .notAllowed, .crossSite: 403
         case .notFound: 404

@@ -22,14 +22,16 @@ import Synchronization
 /// until `replyTimeout`, when it gets 504). Event streams are suspended the same way
 /// while they have nothing to send.
 ///
-/// Every request is admitted or refused on its header alone (`Admit`: the size rules, the
-/// `Host` rules, then the application's routing and login), before a byte of its body is
-/// stored, so a client that may not post stores nothing. Every refusal has a status and a
-/// JSON reason: a body without `Content-Length` (411), with a framing that could hide its
-/// size (400), too large (413, also when more arrives than was announced: then the
-/// connection is closed too), a missing, repeated or malformed `Host` (400 `bad_host`:
-/// `HostHeader`), a header too large (431 and 414, from libmicrohttpd, counted from its
-/// log line: `LibraryRefusal`), more than
+/// Every request is admitted or refused on its header alone (`Admit`: the request line's
+/// control characters, the size rules, the `Host` rules, then the application's routing and
+/// login), before a byte of its body is stored, so a client that may not post stores
+/// nothing. Every refusal has a status and a JSON reason: a path or query argument holding
+/// a control character, escaped or raw (400 `bad_uri`; the server decodes the escapes
+/// itself to know: `PercentDecoding`), a body without `Content-Length` (411), with a
+/// framing that could hide its size (400), too large (413, also when more arrives than was
+/// announced: then the connection is closed too), a missing, repeated or malformed `Host`
+/// (400 `bad_host`: `HostHeader`), a header too large (431 and 414, from libmicrohttpd,
+/// counted from its log line: `LibraryRefusal`), more than
 /// `maximumConnections` open (503), a request, header and body, not complete within
 /// `headerTimeout` (408 `header_timeout`, or `request_timeout` once the header is in,
 /// then the socket is shut). Each is counted through `count` as `http_refused.<code>`,
@@ -118,6 +120,9 @@ package final class HTTPServer: Sendable {
         var streams: [ObjectIdentifier: EventSubscription] = [:]
         var reaper: ScheduledWork?
         var lastLibraryMessage: String?
+        /// Connections whose request line, read but not yet handed to `begin`, decoded to a
+        /// control character (`PercentDecoding`).
+        var controlCharacters: Set<UInt> = []
     }
 
     /// A server answering every request whose header meets the size rules with `handler`.
@@ -160,6 +165,21 @@ package final class HTTPServer: Sendable {
             let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().libraryMessage(message)
         }
+        // Replaces libmicrohttpd's own unescaping, the same but silent about a decoded `%00`,
+        // which ends the C string the path or argument is handed on as: `PercentDecoding`.
+        let unescape: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int = { cls, connection, text in
+            guard let text else { return 0 }
+            let length = strlen(text)
+            let decoded = text.withMemoryRebound(to: UInt8.self, capacity: length + 1) { bytes in
+                let decoded = PercentDecoding.decode(UnsafeMutableBufferPointer(start: bytes, count: length))
+                bytes[decoded.count] = 0
+                return decoded
+            }
+            if decoded.hasControlCharacter, let cls, let connection {
+                Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().decodedControlCharacter(on: connection)
+            }
+            return decoded.count
+        }
         let access: MHD_AccessHandlerCallback = { cls, connection, url, method, version, upload, uploadSize, requestContext in
             guard let cls, let connection, let url, let method, let version, let uploadSize, let requestContext else { return .NO }
             return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().access(
@@ -178,6 +198,7 @@ package final class HTTPServer: Sendable {
             MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
             MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
             MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
+            MHD_OptionItem(option: .UNESCAPE_CALLBACK, value: unsafeBitCast(unescape, to: Int.self), ptr_value: context),
             MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
         ]
         var address = storage
@@ -276,15 +297,15 @@ package final class HTTPServer: Sendable {
     }
 
     /// The first call for a request: its header is complete. Refuses at once what the
-    /// header alone decides (the size rules, the `Host` rules, then `admit`), else keeps
-    /// an `Exchange` for the body.
+    /// header alone decides (a control character in the path or query, the size rules, the
+    /// `Host` rules, then `admit`), else keeps an `Exchange` for the body.
     private func begin(
         _ connection: OpaquePointer, url: String, method: String, version: String,
         requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         let id = UInt(bitPattern: Int(bitPattern: connection))
-        let (stopping, started, open) = state.withLock { state in
-            (state.stopping, state.connections.requestStarted(id), state.connections.count)
+        let (stopping, started, open, control) = state.withLock { state in
+            (state.stopping, state.connections.requestStarted(id), state.connections.count, state.controlCharacters.remove(id) != nil)
         }
         guard started else { return .NO }
         let fields = HTTPServer.fields(of: connection, kind: .HEADER_KIND)
@@ -302,6 +323,8 @@ package final class HTTPServer: Sendable {
             var refusal = HTTPResponse.refusal(.tooManyConnections, "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
             refusal.headers["Retry-After"] = "5"
             admission = .refuse(refusal)
+        } else if control {
+            admission = .refuse(.refusal(.badURI, "the path or query holds a control character (an escape such as %00 or %0A, or one sent raw)"))
         } else if let refusal = options.limits.refusal(contentLengths: all("content-length"), transferEncodings: all("transfer-encoding")) {
             admission = .refuse(refusal)
         } else if let refusal = HostHeader.refusal(values: all("host"), version: version) {
@@ -438,8 +461,18 @@ package final class HTTPServer: Sendable {
             let now = scheduler.uptime
             state.withLock { $0.connections.opened(id, socket: socket, at: now) }
         } else {
-            state.withLock { $0.connections.closed(id) }
+            state.withLock { state in
+                state.connections.closed(id)
+                state.controlCharacters.remove(id)
+            }
         }
+    }
+
+    /// The request line being read on `connection` decoded to a control character; `begin`
+    /// refuses the request.
+    private func decodedControlCharacter(on connection: OpaquePointer) {
+        let id = UInt(bitPattern: Int(bitPattern: connection))
+        _ = state.withLock { $0.controlCharacters.insert(id) }
     }
 
     /// A line libmicrohttpd logs; one that reports a request it answered by itself (414,

@@ -135,6 +135,36 @@ import Testing
         #expect(page.read(until: "event: device\n") != nil, "updates go on")
     }
 
+    /// libmicrohttpd's decoding ended the path and query values at a `%00`: a command for
+    /// `alice/phone%00x` ran for alice/phone, `/api/fences.geojson%00.html` was the export,
+    /// and `mode=replace%00x` replaced. Each is now 400 `bad_uri`, counted, and nothing
+    /// runs; `%2F` in a device name is still a slash.
+    @Test func anEscapedNULIsRefusedBeforeAnyRouteAndAnEscapedSlashStillNamesTheDevice() throws {
+        let served = try Served()
+        func post(_ target: String, _ body: String) throws -> RawHTTPConnection.Response {
+            try served.send("POST \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        }
+        let list = "{\"action\":\"list\"}"
+        let kiosk = #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"kiosk","radius":25},"geometry":{"type":"Point","coordinates":[13.3,52.45]}}]}"#
+        let refused = [
+            try post("/api/cmd/alice/phone%00x", list),
+            try served.send("GET /api/fences.geojson%00.html HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"),
+            try post("/api/fences.geojson?device=bob/phone&mode=replace%00x", kiosk),
+        ]
+        for response in refused {
+            #expect(response.status == 400)
+            #expect(try JSONParser().parse(response.body)["error"]?["code"] == "bad_uri")
+        }
+        #expect(served.harness.bridge.counter("http_refused.bad_uri") == 3)
+        #expect(served.harness.bridge.counter("commands_executed") == 0)
+        #expect(served.harness.bridge.fenceBook().fences(of: "bob/phone").allSatisfy { $0.identifier != "kiosk" }, "nothing imported")
+
+        let escaped = try post("/api/cmd/alice%2Fphone", list)
+        #expect(escaped.status == 200)
+        #expect(try JSONParser().parse(escaped.body)["fences"]?.arrayValue?.contains { $0["identifier"] == "home" } == true)
+        #expect(served.harness.bridge.counter("commands_executed") == 1)
+    }
+
     @Test func hostileRequestsGetClearStatusesAndPositionsAreStillEvaluated() throws {
         let served = try Served()
         #expect(try served.evaluates(latitude: 52.50, time: 1))

@@ -147,6 +147,42 @@ import Testing
         #expect(running.count("http_responses.200") == 1)
     }
 
+    /// libmicrohttpd decoded the path and query in place into C strings, which ended at a
+    /// `%00`: `POST /api/cmd/a/b%00c` reached the handler as `/api/cmd/a/b`. A control
+    /// character, escaped or raw, in the path or in a query name or value is now 400
+    /// `bad_uri` before any handler runs; every other escape decodes as before.
+    @Test func aControlCharacterInThePathOrQueryIs400AndOtherEscapesDecodeAsBefore() throws {
+        let running = try Running()
+        let refused = [
+            "POST /api/cmd/a/b%00c", "GET /api/fences.geojson%00.html", "GET /x?mode=replace%00x", "GET /x?a%00b=1",
+            "GET /x%0Ay", "GET /x%0d%0aSet-Cookie:%20a=b", "GET /x?n=%1F", "GET /x%7F", "GET /x\u{01}y",
+        ]
+        for line in refused {
+            let answer = try answer("\(line) HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", from: running)
+            #expect(answer.status == 400 && answer.code == "bad_uri", "\(line.debugDescription)")
+        }
+        #expect(running.count("http_refused.bad_uri") == refused.count)
+        #expect(running.count("http_responses.400") == refused.count)
+        #expect(running.count("http_responses.200") == 0, "no handler ran")
+
+        // Decoded as libmicrohttpd decoded them (`+` is a space in the query only), on one
+        // keep-alive connection.
+        let connection = try running.connection()
+        let decoded: [(String, path: String, query: String?)] = [
+            ("/alice%2Fphone", "/alice/phone", nil), ("/a%20b+c", "/a b+c", nil), ("/caf%C3%A9", "/café", nil),
+            ("/x%zz%4%", "/x%zz%4%", nil), ("/%2500", "/%00", nil), ("/x?n=a%2Fb+c%20%C3%A9%2B", "/x", "a/b c é+"),
+        ]
+        for (target, path, query) in decoded {
+            try connection.send("GET \(target) HTTP/1.1\r\nHost: test\r\n\r\n")
+            let response = try connection.readResponse()
+            #expect(response.status == 200, "\(target)")
+            let json = try JSONParser().parse(response.body)
+            #expect(json["path"]?.stringValue == path, "\(target)")
+            #expect(json["query"]?["n"]?.stringValue == query, "\(target)")
+        }
+        #expect(running.count("http_refused.bad_uri") == refused.count)
+    }
+
     @Test func keepAliveServesSeveralRequestsOnOneConnectionAndHeadHasNoBody() throws {
         let running = try Running()
         let connection = try running.connection()
