@@ -114,6 +114,9 @@ package final class Bridge: Sendable {
     /// clock): a tracker may cause notifications at will, and a target that refuses them
     /// makes a dead letter of each, each still reported on `geotify/error`.
     private let deadLetterLog: Mutex<LogBudget<String>>
+    /// How many notifications not queued for a full target the bridge still logs in full,
+    /// by target (on the monotonic clock): a tracker may cause them at will too.
+    private let queueFullLog: Mutex<LogBudget<String>>
     private let housekeepingQueue = DispatchQueue(label: "geotify.housekeeping")
 
     /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
@@ -134,6 +137,9 @@ package final class Bridge: Sendable {
         topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
         deadLetterLog = Mutex(LogBudget(
             "dead-letter lines", ending: "each is in the dead letters (geotify notify status) and was reported on \(topics.error)",
+            everyLine: settings.logLevel == .debug, name: { $0 }))
+        queueFullLog = Mutex(LogBudget(
+            "queue-full lines", ending: "each was counted under errors.\(ErrorCode.deliveryQueueFull.rawValue) and reported on \(topics.error)",
             everyLine: settings.logLevel == .debug, name: { $0 }))
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
@@ -283,7 +289,8 @@ package final class Bridge: Sendable {
         let environment = Lane.Environment(
             store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
             presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
-            wakeDeliveries: wakeDeliveries, updates: updates)
+            wakeDeliveries: wakeDeliveries, deliveryBounds: Dictionary(settings.notify.targets.map { ($0.name, $0.bound) }, uniquingKeysWith: { first, _ in first }),
+            refuseDeliveries: { [weak self] refusals in self?.refuseDeliveries(refusals) }, updates: updates)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         var laneNamed = Array(repeating: Set<String>(), count: laneCount)
         for (device, state) in states {
@@ -487,9 +494,26 @@ package final class Bridge: Sendable {
             if let summary { logger.error(summary) }
             if inFull { logger.error(text) }
             publisher.send([messages.failure(.deliveryFailed, "\(text) (device \(device))")])
+        case .deadLettersPruned(let target, let count):
+            counters.add(.deadLettersPruned, count)
+            logger.debug("deleted the \(count) oldest dead letters of \(target), past its maximumDeadLetters")
         case .storeFailed(let reason):
             counters.add(.errors(.stateWrite))
             logger.error("the delivery queue in the state database could not be used: \(reason); trying again")
+        }
+    }
+
+    /// Counts, logs (as `queueFullLog` allows) and reports on `geotify/error` each
+    /// notification a lane's commit did not queue for a target that was full.
+    private func refuseDeliveries(_ refusals: [DeliveryRefusal]) {
+        counters.add(.errors(.deliveryQueueFull), refusals.count)
+        for refusal in refusals {
+            let entry = refusal.entry
+            let text = "did not queue \(entry.eventID) for \(entry.target): \(refusal.reason); it was published on \(topics.event(entry.device)) only"
+            let (summary, inFull) = queueFullLog.withLock { $0.take(entry.target, at: scheduler.uptime) }
+            if let summary { logger.error(summary) }
+            if inFull { logger.error(text) }
+            publisher.send([messages.failure(.deliveryQueueFull, "\(text) (device \(entry.device))")])
         }
     }
 
@@ -526,6 +550,7 @@ package final class Bridge: Sendable {
         for lane in current.lanes { lane.tick(startSavingFixes: round % Bridge.saveFixesEvery == 0) }
         if let summary = refusalLog.withLock({ $0.summary(at: now) }) { logger.warning(summary) }
         if let summary = deadLetterLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
+        if let summary = queueFullLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
         shardOccupancy.settle(queue: publisher.queue)
         publisher.pump()
         _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)

@@ -49,6 +49,8 @@ package enum Counter: Hashable, Sendable {
     case deliveriesDelivered
     /// Delivery attempts that failed and will be tried again.
     case deliveryRetries
+    /// Dead letters deleted as the oldest beyond their target's `maximumDeadLetters`.
+    case deadLettersPruned
     /// What the HTTP server counts, by its own name (`http_responses.200`,
     /// `http_refused.payload_too_large`).
     case http(String)
@@ -77,6 +79,7 @@ package enum Counter: Hashable, Sendable {
         case .sweepRefused: "sweep_refused"
         case .deliveriesDelivered: "deliveries_delivered"
         case .deliveryRetries: "delivery_retries"
+        case .deadLettersPruned: "dead_letters_pruned"
         case .http(let name): name
         }
     }

@@ -48,6 +48,10 @@ final class Lane: @unchecked Sendable {
         let limits: FenceLimits
         /// Told when new deliveries are committed; nil without delivery targets.
         let wakeDeliveries: (@Sendable () -> Void)?
+        /// Each target's bound on its deliveries waiting, by target name.
+        let deliveryBounds: [String: DeliveryBound]
+        /// Told of the deliveries a commit did not queue, their target being full.
+        let refuseDeliveries: @Sendable ([DeliveryRefusal]) -> Void
         /// Where devices' new states and notifications go for the web console.
         let updates: LiveUpdates
     }
@@ -318,10 +322,12 @@ final class Lane: @unchecked Sendable {
             deliveries += commit.deliveries
             outbox += commit.outbox
         }
+        var refusals: [DeliveryRefusal] = []
         do {
             try environment.store.save(
-                devices: saves, forgetting: forgotten, outbox: outbox, deliveries: deliveries, now: environment.scheduler.now,
-                then: { ids in environment.publisher.queue(outbox, outboxIDs: ids) })
+                devices: saves, forgetting: forgotten, outbox: outbox, deliveries: deliveries, bounds: environment.deliveryBounds,
+                now: environment.scheduler.now, then: { ids in environment.publisher.queue(outbox, outboxIDs: ids) },
+                refused: { refusals = $0 })
             environment.publisher.pump()
             for (lane, _) in commits {
                 lane.unsaved.removeAll()
@@ -329,7 +335,8 @@ final class Lane: @unchecked Sendable {
                 lane.unsavedDeliveries.removeAll()
             }
             environment.health.succeeded()
-            if !deliveries.isEmpty { environment.wakeDeliveries?() }
+            if !refusals.isEmpty { environment.refuseDeliveries(refusals) }
+            if deliveries.count > refusals.count { environment.wakeDeliveries?() }
         } catch {
             for (lane, commit) in commits {
                 lane.unsaved = commit.saves

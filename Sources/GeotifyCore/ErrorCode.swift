@@ -97,4 +97,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// A notification could not be delivered to a target (webhook, push service, e-mail)
     /// within its retry time; it is in the dead letters.
     case deliveryFailed = "delivery_failed"
+    /// A notification was not queued for a target: as many as its `maximumQueuedPerDevice`
+    /// (of the notification's device) or `maximumQueued` were already waiting. It was
+    /// published on MQTT all the same.
+    case deliveryQueueFull = "delivery_queue_full"
 }

@@ -8,6 +8,9 @@ package enum DeliveryReport: Sendable, Equatable {
     case retrying(target: String, eventID: String, attempts: Int, next: Double, reason: String)
     /// The delivery was moved to the dead letters.
     case deadLettered(target: String, device: String, eventID: String, reason: String)
+    /// `count` of the target's oldest dead letters were deleted, beyond its
+    /// `maximumDeadLetters`, as a new one came.
+    case deadLettersPruned(target: String, count: Int)
     /// The queue in the state database could not be read or written; the worker tries
     /// again at its next poll.
     case storeFailed(String)

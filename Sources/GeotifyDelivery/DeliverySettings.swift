@@ -8,6 +8,7 @@ import GeotifyStore
 /// ```json
 /// "notify": {
 ///   "retryFor": 86400,
+///   "maximumDeadLetters": 1000,
 ///   "targets": [
 ///     {"name": "parents", "type": "ntfy", "topic": "kids-school-7f3a", "devices": ["alice/#"],
 ///      "fences": ["school"], "events": ["enter"], "token": {"env": "NTFY_TOKEN"}}
@@ -26,10 +27,11 @@ package struct DeliverySettings: Sendable, Equatable {
     }
 
     /// The keys of the `notify` object.
-    package static let keys = ["retryFor", "targets"]
+    package static let keys = ["retryFor", "maximumQueued", "maximumQueuedPerDevice", "maximumDeadLetters", "targets"]
     /// The keys every target takes.
     package static let commonKeys = [
         "name", "type", "devices", "fences", "events", "title", "body", "concurrency", "rateLimit", "timeout", "caFile", "retryFor",
+        "maximumQueued", "maximumQueuedPerDevice", "maximumDeadLetters",
     ]
     /// The keys of each type, besides the common ones.
     package static let typeKeys: [String: [String]] = [
@@ -42,6 +44,8 @@ package struct DeliverySettings: Sendable, Equatable {
     ]
     /// The longest retry window: 30 days.
     package static let longestRetryWindow: Double = 30 * 86_400
+    /// The largest value of each of the `DeliveryBound` keys.
+    package static let largestBound = 10_000_000
 
     /// Reads the value of the `notify` key of the settings file `file`; relative paths
     /// (secret files, `caFile`) are relative to the file; secrets named by environment
@@ -53,6 +57,7 @@ package struct DeliverySettings: Sendable, Equatable {
         let notify = SettingsObject(object: object, file: file, place: "notify")
         try notify.checkKeys(DeliverySettings.keys)
         let retryFor = try notify.number("retryFor", in: 0...DeliverySettings.longestRetryWindow) ?? 86_400
+        let bound = try DeliverySettings.bound(notify, default: DeliveryBound())
         guard let list = object["targets"] else { return }
         guard case .array(let items) = list else {
             throw DeliverySettingsError("\(file): notify.targets must be an array of targets, not \(list.kindDescription)")
@@ -64,7 +69,7 @@ package struct DeliverySettings: Sendable, Equatable {
             }
             let name = target["name"]?.stringValue.map { " (\"\($0)\")" } ?? ""
             let reader = SettingsObject(object: target, file: file, place: "notify.targets[\(index)]\(name)")
-            let parsed = try DeliverySettings.target(reader, retryFor: retryFor, environment: environment)
+            let parsed = try DeliverySettings.target(reader, retryFor: retryFor, bound: bound, environment: environment)
             guard names.insert(parsed.name).inserted else {
                 throw DeliverySettingsError("\(file): notify.targets[\(index)]: another target is already named \"\(parsed.name)\"")
             }
@@ -92,7 +97,9 @@ package struct DeliverySettings: Sendable, Equatable {
         return try DeliverySettings(parsing: notify, file: path, environment: environment)
     }
 
-    private static func target(_ reader: SettingsObject, retryFor: Double, environment: [String: String]) throws(DeliverySettingsError) -> Target {
+    private static func target(
+        _ reader: SettingsObject, retryFor: Double, bound: DeliveryBound, environment: [String: String]
+    ) throws(DeliverySettingsError) -> Target {
         let type = try reader.requiredString("type")
         guard let keys = typeKeys[type] else {
             throw reader.error("type", "must be one of \(typeKeys.keys.sorted().joined(separator: ", ")), not \"\(type)\"")
@@ -131,7 +138,19 @@ package struct DeliverySettings: Sendable, Equatable {
             target.caFile = caFile
         }
         target.retryFor = try reader.number("retryFor", in: 0...longestRetryWindow) ?? retryFor
+        target.bound = try DeliverySettings.bound(reader, default: bound)
         return target
+    }
+
+    /// The `DeliveryBound` keys of `reader` (the `notify` object or a target), each
+    /// `default`'s where left out.
+    private static func bound(_ reader: SettingsObject, default bound: DeliveryBound) throws(DeliverySettingsError) -> DeliveryBound {
+        var bound = bound
+        let range = 1...largestBound
+        if let maximum = try reader.integer("maximumQueued", in: range) { bound.maximumQueued = maximum }
+        if let maximum = try reader.integer("maximumQueuedPerDevice", in: range) { bound.maximumQueuedPerDevice = maximum }
+        if let maximum = try reader.integer("maximumDeadLetters", in: range) { bound.maximumDeadLetters = maximum }
+        return bound
     }
 
     private static func filter(_ reader: SettingsObject) throws(DeliverySettingsError) -> TargetFilter {

@@ -174,9 +174,11 @@ package final class DeliveryWorker: @unchecked Sendable {
 
     private func deadLetter(_ row: DeliveryRow, reason: String, at now: Double) {
         dispatchPrecondition(condition: .onQueue(worker))
+        let keeping = targets[row.entry.target]?.bound.maximumDeadLetters ?? DeliveryBound().maximumDeadLetters
         do {
-            if try queue.moveToDeadLetters(row.id, reason: reason, at: now) != nil {
+            if let buried = try queue.moveToDeadLetters(row.id, reason: reason, at: now, keeping: keeping) {
                 report(.deadLettered(target: row.entry.target, device: row.entry.device, eventID: row.entry.eventID, reason: reason))
+                if buried.pruned > 0 { report(.deadLettersPruned(target: row.entry.target, count: buried.pruned)) }
             }
         } catch {
             report(.storeFailed("cannot move \(row.entry.eventID) to the dead letters of \(row.entry.target): \(error)"))

@@ -1,3 +1,5 @@
+import GeotifyStore
+
 /// A place notifications are delivered to, as the settings describe it: its name, where
 /// and how (`Destination`), which notifications (`TargetFilter`), the title and body
 /// templates, and how hard and how long to try.
@@ -16,6 +18,9 @@ package struct Target: Sendable, Equatable {
     package var caFile: String?
     /// Seconds from queueing after which a failing delivery is dead-lettered.
     package var retryFor: Double = 86_400
+    /// How many deliveries may wait for it, in all and per device, and how many dead
+    /// letters are kept.
+    package var bound = DeliveryBound()
 
     package init(name: String, destination: Destination) {
         self.name = name

@@ -101,6 +101,9 @@ final class Database {
     }
 
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// The rows the last completed INSERT, UPDATE or DELETE changed (not a trigger's).
+    var changes: Int { Int(sqlite3_changes(handle)) }
 }
 
 /// One prepared statement of a `Database`.

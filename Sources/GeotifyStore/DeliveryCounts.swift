@@ -10,6 +10,11 @@ package struct DeliveryCounts: Sendable, Equatable {
     package var retrying = 0
     /// In the dead-letter table.
     package var dead = 0
+    /// Not queued because the target's bound was reached (`DeliveryBound`), since the
+    /// state database was created.
+    package var refused = 0
+    /// Dead letters deleted as the oldest beyond the target's bound.
+    package var pruned = 0
     /// Why the last failed attempt failed, and when (wall-clock seconds).
     package var lastError: String?
     package var lastErrorAt: Double?

@@ -1,6 +1,13 @@
 /// The delivery queue's tables and statements on a `Database` handed to it: the
 /// (notification, target) pairs waiting to go out, the dead letters, and a tally per target.
 ///
+/// Each target's `DeliveryBound` holds: a new delivery past its bound is refused
+/// (`enqueue` returns it), and a dead letter past its bound deletes the oldest. How many
+/// deliveries wait for each target is kept in `delivery_bound` by triggers on the queue
+/// (every connection's inserts and deletes, `geotify notify retry`'s too), so the check
+/// in the lanes' commit reads that one row and counts the device's waiting deliveries
+/// along an index up to its bound at most, never the whole queue.
+///
 /// It works on a connection it does not own, so the state store can queue deliveries in
 /// the same transaction as the device states that caused them (`enqueue` opens no
 /// transaction of its own), while the delivery worker and the CLI use one of their own
@@ -27,6 +34,23 @@ final class DeliveryLog {
         CREATE TABLE IF NOT EXISTS delivery_target (
             target TEXT PRIMARY KEY, delivered INTEGER NOT NULL DEFAULT 0, last_error TEXT, last_error_at REAL
         ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS delivery_dead_order ON delivery_dead (target, died, id);
+        """
+
+    /// Per target: the deliveries waiting (kept by triggers), and those the bounds
+    /// refused or pruned from the dead letters.
+    static let boundSchema = """
+        CREATE TABLE IF NOT EXISTS delivery_bound (
+            target TEXT PRIMARY KEY, queued INTEGER NOT NULL DEFAULT 0, refused INTEGER NOT NULL DEFAULT 0,
+            pruned INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        CREATE TRIGGER IF NOT EXISTS delivery_queued AFTER INSERT ON delivery BEGIN
+            INSERT INTO delivery_bound (target, queued) VALUES (new.target, 1)
+            ON CONFLICT (target) DO UPDATE SET queued = queued + 1;
+        END;
+        CREATE TRIGGER IF NOT EXISTS delivery_unqueued AFTER DELETE ON delivery BEGIN
+            UPDATE delivery_bound SET queued = queued - 1 WHERE target = old.target;
+        END;
         """
 
     private static let columns = "id, target, device, event_id, payload, queued, due, attempts, last_error"
@@ -40,11 +64,25 @@ final class DeliveryLog {
     private let noteError: Statement
     private let bury: Statement
     private let selectRow: Statement
+    private let measure: Statement
+    private let countRefused: Statement
+    private let prune: Statement
+    private let countPruned: Statement
 
     /// Creates the tables on `database` when they are missing and prepares the statements.
+    /// A database from before the bounds gets its tally of waiting deliveries counted once,
+    /// in the transaction that creates the triggers that keep it.
     init(database: Database) throws(StoreError) {
         self.database = database
         try database.execute(DeliveryLog.schema)
+        try database.transaction { () throws(StoreError) in
+            var tallied = false
+            try database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'delivery_bound'").query { _ in tallied = true }
+            try database.execute(DeliveryLog.boundSchema)
+            if !tallied {
+                try database.execute("INSERT INTO delivery_bound (target, queued) SELECT target, COUNT(*) FROM delivery GROUP BY target")
+            }
+        }
         insert = try database.prepare("""
             INSERT OR IGNORE INTO delivery (target, device, event_id, payload, queued, due) VALUES (?, ?, ?, ?, ?, ?)
             """)
@@ -80,22 +118,59 @@ final class DeliveryLog {
             INSERT OR REPLACE INTO delivery_dead (id, target, device, event_id, payload, queued, attempts, reason, died)
             SELECT id, target, device, event_id, payload, queued, attempts + 1, ?, ? FROM delivery WHERE id = ?
             """)
+        // Whether the (target, event) is queued already, how many deliveries wait for the
+        // device (counted up to the bound, along `delivery_order`), and for the target.
+        measure = try database.prepare("""
+            SELECT EXISTS (SELECT 1 FROM delivery WHERE target = ?1 AND event_id = ?3),
+                (SELECT COUNT(*) FROM (SELECT 1 FROM delivery WHERE target = ?1 AND device = ?2 LIMIT ?4)),
+                COALESCE((SELECT queued FROM delivery_bound WHERE target = ?1), 0)
+            """)
+        countRefused = try database.prepare("""
+            INSERT INTO delivery_bound (target, refused) VALUES (?, 1) ON CONFLICT (target) DO UPDATE SET refused = refused + 1
+            """)
+        prune = try database.prepare("""
+            DELETE FROM delivery_dead WHERE id IN
+                (SELECT id FROM delivery_dead WHERE target = ?1 ORDER BY died DESC, id DESC LIMIT -1 OFFSET ?2)
+            """)
+        countPruned = try database.prepare("""
+            INSERT INTO delivery_bound (target, pruned) VALUES (?1, ?2) ON CONFLICT (target) DO UPDATE SET pruned = pruned + ?2
+            """)
     }
 
-    /// Queues `entries`, due at `now`. Runs no transaction of its own: call it inside the
-    /// one that commits the state that caused them. An entry whose (target, event id) is
-    /// already queued is left out, so committing the same decision twice queues it once.
-    func enqueue(_ entries: [DeliveryEntry], at now: Double) throws(StoreError) {
+    /// Queues `entries`, due at `now`, each within its target's bound in `bounds` (a
+    /// target left out has none); returns those refused for their bound, counted under
+    /// the target. Runs no transaction of its own: call it inside the one that commits
+    /// the state that caused them. An entry whose (target, event id) is already queued is
+    /// left out, so committing the same decision twice queues it once (and refuses none).
+    @discardableResult
+    func enqueue(_ entries: [DeliveryEntry], at now: Double, bounds: [String: DeliveryBound] = [:]) throws(StoreError) -> [DeliveryRefusal] {
+        var refusals: [DeliveryRefusal] = []
         for entry in entries {
+            if let bound = bounds[entry.target], let refusal = try refusal(of: entry, within: bound) {
+                try countRefused.run([.text(entry.target)])
+                refusals.append(refusal)
+                continue
+            }
             try insert.run([
                 .text(entry.target), .text(entry.device), .text(entry.eventID), .blob(entry.payload), .real(now), .real(now),
             ])
         }
+        return refusals
+    }
+
+    /// Why `entry` may not be queued within `bound`, or nil.
+    private func refusal(of entry: DeliveryEntry, within bound: DeliveryBound) throws(StoreError) -> DeliveryRefusal? {
+        var refusal: DeliveryRefusal?
+        try measure.query([.text(entry.target), .text(entry.device), .text(entry.eventID), .integer(Int64(bound.maximumQueuedPerDevice))]) { row in
+            guard row.integer(0) == 0 else { return }
+            refusal = bound.refusal(of: entry, queued: Int(row.integer(2)), queuedForDevice: Int(row.integer(1)))
+        }
+        return refusal
     }
 
     /// `enqueue` in a transaction of its own, for a connection that commits no state.
-    func enqueueInOwnTransaction(_ entries: [DeliveryEntry], at now: Double) throws(StoreError) {
-        try database.transaction { () throws(StoreError) in try enqueue(entries, at: now) }
+    func enqueueInOwnTransaction(_ entries: [DeliveryEntry], at now: Double, bounds: [String: DeliveryBound]) throws(StoreError) -> [DeliveryRefusal] {
+        try database.transaction { () throws(StoreError) in try enqueue(entries, at: now, bounds: bounds) }
     }
 
     /// The oldest queued delivery of each (target, device), earliest due first: only these
@@ -133,22 +208,29 @@ final class DeliveryLog {
         }
     }
 
-    /// Moves delivery `id` to the dead letters after a last failed attempt, with `reason`.
-    /// Returns the row as it was, or nil when it was no longer queued.
+    /// Moves delivery `id` to the dead letters after a last failed attempt, with `reason`,
+    /// and deletes its target's oldest dead letters (by when they died) beyond `keeping`,
+    /// counting them. Returns the row as it was and how many were deleted, or nil when it
+    /// was no longer queued.
     @discardableResult
-    func moveToDeadLetters(_ id: Int64, reason: String, at now: Double) throws(StoreError) -> DeliveryRow? {
-        try database.transaction { () throws(StoreError) -> DeliveryRow? in
+    func moveToDeadLetters(_ id: Int64, reason: String, at now: Double, keeping: Int = .max) throws(StoreError) -> (row: DeliveryRow, pruned: Int)? {
+        try database.transaction { () throws(StoreError) -> (row: DeliveryRow, pruned: Int)? in
             guard let row = try self.row(id) else { return nil }
             try bury.run([.text(reason), .real(now), .integer(id)])
             try delete.run([.integer(id)])
             try noteError.run([.text(row.entry.target), .text(reason), .real(now)])
-            return row
+            guard keeping < .max else { return (row, 0) }
+            try prune.run([.text(row.entry.target), .integer(Int64(keeping))])
+            let pruned = database.changes
+            if pruned > 0 { try countPruned.run([.text(row.entry.target), .integer(Int64(pruned))]) }
+            return (row, pruned)
         }
     }
 
     /// Puts the dead letters of `target` (of every target when nil) back in the queue, due
     /// at `now` with a fresh retry window and their old row ids, so each goes out before
-    /// what its device queued later. Returns how many.
+    /// what its device queued later, whatever the target's bound (the operator asked for
+    /// them; new deliveries are refused until the queue is back under it). Returns how many.
     func retryDeadLetters(target: String?, at now: Double) throws(StoreError) -> Int {
         try database.transaction { () throws(StoreError) -> Int in
             let filter = target == nil ? "" : " WHERE target = ?"
@@ -181,6 +263,12 @@ final class DeliveryLog {
         }
         try database.prepare("SELECT target, COUNT(*) FROM delivery_dead GROUP BY target").query { row in
             update(row.text(0)) { $0.dead = Int(row.integer(1)) }
+        }
+        try database.prepare("SELECT target, refused, pruned FROM delivery_bound WHERE refused > 0 OR pruned > 0").query { row in
+            update(row.text(0)) {
+                $0.refused = Int(row.integer(1))
+                $0.pruned = Int(row.integer(2))
+            }
         }
         try database.prepare("SELECT target, delivered, last_error, last_error_at FROM delivery_target").query { row in
             update(row.text(0)) {

@@ -26,9 +26,11 @@ package final class DeliveryQueue: Sendable {
     }
 
     /// Queues `entries` at `now` in a transaction of their own, for callers that do not
-    /// commit state with them (tests, a sample).
-    package func enqueue(_ entries: [DeliveryEntry], at now: Double) throws(StoreError) {
-        try log.withLock { log throws(StoreError) in try log.enqueueInOwnTransaction(entries, at: now) }
+    /// commit state with them (tests, a sample), each within its target's bound in
+    /// `bounds`; returns those refused.
+    @discardableResult
+    package func enqueue(_ entries: [DeliveryEntry], at now: Double, bounds: [String: DeliveryBound] = [:]) throws(StoreError) -> [DeliveryRefusal] {
+        try log.withLock { log throws(StoreError) in try log.enqueueInOwnTransaction(entries, at: now, bounds: bounds) }
     }
 
     /// The oldest queued delivery of each (target, device), earliest due first.
@@ -46,11 +48,12 @@ package final class DeliveryQueue: Sendable {
         try log.withLock { log throws(StoreError) in try log.scheduleRetry(id, at: due, error: error, now: now) }
     }
 
-    /// Moves delivery `id` to the dead letters with `reason`; returns the row, or nil when
-    /// it was no longer queued.
+    /// Moves delivery `id` to the dead letters with `reason`, keeping its target's newest
+    /// `keeping` dead letters; returns the row and how many older ones were deleted, or nil
+    /// when it was no longer queued.
     @discardableResult
-    package func moveToDeadLetters(_ id: Int64, reason: String, at now: Double) throws(StoreError) -> DeliveryRow? {
-        try log.withLock { log throws(StoreError) in try log.moveToDeadLetters(id, reason: reason, at: now) }
+    package func moveToDeadLetters(_ id: Int64, reason: String, at now: Double, keeping: Int = .max) throws(StoreError) -> (row: DeliveryRow, pruned: Int)? {
+        try log.withLock { log throws(StoreError) in try log.moveToDeadLetters(id, reason: reason, at: now, keeping: keeping) }
     }
 
     /// Puts the dead letters of `target` (all when nil) back in the queue; returns how many.

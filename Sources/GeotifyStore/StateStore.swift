@@ -95,21 +95,25 @@ public final class StateStore: Sendable {
     /// Deletes the states of `forgetting`, then commits those of `devices` (a device in
     /// both keeps its new state), each with whether the fence file in force names the
     /// device (`loadDevicesAndNames`), appends `outbox`, queues `deliveries` (queued at `now`)
-    /// for their targets and records `notes` (numbers by key, read back with `note(_:)`:
-    /// what a reshard keeps of its progress), in one transaction; returns the outbox row
-    /// ids, in order. `then` runs with the new ids after the commit and before any other
-    /// save can commit, so callers that queue the messages there queue every save's
-    /// messages in row order. It runs with the store's lock held: it must not use the
-    /// store (that would stop the process).
+    /// for their targets, each within its target's bound in `bounds`, and records `notes`
+    /// (numbers by key, read back with `note(_:)`: what a reshard keeps of its progress),
+    /// in one transaction; returns the outbox row ids, in order. `then` runs with the new
+    /// ids after the commit and before any other save can commit, so callers that queue
+    /// the messages there queue every save's messages in row order; `refused` runs after
+    /// it with the deliveries the bounds refused (none were queued; empty when all were).
+    /// Both run with the store's lock held: they must not use the store (that would stop
+    /// the process).
     @discardableResult
     package func save(
         devices: [(device: String, state: DeviceState, named: Bool)], forgetting: [String] = [], outbox: [OutboxMessage],
-        deliveries: [DeliveryEntry] = [], now: Double = 0, recording notes: [String: Int64] = [:],
-        then: ([Int64]) -> Void = { _ in }
+        deliveries: [DeliveryEntry] = [], bounds: [String: DeliveryBound] = [:], now: Double = 0,
+        recording notes: [String: Int64] = [:], then: ([Int64]) -> Void = { _ in }, refused: ([DeliveryRefusal]) -> Void = { _ in }
     ) throws(StoreError) -> [Int64] {
         try database.withLock { connection throws(StoreError) in
-            let ids = try connection.save(devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, now: now, notes: notes)
+            let (ids, refusals) = try connection.save(
+                devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, bounds: bounds, now: now, notes: notes)
             then(ids)
+            if !refusals.isEmpty { refused(refusals) }
             return ids
         }
     }
@@ -369,18 +373,18 @@ private final class Connection {
 
     func save(
         devices: [(device: String, state: DeviceState, named: Bool)], forgetting: [String], outbox: [OutboxMessage],
-        deliveries: [DeliveryEntry], now: Double, notes: [String: Int64]
-    ) throws(StoreError) -> [Int64] {
+        deliveries: [DeliveryEntry], bounds: [String: DeliveryBound], now: Double, notes: [String: Int64]
+    ) throws(StoreError) -> (ids: [Int64], refused: [DeliveryRefusal]) {
         let (afterLast, overflow) = nextMessage.addingReportingOverflow(Int64(outbox.count))
         guard !overflow else {
             throw StoreError("save state", "the outbox ids are exhausted: \(outbox.count) messages would pass the largest id (\(Int64.max))")
         }
-        let ids = try database.transaction { () throws(StoreError) -> [Int64] in
+        let saved = try database.transaction { () throws(StoreError) -> (ids: [Int64], refused: [DeliveryRefusal]) in
             for device in forgetting { try deleteDevice.run([.text(device)]) }
             for (key, value) in notes {
                 try database.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run([.text("note:" + key), .integer(value)])
             }
-            if !deliveries.isEmpty { try deliveryLog.enqueue(deliveries, at: now) }
+            let refused = deliveries.isEmpty ? [] : try deliveryLog.enqueue(deliveries, at: now, bounds: bounds)
             for (device, state, named) in devices {
                 let fix = state.lastFix
                 try upsertDevice.run([
@@ -400,10 +404,10 @@ private final class Connection {
                 ])
                 start = end
             }
-            return Array(nextMessage..<afterLast)
+            return (Array(nextMessage..<afterLast), refused)
         }
         nextMessage = afterLast
-        return ids
+        return saved
     }
 
     /// At most `limit` messages (all when it is negative) with ids past `handed`, in id

@@ -20,7 +20,9 @@ enum NotifyCommand {
                 section) at once, outside the queue, and prints the target's answer.
                 Exits 0 when it was delivered, 1 when not.
         status  prints, per target, the deliveries acknowledged, pending, retrying and
-                dead, and the last error, from the state database.
+                dead, those refused because the target's queue was full, the dead
+                letters pruned past maximumDeadLetters, and the last error, from the
+                state database.
         retry   puts the dead letters of TARGET (or of every target) back in the queue,
                 with a fresh retry window.
 
@@ -114,9 +116,10 @@ enum NotifyCommand {
     /// The counts as a table, one target a line, numbers right-aligned.
     static func table(_ counts: [DeliveryCounts]) -> String {
         guard !counts.isEmpty else { return "no deliveries yet\n" }
-        let header = ["target", "delivered", "pending", "retrying", "dead", "last error"]
+        let header = ["target", "delivered", "pending", "retrying", "dead", "refused", "pruned", "last error"]
         let rows = counts.map { count in
             [count.target, String(count.delivered), String(count.pending), String(count.retrying), String(count.dead),
+             String(count.refused), String(count.pruned),
              count.lastError.map { error in
                  count.lastErrorAt.map { "\(CalendarTime(seconds: $0).iso8601) \(error)" } ?? error
              } ?? "-"]
@@ -126,18 +129,20 @@ enum NotifyCommand {
             row.enumerated().map { column, cell in
                 let padding = String(repeating: " ", count: widths[column] - cell.count)
                 if column == header.count - 1 { return cell }
-                return (1...4).contains(column) ? padding + cell : cell + padding
+                return (1...6).contains(column) ? padding + cell : cell + padding
             }.joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
     }
 
-    /// The counts as JSON: `{"<target>": {"delivered", "pending", "retrying", "dead", "lastError", "lastErrorAt"}}`.
+    /// The counts as JSON: `{"<target>": {"delivered", "pending", "retrying", "dead", "refused", "pruned", "lastError",
+    /// "lastErrorAt"}}`.
     static func json(_ counts: [DeliveryCounts]) -> JSON {
         var object = JSONObject()
         for count in counts {
             object[count.target] = [
                 "delivered": .number(Double(count.delivered)), "pending": .number(Double(count.pending)),
                 "retrying": .number(Double(count.retrying)), "dead": .number(Double(count.dead)),
+                "refused": .number(Double(count.refused)), "pruned": .number(Double(count.pruned)),
                 "lastError": count.lastError.map { .string($0) } ?? .null,
                 "lastErrorAt": count.lastErrorAt.map { .number($0) } ?? .null,
             ]

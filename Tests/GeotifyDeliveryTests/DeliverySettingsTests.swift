@@ -2,6 +2,7 @@ import Foundation
 import GeotifyCore
 import GeotifyDelivery
 import GeotifyJSON
+import GeotifyStore
 import GeotifyTestSupport
 import Testing
 
@@ -157,6 +158,18 @@ struct DeliverySettingsTests {
         let message = refusal(#"{"targets": [{"name": "n", "type": "ntfy", "topic": "t", "username": "a:b", "password": {"env": "NTFY_TOKEN"}}]}"#)
         #expect(message?.contains(#"("n").username cannot hold ':' or control characters"#) == true, "\(message ?? "accepted")")
     }
+    @Test func theBoundsComeFromTheTargetThenNotifyThenTheDefaults() throws {
+        let settings = try parse("""
+            {"maximumQueued": 5000, "maximumDeadLetters": 50, "targets": [
+              {\(DeliverySettingsTests.hook), "maximumQueuedPerDevice": 20, "maximumDeadLetters": 7},
+              {"name": "n", "type": "ntfy", "topic": "t"}
+            ]}
+            """)
+        #expect(settings.targets[0].bound == DeliveryBound(maximumQueued: 5000, maximumQueuedPerDevice: 20, maximumDeadLetters: 7))
+        #expect(settings.targets[1].bound == DeliveryBound(maximumQueued: 5000, maximumQueuedPerDevice: 1000, maximumDeadLetters: 50))
+        #expect(try parse(#"{"targets": [{\#(DeliverySettingsTests.hook)}]}"#).targets[0].bound
+            == DeliveryBound(maximumQueued: 100_000, maximumQueuedPerDevice: 1_000, maximumDeadLetters: 1_000))
+    }
 
     static let hook = #""name": "h", "type": "webhook", "url": "http://x", "secret": {"env": "HOOK_SECRET"}"#
 
@@ -212,6 +225,9 @@ struct DeliverySettingsTests {
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "a@b.c", "to": ["x@y.z>\r\nRCPT TO:<evil@example.com"]}]}"#, #"("m").to must hold plain addresses like name@example.com"#),
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "nobody", "to": ["d@e.f"]}]}"#, #"("m").from must hold plain addresses like name@example.com, not "nobody""#),
         (#"{"targets": [{\#(hook), "retryFor": 1e9}]}"#, #"("h").retryFor must be from 0 to 2592000, not 1000000000"#),
+        (#"{"maximumQueued": 0}"#, "notify.maximumQueued must be a whole number from 1 to 10000000, not 0"),
+        (#"{"targets": [{\#(hook), "maximumQueuedPerDevice": 2.5}]}"#, #"("h").maximumQueuedPerDevice must be a whole number from 1 to 10000000, not 2.5"#),
+        (#"{"targets": [{\#(hook), "maximumDeadLetters": 1e8}]}"#, #"("h").maximumDeadLetters must be a whole number from 1 to 10000000, not 100000000"#),
     ])
     func everyBadValueIsRefusedWithTheFileTheTargetAndTheKey(text: String, reason: String) {
         let message = refusal(text)

@@ -121,6 +121,30 @@ struct DeliveryWorkerTests {
         #expect(waitUntil { server.requests.count == attempts + 1 })
     }
 
+    @Test func aFloodOfRefusedDeliveriesKeepsOnlyTheNewestDeadLetters() throws {
+        let server = try TestHTTPServer { _ in .init(status: 400, body: "no such hook") }
+        defer { server.stop() }
+        var target = Samples.webhook(url: server.url)
+        target.bound.maximumDeadLetters = 5
+        let harness = try WorkerHarness(targets: [target])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        let flood = (0..<30).map { Samples.notification(kind: $0 % 2 == 0 ? .enter : .exit, timestamp: Samples.now + Double($0)) }
+        try harness.enqueue(flood, for: "hook")
+        #expect(waitUntil { server.requests.count == flood.count })
+        harness.settle()
+        #expect(waitUntil { (try? harness.counts("hook").pending) == 0 })
+        let counts = try harness.counts("hook")
+        #expect(counts.dead == 5 && counts.pruned == 25)
+        let pruned = harness.reports.reduce(0) { sum, report in
+            if case .deadLettersPruned("hook", let count) = report { sum + count } else { sum }
+        }
+        #expect(pruned == 25)
+        #expect(harness.reports.filter { if case .deadLettered = $0 { true } else { false } }.count == 30, "each dead letter reported")
+        #expect(try harness.queue.retryDeadLetters(target: "hook", at: harness.scheduler.now) == 5)
+        #expect(try harness.queue.heads().first?.entry.eventID == flood[25].eventID, "the newest five were kept")
+    }
+
     @Test func aRetryAfterPastTheWindowGetsALastAttemptAtItsEnd() throws {
         let server = try TestHTTPServer { _ in .init(status: 503, headers: ["Retry-After": "3600000"], body: "") }
         defer { server.stop() }

@@ -106,7 +106,7 @@ struct DeliveryLogTests {
         #expect(try queue.counts() == [counts("hook", pending: 2, retrying: 1, lastError: "HTTP 503", at: 20)])
 
         let dead = try queue.moveToDeadLetters(retried.id, reason: "gave up", at: 60)
-        #expect(dead?.entry.eventID == "a1")
+        #expect(dead?.row.entry.eventID == "a1" && dead?.pruned == 0)
         #expect(try queue.moveToDeadLetters(retried.id, reason: "again", at: 61) == nil)
         #expect(try queue.heads().map(\.entry.eventID) == ["a2", "b1"])
         #expect(try queue.counts() == [counts("hook", pending: 2, dead: 1, lastError: "gave up", at: 60)])
@@ -119,25 +119,104 @@ struct DeliveryLogTests {
         #expect(try queue.counts().first?.dead == 0)
     }
 
+    @Test func eachDeviceAndEachTargetHoldsAtMostItsBoundAndTheNewestIsRefused() throws {
+        let queue = try DeliveryQueue(path: directory.file("state.sqlite"))
+        let bounds = ["hook": DeliveryBound(maximumQueued: 5, maximumQueuedPerDevice: 3)]
+        let flood = (1...5).map { entry("hook", "alice", "a\($0)") } + [entry("ntfy", "alice", "n1")]
+        let refused = try queue.enqueue(flood, at: 10, bounds: bounds)
+        #expect(refused.map { "\($0.entry.eventID) \($0.bound) \($0.maximum)" } == ["a4 maximumQueuedPerDevice 3", "a5 maximumQueuedPerDevice 3"])
+        let more = try queue.enqueue([entry("hook", "bob", "b1"), entry("hook", "bob", "b2"), entry("hook", "carol", "c1")], at: 11, bounds: bounds)
+        #expect(more.map { "\($0.entry.eventID) \($0.bound) \($0.maximum)" } == ["c1 maximumQueued 5"])
+        #expect(try queue.enqueue([entry("hook", "alice", "a1")], at: 12, bounds: bounds).isEmpty, "queued already: not refused again")
+
+        // Delivering alice's oldest makes room for one more delivery to the target.
+        try queue.markDelivered(try #require(try queue.heads().first { $0.entry.target == "hook" && $0.entry.device == "alice" }).id)
+        let last = try queue.enqueue([entry("hook", "carol", "c2"), entry("hook", "alice", "a6")], at: 13, bounds: bounds)
+        #expect(last.map { "\($0.entry.eventID) \($0.bound)" } == ["a6 maximumQueued"])
+        var heads = try queue.heads()
+        var queued: [String] = []
+        while let head = heads.first(where: { $0.entry.target == "hook" }) {
+            queued.append(head.entry.eventID)
+            try queue.markDelivered(head.id)
+            heads = try queue.heads()
+        }
+        #expect(Set(queued) == ["a2", "a3", "b1", "b2", "c2"])
+        #expect(queued.filter { $0.hasPrefix("a") } == ["a2", "a3"], "a device's deliveries stay in order")
+        #expect(try queue.counts() == [
+            counts("hook", delivered: 6, refused: 4), counts("ntfy", pending: 1),
+        ])
+    }
+
+    @Test func theTallyFollowsEveryConnectionAndADatabaseFromBeforeTheBoundsIsCountedOnce() throws {
+        let path = directory.file("state.sqlite")
+        do {
+            let queue = try DeliveryQueue(path: path)
+            try queue.enqueue([entry("hook", "alice", "a1"), entry("hook", "bob", "b1")], at: 1)
+            // As a database written before the bounds: no tally, no triggers.
+            let database = try Database(path: path)
+            try database.execute("DROP TRIGGER delivery_queued; DROP TRIGGER delivery_unqueued; DROP TABLE delivery_bound")
+            try database.execute("INSERT INTO delivery (target, device, event_id, payload, queued, due) VALUES ('hook', 'carol', 'c1', x'7B7D', 1, 1)")
+        }
+        let store = try StateStore(directory: directory.path)
+        let queue = try DeliveryQueue(path: path)
+        let bounds = ["hook": DeliveryBound(maximumQueued: 4, maximumQueuedPerDevice: 10)]
+        func save(_ entries: DeliveryEntry...) throws -> [String] {
+            var refused: [String] = []
+            try store.save(devices: [], outbox: [], deliveries: entries, bounds: bounds, now: 2, refused: { refused = $0.map(\.entry.eventID) })
+            return refused
+        }
+        #expect(try save(entry("hook", "dave", "d1"), entry("hook", "dave", "d2")) == ["d2"], "the 3 found at the opening and d1")
+        try queue.markDelivered(try #require(try queue.heads().first).id)
+        #expect(try save(entry("hook", "dave", "d2")).isEmpty, "a delivery by the other connection made room")
+        try queue.moveToDeadLetters(try #require(try queue.heads().first).id, reason: "HTTP 400", at: 3)
+        #expect(try queue.retryDeadLetters(target: "hook", at: 4) == 1)
+        #expect(try save(entry("hook", "erin", "e1")) == ["e1"], "the dead letter put back counts again")
+        #expect(try queue.counts().first?.pending == 4)
+        #expect(try queue.counts().first?.refused == 2)
+    }
+
+    @Test func aTargetKeepsItsNewestDeadLettersAndCountsThoseItPrunes() throws {
+        let queue = try DeliveryQueue(path: directory.file("state.sqlite"))
+        try queue.enqueue((1...6).map { entry("hook", "alice", "a\($0)") } + [entry("ntfy", "alice", "n1")], at: 1)
+        var pruned: [Int] = []
+        for step in 1...6 {
+            let head = try #require(try queue.heads().first { $0.entry.target == "hook" })
+            pruned.append(try #require(try queue.moveToDeadLetters(head.id, reason: "HTTP 400", at: Double(10 + step), keeping: 4)).pruned)
+        }
+        let other = try #require(try queue.heads().first)
+        #expect(try queue.moveToDeadLetters(other.id, reason: "HTTP 401", at: 20, keeping: 4)?.pruned == 0, "another target's dead letters are its own")
+        #expect(pruned == [0, 0, 0, 0, 1, 1])
+        #expect(try queue.counts() == [
+            counts("hook", dead: 4, pruned: 2, lastError: "HTTP 400", at: 16), counts("ntfy", dead: 1, lastError: "HTTP 401", at: 20),
+        ])
+        #expect(try queue.retryDeadLetters(target: "hook", at: 30) == 4)
+        #expect(try queue.heads().first { $0.entry.target == "hook" }?.entry.eventID == "a3", "the oldest two were pruned")
+    }
+
     @Test func aSecondConnectionSeesWhatTheFirstCommitted() throws {
         let path = directory.file("state.sqlite")
         let database = try Database(path: path)
         try database.execute("PRAGMA journal_mode = WAL")
         let log = try DeliveryLog(database: database)
         let queue = try DeliveryQueue(path: path)
-        try database.transaction { () throws(StoreError) in try log.enqueue([entry("hook", "alice", "a1")], at: 5) }
+        try database.transaction { () throws(StoreError) in _ = try log.enqueue([entry("hook", "alice", "a1")], at: 5) }
         let head = try #require(try queue.heads().first)
         try queue.markDelivered(head.id)
         #expect(try log.heads().isEmpty)
         #expect(try log.counts().first?.delivered == 1)
     }
 
-    private func counts(_ target: String, delivered: Int = 0, pending: Int = 0, retrying: Int = 0, dead: Int = 0, lastError: String? = nil, at: Double? = nil) -> DeliveryCounts {
+    private func counts(
+        _ target: String, delivered: Int = 0, pending: Int = 0, retrying: Int = 0, dead: Int = 0, refused: Int = 0, pruned: Int = 0,
+        lastError: String? = nil, at: Double? = nil
+    ) -> DeliveryCounts {
         var counts = DeliveryCounts(target: target)
         counts.delivered = delivered
         counts.pending = pending
         counts.retrying = retrying
         counts.dead = dead
+        counts.refused = refused
+        counts.pruned = pruned
         counts.lastError = lastError
         counts.lastErrorAt = at
         return counts

@@ -26,11 +26,13 @@ struct NotifyCommandTests {
         hook.lastErrorAt = 1_700_000_000
         var phone = DeliveryCounts(target: "phone")
         phone.delivered = 7
-        phone.dead = 1
+        phone.dead = 1000
+        phone.refused = 12
+        phone.pruned = 8999
         #expect(NotifyCommand.table([hook, phone]) == """
-            target   delivered  pending  retrying  dead  last error
-            backend       1204        0         2     0  2023-11-14T22:13:20Z HTTP 503: maintenance
-            phone            7        0         0     1  -
+            target   delivered  pending  retrying  dead  refused  pruned  last error
+            backend       1204        0         2     0        0       0  2023-11-14T22:13:20Z HTTP 503: maintenance
+            phone            7        0         0  1000       12    8999  -
 
             """)
         #expect(NotifyCommand.table([]) == "no deliveries yet\n")
