@@ -1,10 +1,7 @@
 import Foundation
-import GeotifyBridge
 import GeotifyMQTT
 import GeotifyStore
 import GeotifyTestSupport
-import GeotifyTime
-import Synchronization
 import Testing
 
 /// A tracker may cause notifications at will, and each was queued for every matching
@@ -21,20 +18,9 @@ struct DeliveryQueueBoundTests {
         let scenario = try DeliveryScenario("queue-bound", devices: 2)
         let receiver = try TestHTTPServer { _ in TestHTTPServer.Response(status: 503, body: "down for maintenance") }
         defer { receiver.stop() }
-        let settingsURL = scenario.directory.appendingPathComponent("bound.json")
-        try """
-            {"broker": "mqtt://127.0.0.1:\(scenario.broker.port)", "clientId": "bound", "topicPrefix": "bound",
-             "fences": "\(scenario.fencesURL.path)", "stateDir": "state-bound", "lanes": 1,
-             \(DeliveryScenario.notify(DeliveryScenario.webhook(
-                 "hook", url: receiver.url + "/hook", #""maximumQueuedPerDevice": 5, "maximumQueued": 8"#)))}
-            """.write(to: settingsURL, atomically: true, encoding: .utf8)
-        let scheduler = ManualScheduler(now: Date().timeIntervalSince1970.rounded(.down))
-        let lines = Mutex<[String]>([])
-        let logger = Logger(level: .info, sink: { line in lines.withLock { $0.append(line) } })
-        let bridge = Bridge(settings: try Settings.load(path: settingsURL.path), logger: logger, scheduler: scheduler)
-        try bridge.start()
-        defer { bridge.stop(timeout: 1) }
-        #expect(waitUntil { scenario.observer.messages.contains { $0.topic == "bound/status" && $0.text == "online" } })
+        let running = try InProcessDeliveryBridge(
+            scenario, "bound", target: DeliveryScenario.webhook("hook", url: receiver.url + "/hook", #""maximumQueuedPerDevice": 5, "maximumQueued": 8"#))
+        defer { running.stop() }
         let flooder = scenario.devices[0]
         let other = scenario.devices[1]
         let notifications = 30
@@ -43,7 +29,7 @@ struct DeliveryQueueBoundTests {
         #expect(waitUntil { scenario.observer.messages.filter { $0.topic.hasPrefix("bound/event/") }.count == notifications + 2 },
                 "every notification is published")
         let refused = notifications - 5
-        #expect(waitUntil { bridge.counters.snapshot["errors.delivery_queue_full"] == refused })
+        #expect(waitUntil { running.bridge.counters.snapshot["errors.delivery_queue_full"] == refused })
         let queue = try DeliveryQueue(path: scenario.directory.appendingPathComponent("state-bound/state.sqlite").path)
         let counts = try #require(try queue.counts().first)
         #expect(counts.pending + counts.retrying == 5 + 2 && counts.refused == refused)
@@ -54,11 +40,11 @@ struct DeliveryQueueBoundTests {
         }
         #expect(waitUntil { reports().count == refused }, "every refusal reported")
         #expect(reports().allSatisfy { $0.text.contains("5 notifications of \(flooder) are already waiting for hook (maximumQueuedPerDevice)") })
-        func count(_ text: String) -> Int { lines.withLock { $0.filter { $0.contains(text) }.count } }
+        let count = running.count
         #expect(count("did not queue") == 10)
 
-        for _ in 0..<300 { scheduler.advance(by: 0.2) }
-        #expect(waitUntil { count("suppressed 15 more queue-full lines") == 1 }, "\(lines.withLock { $0.suffix(4) })")
+        for _ in 0..<300 { running.scheduler.advance(by: 0.2) }
+        #expect(waitUntil { count("suppressed 15 more queue-full lines") == 1 }, "\(running.lastLines(4))")
         #expect(count("suppressed 15 more queue-full lines in the last 60 s (hook 15); each was counted under errors.delivery_queue_full and reported on bound/error") == 1)
     }
 }

@@ -1,9 +1,6 @@
 import Foundation
-import GeotifyBridge
 import GeotifyStore
 import GeotifyTestSupport
-import GeotifyTime
-import Synchronization
 import Testing
 
 /// A tracker may cause notifications at will: each position in and out of its fence is
@@ -18,19 +15,8 @@ struct NotificationFloodLogTests {
     @Test func aFloodOfNotificationsAndDeadLettersCostsTheLogBoundedLines() throws {
         let scenario = try DeliveryScenario("notification-flood", devices: 1)
         let receiver = try TestHTTPServer { _ in TestHTTPServer.Response(status: 400, body: "no such hook") }
-        let settingsURL = scenario.directory.appendingPathComponent("flood.json")
-        try """
-            {"broker": "mqtt://127.0.0.1:\(scenario.broker.port)", "clientId": "flood", "topicPrefix": "flood",
-             "fences": "\(scenario.fencesURL.path)", "stateDir": "state-flood", "lanes": 1,
-             \(DeliveryScenario.notify(DeliveryScenario.webhook("hook", url: receiver.url + "/hook")))}
-            """.write(to: settingsURL, atomically: true, encoding: .utf8)
-        let scheduler = ManualScheduler(now: Date().timeIntervalSince1970.rounded(.down))
-        let lines = Mutex<[String]>([])
-        let logger = Logger(level: .info, sink: { line in lines.withLock { $0.append(line) } })
-        let bridge = Bridge(settings: try Settings.load(path: settingsURL.path), logger: logger, scheduler: scheduler)
-        try bridge.start()
-        defer { bridge.stop(timeout: 1) }
-        #expect(waitUntil { scenario.observer.messages.contains { $0.topic == "flood/status" && $0.text == "online" } })
+        let running = try InProcessDeliveryBridge(scenario, "flood", target: DeliveryScenario.webhook("hook", url: receiver.url + "/hook"))
+        defer { running.stop() }
         let device = scenario.devices[0]
         let notifications = 30
         for step in 0...notifications { try scenario.publish(device, step: step) }
@@ -39,13 +25,13 @@ struct NotificationFloodLogTests {
         #expect(waitUntil { scenario.observer.messages.filter { $0.topic == "flood/event/\(device)" }.count == notifications })
         #expect(waitUntil { scenario.observer.messages.filter { $0.topic == "flood/error" && $0.text.contains("delivery_failed") }.count == notifications },
                 "every dead letter reported")
-        func count(_ text: String) -> Int { lines.withLock { $0.filter { $0.contains(text) }.count } }
+        let count = running.count
         #expect(count("\(device) enter zone") + count("\(device) exit zone") == 10)
         #expect(count("gave up delivering") == 10)
         #expect(count("suppressed") == 0, "not before the minute is over")
 
-        for _ in 0..<300 { scheduler.advance(by: 0.2) }
-        #expect(waitUntil { count("suppressed") == 2 }, "\(lines.withLock { $0.suffix(4) })")
+        for _ in 0..<300 { running.scheduler.advance(by: 0.2) }
+        #expect(waitUntil { count("suppressed") == 2 }, "\(running.lastLines(4))")
         #expect(count("suppressed 20 more notification lines in the last 60 s (\(device) 20); each notification was published on flood/event/<device>") == 1)
         #expect(count("suppressed 20 more dead-letter lines in the last 60 s (hook 20); each is in the dead letters (geotify notify status) and was reported on flood/error") == 1)
     }
