@@ -339,9 +339,10 @@ extension LaneCore {
             effects.answers.append(LaneAnswer(requester: requester, outcome: .reply(reply)))
             return
         }
-        effects.direct.append(configuration.messages.reply(reply, to: request.device))
+        let message = configuration.messages.reply(reply, to: request.device)
+        effects.direct.append(message)
         if let responseTopic = request.responseTopic {
-            var response = configuration.messages.reply(reply, to: request.device)
+            var response = message
             response.topic = responseTopic
             response.correlationData = request.correlationData
             effects.direct.append(response)

@@ -690,8 +690,7 @@ package struct LaneCore: Sendable {
     /// memory until each device's next position looks them up again).
     private mutating func retime(with book: FenceBook) {
         let evaluator = configuration.evaluator
-        let changed = book.lineage.devicesChanged(since: timedEdition)
-        if changed == nil {
+        if book.lineage.devicesChanged(since: timedEdition) == nil {
             deadlines = [:]
             devices.forgetFences()
         }

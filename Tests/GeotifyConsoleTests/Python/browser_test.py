@@ -76,12 +76,18 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=arguments)
 
 
-def scenario(browser, backend, screenshots):
+def open_page(browser, backend):
+    """A fresh browser context and page on `backend`, and the list its page errors go to."""
     context = browser.new_context(viewport={"width": 1280, "height": 800}, http_credentials=backend.credentials)
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    return context, page, errors
+
+
+def scenario(browser, backend, screenshots):
+    context, page, errors = open_page(browser, backend)
 
     # The page loads with no tiles reachable, and shows the fences.
     page.goto(backend.url)
@@ -261,11 +267,7 @@ def forgotten_device_leaves_the_page(browser, backend):
     stream's `forgotten` event: its marker and its entry in the list go, without a
     reload, and another device stays. Runs last: the file no longer names alice/phone
     after it."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, http_credentials=backend.credentials)
-    page = context.new_page()
-    page.set_default_timeout(WAIT_MS)
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    context, page, errors = open_page(browser, backend)
     page.goto(backend.url)
     expect(page.locator("#live")).to_have_text("live")
     backend.move("alice/tablet", 52.51, 13.39, 1_700_000_200)
