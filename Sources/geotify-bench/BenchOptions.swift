@@ -31,7 +31,8 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: geotify-bench [core|decode|lane|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
                              [--rounds N] [--devices N] [--fences N] [--messages N]
-                             [--latency-rate N] [--broker-nodelay] [--device-topics LIST]
+                             [--latency-rate N] [--publisher-segment BYTES] [--broker-nodelay]
+                             [--device-topics LIST]
                              [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
         Builds a deterministic synthetic workload and prints one table: each row measured
@@ -51,7 +52,9 @@ struct BenchOptions: Sendable {
         (default 200 000) round-robin over --devices devices (default 1 000, at most
         8 000) with --fences circles each (default 20), published as fast as one
         libmosquitto client can; then the p99 latency at half the bridge's rate (or
-        --latency-rate messages/s). --broker-nodelay runs the brokers with
+        --latency-rate messages/s), published over a socket whose segments are at most
+        --publisher-segment bytes (default 1 448, a real link's; 0: loopback's own, whose
+        64 KB segments can stall the publisher for 200 ms). --broker-nodelay runs the brokers with
         set_tcp_nodelay true (mosquitto's default is false). --device-topics state,badge
         sets the bridge's deviceTopics (default: all four). --sidebyside-json writes
         every measurement as JSON; --sidebyside-dir keeps the traffic (traffic.txt,
@@ -100,6 +103,12 @@ struct BenchOptions: Sendable {
                 } catch {
                     return .failure(UsageProblem(error.message))
                 }
+            case "--publisher-segment":
+                // Linux takes 88 bytes at least (TCP_MIN_MSS), 0 for loopback's own.
+                guard let text = remaining.popFirst(), let bytes = Int(text), bytes == 0 || (88...65_535).contains(bytes) else {
+                    return .failure(UsageProblem("--publisher-segment needs 0 (loopback's own) or bytes from 88 to 65535"))
+                }
+                options.sideBySide.publisherSegment = bytes == 0 ? nil : bytes
             case "--latency-rate":
                 guard let text = remaining.popFirst(), let rate = Double(text), rate > 0 else {
                     return .failure(UsageProblem("--latency-rate needs messages per second above 0"))

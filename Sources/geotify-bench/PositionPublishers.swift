@@ -2,8 +2,9 @@ import Foundation
 import GeotifyMQTT
 
 /// Devices' phones, as far as the broker can tell: MQTT clients publishing OwnTracks
-/// positions at QoS 1 (as the app does; the side-by-side scenario uses QoS 0) at a paced
-/// rate, each message stamped with its send time as `tst` just before it goes out.
+/// positions at QoS 1 (as the app does: `MQTTClient`s) or at QoS 0 over sockets with a
+/// chosen segment size (the side-by-side scenario's latency run: `SocketPublisher`) at a
+/// paced rate, each message stamped with its send time as `tst` just before it goes out.
 final class PositionPublishers {
     /// A message ready to go but for its send time: the payload up to `"tst":`.
     struct Prepared: Sendable {
@@ -22,15 +23,33 @@ final class PositionPublishers {
         var lag: Double
     }
 
-    private let clients: [MQTTClient]
-    private let qos: Int
+    /// One connection to the broker.
+    private enum Link: Sendable {
+        case client(MQTTClient, qos: Int)
+        case socket(SocketPublisher)
 
-    /// Connects `count` clients that publish at `qos` to the broker on `port`.
+        func publish(topic: String, payload: [UInt8]) throws {
+            switch self {
+            case .client(let client, let qos): try client.publish(topic: topic, payload: payload, qos: qos, retain: false)
+            case .socket(let socket): try socket.publish(topic: topic, payload: payload)
+            }
+        }
+
+        func stop() {
+            switch self {
+            case .client(let client, _): client.stop()
+            case .socket(let socket): socket.stop()
+            }
+        }
+    }
+
+    private let links: [Link]
+
+    /// Connects `count` `MQTTClient`s that publish at `qos` to the broker on `port`.
     init(port: Int, count: Int, qos: Int = 1) throws {
-        self.qos = qos
         var clients: [MQTTClient] = []
         for index in 0..<count {
-            var options = MQTTOptions(clientID: "geotify-bench-publisher-\(getpid())-\(index)", port: port)
+            var options = MQTTOptions(clientID: PositionPublishers.clientID(index), port: port)
             options.cleanSession = true
             let client = try MQTTClient(options: options) { _ in }
             try client.start()
@@ -39,25 +58,39 @@ final class PositionPublishers {
         guard BenchClock.wait(timeout: 10, until: { clients.allSatisfy(\.isConnected) }) else {
             throw BenchError("the publishers could not connect to 127.0.0.1:\(port)")
         }
-        self.clients = clients
+        links = clients.map { .client($0, qos: qos) }
     }
 
-    /// Publishes `messages` at `rate` per second, spread over the clients, each on its
+    /// Connects `count` `SocketPublisher`s with segments of `segmentSize` bytes (nil:
+    /// loopback's own) to the broker on `port`: QoS 0.
+    init(port: Int, count: Int, segmentSize: Int?) throws {
+        links = try (0..<count).map {
+            .socket(try SocketPublisher(port: port, clientID: PositionPublishers.clientID($0), segmentSize: segmentSize))
+        }
+    }
+
+    /// The largest segment size the links' kernels use; 0 for `MQTTClient`s (not asked).
+    var segmentSize: Int {
+        links.map { if case .socket(let socket) = $0 { socket.segmentSize } else { 0 } }.max() ?? 0
+    }
+
+    private static func clientID(_ index: Int) -> String { "geotify-bench-publisher-\(getpid())-\(index)" }
+
+    /// Publishes `messages` at `rate` per second, spread over the links, each on its
     /// own thread; returns when all are handed over.
     func send(_ messages: [Prepared], rate: Double) -> Report {
         let start = BenchClock.now()
         let totals = Locked(Report(sent: 0, failed: 0, lag: 0))
         let group = DispatchGroup()
-        let clientCount = clients.count
-        let qos = qos
-        for (lane, client) in clients.enumerated() {
+        let linkCount = links.count
+        for (lane, link) in links.enumerated() {
             group.enter()
             Thread.detachNewThread {
                 var sent = 0
                 var failed = 0
                 var lag = 0.0
                 var payload: [UInt8] = []
-                for number in stride(from: lane, to: messages.count, by: clientCount) {
+                for number in stride(from: lane, to: messages.count, by: linkCount) {
                     let due = start + Double(number) / rate
                     var now = BenchClock.now()
                     while now < due {
@@ -70,7 +103,7 @@ final class PositionPublishers {
                     PositionPublishers.appendTime(BenchClock.wall(), to: &payload)
                     payload.append(UInt8(ascii: "}"))
                     do {
-                        try client.publish(topic: messages[number].topic, payload: payload, qos: qos, retain: false)
+                        try link.publish(topic: messages[number].topic, payload: payload)
                         sent += 1
                     } catch {
                         failed += 1
@@ -89,7 +122,7 @@ final class PositionPublishers {
     }
 
     func stop() {
-        for client in clients { client.stop() }
+        for link in links { link.stop() }
     }
 
     /// Appends wall-clock `seconds` with microseconds: 1764000000.123456.

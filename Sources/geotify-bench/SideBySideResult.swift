@@ -165,6 +165,7 @@ struct SideBySideResult {
         timing["maxMilliseconds"] = .number((latency.latencies.max() ?? 0) * 1_000)
         timing["millisecondsInArrivalOrder"] = .array(latency.latencies.map { .number(($0 * 10_000).rounded() / 10) })
         timing["publisherLagSeconds"] = .number(latency.publisherLag)
+        timing["publisherSegmentBytes"] = .number(Double(latency.publisherSegment))
         timing["brokerAloneP50Milliseconds"] = .number(brokerLatency.percentile(0.5) * 1_000)
         timing["brokerAloneP99Milliseconds"] = .number(brokerLatency.percentile(0.99) * 1_000)
         timing["bridgeReportsP99Milliseconds"] = .array(latency.bridgeReports.map { .number($0.p99 * 1_000) })

@@ -223,6 +223,8 @@ struct SideBySideScenario {
         var latencies: [Double]
         /// How far behind its schedule the publisher ended.
         var publisherLag: Double
+        /// The segment size the publisher's kernel used (`TCP_MAXSEG` once connected).
+        var publisherSegment: Int
         /// What ran meanwhile, from the first timed message sent to the last (`Load`).
         var load: Load?
         var problems: [String]
@@ -239,7 +241,7 @@ struct SideBySideScenario {
         }
 
         var summary: String {
-            "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) timed of \(ResultRow.count(sent)) sent; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind"
+            "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) timed of \(ResultRow.count(sent)) sent; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind, in segments of \(ResultRow.count(publisherSegment)) B"
                 + (load.map { "; while sending, " + $0.summary } ?? "")
                 + bridgeSummary
                 + (problems.isEmpty ? "" : "; PROBLEMS: " + problems.joined(separator: "; "))
@@ -267,7 +269,7 @@ struct SideBySideScenario {
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
             deviceTopics: options.sideBySide.deviceTopics, filters: ["geotify/event/#"])
         defer { bridge.stop() }
-        let publishers = try PositionPublishers(port: broker.port, count: 1, qos: 0)
+        let publishers = try PositionPublishers(port: broker.port, count: 1, segmentSize: options.sideBySide.publisherSegment)
         defer { publishers.stop() }
         // Warm-up: every device's first fix (which creates its state and notifies nothing),
         // then the timed messages.
@@ -298,7 +300,8 @@ struct SideBySideScenario {
         if warm.failed + report.failed > 0 { problems.append("\(warm.failed + report.failed) publishes failed") }
         let reports = bridge.observer.keptWhileRecording(on: "geotify/stats").compactMap { try? StatsReport(parsing: $0).latency }
         return Latency(
-            rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, load: load, problems: problems,
+            rate: rate, sent: report.sent, latencies: latencies, publisherLag: report.lag, publisherSegment: publishers.segmentSize,
+            load: load, problems: problems,
             bridgeReports: reports)
     }
 
@@ -328,7 +331,7 @@ struct SideBySideScenario {
         let watched = max(1, workload.devices / 20)
         let observer = try ArrivalObserver(port: broker.port, filters: (0..<watched).map { workload.traffic.prepared($0).topic })
         defer { observer.stop() }
-        let publishers = try PositionPublishers(port: broker.port, count: 1, qos: 0)
+        let publishers = try PositionPublishers(port: broker.port, count: 1, segmentSize: options.sideBySide.publisherSegment)
         defer { publishers.stop() }
         let count = min(workload.traffic.count - workload.sentinels.count, Int(rate * SideBySideScenario.latencySeconds))
         let expected = (0..<count).filter { $0 % workload.devices < watched }.count
@@ -337,7 +340,8 @@ struct SideBySideScenario {
         let (report, load) = Latency.Load.during(broker: broker.pid, consumer: nil) { publishers.send(timed, rate: rate) }
         let drained = BenchClock.wait(timeout: 30, interval: 0.01) { observer.count >= expected }
         return Latency(
-            rate: rate, sent: report.sent, latencies: observer.stopRecording(), publisherLag: report.lag, load: load,
+            rate: rate, sent: report.sent, latencies: observer.stopRecording(), publisherLag: report.lag,
+            publisherSegment: publishers.segmentSize, load: load,
             problems: drained ? [] : ["only \(observer.count) of \(expected) positions arrived within 30 s"])
     }
 
