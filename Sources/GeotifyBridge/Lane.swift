@@ -65,7 +65,8 @@ final class Lane: @unchecked Sendable {
     private var unsaved: [String: DeviceState] = [:]
     /// Devices to forget whose deletion could not be saved yet.
     private var unsavedForgotten: Set<String> = []
-    /// Deliveries that could not be queued yet.
+    /// Deliveries that could not be queued yet, within their targets' bounds
+    /// (`DeliveryBound.hold`).
     private var unsavedDeliveries: [DeliveryEntry] = []
     /// Whether last fixes are still to be saved, a share at each tick (`tick`).
     private var savingFixes = false
@@ -338,13 +339,20 @@ final class Lane: @unchecked Sendable {
             if !refusals.isEmpty { environment.refuseDeliveries(refusals) }
             if deliveries.count > refusals.count { environment.wakeDeliveries?() }
         } catch {
+            // What the store refused went with its transaction.
+            refusals = []
             for (lane, commit) in commits {
                 lane.unsaved = commit.saves
                 lane.unsavedForgotten = commit.forgotten
-                lane.unsavedDeliveries = commit.deliveries
+                // Held within the targets' bounds: an outage's notifications would
+                // otherwise pile up here without end.
+                let deliveries = DeliveryBound.hold(commit.deliveries, within: environment.deliveryBounds)
+                lane.unsavedDeliveries = deliveries.held
+                refusals += deliveries.refused
             }
             environment.health.failed("device state", error) { environment.publisher.send($0) }
             environment.publisher.sendUnpersisted(outbox)
+            if !refusals.isEmpty { environment.refuseDeliveries(refusals) }
         }
     }
 

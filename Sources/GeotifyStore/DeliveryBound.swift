@@ -37,4 +37,37 @@ package struct DeliveryBound: Sendable, Equatable {
         }
         return nil
     }
+
+    /// `entries` in order, each within its target's bound in `bounds` (a target left out
+    /// has none) counted among `entries` alone: those held and those refused. For what a
+    /// lane keeps in memory while its commits fail (a full disk), so that an outage bounds
+    /// memory as the queue bounds the disk: without it, every notification of the outage
+    /// waited in memory for a commit. The store applies the bounds again, against what
+    /// it holds, when those held are committed.
+    package static func hold(
+        _ entries: [DeliveryEntry], within bounds: [String: DeliveryBound]
+    ) -> (held: [DeliveryEntry], refused: [DeliveryRefusal]) {
+        var held: [DeliveryEntry] = []
+        var refused: [DeliveryRefusal] = []
+        var queued: [String: Int] = [:]
+        var queuedForDevice: [DeliveryKey: Int] = [:]
+        for entry in entries {
+            let key = DeliveryKey(target: entry.target, device: entry.device)
+            if let bound = bounds[entry.target],
+               let refusal = bound.refusal(of: entry, queued: queued[entry.target] ?? 0, queuedForDevice: queuedForDevice[key] ?? 0) {
+                refused.append(refusal)
+                continue
+            }
+            held.append(entry)
+            queued[entry.target, default: 0] += 1
+            queuedForDevice[key, default: 0] += 1
+        }
+        return (held, refused)
+    }
+
+    /// One device's deliveries to one target.
+    private struct DeliveryKey: Hashable {
+        var target: String
+        var device: String
+    }
 }

@@ -22,4 +22,22 @@ struct DeliveryBoundTests {
         #expect(refusal == DeliveryRefusal(entry: entry, bound: .maximumQueued, maximum: 10))
         #expect(refusal?.reason == "10 notifications are already waiting for hook (maximumQueued)")
     }
+
+    /// What a lane holds in memory while its commits fail: the oldest of each device and
+    /// target within the bounds, in order, the newest refused; a target without a bound
+    /// holds everything.
+    @Test func heldInMemoryTheNewestPastABoundAreRefusedInOrder() {
+        func entry(_ target: String, _ device: String, _ number: Int) -> DeliveryEntry {
+            DeliveryEntry(target: target, device: device, eventID: "\(device)/home/enter/\(number)", payload: [])
+        }
+        let flood = (1...5).map { entry("hook", "alice/phone", $0) }
+        let others = (1...9).map { entry("hook", "user\($0)/phone", 1) }
+        let unbounded = (1...20).map { entry("log", "alice/phone", $0) }
+        let entries = flood + others + unbounded
+        let (held, refused) = DeliveryBound.hold(entries, within: ["hook": bound])
+        #expect(held == Array(flood.prefix(3)) + Array(others.prefix(7)) + unbounded)
+        #expect(refused.map(\.entry) == Array(flood.suffix(2)) + Array(others.suffix(2)))
+        #expect(refused.map(\.bound) == [.maximumQueuedPerDevice, .maximumQueuedPerDevice, .maximumQueued, .maximumQueued])
+        #expect(DeliveryBound.hold(held, within: ["hook": bound]).refused.isEmpty, "what was held is held again on the next failure")
+    }
 }
