@@ -64,11 +64,13 @@ package final class DeliveryWorker: @unchecked Sendable {
         self.report = report
     }
 
-    /// Starts delivering what is queued, and polling.
+    /// Starts delivering what is queued, and polling; first deletes each target's dead
+    /// letters past its `maximumDeadLetters`.
     package func start() {
         worker.async { [self] in
             guard !running else { return }
             running = true
+            pruneDeadLetters()
             poll = scheduler.repeating(every: pollInterval, on: worker) { [self] in plan() }
             plan()
         }
@@ -170,6 +172,21 @@ package final class DeliveryWorker: @unchecked Sendable {
             deadLetter(row, reason: reason, at: now)
         }
         plan()
+    }
+
+    /// Deletes each target's oldest dead letters past its bound: a database kept from before
+    /// the bounds, or a `maximumDeadLetters` lowered since, holds more than it allows, and
+    /// otherwise would until the target's next dead letter.
+    private func pruneDeadLetters() {
+        dispatchPrecondition(condition: .onQueue(worker))
+        for (name, target) in targets.sorted(by: { $0.key < $1.key }) {
+            do {
+                let pruned = try queue.pruneDeadLetters(target: name, keeping: target.bound.maximumDeadLetters)
+                if pruned > 0 { report(.deadLettersPruned(target: name, count: pruned)) }
+            } catch {
+                report(.storeFailed("cannot delete the oldest dead letters of \(name): \(error)"))
+            }
+        }
     }
 
     private func deadLetter(_ row: DeliveryRow, reason: String, at now: Double) {

@@ -220,11 +220,25 @@ final class DeliveryLog {
             try delete.run([.integer(id)])
             try noteError.run([.text(row.entry.target), .text(reason), .real(now)])
             guard keeping < .max else { return (row, 0) }
-            try prune.run([.text(row.entry.target), .integer(Int64(keeping))])
-            let pruned = database.changes
-            if pruned > 0 { try countPruned.run([.text(row.entry.target), .integer(Int64(pruned))]) }
-            return (row, pruned)
+            return (row, try pruneDeadLetters(target: row.entry.target, keeping: keeping))
         }
+    }
+
+    /// Deletes the oldest dead letters of `target` (by when they died) beyond `keeping`,
+    /// counting them; returns how many. Runs no transaction of its own.
+    private func pruneDeadLetters(target: String, keeping: Int) throws(StoreError) -> Int {
+        try prune.run([.text(target), .integer(Int64(keeping))])
+        let pruned = database.changes
+        if pruned > 0 { try countPruned.run([.text(target), .integer(Int64(pruned))]) }
+        return pruned
+    }
+
+    /// `pruneDeadLetters` in a transaction of its own: at the start, for dead letters kept
+    /// past a bound that came later (a database from before the bounds, or a
+    /// `maximumDeadLetters` lowered since), which would otherwise stay until the target's
+    /// next dead letter.
+    func pruneDeadLettersInOwnTransaction(target: String, keeping: Int) throws(StoreError) -> Int {
+        try database.transaction { () throws(StoreError) -> Int in try pruneDeadLetters(target: target, keeping: keeping) }
     }
 
     /// Puts the dead letters of `target` (of every target when nil) back in the queue, due

@@ -56,6 +56,12 @@ package final class DeliveryQueue: Sendable {
         try log.withLock { log throws(StoreError) in try log.moveToDeadLetters(id, reason: reason, at: now, keeping: keeping) }
     }
 
+    /// Deletes the oldest dead letters of `target` beyond `keeping`, counting them under
+    /// the target; returns how many.
+    package func pruneDeadLetters(target: String, keeping: Int) throws(StoreError) -> Int {
+        try log.withLock { log throws(StoreError) in try log.pruneDeadLettersInOwnTransaction(target: target, keeping: keeping) }
+    }
+
     /// Puts the dead letters of `target` (all when nil) back in the queue; returns how many.
     package func retryDeadLetters(target: String?, at now: Double) throws(StoreError) -> Int {
         try log.withLock { log throws(StoreError) in try log.retryDeadLetters(target: target, at: now) }

@@ -145,6 +145,28 @@ struct DeliveryWorkerTests {
         #expect(try harness.queue.heads().first?.entry.eventID == flood[25].eventID, "the newest five were kept")
     }
 
+    /// Dead letters kept past a bound that came later (a database from before the bounds,
+    /// or a `maximumDeadLetters` lowered since) are deleted when the worker starts, not at
+    /// the target's next dead letter, which may never come.
+    @Test func deadLettersPastALaterBoundAreDeletedAtTheStart() throws {
+        var target = Samples.webhook(url: "http://127.0.0.1:9/hook")
+        target.bound.maximumDeadLetters = 5
+        let harness = try WorkerHarness(targets: [target])
+        let buried = (0..<12).map { Samples.notification(device: "user\($0)/phone", kind: .enter, timestamp: Samples.now + Double($0)) }
+        try harness.enqueue(buried, for: "hook")
+        for (offset, row) in try harness.queue.heads().sorted(by: { $0.id < $1.id }).enumerated() {
+            try harness.queue.moveToDeadLetters(row.id, reason: "HTTP 410: gone", at: Samples.now + Double(offset))
+        }
+        #expect(try harness.counts("hook").dead == 12)
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        #expect(waitUntil { (try? harness.counts("hook").dead) == 5 })
+        #expect(try harness.counts("hook").pruned == 7)
+        #expect(waitUntil { harness.reports.contains(.deadLettersPruned(target: "hook", count: 7)) })
+        #expect(try harness.queue.retryDeadLetters(target: "hook", at: harness.scheduler.now) == 5)
+        #expect(Set(try harness.queue.heads().map(\.entry.eventID)) == Set(buried.suffix(5).map(\.eventID)), "the newest five were kept")
+    }
+
     @Test func aRetryAfterPastTheWindowGetsALastAttemptAtItsEnd() throws {
         let server = try TestHTTPServer { _ in .init(status: 503, headers: ["Retry-After": "3600000"], body: "") }
         defer { server.stop() }
