@@ -39,8 +39,8 @@ package enum HTTPRefusalCode: String, Sendable, CaseIterable {
     /// An HTTP/1.1 request without `Host`, a request with more than one `Host` line, or
     /// one whose `Host` is not a host with an optional port (RFC 9112 §3.2: `HostHeader`).
     case badHost = "bad_host"
-    /// A path or query argument holding an ASCII control character, escaped (`%00`,
-    /// `%0A`) or raw (`PercentDecoding`).
+    /// A path or query argument holding an ASCII control character (`%00`, `%0A`) or bytes
+    /// that are not UTF-8 (`%FF`), escaped or raw (`PercentDecoding`).
     case badURI = "bad_uri"
     /// A chunked body: only a body with `Content-Length` is accepted.
     case lengthRequired = "length_required"

@@ -26,8 +26,8 @@ import Synchronization
 /// control characters, the size rules, the `Host` rules, then the application's routing and
 /// login), before a byte of its body is stored, so a client that may not post stores
 /// nothing. Every refusal has a status and a JSON reason: a path or query argument holding
-/// a control character, escaped or raw (400 `bad_uri`; the server decodes the escapes
-/// itself to know: `PercentDecoding`), a body without `Content-Length` (411), with a
+/// a control character or bytes that are not UTF-8, escaped or raw (400 `bad_uri`; the
+/// server decodes the escapes itself to know: `PercentDecoding`), a body without `Content-Length` (411), with a
 /// framing that could hide its size (400), too large (413, also when more arrives than was
 /// announced: then the connection is closed too), a missing, repeated or malformed `Host`
 /// (400 `bad_host`: `HostHeader`), a header too large (431 and 414, from libmicrohttpd,
@@ -121,8 +121,8 @@ package final class HTTPServer: Sendable {
         var reaper: ScheduledWork?
         var lastLibraryMessage: String?
         /// Connections whose request line, read but not yet handed to `begin`, decoded to a
-        /// control character (`PercentDecoding`).
-        var controlCharacters: Set<UInt> = []
+        /// control character or to bytes that are not UTF-8 (`PercentDecoding`), and which.
+        var flawedTargets: [UInt: PercentDecoding.Flaw] = [:]
     }
 
     /// A server answering every request whose header meets the size rules with `handler`.
@@ -175,8 +175,8 @@ package final class HTTPServer: Sendable {
                 bytes[decoded.count] = 0
                 return decoded
             }
-            if decoded.hasControlCharacter, let cls, let connection {
-                Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().decodedControlCharacter(on: connection)
+            if let flaw = decoded.flaw, let cls, let connection {
+                Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().decoded(flaw, on: connection)
             }
             return decoded.count
         }
@@ -304,8 +304,8 @@ package final class HTTPServer: Sendable {
         requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         let id = UInt(bitPattern: Int(bitPattern: connection))
-        let (stopping, started, open, control) = state.withLock { state in
-            (state.stopping, state.connections.requestStarted(id), state.connections.count, state.controlCharacters.remove(id) != nil)
+        let (stopping, started, open, flaw) = state.withLock { state in
+            (state.stopping, state.connections.requestStarted(id), state.connections.count, state.flawedTargets.removeValue(forKey: id))
         }
         guard started else { return .NO }
         let fields = HTTPServer.fields(of: connection, kind: .HEADER_KIND)
@@ -323,8 +323,10 @@ package final class HTTPServer: Sendable {
             var refusal = HTTPResponse.refusal(.tooManyConnections, "\(open) connections are open; at most \(options.maximumConnections) are served, try again shortly")
             refusal.headers["Retry-After"] = "5"
             admission = .refuse(refusal)
-        } else if control {
+        } else if flaw == .controlCharacter {
             admission = .refuse(.refusal(.badURI, "the path or query holds a control character (an escape such as %00 or %0A, or one sent raw)"))
+        } else if flaw == .notUTF8 {
+            admission = .refuse(.refusal(.badURI, "the path or query is not UTF-8 once decoded (an escape such as %FF or %C0%AF, or such bytes sent raw)"))
         } else if let refusal = options.limits.refusal(contentLengths: all("content-length"), transferEncodings: all("transfer-encoding")) {
             admission = .refuse(refusal)
         } else if let refusal = HostHeader.refusal(values: all("host"), version: version) {
@@ -463,16 +465,19 @@ package final class HTTPServer: Sendable {
         } else {
             state.withLock { state in
                 state.connections.closed(id)
-                state.controlCharacters.remove(id)
+                state.flawedTargets.removeValue(forKey: id)
             }
         }
     }
 
-    /// The request line being read on `connection` decoded to a control character; `begin`
-    /// refuses the request.
-    private func decodedControlCharacter(on connection: OpaquePointer) {
+    /// The request line being read on `connection` decoded to text with `flaw` (its path
+    /// or one of its query arguments; the first flaw found is kept); `begin` refuses the
+    /// request.
+    private func decoded(_ flaw: PercentDecoding.Flaw, on connection: OpaquePointer) {
         let id = UInt(bitPattern: Int(bitPattern: connection))
-        _ = state.withLock { $0.controlCharacters.insert(id) }
+        state.withLock { state in
+            if state.flawedTargets[id] == nil { state.flawedTargets[id] = flaw }
+        }
     }
 
     /// A line libmicrohttpd logs; one that reports a request it answered by itself (414,

@@ -7,17 +7,28 @@
 /// ran the command for `alice/phone`, `GET /api/fences.geojson%00.html` was the export, and
 /// `?mode=replace%00x` was `replace`. Its rule is kept (a `%` and two hex digits are that
 /// byte, any other `%` stays as it is; `+` in an argument became a space before this), and
-/// the result says whether it holds an ASCII control character (U+0000–U+001F or U+007F),
-/// decoded or sent raw: the server refuses such a request 400 `bad_uri` before any route
-/// sees it (`HTTPServer`). No name the routes take holds one (a device's MQTT topic levels,
-/// a fence id, a file), and a NUL would cut the name short.
+/// the result names what is wrong with the text, decoded or sent raw: an ASCII control
+/// character (U+0000–U+001F or U+007F), or bytes that are not UTF-8 (`%FF`, `%C0%AF`, a
+/// lone `%ED%A0%80`), which Swift's `String` turned into U+FFFD, so that `%FF` and `%FE`
+/// named the same device. The server refuses either 400 `bad_uri` before any route sees
+/// it (`HTTPServer`). No name the routes take holds one (a device's MQTT topic levels, a
+/// fence id, a file: MQTT topics are UTF-8 and hold no control character), and a NUL
+/// would cut the name short.
 package enum PercentDecoding {
+    /// What makes a decoded path or argument unfit for any route.
+    package enum Flaw: Sendable, Equatable {
+        case controlCharacter
+        case notUTF8
+    }
+
     /// Decodes the escapes in `bytes` in place, front to back (the result is never
-    /// longer); returns the decoded length and whether it holds a control character.
-    package static func decode(_ bytes: UnsafeMutableBufferPointer<UInt8>) -> (count: Int, hasControlCharacter: Bool) {
+    /// longer); returns the decoded length and its flaw, if any (a control character
+    /// before a UTF-8 error).
+    package static func decode(_ bytes: UnsafeMutableBufferPointer<UInt8>) -> (count: Int, flaw: Flaw?) {
         var read = 0
         var written = 0
         var control = false
+        var beyondASCII = false
         while read < bytes.count {
             var byte = bytes[read]
             if byte == UInt8(ascii: "%"), read + 2 < bytes.count, let high = hexValue(bytes[read + 1]), let low = hexValue(bytes[read + 2]) {
@@ -27,10 +38,27 @@ package enum PercentDecoding {
                 read += 1
             }
             control = control || byte < 0x20 || byte == 0x7F
+            beyondASCII = beyondASCII || byte >= 0x80
             bytes[written] = byte
             written += 1
         }
-        return (written, control)
+        if control { return (written, .controlCharacter) }
+        if beyondASCII && !isUTF8(UnsafeBufferPointer(rebasing: bytes[..<written])) { return (written, .notUTF8) }
+        return (written, nil)
+    }
+
+    /// Whether `bytes` are well-formed UTF-8 (no overlong form, surrogate or byte past
+    /// U+10FFFF: the standard library's parser refuses those).
+    private static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     /// The value of a hex digit, either case; nil for any other byte.

@@ -156,6 +156,7 @@ import Testing
         let refused = [
             "POST /api/cmd/a/b%00c", "GET /api/fences.geojson%00.html", "GET /x?mode=replace%00x", "GET /x?a%00b=1",
             "GET /x%0Ay", "GET /x%0d%0aSet-Cookie:%20a=b", "GET /x?n=%1F", "GET /x%7F", "GET /x\u{01}y",
+            "GET /api/devices/%FF", "GET /x?n=%C0%AF", "GET /x%ED%A0%80", "GET /x?a=%C3&b=%00",
         ]
         for line in refused {
             let answer = try answer("\(line) HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", from: running)

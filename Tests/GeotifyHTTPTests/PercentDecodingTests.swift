@@ -4,9 +4,15 @@ import Testing
 struct PercentDecodingTests {
     /// `text` decoded, and whether it holds a control character.
     func decoded(_ text: String) -> (bytes: [UInt8], control: Bool) {
+        let result = decodedWithFlaw(text)
+        return (result.bytes, result.flaw == .controlCharacter)
+    }
+
+    /// `text` decoded, and its flaw.
+    func decodedWithFlaw(_ text: String) -> (bytes: [UInt8], flaw: PercentDecoding.Flaw?) {
         var bytes = Array(text.utf8)
         let result = bytes.withUnsafeMutableBufferPointer { PercentDecoding.decode($0) }
-        return (Array(bytes.prefix(result.count)), result.hasControlCharacter)
+        return (Array(bytes.prefix(result.count)), result.flaw)
     }
 
     @Test func escapesDecodeAsLibmicrohttpdsOwnAndANULDoesNotEndTheText() {
@@ -24,9 +30,25 @@ struct PercentDecodingTests {
             let escape = decoded("x%\(hex.count == 1 ? "0" : "")\(hex)")
             #expect(escape.bytes == [UInt8(ascii: "x"), byte])
             #expect(escape.control == (byte < 0x20 || byte == 0x7F), "%\(hex)")
+            #expect(decodedWithFlaw("x%\(hex.count == 1 ? "0" : "")\(hex)").flaw == (byte < 0x20 || byte == 0x7F ? .controlCharacter : byte >= 0x80 ? .notUTF8 : nil),
+                    "a lone byte past ASCII is not UTF-8: %\(hex)")
         }
         var raw: [UInt8] = [UInt8(ascii: "a"), 0x09, UInt8(ascii: "b")]
-        #expect(raw.withUnsafeMutableBufferPointer { PercentDecoding.decode($0) } == (3, true), "sent raw")
+        #expect(raw.withUnsafeMutableBufferPointer { PercentDecoding.decode($0) } == (3, .controlCharacter), "sent raw")
         #expect(!decoded("/h%C3%A9llo?%C2%85").control, "U+0085 is a character, not an ASCII control")
+    }
+
+    /// Swift's `String` made each malformed sequence U+FFFD, so `/api/devices/%FF` and
+    /// `/api/devices/%FE` named one device; whatever is not UTF-8 once decoded is a flaw.
+    @Test func bytesThatAreNotUTF8AreFoundEscapedOrRaw() {
+        for malformed in ["%FF", "%C3", "%C3%28", "%C0%AF", "%E0%80%AF", "%ED%A0%80", "%F4%90%80%80", "%F8%88%80%80%80", "caf%C3%A9%A9"] {
+            #expect(decodedWithFlaw("/api/devices/\(malformed)").flaw == .notUTF8, "\(malformed)")
+        }
+        for wellFormed in ["caf%C3%A9", "%E2%82%AC", "%F0%9F%98%80", "%EF%BF%BD", "%F4%8F%BF%BF", "a%2Fb", ""] {
+            #expect(decodedWithFlaw("/api/devices/\(wellFormed)").flaw == nil, "\(wellFormed)")
+        }
+        var raw: [UInt8] = [UInt8(ascii: "a"), 0xFF, UInt8(ascii: "b")]
+        #expect(raw.withUnsafeMutableBufferPointer { PercentDecoding.decode($0) } == (3, .notUTF8), "sent raw")
+        #expect(decodedWithFlaw("%FF%00").flaw == .controlCharacter, "a control character is named first")
     }
 }
