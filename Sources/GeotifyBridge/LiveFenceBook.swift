@@ -215,7 +215,7 @@ final class LiveFenceBook: Sendable {
                             refusal = .invalidFile(file.path, parsed.errors)
                             return nil
                         }
-                        (base, basePrints, reread) = (book, file.fingerprints(of: contents), true)
+                        (base, basePrints, reread) = (book.inheriting(from: inForce), file.fingerprints(of: contents), true)
                     }
                     let applied = Self.apply(writes, to: base, limits: limits)
                     results = applied.results
@@ -311,7 +311,8 @@ final class LiveFenceBook: Sendable {
             logger.info("the fence file \(file.path) is valid again")
             refused = nil
         }
-        return put(parsed, fingerprints: fingerprints, signature: signature, reason: reason, scopes: nil)
+        // Only the devices whose fences the edit changed are looked at again by the lanes.
+        return put(parsed.inheriting(from: inForce), fingerprints: fingerprints, signature: signature, reason: reason, scopes: nil)
     }
 
     /// Puts `book` in force and saves its revisions (of `scopes` only, when given; else of

@@ -6,17 +6,21 @@ import GeotifyMQTT
 /// What one device's fence change costs the lane that holds many devices: the first batch
 /// and tick after a book comes into force (fences gone, admission places and timer
 /// deadlines: `LaneCore.leaveRemovedFences`, `reckonAdmission`, `retime`), beside the
-/// same one-message batch and tick with the book unchanged.
-/// A lane decides nothing else meanwhile, so this is how long a fence command or a file
-/// edit holds back every other device's positions in that lane.
+/// same one-message batch and tick with the book unchanged (a fence command:
+/// `FenceBook.replacing`), and beside the same after a book with no forebear (an edit of
+/// the file: the book read again, `revised(from:)`, against one made as before
+/// `FenceBook.inheriting`). A lane decides nothing else meanwhile, so this is how long a
+/// fence command or a file edit holds back every other device's positions in that lane.
 struct BookChangeScenario {
     /// The devices of the lane (each named by the book, with `fencesPerDevice` circles).
     let devices: Int
     static let fencesPerDevice = 2
-    /// Changes measured; the median counts.
+    /// Commands measured; the median counts.
     static let changes = 21
+    /// File edits measured (each makes two books of every device); the median counts.
+    static let edits = 7
 
-    func run() -> ResultRow {
+    func run() -> [ResultRow] {
         let now = BenchClock.wall()
         var settings = Settings()
         settings.lanes = 1
@@ -52,31 +56,58 @@ struct BookChangeScenario {
             core.handle((start..<end).map { message($0, at: now - 100) }, book: book, into: &effects)
             start = end
         }
-        var unchanged: [Double] = []
-        var changed: [Double] = []
         var current = book
-        for change in 0..<Self.changes {
-            let number = (change * 7_919) % devices
+        var clock = now - 50
+        /// The lane's first batch and tick with `next` in force, and `next` put in force.
+        func look(at next: FenceBook, device number: Int) -> Double {
             var effects = LaneEffects()
-            let same = message(number, at: now - 50 + Double(change))
-            unchanged.append(Self.time {
-                core.handle([same], book: current, into: &effects)
-                core.tick(now: now, book: current, into: &effects)
-            })
-            let next = current.replacing(devices: [names[number]: fences(number, count: Self.fencesPerDevice + 1 + change % 2)])
-            let after = message((number + 1) % devices, at: now - 50 + Double(change))
-            changed.append(Self.time {
+            let after = message((number + 1) % devices, at: clock)
+            clock += 1
+            let seconds = Self.time {
                 core.handle([after], book: next, into: &effects)
                 core.tick(now: now, book: next, into: &effects)
-            })
+            }
             current = next
+            return seconds
+        }
+        var unchanged: [Double] = []
+        var commanded: [Double] = []
+        for change in 0..<Self.changes {
+            let number = (change * 7_919) % devices
+            unchanged.append(look(at: current, device: number))
+            commanded.append(look(at: current.replacing(devices: [names[number]: fences(number, count: Self.fencesPerDevice + 1 + change % 2)]), device: number))
+        }
+        var edited: [Double] = []
+        var readAnew: [Double] = []
+        var comparing: [Double] = []
+        for edit in 0..<Self.edits {
+            let number = (edit * 6_007 + 13) % devices
+            var devicesInFile = current.devices
+            devicesInFile[names[number]] = fences(number, count: Self.fencesPerDevice + 1 + edit % 2)
+            // As an edit was read before `inheriting`: a book with no forebear.
+            let anew = FenceBook(devices: devicesInFile).revised(knownRevisions: current.knownRevisions, currentRevision: current.revision)
+            readAnew.append(look(at: anew, device: number))
+            devicesInFile[names[number]] = fences(number, count: Self.fencesPerDevice + (edit % 2))
+            let parsed = FenceBook(devices: devicesInFile).revised(knownRevisions: current.knownRevisions, currentRevision: current.revision)
+            let previous = current
+            var inherited = parsed
+            comparing.append(Self.time { inherited = parsed.inheriting(from: previous) })
+            edited.append(look(at: inherited, device: number))
         }
         let median = { (values: [Double]) in values.sorted()[values.count / 2] }
-        return ResultRow(
-            scenario: "lane", measure: "the first batch and tick after one device's fences change, \(ResultRow.count(devices)) devices in the lane (thread CPU, median of \(Self.changes))",
-            value: median(changed) * 1e3, unit: .milliseconds,
-            baseline: median(unchanged) * 1e3, baselineName: "the same, book unchanged",
-            detail: "one position a batch; each change adds or removes one of a device's circles")
+        let lane = "\(ResultRow.count(devices)) devices in the lane (thread CPU"
+        return [
+            ResultRow(
+                scenario: "lane", measure: "the first batch and tick after a command changes one device's fences, \(lane), median of \(Self.changes))",
+                value: median(commanded) * 1e3, unit: .milliseconds,
+                baseline: median(unchanged) * 1e3, baselineName: "the same, book unchanged",
+                detail: "one position a batch; each change adds or removes one of a device's circles"),
+            ResultRow(
+                scenario: "lane", measure: "the first batch and tick after an edit of the file changes one device's fences, \(lane), median of \(Self.edits))",
+                value: median(edited) * 1e3, unit: .milliseconds,
+                baseline: median(readAnew) * 1e3, baselineName: "the same, the book read again with no forebear (before FenceBook.inheriting)",
+                detail: "the reader's comparison of the books (FenceBook.inheriting, not on a lane): \(ResultRow.format(median(comparing) * 1e3, .milliseconds))"),
+        ]
     }
 
     private static func time(_ body: () -> Void) -> Double {

@@ -98,8 +98,8 @@ struct LaneScenario {
             scenario: "lane", measure: "LaneCore.handle a message, side-by-side traffic (thread CPU, fastest of \(LaneScenario.passes))",
             value: lane * 1e9 / count, unit: .nanoseconds,
             baseline: (decode + evaluate) * 1e9 / count, baselineName: "LocationDecoder + Evaluator alone",
-            detail: detail),
-            BookChangeScenario(devices: options.quick ? 10_000 : 100_000).run()]
+            detail: detail)]
+            + BookChangeScenario(devices: options.quick ? 10_000 : 100_000).run()
     }
 
     /// The thread's CPU seconds `body` took.

@@ -2,9 +2,10 @@ import GeotifyBridge
 import GeotifyCore
 import Testing
 
-/// A command changes a few devices' fences (`FenceBook.replacing`); the lane then looks
-/// only at those devices (`FenceBookLineage`) for fences gone, admission places and timer
-/// deadlines, not at every device it keeps, and decides for them as a whole look would.
+/// A command or an edit of the file changes a few devices' fences (`FenceBook.replacing`,
+/// `FenceBook.inheriting`); the lane then looks only at those devices
+/// (`FenceBookLineage`) for fences gone, admission places and timer deadlines, not at
+/// every device it keeps, and decides for them as a whole look would.
 @Suite("Lane core: books changed by commands")
 struct LaneCoreBookLineageTests {
     static let others = (0..<20).map { "u\($0)/phone" }
@@ -49,12 +50,32 @@ struct LaneCoreBookLineageTests {
         #expect(Set(rest.events.compactMap { $0["device"] as? String }) == Set(everyone).subtracting(["alice/phone", "bob/phone"]))
     }
 
-    @Test func aFileReadAgainIsLookedAtWhole() throws {
+    /// An edit of the file that changes one device's fences: the lane looks at that
+    /// device alone (fences gone, admission, deadlines), and decides for it as a whole
+    /// look would.
+    @Test func aFileEditIsLookedAtForTheDevicesItChanged() throws {
+        var lane = try LaneFixture(fences: Self.fences())
+        for device in ["alice/phone", "bob/phone", "carol/phone"] + Self.others { _ = lane.ownTracks(device, 52.52, 13.405) }
+        _ = lane.advance(1)
+        let before = lane.core.devicesReconsidered
+        try lane.edit(Self.fences(alice: Self.gym))
+        let looked = lane.advance(1)
+        #expect(lane.core.devicesReconsidered - before == 3)
+        #expect(looked.outboxText("geotify/presence/alice/phone/home") == "", "Alice's home is gone")
+        #expect(lane.core.state(of: "alice/phone")?.fences.map(\.fence) == [])
+        #expect(lane.core.state(of: "bob/phone")?.fences.map(\.fence) == ["home"])
+    }
+
+    /// An edit that adds a shared set may change what every device is evaluated against:
+    /// the lane looks at every device.
+    @Test func aFileEditOfTheSharedSetsIsLookedAtWhole() throws {
         var lane = try LaneFixture(fences: Self.fences())
         for device in ["alice/phone", "bob/phone", "carol/phone"] + Self.others { _ = lane.ownTracks(device, 52.50, 13.405) }
         _ = lane.advance(1)
         let before = lane.core.devicesReconsidered
-        try lane.edit(Self.fences(alice: Self.gym))
+        var withShared = Self.fences()
+        withShared.removeLast(2)
+        try lane.edit(withShared + #", "shared": [\#(Self.gym)] }"#)
         _ = lane.advance(1)
         #expect(lane.core.devicesReconsidered - before == 3 * 23)
     }

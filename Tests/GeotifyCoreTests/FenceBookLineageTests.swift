@@ -1,9 +1,10 @@
 import GeotifyCore
 import Testing
 
-/// A book made by `replacing(devices:)` names the devices whose fences may differ from
-/// its forebears (`FenceBookLineage`), so a lane looks only at those; a book made any
-/// other way names none, and the lane looks at every device.
+/// A book made by `replacing(devices:)`, or read again with groups and shared sets as
+/// they were, names the devices whose fences may differ from its forebears
+/// (`FenceBookLineage`), so a lane looks only at those; a book made any other way names
+/// none, and the lane looks at every device.
 @Suite("Fence book lineage")
 struct FenceBookLineageTests {
     static func fence(_ identifier: String) -> Fence {
@@ -25,12 +26,41 @@ struct FenceBookLineageTests {
         #expect(second.deviceFences(of: "alice/phone") !== Self.book.deviceFences(of: "alice/phone"))
     }
 
-    @Test func aBookReadAgainHasNoForebears() {
+    /// The file read again (`revised(from:)`, `inheriting(from:)`): the devices whose own
+    /// fences differ, added or gone, are a step of the lineage, and every other device
+    /// keeps what it was evaluated against.
+    @Test func aBookReadAgainNamesTheDevicesWhoseFencesDiffer() {
         let replaced = Self.book.replacing(devices: ["alice/phone": [Self.fence("gym")]])
-        let read = FenceBook(devices: replaced.devices).revised(from: replaced)
-        #expect(read.lineage.devicesChanged(since: replaced.edition) == nil)
-        #expect(read.lineage.devicesChanged(since: Self.book.edition) == nil)
-        #expect(FenceBook(devices: Self.book.devices).lineage.devicesChanged(since: Self.book.edition) == nil)
+        var edited = replaced.devices
+        edited["bob/phone"] = [Self.fence("home"), Self.fence("work")]
+        edited["carol/phone"] = nil
+        edited["dave/phone"] = [Self.fence("home")]
+        let read = FenceBook(devices: edited).revised(from: replaced)
+        #expect(read.lineage.devicesChanged(since: replaced.edition) == ["bob/phone", "carol/phone", "dave/phone"])
+        #expect(read.lineage.devicesChanged(since: Self.book.edition) == ["alice/phone", "bob/phone", "carol/phone", "dave/phone"])
+        #expect(read.deviceFences(of: "alice/phone") === replaced.deviceFences(of: "alice/phone"), "unchanged: the very same")
+        #expect(read.deviceFences(of: "bob/phone") !== replaced.deviceFences(of: "bob/phone"))
+        #expect(read.fences(of: "bob/phone").map(\.identifier) == ["home", "work"])
+        #expect(!read.knows("carol/phone") && read.knows("dave/phone"))
+        #expect(read.fences(of: "bob/phone")[0].addedRevision == replaced.fences(of: "bob/phone")[0].addedRevision, "revisions carried over")
+
+        let unchanged = FenceBook(devices: replaced.devices).revised(from: replaced)
+        #expect(unchanged.lineage.devicesChanged(since: replaced.edition) == [])
+    }
+
+    /// A group or a shared set that changes may change what any device is evaluated
+    /// against: the book read again has no forebear, and a lane looks at every device.
+    @Test func aBookReadAgainWithOtherGroupsOrSharedSetsHasNoForebears() {
+        let shared = ["shared": SharedFences(owner: "shared", fences: [Self.fence("station")])]
+        let withShared = FenceBook(devices: Self.book.devices, shared: shared).revised(from: Self.book)
+        #expect(withShared.lineage.devicesChanged(since: Self.book.edition) == nil)
+        let grouped = FenceBook(devices: Self.book.devices, groups: ["family": ["alice/phone"]]).revised(from: Self.book)
+        #expect(grouped.lineage.devicesChanged(since: Self.book.edition) == nil)
+        let same = FenceBook(devices: withShared.devices, shared: ["shared": SharedFences(owner: "shared", fences: [Self.fence("station")])])
+            .revised(from: withShared)
+        #expect(same.lineage.devicesChanged(since: withShared.edition) == [], "equal shared sets are the same")
+        #expect(same.shared["shared"] === withShared.shared["shared"])
+        #expect(FenceBook(devices: Self.book.devices).lineage.devicesChanged(since: Self.book.edition) == nil, "a book made anew has none")
     }
 
     @Test func onlyTheNearestForebearsAreRemembered() {
