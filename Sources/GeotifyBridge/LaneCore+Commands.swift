@@ -248,18 +248,20 @@ extension LaneCore {
         } catch {
             throw InputError(error)
         }
-        let changed = book.replacing(devices: [device: outcome.fences])
+        // The device alone as the change would make it: a whole book made for a preview
+        // copied the book's tables, every device of them, for each preview.
+        let changed = book.view(of: device, replacedBy: outcome.fences)
         let token = configuration.makeToken()
         let expires = previews.add(token: token, change: change, device: device, basis: basis, now: now)
         let state = devices[device]?.state
         var preview = JSONObject()
         preview["change"] = .string(proposal.name)
-        let stored = outcome.fence.flatMap { fence in changed.fences(of: device).first { $0.identifier == fence.identifier } }
+        let stored = outcome.fence.flatMap { fence in changed.fences.first { $0.identifier == fence.identifier } }
         preview["fence"] = (stored ?? outcome.previous).map(FenceCodec.encode) ?? .null
         if case .edit = proposal { preview["previous"] = outcome.previous.map(FenceCodec.encode) ?? .null }
         if let fence = stored ?? outcome.previous {
             preview["relation"] = relation(of: state, to: fence)
-            preview["notification"] = notification(for: fence.identifier, device: device, state: state, book: changed) ?? .null
+            preview["notification"] = notification(for: fence.identifier, state: state, fences: changed.evaluated, revision: changed.revision) ?? .null
         } else {
             preview["notification"] = .null
         }
@@ -274,11 +276,11 @@ extension LaneCore {
     /// The notification the device's next fix would cause for `fence` if it were where
     /// it was last seen: its last fix evaluated against the changed fences, as a fix of a
     /// later time than the one before (one of the same time establishes no new fence).
-    private func notification(for fence: String, device: String, state: DeviceState?, book: FenceBook) -> JSON? {
+    private func notification(for fence: String, state: DeviceState?, fences: DeviceFences, revision: Int) -> JSON? {
         guard var state, let fix = state.lastFix else { return nil }
         state.lastFix?.timestamp = fix.timestamp.nextDown
         let evaluator = Evaluator(rules: configuration.evaluator.rules, acceptance: FixAcceptance(maximumAge: 0, maximumFutureSkew: .infinity))
-        let evaluation = evaluator.evaluate(fix, fences: book.deviceFences(of: device), revision: book.revision, now: fix.timestamp, state: &state)
+        let evaluation = evaluator.evaluate(fix, fences: fences, revision: revision, now: fix.timestamp, state: &state)
         guard let notification = evaluation.notifications.first(where: { $0.fence == fence }) else { return nil }
         return (try? JSONParser().parse(configuration.messages.event(notification).payload)) ?? .null
     }

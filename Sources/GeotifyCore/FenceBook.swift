@@ -69,23 +69,34 @@ public struct FenceBook: Sendable, Equatable {
         var book = self
         book.edition = FenceBookEdition()
         book.lineage = lineage.extended(from: edition, changed: Set(changes.keys))
-        let next = revision + 1
         var anyNew = false
         for (device, fences) in changes {
-            let known = Dictionary(self.fences(of: device).map { ($0.identifier, $0.addedRevision) }, uniquingKeysWith: { first, _ in first })
-            let revised = fences.map { fence in
-                if let revision = known[fence.identifier] { return fence.with(addedRevision: revision) }
-                anyNew = true
-                return fence.with(addedRevision: next)
-            }
-            book.devices[device] = revised
-            let everyone = shared[SharedFences.everyDevice].map { [$0] } ?? []
-            let groupSets = (memberships[device] ?? []).compactMap { shared[$0] }
-            book.evaluated[device] = DeviceFences(own: revised, shared: everyone + groupSets)
+            let view = view(of: device, replacedBy: fences)
+            anyNew = anyNew || view.revision > revision
+            book.devices[device] = view.fences
+            book.evaluated[device] = view.evaluated
             book.lowercased[device.lowercased()] = device
         }
-        if anyNew { book.revision = next }
+        if anyNew { book.revision = revision + 1 }
         return book
+    }
+
+    /// What `replacing(devices: [device: fences])` would make of `device` alone: its
+    /// fences with their revisions, what it would be evaluated against, and the book's
+    /// revision, at the cost of that device's fences, without copying the book's tables
+    /// (which a change of this book, shared with the lanes, would). For a preview, which
+    /// changes nothing.
+    package func view(of device: String, replacedBy fences: [Fence]) -> (fences: [Fence], evaluated: DeviceFences, revision: Int) {
+        let known = Dictionary(self.fences(of: device).map { ($0.identifier, $0.addedRevision) }, uniquingKeysWith: { first, _ in first })
+        var anyNew = false
+        let revised = fences.map { fence in
+            if let revision = known[fence.identifier] { return fence.with(addedRevision: revision) }
+            anyNew = true
+            return fence.with(addedRevision: revision + 1)
+        }
+        let everyone = shared[SharedFences.everyDevice].map { [$0] } ?? []
+        let groupSets = (memberships[device] ?? []).compactMap { shared[$0] }
+        return (revised, DeviceFences(own: revised, shared: everyone + groupSets), anyNew ? revision + 1 : revision)
     }
 
     /// A device the file names whose identifier equals `device` but for letter case, nil

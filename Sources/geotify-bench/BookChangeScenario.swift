@@ -9,8 +9,10 @@ import GeotifyMQTT
 /// same one-message batch and tick with the book unchanged (a fence command:
 /// `FenceBook.replacing`), and beside the same after a book with no forebear (an edit of
 /// the file: the book read again, `revised(from:)`, against one made as before
-/// `FenceBook.inheriting`). A lane decides nothing else meanwhile, so this is how long a
-/// fence command or a file edit holds back every other device's positions in that lane.
+/// `FenceBook.inheriting`); and a preview's batch beside the whole book a preview made
+/// before `FenceBook.view(of:replacedBy:)`. A lane decides nothing else meanwhile, so
+/// this is how long a fence command or a file edit holds back every other device's
+/// positions in that lane.
 struct BookChangeScenario {
     /// The devices of the lane (each named by the book, with `fencesPerDevice` circles).
     let devices: Int
@@ -94,6 +96,27 @@ struct BookChangeScenario {
             comparing.append(Self.time { inherited = parsed.inheriting(from: previous) })
             edited.append(look(at: inherited, device: number))
         }
+        // A preview (the Peek) of a new circle for one device: the batch of that command,
+        // beside what making a whole book for it cost (`FenceBook.replacing`, which a
+        // preview made before `FenceBook.view(of:replacedBy:)`: a copy of the book's
+        // tables, shared with the lanes).
+        var previewed: [Double] = []
+        var wholeBook: [Double] = []
+        var previewsAnswered = 0
+        for preview in 0..<Self.changes {
+            let number = (preview * 4_001 + 7) % devices
+            let center = place(number)
+            let payload = #"{"id":"p\#(preview)","action":"preview","change":{"action":"add","fence":{"identifier":"new","latitude":\#(center.latitude),"longitude":\#(center.longitude),"radius":80,"eventType":"onEntry"}}}"#
+            let command = Inbound(
+                route: .command, device: names[number], message: MQTTMessage(topic: "geotify/cmd/\(names[number])", payload: Array(payload.utf8)),
+                arrival: now)
+            var effects = LaneEffects()
+            previewed.append(Self.time { core.handle([command], book: current, into: &effects) })
+            let reply = effects.direct.first { $0.topic.hasPrefix("geotify/reply/") }.map { String(decoding: $0.payload, as: UTF8.self) } ?? ""
+            if reply.contains(#""ok":true"#) && reply.contains(#""token""#) { previewsAnswered += 1 }
+            let book = current
+            wholeBook.append(Self.time { _ = book.replacing(devices: [names[number]: fences(number, count: Self.fencesPerDevice + 1)]) })
+        }
         let median = { (values: [Double]) in values.sorted()[values.count / 2] }
         let lane = "\(ResultRow.count(devices)) devices in the lane (thread CPU"
         return [
@@ -107,6 +130,11 @@ struct BookChangeScenario {
                 value: median(edited) * 1e3, unit: .milliseconds,
                 baseline: median(readAnew) * 1e3, baselineName: "the same, the book read again with no forebear (before FenceBook.inheriting)",
                 detail: "the reader's comparison of the books (FenceBook.inheriting, not on a lane): \(ResultRow.format(median(comparing) * 1e3, .milliseconds))"),
+            ResultRow(
+                scenario: "lane", measure: "a preview of one device's new circle (the command's batch), \(lane), median of \(Self.changes))",
+                value: median(previewed) * 1e3, unit: .milliseconds,
+                baseline: median(wholeBook) * 1e3, baselineName: "making a whole book for it, as a preview did before (FenceBook.replacing)",
+                detail: "the reply, the relation and the notification the device's next fix would cause, from the device's own view of the change; \(previewsAnswered) of \(Self.changes) answered ok with a token\(previewsAnswered == Self.changes ? "" : " (A PREVIEW FAILED)")"),
         ]
     }
 
