@@ -166,16 +166,15 @@ public struct FenceBook: Sendable, Equatable {
         var book = self
         book.shared = previous.shared
         book.stranger = previous.stranger
-        for device in evaluated.keys {
-            if !changed.contains(device), let kept = previous.evaluated[device] {
-                book.evaluated[device] = kept
-            } else {
-                // Against the shared sets kept, so that they are the same objects for all.
-                let everyone = previous.shared[SharedFences.everyDevice].map { [$0] } ?? []
-                let groupSets = (memberships[device] ?? []).compactMap { previous.shared[$0] }
-                book.evaluated[device] = DeviceFences(own: devices[device] ?? [], shared: everyone + groupSets)
-            }
+        // `previous`'s table with the changed devices made again (against the shared sets
+        // kept, so that those are the same objects for all) or gone.
+        var kept = previous.evaluated
+        let everyone = previous.shared[SharedFences.everyDevice].map { [$0] } ?? []
+        for device in changed {
+            kept[device] = evaluated[device] == nil ? nil : DeviceFences(
+                own: devices[device] ?? [], shared: everyone + (memberships[device] ?? []).compactMap { previous.shared[$0] })
         }
+        book.evaluated = kept
         book.lineage = previous.lineage.extended(from: previous.edition, changed: changed)
         return book
     }
