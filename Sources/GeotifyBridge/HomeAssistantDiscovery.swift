@@ -108,8 +108,17 @@ package struct HomeAssistantDiscovery: Sendable {
     /// The node id of `device`: `objectID(of: "<topic prefix>/<device>")`, so bridges with
     /// different topic prefixes never share entities. `alice/phone` under `geotify`
     /// becomes `geotify_alice_phone_` followed by eight hex digits.
+    ///
+    /// A device whose first topic level is `occupancy` or `shard` would get the node id of
+    /// a shared set (`sharedNodeID`: `occupancy/shared`) or of one of several instances
+    /// (`bridgeNodeID`: `shard/1`), and a tracker so named would have its entities join
+    /// that node in Home Assistant and its configs overwrite the node's: such a device's
+    /// text is marked with a `#`, which no device identifier holds, so its id is of its
+    /// own (`objectID` hashes it). Every other device's id is as it was.
     package func nodeID(of device: String) -> String {
-        HomeAssistantDiscovery.objectID(of: "\(topics.prefix)/\(device)")
+        let first = device.prefix { $0 != "/" }
+        let reserved = first == "occupancy" || first == "shard"
+        return HomeAssistantDiscovery.objectID(of: "\(topics.prefix)/\(reserved ? "#" : "")\(device)")
     }
 
     /// The node id of the bridge itself: `objectID(of: "<topic prefix>")`, `geotify` by

@@ -75,6 +75,21 @@ struct HomeAssistantDiscoveryTests {
         #expect(discovery.nodeID(of: "alice/phone") == "geotify_alice_phone_ab26efe8")
     }
 
+    /// A tracker named `occupancy/shared` had the node of the shared fences' occupancy
+    /// entities, and one named `shard/1` the node of instance 1 of several: their configs
+    /// overwrote those nodes' in Home Assistant. Each now has a node of its own; every
+    /// other device keeps the id it had.
+    @Test func aDeviceNamedLikeASharedSetOrAnInstanceHasANodeOfItsOwn() throws {
+        #expect(discovery.nodeID(of: "occupancy/shared") != discovery.sharedNodeID(of: "shared"))
+        #expect(discovery.nodeID(of: "occupancy/family") != discovery.sharedNodeID(of: "family"))
+        let sharded = HomeAssistantDiscovery(topics: Topics(shard: try ShardAssignment(index: 1, count: 2)))
+        #expect(sharded.nodeID(of: "shard/1") != sharded.bridgeNodeID)
+        #expect(sharded.nodeID(of: "shard/1") != sharded.nodeID(of: "shard_1"))
+        #expect(discovery.nodeID(of: "occupancy/shared").hasPrefix("geotify__occupancy_shared_"))
+        #expect(Self.isDiscoveryID(discovery.nodeID(of: "shard/1")[...]))
+        #expect(discovery.nodeID(of: "occupancyx/shared") == HomeAssistantDiscovery.objectID(of: "geotify/occupancyx/shared"), "only the whole first level is reserved")
+    }
+
     @Test func everyPayloadMatchesHomeAssistantsSchemaKeyByKey() throws {
         for discovery in [discovery, linked] {
             let messages = announcement(discovery)
