@@ -23,13 +23,13 @@ import Synchronization
 /// while they have nothing to send.
 ///
 /// Every request is admitted or refused on its header alone (`Admit`: the request line's
-/// control characters, the size rules, the `Host` rules, then the application's routing and
-/// login), before a byte of its body is stored, so a client that may not post stores
-/// nothing. Every refusal has a status and a JSON reason: a path or query argument holding
-/// a control character or bytes that are not UTF-8, escaped or raw (400 `bad_uri`; the
-/// server decodes the escapes itself to know: `PercentDecoding`), a body without `Content-Length` (411), with a
-/// framing that could hide its size (400), too large (413, also when more arrives than was
-/// announced: then the connection is closed too), a missing, repeated or malformed `Host`
+/// text, the size rules, the `Host` rules, then the application's routing and login),
+/// before a byte of its body is stored, so a client that may not post stores nothing.
+/// Every refusal has a status and a JSON reason: a path or query argument holding a
+/// control character or bytes that are not UTF-8, escaped or raw (400 `bad_uri`; the
+/// server decodes the escapes itself to know: `PercentDecoding`), a body without
+/// `Content-Length` (411), with a framing that could hide its size (400), too large (413,
+/// also when more arrives than was announced: then the connection is closed too), a missing, repeated or malformed `Host`
 /// (400 `bad_host`: `HostHeader`), a header too large (431 and 414, from libmicrohttpd,
 /// counted from its log line: `LibraryRefusal`), more than
 /// `maximumConnections` open (503), a request, header and body, not complete within

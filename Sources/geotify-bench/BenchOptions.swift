@@ -31,7 +31,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: geotify-bench [core|decode|lane|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
                              [--rounds N] [--devices N] [--fences N] [--messages N]
-                             [--latency-rate N] [--publisher-segment BYTES] [--broker-nodelay]
+                             [--latency-rate N] [--publisher-segment BYTES] [--publisher-mqttclient] [--broker-nodelay]
                              [--device-topics LIST]
                              [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
@@ -54,7 +54,8 @@ struct BenchOptions: Sendable {
         libmosquitto client can; then the p99 latency at half the bridge's rate (or
         --latency-rate messages/s), published over a socket whose segments are at most
         --publisher-segment bytes (default 1 448, a real link's; 0: loopback's own, whose
-        64 KB segments can stall the publisher for 200 ms). --broker-nodelay runs the brokers with
+        64 KB segments can stall the publisher for 200 ms); --publisher-mqttclient publishes
+        through an MQTTClient instead, as the runs before 5 December 2026 did. --broker-nodelay runs the brokers with
         set_tcp_nodelay true (mosquitto's default is false). --device-topics state,badge
         sets the bridge's deviceTopics (default: all four). --sidebyside-json writes
         every measurement as JSON; --sidebyside-dir keeps the traffic (traffic.txt,
@@ -92,6 +93,7 @@ struct BenchOptions: Sendable {
                 default: options.sideBySide.messages = number
                 }
             case "--broker-nodelay": options.sideBySide.brokerNoDelay = true
+            case "--publisher-mqttclient": options.sideBySide.publisherIsMQTTClient = true
             case "--device-topics":
                 // Read as the setting is, so a wrong name gets the setting's refusal.
                 let names = remaining.popFirst()?.split(separator: ",").map { JSON.string(String($0)) } ?? []

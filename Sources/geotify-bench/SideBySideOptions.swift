@@ -2,7 +2,7 @@ import Foundation
 import GeotifyBridge
 
 /// What the side-by-side scenario runs (`--rounds`, `--devices`, `--fences`,
-/// `--messages`, `--latency-rate`, `--publisher-segment`, `--broker-nodelay`, `--device-topics`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
+/// `--messages`, `--latency-rate`, `--publisher-segment`, `--publisher-mqttclient`, `--broker-nodelay`, `--device-topics`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
 /// `--sidebyside-dir`, `--perf`). Unset counts follow `--quick`.
 struct SideBySideOptions: Sendable {
     /// The most seconds of fix time a device's fixes may span: they are 30 s apart and
@@ -23,6 +23,10 @@ struct SideBySideOptions: Sendable {
     /// The maximum segment size of the latency run's publisher in bytes (`SocketPublisher`):
     /// a real link's by default; nil (`--publisher-segment 0`): loopback's own, 65 483.
     var publisherSegment: Int? = 1_448
+    /// Whether the latency run publishes through an `MQTTClient` (libmosquitto, its
+    /// writes gathered: how the runs before the thirty-third session published;
+    /// `--publisher-segment` does not apply) instead of a `SocketPublisher`.
+    var publisherIsMQTTClient = false
     /// The bridge's `deviceTopics` (`--device-topics state,badge`); nil: its default, all.
     var deviceTopics: [DeviceTopic]?
     /// Where a profile of one more bridge run goes, if anywhere.

@@ -223,7 +223,8 @@ struct SideBySideScenario {
         var latencies: [Double]
         /// How far behind its schedule the publisher ended.
         var publisherLag: Double
-        /// The segment size the publisher's kernel used (`TCP_MAXSEG` once connected).
+        /// The segment size the publisher's kernel used (`TCP_MAXSEG` once connected); 0
+        /// for an `MQTTClient` (`--publisher-mqttclient`).
         var publisherSegment: Int
         /// What ran meanwhile, from the first timed message sent to the last (`Load`).
         var load: Load?
@@ -241,7 +242,7 @@ struct SideBySideScenario {
         }
 
         var summary: String {
-            "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) timed of \(ResultRow.count(sent)) sent; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind, in segments of \(ResultRow.count(publisherSegment)) B"
+            "p50 \(ResultRow.format(percentile(0.5) * 1_000, .milliseconds)), p99 \(ResultRow.format(percentile(0.99) * 1_000, .milliseconds)), max \(ResultRow.format((latencies.max() ?? 0) * 1_000, .milliseconds)) over \(ResultRow.count(latencies.count)) timed of \(ResultRow.count(sent)) sent; publisher \(ResultRow.format(publisherLag * 1_000, .milliseconds)) behind\(publisherSegment > 0 ? ", in segments of \(ResultRow.count(publisherSegment)) B" : ", through an MQTTClient")"
                 + (load.map { "; while sending, " + $0.summary } ?? "")
                 + bridgeSummary
                 + (problems.isEmpty ? "" : "; PROBLEMS: " + problems.joined(separator: "; "))
@@ -269,7 +270,7 @@ struct SideBySideScenario {
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
             deviceTopics: options.sideBySide.deviceTopics, filters: ["geotify/event/#"])
         defer { bridge.stop() }
-        let publishers = try PositionPublishers(port: broker.port, count: 1, segmentSize: options.sideBySide.publisherSegment)
+        let publishers = try latencyPublisher(port: broker.port)
         defer { publishers.stop() }
         // Warm-up: every device's first fix (which creates its state and notifies nothing),
         // then the timed messages.
@@ -321,6 +322,15 @@ struct SideBySideScenario {
         return caughtUp && (reportsPending || ProcessProbe.waitUntilIdle { bridge.process.cpuSeconds() })
     }
 
+    /// The latency run's publisher: one `SocketPublisher` with the chosen segment size,
+    /// or with `--publisher-mqttclient` one `MQTTClient` at QoS 0.
+    private func latencyPublisher(port: Int) throws -> PositionPublishers {
+        let settings = options.sideBySide
+        return settings.publisherIsMQTTClient
+            ? try PositionPublishers(port: port, count: 1, qos: 0)
+            : try PositionPublishers(port: port, count: 1, segmentSize: settings.publisherSegment)
+    }
+
     /// The baseline of the latency run: the same paced positions through a fresh broker,
     /// no bridge, the observer subscribed to one device in twenty, so that it gets about
     /// as many messages as it gets notifications from the bridge (what the broker, the
@@ -331,7 +341,7 @@ struct SideBySideScenario {
         let watched = max(1, workload.devices / 20)
         let observer = try ArrivalObserver(port: broker.port, filters: (0..<watched).map { workload.traffic.prepared($0).topic })
         defer { observer.stop() }
-        let publishers = try PositionPublishers(port: broker.port, count: 1, segmentSize: options.sideBySide.publisherSegment)
+        let publishers = try latencyPublisher(port: broker.port)
         defer { publishers.stop() }
         let count = min(workload.traffic.count - workload.sentinels.count, Int(rate * SideBySideScenario.latencySeconds))
         let expected = (0..<count).filter { $0 % workload.devices < watched }.count

@@ -109,14 +109,15 @@ final class SocketPublisher: Sendable {
         }
     }
 
-    /// Writes all of `bytes` (blocking: a broker that reads slowly holds the publisher
+    /// Sends all of `bytes` (blocking: a broker that reads slowly holds the publisher
     /// back, as it would a phone).
     private func send(_ bytes: [UInt8]) throws {
         try writing.withLock { _ in
             try bytes.withUnsafeBytes { buffer in
                 var sent = 0
                 while sent < buffer.count {
-                    let count = write(descriptor, buffer.baseAddress! + sent, buffer.count - sent)
+                    // send(2) with MSG_NOSIGNAL: a broker gone must be an error, not SIGPIPE.
+                    let count = Glibc.send(descriptor, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
                     if count < 0 && errno == EINTR { continue }
                     guard count > 0 else { throw BenchError("writing to the broker failed: \(String(cString: strerror(errno)))") }
                     sent += count
