@@ -6,7 +6,7 @@ import Testing
 /// `FenceBook.inheriting`); the lane then looks only at those devices
 /// (`FenceBookLineage`) for fences gone, admission places and timer deadlines, not at
 /// every device it keeps, and decides for them as a whole look would.
-@Suite("Lane core: books changed by commands")
+@Suite("Lane core: books changed by commands and edits")
 struct LaneCoreBookLineageTests {
     static let others = (0..<20).map { "u\($0)/phone" }
 

@@ -63,6 +63,17 @@ struct FenceBookLineageTests {
         #expect(FenceBook(devices: Self.book.devices).lineage.devicesChanged(since: Self.book.edition) == nil, "a book made anew has none")
     }
 
+    /// An edit that changes more devices than a lineage remembers gives no forebear.
+    @Test func aBookReadAgainWithTooManyChangesHasNoForebears() {
+        func read(adding count: Int) -> FenceBook {
+            var devices = Self.book.devices
+            for number in 0..<count { devices["u\(number)/phone"] = [Self.fence("home")] }
+            return FenceBook(devices: devices).revised(from: Self.book)
+        }
+        #expect(read(adding: FenceBookLineage.maximumChanged).lineage.devicesChanged(since: Self.book.edition)?.count == FenceBookLineage.maximumChanged)
+        #expect(read(adding: FenceBookLineage.maximumChanged + 1).lineage.devicesChanged(since: Self.book.edition) == nil)
+    }
+
     @Test func onlyTheNearestForebearsAreRemembered() {
         var books = [Self.book]
         for step in 0...FenceBookLineage.depth {
