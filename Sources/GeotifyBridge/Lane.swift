@@ -68,6 +68,9 @@ final class Lane: @unchecked Sendable {
     /// Deliveries that could not be queued yet, within their targets' bounds
     /// (`DeliveryBound.hold`).
     private var unsavedDeliveries: [DeliveryEntry] = []
+    /// How many deliveries each target refused meanwhile, for its count in the database
+    /// (`geotify notify status`), added by the next commit that can be written.
+    private var unsavedRefusals: [String: Int] = [:]
     /// Whether last fixes are still to be saved, a share at each tick (`tick`).
     private var savingFixes = false
     /// Requesters in the process waiting for an answer, by id.
@@ -282,9 +285,11 @@ final class Lane: @unchecked Sendable {
         var saves: [String: DeviceState]
         var forgotten: Set<String>
         var deliveries: [DeliveryEntry]
+        /// Deliveries refused by target while no commit could be written.
+        var refusedBefore: [String: Int]
         var outbox: [OutboxMessage]
 
-        var isEmpty: Bool { saves.isEmpty && forgotten.isEmpty && deliveries.isEmpty && outbox.isEmpty }
+        var isEmpty: Bool { saves.isEmpty && forgotten.isEmpty && deliveries.isEmpty && refusedBefore.isEmpty && outbox.isEmpty }
     }
 
     /// Counts and logs what the core decided, and gathers what is to be committed. A
@@ -299,7 +304,9 @@ final class Lane: @unchecked Sendable {
         var saves = unsaved
         for device in forgotten { saves[device] = nil }
         for (device, state) in effects.saves { saves[device] = state }
-        return Commit(saves: saves, forgotten: forgotten, deliveries: unsavedDeliveries + effects.deliveries, outbox: effects.outbox)
+        return Commit(
+            saves: saves, forgotten: forgotten, deliveries: unsavedDeliveries + effects.deliveries, refusedBefore: unsavedRefusals,
+            outbox: effects.outbox)
     }
 
     /// Commits what `commits` gathered in one transaction and queues the outbox messages
@@ -315,25 +322,28 @@ final class Lane: @unchecked Sendable {
         var saves: [(device: String, state: DeviceState, named: Bool)] = []
         var forgotten: [String] = []
         var deliveries: [DeliveryEntry] = []
+        var refusedBefore: [String: Int] = [:]
         var outbox: [OutboxMessage] = []
         for (lane, commit) in commits {
             dispatchPrecondition(condition: .onQueue(lane.queue))
             saves += commit.saves.map { ($0.key, $0.value, lane.core.savesAsNamed($0.key)) }
             forgotten += commit.forgotten
             deliveries += commit.deliveries
+            refusedBefore.merge(commit.refusedBefore, uniquingKeysWith: +)
             outbox += commit.outbox
         }
         var refusals: [DeliveryRefusal] = []
         do {
             try environment.store.save(
                 devices: saves, forgetting: forgotten, outbox: outbox, deliveries: deliveries, bounds: environment.deliveryBounds,
-                now: environment.scheduler.now, then: { ids in environment.publisher.queue(outbox, outboxIDs: ids) },
+                refusedBefore: refusedBefore, now: environment.scheduler.now, then: { ids in environment.publisher.queue(outbox, outboxIDs: ids) },
                 refused: { refusals = $0 })
             environment.publisher.pump()
             for (lane, _) in commits {
                 lane.unsaved.removeAll()
                 lane.unsavedForgotten.removeAll()
                 lane.unsavedDeliveries.removeAll()
+                lane.unsavedRefusals.removeAll()
             }
             environment.health.succeeded()
             if !refusals.isEmpty { environment.refuseDeliveries(refusals) }
@@ -348,6 +358,8 @@ final class Lane: @unchecked Sendable {
                 // otherwise pile up here without end.
                 let deliveries = DeliveryBound.hold(commit.deliveries, within: environment.deliveryBounds)
                 lane.unsavedDeliveries = deliveries.held
+                lane.unsavedRefusals = commit.refusedBefore
+                for refusal in deliveries.refused { lane.unsavedRefusals[refusal.entry.target, default: 0] += 1 }
                 refusals += deliveries.refused
             }
             environment.health.failed("device state", error) { environment.publisher.send($0) }

@@ -126,7 +126,7 @@ final class DeliveryLog {
                 COALESCE((SELECT queued FROM delivery_bound WHERE target = ?1), 0)
             """)
         countRefused = try database.prepare("""
-            INSERT INTO delivery_bound (target, refused) VALUES (?, 1) ON CONFLICT (target) DO UPDATE SET refused = refused + 1
+            INSERT INTO delivery_bound (target, refused) VALUES (?1, ?2) ON CONFLICT (target) DO UPDATE SET refused = refused + ?2
             """)
         prune = try database.prepare("""
             DELETE FROM delivery_dead WHERE id IN
@@ -147,7 +147,7 @@ final class DeliveryLog {
         var refusals: [DeliveryRefusal] = []
         for entry in entries {
             if let bound = bounds[entry.target], let refusal = try refusal(of: entry, within: bound) {
-                try countRefused.run([.text(entry.target)])
+                try countRefused.run([.text(entry.target), .integer(1)])
                 refusals.append(refusal)
                 continue
             }
@@ -156,6 +156,15 @@ final class DeliveryLog {
             ])
         }
         return refusals
+    }
+
+    /// Adds `counts` (target → deliveries) to the targets' refused counts: those refused
+    /// while no commit could be written (`DeliveryBound.hold`). Runs no transaction of
+    /// its own.
+    func countRefusals(_ counts: [String: Int]) throws(StoreError) {
+        for (target, count) in counts.sorted(by: { $0.key < $1.key }) where count > 0 {
+            try countRefused.run([.text(target), .integer(Int64(count))])
+        }
     }
 
     /// Why `entry` may not be queued within `bound`, or nil.

@@ -102,16 +102,18 @@ public final class StateStore: Sendable {
     /// the messages there queue every save's messages in row order; `refused` runs after
     /// it with the deliveries the bounds refused (none were queued; empty when all were).
     /// Both run with the store's lock held: they must not use the store (that would stop
-    /// the process).
+    /// the process). `refusedBefore` (target → count) adds deliveries refused while no
+    /// commit could be written (`DeliveryBound.hold`) to the targets' refused counts.
     @discardableResult
     package func save(
         devices: [(device: String, state: DeviceState, named: Bool)], forgetting: [String] = [], outbox: [OutboxMessage],
-        deliveries: [DeliveryEntry] = [], bounds: [String: DeliveryBound] = [:], now: Double = 0,
+        deliveries: [DeliveryEntry] = [], bounds: [String: DeliveryBound] = [:], refusedBefore: [String: Int] = [:], now: Double = 0,
         recording notes: [String: Int64] = [:], then: ([Int64]) -> Void = { _ in }, refused: ([DeliveryRefusal]) -> Void = { _ in }
     ) throws(StoreError) -> [Int64] {
         try database.withLock { connection throws(StoreError) in
             let (ids, refusals) = try connection.save(
-                devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, bounds: bounds, now: now, notes: notes)
+                devices: devices, forgetting: forgetting, outbox: outbox, deliveries: deliveries, bounds: bounds,
+                refusedBefore: refusedBefore, now: now, notes: notes)
             then(ids)
             if !refusals.isEmpty { refused(refusals) }
             return ids
@@ -373,7 +375,7 @@ private final class Connection {
 
     func save(
         devices: [(device: String, state: DeviceState, named: Bool)], forgetting: [String], outbox: [OutboxMessage],
-        deliveries: [DeliveryEntry], bounds: [String: DeliveryBound], now: Double, notes: [String: Int64]
+        deliveries: [DeliveryEntry], bounds: [String: DeliveryBound], refusedBefore: [String: Int], now: Double, notes: [String: Int64]
     ) throws(StoreError) -> (ids: [Int64], refused: [DeliveryRefusal]) {
         let (afterLast, overflow) = nextMessage.addingReportingOverflow(Int64(outbox.count))
         guard !overflow else {
@@ -384,6 +386,7 @@ private final class Connection {
             for (key, value) in notes {
                 try database.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run([.text("note:" + key), .integer(value)])
             }
+            if !refusedBefore.isEmpty { try deliveryLog.countRefusals(refusedBefore) }
             let refused = deliveries.isEmpty ? [] : try deliveryLog.enqueue(deliveries, at: now, bounds: bounds)
             for (device, state, named) in devices {
                 let fix = state.lastFix

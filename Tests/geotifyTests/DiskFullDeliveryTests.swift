@@ -45,6 +45,7 @@ struct DiskFullDeliveryTests {
         let queue = try DeliveryQueue(path: bridge.statePath)
         let counts = try #require(try queue.counts().first)
         #expect(counts.pending + counts.retrying == 3, "the three held during the outage were queued after it")
+        #expect(counts.refused == outage - 2, "those refused in memory are counted in the database too")
         #expect(try queue.heads().map(\.entry.eventID) == [scenario.eventID(device, step: 1)], "the oldest wait, in order")
     }
 }
