@@ -336,8 +336,8 @@ final class Lane: @unchecked Sendable {
         do {
             try environment.store.save(
                 devices: saves, forgetting: forgotten, outbox: outbox, deliveries: deliveries, bounds: environment.deliveryBounds,
-                refusedBefore: refusedBefore, now: environment.scheduler.now, then: { ids in environment.publisher.queue(outbox, outboxIDs: ids) },
-                refused: { refusals = $0 })
+                refusedBefore: refusedBefore, now: environment.scheduler.now,
+                then: { ids in environment.publisher.queue(outbox, outboxIDs: ids) }, refused: { refusals = $0 })
             environment.publisher.pump()
             for (lane, _) in commits {
                 lane.unsaved.removeAll()
