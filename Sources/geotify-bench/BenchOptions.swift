@@ -53,10 +53,11 @@ struct BenchOptions: Sendable {
         8 000) with --fences circles each (default 20), published as fast as one
         libmosquitto client can; then the p99 latency at half the bridge's rate (or
         --latency-rate messages/s), published over a socket whose segments are at most
-        --publisher-segment bytes (default 1 448, a real link's; 0: loopback's own, whose
-        64 KB segments can stall the publisher for 200 ms); --publisher-mqttclient publishes
-        through an MQTTClient instead, as the runs before 5 December 2026 did. --broker-nodelay runs the brokers with
-        set_tcp_nodelay true (mosquitto's default is false). --device-topics state,badge
+        --publisher-segment bytes (default 1 448, a phone's link; 0: loopback's own);
+        --publisher-mqttclient publishes through an MQTTClient instead, as the runs
+        before 5 December 2026 did (its flow stalled 200 ms now and then).
+        --broker-nodelay runs the brokers with set_tcp_nodelay true (mosquitto's
+        default is false). --device-topics state,badge
         sets the bridge's deviceTopics (default: all four). --sidebyside-json writes
         every measurement as JSON; --sidebyside-dir keeps the traffic (traffic.txt,
         fences.json) for replaying with ../shared/bench/pubfile.c; --perf DIR adds one
