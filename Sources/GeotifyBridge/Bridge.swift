@@ -488,12 +488,10 @@ package final class Bridge: Sendable {
             counters.add(.deliveryRetries)
             logger.log(attempts == 1 ? .warning : .debug, "could not deliver \(eventID) to \(target) (attempt \(attempts)): \(reason); trying again")
         case .deadLettered(let target, let device, let eventID, let reason):
-            counters.add(.errors(.deliveryFailed))
-            let text = "gave up delivering \(eventID) to \(target): \(reason); it is in the dead letters (geotify notify status, geotify notify retry \(target))"
-            let (summary, inFull) = deadLetterLog.withLock { $0.take(target, at: scheduler.uptime) }
-            if let summary { logger.error(summary) }
-            if inFull { logger.error(text) }
-            publisher.send([messages.failure(.deliveryFailed, "\(text) (device \(device))")])
+            reportFailure(
+                .deliveryFailed,
+                "gave up delivering \(eventID) to \(target): \(reason); it is in the dead letters (geotify notify status, geotify notify retry \(target))",
+                target: target, device: device, within: deadLetterLog)
         case .deadLettersPruned(let target, let count):
             counters.add(.deadLettersPruned, count)
             logger.debug("deleted the \(count) oldest dead letters of \(target), past its maximumDeadLetters")
@@ -506,15 +504,23 @@ package final class Bridge: Sendable {
     /// Counts, logs (as `queueFullLog` allows) and reports on `geotify/error` each
     /// notification a lane's commit did not queue for a target that was full.
     private func refuseDeliveries(_ refusals: [DeliveryRefusal]) {
-        counters.add(.errors(.deliveryQueueFull), refusals.count)
         for refusal in refusals {
             let entry = refusal.entry
-            let text = "did not queue \(entry.eventID) for \(entry.target): \(refusal.reason); it was published on \(topics.event(entry.device)) only"
-            let (summary, inFull) = queueFullLog.withLock { $0.take(entry.target, at: scheduler.uptime) }
-            if let summary { logger.error(summary) }
-            if inFull { logger.error(text) }
-            publisher.send([messages.failure(.deliveryQueueFull, "\(text) (device \(entry.device))")])
+            reportFailure(
+                .deliveryQueueFull,
+                "did not queue \(entry.eventID) for \(entry.target): \(refusal.reason); it was published on \(topics.event(entry.device)) only",
+                target: entry.target, device: entry.device, within: queueFullLog)
         }
+    }
+
+    /// One delivery's failure: counted under `code`, logged in full as `budget` allows
+    /// for `target` (else summed up by it), and reported on `geotify/error` naming `device`.
+    private func reportFailure(_ code: ErrorCode, _ text: String, target: String, device: String, within budget: borrowing Mutex<LogBudget<String>>) {
+        counters.add(.errors(code))
+        let (summary, inFull) = budget.withLock { $0.take(target, at: scheduler.uptime) }
+        if let summary { logger.error(summary) }
+        if inFull { logger.error(text) }
+        publisher.send([messages.failure(code, "\(text) (device \(device))")])
     }
 
     /// Reads the fence file again now (SIGHUP), applying it if it changed and is valid.

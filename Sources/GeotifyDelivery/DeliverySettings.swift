@@ -27,12 +27,13 @@ package struct DeliverySettings: Sendable, Equatable {
     }
 
     /// The keys of the `notify` object.
-    package static let keys = ["retryFor", "maximumQueued", "maximumQueuedPerDevice", "maximumDeadLetters", "targets"]
+    package static let keys = ["retryFor"] + boundKeys + ["targets"]
+    /// The keys of a `DeliveryBound`, taken by the `notify` object and by each target.
+    package static let boundKeys = ["maximumQueued", "maximumQueuedPerDevice", "maximumDeadLetters"]
     /// The keys every target takes.
     package static let commonKeys = [
         "name", "type", "devices", "fences", "events", "title", "body", "concurrency", "rateLimit", "timeout", "caFile", "retryFor",
-        "maximumQueued", "maximumQueuedPerDevice", "maximumDeadLetters",
-    ]
+    ] + boundKeys
     /// The keys of each type, besides the common ones.
     package static let typeKeys: [String: [String]] = [
         "webhook": ["url", "secret"],

@@ -43,22 +43,10 @@ package enum PercentDecoding {
             written += 1
         }
         if control { return (written, .controlCharacter) }
-        if beyondASCII && !isUTF8(UnsafeBufferPointer(rebasing: bytes[..<written])) { return (written, .notUTF8) }
+        // The standard library's validation refuses overlong forms, surrogates and bytes
+        // past U+10FFFF; it runs only when a byte is beyond ASCII.
+        if beyondASCII && String(validating: bytes[..<written], as: UTF8.self) == nil { return (written, .notUTF8) }
         return (written, nil)
-    }
-
-    /// Whether `bytes` are well-formed UTF-8 (no overlong form, surrogate or byte past
-    /// U+10FFFF: the standard library's parser refuses those).
-    private static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var parser = Unicode.UTF8.ForwardParser()
-        var iterator = bytes.makeIterator()
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid: continue
-            case .emptyInput: return true
-            case .error: return false
-            }
-        }
     }
 
     /// The value of a hex digit, either case; nil for any other byte.
