@@ -27,6 +27,8 @@ struct DeliveryWorkerTests {
         let bob = notifications("bob/phone", 5)
         try harness.enqueue(alice + bob, for: "hook")
         #expect(waitUntil { (try? harness.counts("hook").delivered) == 10 })
+        // The last delivery is committed before it is reported: wait for its report too.
+        harness.settle()
         let keys = server.requests.compactMap { $0.headers["idempotency-key"] }
         #expect(keys.filter { $0.hasPrefix("alice/") } == alice.map(\.eventID))
         #expect(keys.filter { $0.hasPrefix("bob/") } == bob.map(\.eventID))
@@ -254,8 +256,13 @@ struct DeliveryWorkerTests {
         harness.worker.start()
         defer { harness.worker.stop() }
         try harness.enqueue(notifications("alice/phone", 1) + notifications("bob/phone", 1), for: "hook")
-        #expect(waitUntil { (try? harness.counts("hook").retrying) == 1 })
+        // Both attempts started together, but Bob's may fail before Alice's request has
+        // reached the server: wait for both.
+        #expect(waitUntil { (try? harness.counts("hook").retrying) == 1 && server.requests.count == 2 })
         try harness.enqueue(notifications("carol/phone", 1), for: "hook")
+        // The worker has planned after Carol's commit (`attemptsUnderWay` waits for its
+        // queue) and started nothing: Alice's attempt is the only one under way.
+        #expect(harness.worker.attemptsUnderWay == 1)
         #expect(server.requests.count == 2)
         release.signal()
         #expect(waitUntil { (try? harness.counts("hook").delivered) == 2 })
@@ -280,6 +287,9 @@ struct DeliveryWorkerTests {
         try harness.enqueue(all, for: "slow")
         try harness.enqueue(all, for: "fast")
         #expect(waitUntil(timeout: 9) { (try? harness.counts("fast").delivered) == 20 })
+        // The slow target's two attempts (its concurrency) started with the first plan;
+        // their requests may still be on their way to it.
+        #expect(waitUntil { slow.requests.count >= 2 })
         #expect(slow.requests.count == 2)
         #expect(try harness.counts("slow").delivered == 0)
         for _ in 0..<20 { gate.signal() }
