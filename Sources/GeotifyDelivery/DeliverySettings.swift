@@ -29,7 +29,14 @@ package struct DeliverySettings: Sendable, Equatable {
     /// The keys of the `notify` object.
     package static let keys = ["retryFor"] + boundKeys + ["targets"]
     /// The keys of a `DeliveryBound`, taken by the `notify` object and by each target.
-    package static let boundKeys = ["maximumQueued", "maximumQueuedPerDevice", "maximumDeadLetters"]
+    package static var boundKeys: [String] { boundFields.map(\.key) }
+    /// Each `DeliveryBound` key and the field it sets: the one list the keys and the
+    /// reading come from.
+    private static let boundFields: [(key: String, set: @Sendable (inout DeliveryBound, Int) -> Void)] = [
+        ("maximumQueued", { $0.maximumQueued = $1 }),
+        ("maximumQueuedPerDevice", { $0.maximumQueuedPerDevice = $1 }),
+        ("maximumDeadLetters", { $0.maximumDeadLetters = $1 }),
+    ]
     /// The keys every target takes.
     package static let commonKeys = [
         "name", "type", "devices", "fences", "events", "title", "body", "concurrency", "rateLimit", "timeout", "caFile", "retryFor",
@@ -148,9 +155,9 @@ package struct DeliverySettings: Sendable, Equatable {
     private static func bound(_ reader: SettingsObject, default bound: DeliveryBound) throws(DeliverySettingsError) -> DeliveryBound {
         var bound = bound
         let range = 1...largestBound
-        if let maximum = try reader.integer("maximumQueued", in: range) { bound.maximumQueued = maximum }
-        if let maximum = try reader.integer("maximumQueuedPerDevice", in: range) { bound.maximumQueuedPerDevice = maximum }
-        if let maximum = try reader.integer("maximumDeadLetters", in: range) { bound.maximumDeadLetters = maximum }
+        for field in boundFields {
+            if let maximum = try reader.integer(field.key, in: range) { field.set(&bound, maximum) }
+        }
         return bound
     }
 
