@@ -29,7 +29,7 @@ package struct DeliverySettings: Sendable, Equatable {
     /// The keys of the `notify` object.
     package static let keys = ["retryFor"] + boundKeys + ["targets"]
     /// The keys of a `DeliveryBound`, taken by the `notify` object and by each target.
-    package static var boundKeys: [String] { boundFields.map(\.key) }
+    package static let boundKeys = boundFields.map(\.key)
     /// Each `DeliveryBound` key and the field it sets: the one list the keys and the
     /// reading come from.
     private static let boundFields: [(key: String, set: @Sendable (inout DeliveryBound, Int) -> Void)] = [
