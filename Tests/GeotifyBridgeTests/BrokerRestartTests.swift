@@ -126,8 +126,11 @@ struct BrokerRestartTests {
         #expect(waitUntil(advancing: clock, by: 0.2, timeout: 30) { !after.messages(under: "geotify/state/zz/1").isEmpty }, "zz/1 republished")
         let later = try BrokerObserver(port: broker.port, subscribe: filters)
         #expect(waitUntil { later.messages(under: "geotify/state/zz/1").contains(where: \.retain) }, "zz/1 retained")
+        // No last value of walker/phone again. An empty message may still come: the
+        // clears of its topics go out one after another, and those the restart caught on
+        // their way are sent once the bridge is back (they keep the topics empty).
         for observer in [after, later] {
-            let removed = observer.events.messages.filter { $0.topic.contains("walker/phone") }
+            let removed = observer.events.messages.filter { $0.topic.contains("walker/phone") && !$0.payload.isEmpty }
             #expect(removed.isEmpty, "nothing of walker/phone again: \(removed.map(\.topic))")
         }
     }
