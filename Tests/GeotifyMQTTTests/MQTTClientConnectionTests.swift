@@ -186,26 +186,6 @@ struct MQTTClientConnectionTests {
         }
     }
 
-    @Test("TLS with the system's CAs keeps reconnecting after the broker restarts")
-    func tlsSystemCAsReconnect() throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("geotify-tls-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let certificates = try TestCertificates(in: directory)
-        let broker = try TestBroker(extraConfig: certificates.brokerConfig)
-        // OpenSSL's default trust store (what MQTTTLS() uses) reads SSL_CERT_FILE: point
-        // it at the test CA for this client only. libmosquitto 2.0.11 used to fail every
-        // reconnection in this set-up; MQTTClient works around it.
-        setenv("SSL_CERT_FILE", certificates.caFile, 1)
-        defer { unsetenv("SSL_CERT_FILE") }
-        let fixture = try ClientFixture(port: broker.port) { $0.tls = MQTTTLS() }
-        try fixture.waitConnected()
-        let mark = fixture.events.count
-        try broker.restart()
-        #expect(fixture.events.waitForConnected(after: mark, timeout: 15) != nil, "\(fixture.events.all)")
-        fixture.client.stop()
-    }
-
     @Test("a client released while connected shuts down cleanly")
     func releaseWhileConnected() throws {
         let broker = try TestBroker()

@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyTestSupport
 import Testing
 @testable import GeotifyStore
 
@@ -34,24 +35,22 @@ struct StateDirectoryLockTests {
     /// process's `lockf`, the same lock).
     @Test func anotherProcesssLockIsRefused() throws {
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = ["-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.lockf(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()", directory.file("state.lock")]
         let input = Pipe()
-        let output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
+        let printed = directory.file("holder.out")
+        let holder = try ChildProcess(
+            executable: "/usr/bin/python3",
+            arguments: ["-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.lockf(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()", directory.file("state.lock")],
+            outputFile: URL(fileURLWithPath: printed), standardInput: input.fileHandleForReading.fileDescriptor)
         defer {
             try? input.fileHandleForWriting.close()
-            holder.waitUntilExit()
+            _ = holder.waitForExit()
         }
-        // Printed once the lock is taken (the first read may return a part of the line).
-        #expect(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("h"))
+        // Printed once the lock is taken.
+        #expect(waitUntil { (try? String(contentsOfFile: printed, encoding: .utf8))?.hasPrefix("held") == true })
         let error = #expect(throws: StoreError.self) { try StateDirectoryLock(directory: directory.path) }
         #expect(error?.reason.contains("another geotify process is using it") == true)
         try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
+        #expect(holder.waitForExit())
         #expect(throws: Never.self) { try StateDirectoryLock(directory: directory.path) }
     }
 

@@ -20,9 +20,11 @@ package final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`, its
     /// standard input from `standardInput` (a descriptor, such as a pipe's read end) or
     /// /dev/null, and its standard output and error appended to `outputFile` (or
-    /// discarded when nil). `environment` replaces the test process's environment when
-    /// given. With `newProcessGroup` the child leads a process group of its own, which
-    /// `signalGroup` reaches as a terminal's Ctrl-C reaches its foreground jobs.
+    /// discarded when nil), its standard error to `errorFile` instead when given.
+    /// `environment` replaces the test process's environment when given; `directory` is
+    /// its working directory (the test process's when nil). With `newProcessGroup` the
+    /// child leads a process group of its own, which `signalGroup` reaches as a
+    /// terminal's Ctrl-C reaches its foreground jobs.
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
     /// Glibc module does not import: a spawn action that closes every descriptor from a
     /// number on in the child. Looked up once; nil on a C library without it.
@@ -30,12 +32,20 @@ package final class ChildProcess: @unchecked Sendable {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     }()
+    /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 and later), not imported
+    /// either: a spawn action that changes the child's working directory.
+    private static let changeDirectory: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
+    }()
 
     package init(
         executable: String,
         arguments: [String] = [],
         environment: [String: String]? = nil,
         outputFile: URL? = nil,
+        errorFile: URL? = nil,
+        directory: URL? = nil,
         standardInput: Int32? = nil,
         newProcessGroup: Bool = false
     ) throws {
@@ -69,7 +79,17 @@ package final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(
             &actions, 1, outputFile?.path ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644
         )
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorFile {
+            posix_spawn_file_actions_addopen(&actions, 2, errorFile.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        if let directory {
+            guard let changeDirectory = ChildProcess.changeDirectory else {
+                throw TestSupportError("cannot start \(executable) in \(directory.path): this C library has no posix_spawn_file_actions_addchdir_np")
+            }
+            _ = directory.path.withCString { changeDirectory(&actions, $0) }
+        }
         // Nothing else of the test process: tests run in parallel, and a descriptor a
         // child inherits stays open in it (a socket pair's writer a test closes to see
         // its reader's end of stream, a connection a test expects to close).

@@ -5,17 +5,9 @@ import Foundation
 /// mosquitto_passwd, sqlite3, prlimit.
 @discardableResult
 package func runCommand(_ command: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [command] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw TestSupportError("\(command) \(arguments.joined(separator: " ")) failed: \(text)")
+    let run = try CompletedProcess.run(command, arguments, mergingError: true)
+    guard run.status == 0 else {
+        throw TestSupportError("\(command) \(arguments.joined(separator: " ")) failed: \(run.output)")
     }
-    return text
+    return run.output
 }

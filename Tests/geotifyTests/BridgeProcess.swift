@@ -10,13 +10,14 @@ final class BridgeProcess {
     let settingsURL: URL
     private(set) var child: ChildProcess?
 
-    /// Writes the settings (broker on `port`, client id `name`, topic prefix `prefix`
-    /// (`name` by default), the fence file or directory `fences`, and the members `extra`,
-    /// such as `"notify": {...}`) into `directory`.
-    init(name: String, port: Int, fences: URL, directory: URL, prefix: String? = nil, extra: String? = nil) throws {
+    /// Writes the settings (broker on `port`, over TLS with `tls`, client id `name`, topic
+    /// prefix `prefix` (`name` by default), the fence file or directory `fences`, and the
+    /// members `extra`, such as `"notify": {...}`) into `directory`.
+    init(name: String, port: Int, tls: Bool = false, fences: URL, directory: URL, prefix: String? = nil, extra: String? = nil) throws {
         self.name = name
         self.directory = directory
         self.port = port
+        scheme = tls ? "mqtts" : "mqtt"
         settingsURL = directory.appendingPathComponent("\(name).json")
         rest = """
             "clientId": "\(name)", "topicPrefix": "\(prefix ?? name)",
@@ -29,10 +30,12 @@ final class BridgeProcess {
     var port: Int
     /// The settings every bridge of a test gets, beside the broker.
     private let rest: String
+    /// The broker URL's scheme: `mqtts` for TLS.
+    private let scheme: String
 
     /// Writes the settings file again with the members `extra`; the next `start()` reads it.
     func writeSettings(extra: String?) throws {
-        let settings = #""broker": "mqtt://127.0.0.1:\#(port)", "# + rest + (extra.map { ",\n \($0)" } ?? "")
+        let settings = #""broker": "\#(scheme)://127.0.0.1:\#(port)", "# + rest + (extra.map { ",\n \($0)" } ?? "")
         try "{\(settings)}".write(to: settingsURL, atomically: true, encoding: .utf8)
     }
 
@@ -47,9 +50,10 @@ final class BridgeProcess {
     var statePath: String { directory.appendingPathComponent("state-\(name)/state.sqlite").path }
     var logURL: URL { directory.appendingPathComponent("\(name).log") }
 
-    func start() throws {
+    /// Starts `geotify run`, with `environment` instead of the test process's when given.
+    func start(environment: [String: String]? = nil) throws {
         child = try ChildProcess(
-            executable: geotifyExecutable.path, arguments: ["run", "--config", settingsURL.path], outputFile: logURL)
+            executable: geotifyExecutable.path, arguments: ["run", "--config", settingsURL.path], environment: environment, outputFile: logURL)
     }
 
     /// Kills the process with `signal` and waits for it.
