@@ -17,14 +17,6 @@ package final class ChildProcess: @unchecked Sendable {
     package let pid: pid_t
     private let status = Mutex<Int32?>(nil)
 
-    /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`, its
-    /// standard input from `standardInput` (a descriptor, such as a pipe's read end) or
-    /// /dev/null, and its standard output and error appended to `outputFile` (or
-    /// discarded when nil), its standard error to `errorFile` instead when given.
-    /// `environment` replaces the test process's environment when given; `directory` is
-    /// its working directory (the test process's when nil). With `newProcessGroup` the
-    /// child leads a process group of its own, which `signalGroup` reaches as a
-    /// terminal's Ctrl-C reaches its foreground jobs.
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
     /// Glibc module does not import: a spawn action that closes every descriptor from a
     /// number on in the child. Looked up once; nil on a C library without it.
@@ -39,6 +31,14 @@ package final class ChildProcess: @unchecked Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
     }()
 
+    /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`, its
+    /// standard input from `standardInput` (a descriptor, such as a pipe's read end) or
+    /// /dev/null, and its standard output and error appended to `outputFile` (or
+    /// discarded when nil), its standard error to `errorFile` instead when given.
+    /// `environment` replaces the test process's environment when given; `directory` is
+    /// its working directory (the test process's when nil). With `newProcessGroup` the
+    /// child leads a process group of its own, which `signalGroup` reaches as a
+    /// terminal's Ctrl-C reaches its foreground jobs.
     package init(
         executable: String,
         arguments: [String] = [],
