@@ -20,16 +20,20 @@ package final class ChildProcess: @unchecked Sendable {
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
     /// Glibc module does not import: a spawn action that closes every descriptor from a
     /// number on in the child. Looked up once; nil on a C library without it.
-    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
+    private static let closeFrom = lookUp(
+        "posix_spawn_file_actions_addclosefrom_np",
+        as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 and later), not imported
     /// either: a spawn action that changes the child's working directory.
-    private static let changeDirectory: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
-    }()
+    private static let changeDirectory = lookUp(
+        "posix_spawn_file_actions_addchdir_np",
+        as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
+
+    /// The C library's function `name` as a `Function`; nil when it has none.
+    private static func lookUp<Function>(_ name: String, as _: Function.Type) -> Function? {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+        return unsafeBitCast(symbol, to: Function.self)
+    }
 
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`, its
     /// standard input from `standardInput` (a descriptor, such as a pipe's read end) or
@@ -88,7 +92,10 @@ package final class ChildProcess: @unchecked Sendable {
             guard let changeDirectory = ChildProcess.changeDirectory else {
                 throw TestSupportError("cannot start \(executable) in \(directory.path): this C library has no posix_spawn_file_actions_addchdir_np")
             }
-            _ = directory.path.withCString { changeDirectory(&actions, $0) }
+            let result = directory.path.withCString { changeDirectory(&actions, $0) }
+            guard result == 0 else {
+                throw TestSupportError("cannot start \(executable) in \(directory.path): \(String(cString: strerror(result)))")
+            }
         }
         // Nothing else of the test process: tests run in parallel, and a descriptor a
         // child inherits stays open in it (a socket pair's writer a test closes to see
