@@ -8,7 +8,7 @@ import Foundation
 final class BrokerProcess {
     let port: Int
     let directory: URL
-    private let process: Process
+    private let process: MeasuredProcess
 
     /// Starts mosquitto with per-client queues of `maximumQueued` messages (0: no limit),
     /// Nagle's algorithm off on its sockets when `noDelay` (`set_tcp_nodelay`; mosquitto
@@ -28,21 +28,18 @@ final class BrokerProcess {
         if getuid() == 0 { lines.append("user root") }
         let config = directory.appendingPathComponent("mosquitto.conf")
         try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: BrokerProcess.executable("mosquitto", in: ["/usr/sbin", "/usr/bin", "/usr/local/sbin"]))
-        process.arguments = ["-c", config.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard BenchClock.wait(timeout: 10, until: { LocalPort.acceptsConnections(port) || !process.isRunning }),
-              process.isRunning else {
+        process = try MeasuredProcess(
+            BrokerProcess.executable("mosquitto", in: ["/usr/sbin", "/usr/bin", "/usr/local/sbin"]), ["-c", config.path])
+        let process = process
+        guard BenchClock.wait(timeout: 10, until: { LocalPort.acceptsConnections(port) || process.exit != nil }),
+              process.exit == nil else {
             stop()
             throw BenchError("mosquitto did not start on 127.0.0.1:\(port); see \(directory.path)")
         }
     }
 
     /// The broker's process id.
-    var pid: pid_t { process.processIdentifier }
+    var pid: pid_t { process.pid }
 
     /// Whether the client `clientID` has subscribed to `filter` (mosquitto logs
     /// `<client> <qos> <filter>` once the subscription is in place).
@@ -55,10 +52,7 @@ final class BrokerProcess {
 
     /// Stops the broker and removes its directory.
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 

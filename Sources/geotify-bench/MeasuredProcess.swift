@@ -29,15 +29,16 @@ final class MeasuredProcess: Sendable {
     private let ended = Locked<Exit?>(nil)
 
     /// Starts `executable` with `arguments`, standard input from /dev/null and standard
-    /// output and error to `output` (/dev/null when nil). A thread waits for its exit.
-    init(_ executable: String, _ arguments: [String], output: String? = nil) throws {
+    /// output to `output` (/dev/null when nil); standard error to the same place, or
+    /// the bench's own standard error when `sharesStandardError`. A thread waits for its exit.
+    init(_ executable: String, _ arguments: [String], output: String? = nil, sharesStandardError: Bool = false) throws {
         name = (executable as NSString).lastPathComponent
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if !sharesStandardError { posix_spawn_file_actions_adddup2(&actions, 1, 2) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var child: pid_t = 0

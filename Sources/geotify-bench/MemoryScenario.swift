@@ -29,20 +29,25 @@ struct MemoryScenario {
     }
 
     /// Runs this executable with `--memory-probe` and reads back its rows (one per line:
-    /// measure, value in bytes, detail, tab-separated).
+    /// measure, value in bytes, detail, tab-separated) from the file its standard output
+    /// went to.
     private func inChildProcess(_ probe: Probe) -> [ResultRow] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        process.arguments = ["--memory-probe", probe.rawValue, "--seed", String(options.seed)]
-        let output = Pipe()
-        process.standardOutput = output
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("geotify-bench-probe-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let data: Data
         do {
-            try process.run()
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+            let process = try MeasuredProcess(
+                executable, ["--memory-probe", probe.rawValue, "--seed", String(options.seed)],
+                output: output, sharesStandardError: true)
+            guard process.waitForExit(timeout: 600).exit?.succeeded == true else {
+                process.stop()
+                throw BenchError("the probe did not end successfully within 600 s")
+            }
+            data = try Data(contentsOf: URL(fileURLWithPath: output))
         } catch {
-            return [ResultRow(scenario: "memory", measure: probe.rawValue, value: 0, unit: .bytes, detail: "could not start the probe: \(error)")]
+            return [ResultRow(scenario: "memory", measure: probe.rawValue, value: 0, unit: .bytes, detail: "could not run the probe: \(error)")]
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         return lines.compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
