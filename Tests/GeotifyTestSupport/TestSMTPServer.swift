@@ -34,20 +34,24 @@ package final class TestSMTPServer {
         var arguments = [testSupportScript("smtp_sink.py"), "--directory", directory.path, "--tls", security.rawValue]
         if let certificates { arguments += ["--cert", certificates.certFile, "--key", certificates.keyFile] }
         if let login { arguments += ["--login", login] }
+        let logFile = directory.appendingPathComponent("server.log")
+        let logged = { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
         var lastError: Error?
         for _ in 0..<5 {
             let port = try freePort()
             let process = try ChildProcess(
-                executable: testPython, arguments: arguments + ["--port", String(port)],
-                outputFile: directory.appendingPathComponent("server.log"))
-            if waitUntil(timeout: 20, { acceptsConnections(port: port) || !process.isRunning }), process.isRunning {
+                executable: testPython, arguments: arguments + ["--port", String(port)], outputFile: logFile)
+            // Its own line, not only a listener on the port: another test's server may
+            // hold that port until this one fails to bind it (an e-mail test once talked
+            // to another server while this one was still starting).
+            let listening = "listening on 127.0.0.1:\(port)\n"
+            if waitUntil(timeout: 20, { logged().contains(listening) || !process.isRunning }), process.isRunning {
                 self.port = port
                 self.process = process
                 return
             }
             process.terminate(signal: SIGKILL)
-            let log = (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
-            lastError = TestSupportError("the SMTP sink did not start: \(log)")
+            lastError = TestSupportError("the SMTP sink did not start: \(logged())")
         }
         throw lastError ?? TestSupportError("the SMTP sink did not start")
     }

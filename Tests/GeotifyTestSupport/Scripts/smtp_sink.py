@@ -4,7 +4,8 @@ Accepts every message and writes it to DIRECTORY as NNNN.json: the envelope send
 recipients, whether the session was encrypted and authenticated, and the message (base64).
 With --tls starttls it offers and requires STARTTLS; with --tls implicit it speaks TLS
 from the first byte; with --login USER:PASSWORD it requires that login (after TLS).
-Runs until killed.
+Says "listening on 127.0.0.1:PORT" on its standard output once it serves. Runs until
+killed.
 """
 import argparse
 import base64
@@ -68,7 +69,10 @@ def main():
     if arguments.login:
         options.update(authenticator=authenticate, auth_require_tls=arguments.tls == "starttls")
     controller = Controller(Sink(arguments.directory), hostname="127.0.0.1", port=arguments.port, **options)
+    # start() returns once the server has answered a connection of its own; only then
+    # is the port this server's (another process may have held it, and start() raises).
     controller.start()
+    print("listening on 127.0.0.1:%d" % arguments.port, flush=True)
     threading.Event().wait()
 
 
