@@ -68,7 +68,9 @@ def main():
             options.update(ssl_context=context)
     if arguments.login:
         options.update(authenticator=authenticate, auth_require_tls=arguments.tls == "starttls")
-    controller = Controller(Sink(arguments.directory), hostname="127.0.0.1", port=arguments.port, **options)
+    # start() gives up after ready_timeout (5 s by default), which a busy machine running
+    # the suite can exceed; the test waits 20 s for the line below.
+    controller = Controller(Sink(arguments.directory), hostname="127.0.0.1", port=arguments.port, ready_timeout=20, **options)
     # start() returns once the server has answered a connection of its own; only then
     # is the port this server's (another process may have held it, and start() raises).
     controller.start()
