@@ -154,7 +154,9 @@ struct BridgeClockTests {
     /// 30 s of the clock, not at every look.
     @Test func theReminderThatTheBrokerIsAwayComesEveryThirtySeconds() throws {
         let clock = ManualScheduler(now: Date().timeIntervalSince1970)
-        let bridge = try BridgeUnderTest(port: try freePort(), clientID: "geotify-away", clock: clock)
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let bridge = try BridgeUnderTest(port: closed.port, clientID: "geotify-away", clock: clock)
         try bridge.start()
         for _ in 0..<65 { clock.advance(by: 1) }
         #expect(bridge.logged("still waiting for the broker").count == 2, "\(bridge.logged("still waiting"))")

@@ -143,8 +143,9 @@ struct ServiceTests {
     }
 
     @Test func anUnreachableServerIsRetriedNotDropped() throws {
-        let port = try freePort()
-        guard case .failed(let reason, nil) = Samples.webhook(url: "http://127.0.0.1:\(port)/").attempt(payload, at: Samples.now, through: transport) else {
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        guard case .failed(let reason, nil) = Samples.webhook(url: "http://127.0.0.1:\(closed.port)/").attempt(payload, at: Samples.now, through: transport) else {
             Issue.record("a refused connection must be retried")
             return
         }

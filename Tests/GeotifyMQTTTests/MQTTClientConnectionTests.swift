@@ -74,7 +74,9 @@ struct MQTTClientConnectionTests {
     @Test("stop() returns while the client is still trying to reach a missing broker")
     func stopWhileRetrying() throws {
         let clock = ManualScheduler()
-        let fixture = try ClientFixture(port: try freePort(), clock: clock) {
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let fixture = try ClientFixture(port: closed.port, clock: clock) {
             $0.reconnectDelayMin = 5
             $0.reconnectDelayMax = 30
         }

@@ -161,7 +161,9 @@ struct MQTTClientMessagingTests {
     func publishWhileDisconnected(qos: Int) throws {
         // A QoS 0 message is gone: the caller keeps it and tries again after
         // `.connected`. A QoS 1 message libmosquitto has queued (its id in the error).
-        let fixture = try ClientFixture(port: try freePort())
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let fixture = try ClientFixture(port: closed.port)
         let topic = uniqueTopic("offline")
         #expect {
             try fixture.client.publish(topic: topic, payload: [1], qos: qos, retain: false)

@@ -12,6 +12,16 @@ struct TestSupportTests {
         _ = try TestBroker(port: port)
     }
 
+    @Test("a closed port refuses connections, and no server can take it while it lives")
+    func closedPortStaysClosed() throws {
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        #expect(!acceptsConnections(port: closed.port))
+        // mosquitto sets SO_REUSEADDR on its listeners, as most servers do.
+        #expect(throws: TestSupportError.self) { try TestBroker(port: closed.port) }
+        #expect(!acceptsConnections(port: closed.port))
+    }
+
     @Test("a broker keeps its queue for a persistent session across restart()")
     func persistentRestart() throws {
         let broker = try TestBroker(persistence: true)

@@ -5,13 +5,21 @@ import Glibc
 
 /// Finds a TCP port on 127.0.0.1 that is free right now: binds port 0, reads back the
 /// port the kernel chose, and closes the socket. Something else may take it before the
-/// caller binds it, so callers retry with a new port when binding fails.
+/// caller binds it, so callers retry with a new port when binding fails. For a port that
+/// must stay without a listener, `ClosedPort`.
 package func freePort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let (descriptor, port) = try bindLoopbackPort()
+    close(descriptor)
+    return port
+}
+
+/// A TCP socket bound to a port of 127.0.0.1 the kernel chose (port 0), not listening,
+/// without `SO_REUSEADDR`; the caller closes it.
+func bindLoopbackPort() throws -> (descriptor: Int32, port: Int) {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else {
         throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))")
     }
-    defer { close(descriptor) }
     var address = loopbackAddress(port: 0)
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -19,7 +27,9 @@ package func freePort() throws -> Int {
         }
     }
     guard bound == 0 else {
-        throw TestSupportError("bind(127.0.0.1:0) failed: \(String(cString: strerror(errno)))")
+        let reason = String(cString: strerror(errno))
+        close(descriptor)
+        throw TestSupportError("bind(127.0.0.1:0) failed: \(reason)")
     }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let named = withUnsafeMutablePointer(to: &address) {
@@ -28,9 +38,11 @@ package func freePort() throws -> Int {
         }
     }
     guard named == 0 else {
-        throw TestSupportError("getsockname() failed: \(String(cString: strerror(errno)))")
+        let reason = String(cString: strerror(errno))
+        close(descriptor)
+        throw TestSupportError("getsockname() failed: \(reason)")
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port` (connects and closes).

@@ -42,7 +42,9 @@ struct CommandHelpTests {
         // An option the help lists but the parser refuses would be a usage error naming it.
         let check = try runGeotify(["check", "--config", "none.json", "--fences", "none.json"], in: directory)
         #expect(!check.error.contains("unknown option"))
-        let status = try runGeotify(["status", "--broker", "mqtt://127.0.0.1:\(try freePort())", "--timeout", "9", "--json"], in: directory)
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let status = try runGeotify(["status", "--broker", "mqtt://127.0.0.1:\(closed.port)", "--timeout", "9", "--json"], in: directory)
         #expect(!status.error.contains("unknown option"))
     }
 

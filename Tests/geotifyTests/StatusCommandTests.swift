@@ -126,7 +126,9 @@ struct StatusCommandTests {
     /// A connection that cannot be made ends the command at once with the reason: the
     /// timeout is an hour, so a test that waited for it would not finish.
     @Test func anUnreachableBrokerIsReportedAtOnceWithTheReason() throws {
-        let url = "mqtt://127.0.0.1:\(try freePort())"
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let url = "mqtt://127.0.0.1:\(closed.port)"
         let result = try runGeotify(["status", "--broker", url, "--timeout", "3600"], in: directory)
         #expect(result.status == 1)
         #expect(result.error == "geotify: cannot reach the broker at \(url): Connection refused (is it running, and on this port?)\n")
