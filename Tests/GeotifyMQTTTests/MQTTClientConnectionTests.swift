@@ -56,13 +56,15 @@ struct MQTTClientConnectionTests {
 
     @Test("start() with no broker listening is not an error; it connects once one appears")
     func startBeforeBroker() throws {
-        let port = try freePort()
+        let closed = try ClosedPort()
+        let port = closed.port
         let clock = ManualScheduler()
         let fixture = try ClientFixture(port: port, clock: clock)
         #expect(!fixture.client.isConnected)
         // The first attempt fails before the broker exists; the next waits for its backoff.
         #expect(waitUntil { clock.pendingCount == 1 })
         #expect(!fixture.client.isConnected)
+        closed.release()
         let broker = try TestBroker(port: port)
         clock.advance(by: 3)
         #expect(fixture.events.waitForConnected(timeout: 15) != nil)

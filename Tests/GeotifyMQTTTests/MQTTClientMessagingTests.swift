@@ -182,7 +182,8 @@ struct MQTTClientMessagingTests {
     /// sends what it holds once connected: the message a publish without a connection
     /// refused still arrives, and its acknowledgement carries the id the error gave.
     @Test func aQoS1MessageRefusedWithoutAConnectionIsSentOnConnecting() throws {
-        let port = try freePort()
+        let closed = try ClosedPort()
+        let port = closed.port
         let fixture = try ClientFixture(port: port)
         defer { fixture.client.stop() }
         let topic = uniqueTopic("kept")
@@ -193,6 +194,7 @@ struct MQTTClientMessagingTests {
             kept = error.keptMessageID
         }
         let messageID = try #require(kept)
+        closed.release()
         let broker = try TestBroker(port: port)
         defer { broker.stop() }
         #expect(fixture.events.waitForPublished(messageID, timeout: 15))
