@@ -211,9 +211,9 @@ package final class HTTPServer: Sendable {
         }
         guard let daemon else {
             Unmanaged<HTTPServer>.fromOpaque(context).release()
-            let reason = state.withLock { $0.lastLibraryMessage }
+            let reason = state.withLock { $0.lastLibraryMessage }.map(Self.startFailure)
                 ?? (geotify_mhd_available() != 0 ? "libmicrohttpd could not start" : "libmicrohttpd (libmicrohttpd.so.12) cannot be opened")
-            throw HTTPServerError("cannot listen on \(options.listen): \(reason.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw HTTPServerError("cannot listen on \(options.listen): \(reason)")
         }
         let reaper = scheduler.repeating(every: min(1, options.headerTimeout / 4), on: timers) { [weak self] in
             self?.reapOverdueConnections()
@@ -478,6 +478,15 @@ package final class HTTPServer: Sendable {
         state.withLock { state in
             if state.flawedTargets[id] == nil { state.flawedTargets[id] = flaw }
         }
+    }
+
+    /// What libmicrohttpd's last line says about a start that failed. Its bind failure
+    /// names port 0 ("Failed to bind to port 0: Address already in use": it is given
+    /// the whole socket address, not a port), so only the system's reason is kept.
+    static func startFailure(_ message: String) -> String {
+        let line = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard line.hasPrefix("Failed to bind to port "), let colon = line.firstIndex(of: ":") else { return line }
+        return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
     }
 
     /// A line libmicrohttpd logs; one that reports a request it answered by itself (414,

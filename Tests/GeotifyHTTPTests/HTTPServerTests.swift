@@ -132,6 +132,18 @@ import Testing
         }
     }
 
+    /// A port another program holds is refused with the system's reason and the address
+    /// the settings name (libmicrohttpd's own line names port 0).
+    @Test func aPortInUseIsRefusedWithTheAddressAndTheReason() throws {
+        let (listener, port) = try listenOnLoopback()
+        defer { close(listener) }
+        let server = HTTPServer(
+            options: HTTPServer.Options(listen: ListenAddress(host: "127.0.0.1", port: port)), scheduler: ManualScheduler(),
+            log: { _, _ in }, count: { _ in }
+        ) { _ in .refuse(.refusal(.unauthorized, "none")) }
+        #expect(throws: HTTPServerError("cannot listen on 127.0.0.1:\(port): Address already in use")) { try server.start() }
+    }
+
     @Test func aRequestIsDecodedAndAnsweredWithTheDefaultHeaders() throws {
         let running = try Running()
         let connection = try running.connection()
