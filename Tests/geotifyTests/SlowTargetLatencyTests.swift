@@ -41,10 +41,13 @@ struct SlowTargetLatencyTests {
     let steps = 31
 
     /// Starts a bridge `name` with the web console (for `/metrics`) and `notify`.
+    /// On a port `freePort()` chose: one another test's server took meanwhile is tried
+    /// again with a fresh one.
     func start(_ name: String, _ scenario: DeliveryScenario, notify: String? = nil) throws -> (BridgeProcess, port: Int) {
-        let port = try freePort()
-        let bridge = try scenario.startBridge(name, extra: #""http": {"listen": "127.0.0.1:\#(port)"}"# + (notify.map { ", \($0)" } ?? ""))
-        return (bridge, port)
+        let (bridge, ports) = try withFreePorts(1, retrying: { "\($0)".contains("cannot listen on") }) { ports in
+            try scenario.startBridge(name, extra: #""http": {"listen": "127.0.0.1:\#(ports[0])"}"# + (notify.map { ", \($0)" } ?? ""))
+        }
+        return (bridge, ports[0])
     }
 
     /// Runs the fixes through `bridge`, one at a time, from a client that subscribes to
