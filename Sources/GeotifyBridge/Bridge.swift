@@ -117,7 +117,14 @@ package final class Bridge: Sendable {
     /// How many notifications not queued for a full target the bridge still logs in full,
     /// by target (on the monotonic clock): a tracker may cause them at will too.
     private let queueFullLog: Mutex<LogBudget<String>>
-    private let housekeepingQueue = DispatchQueue(label: "geotify.housekeeping")
+    private let housekeepingQueue: DispatchQueue = {
+        let queue = DispatchQueue(label: "geotify.housekeeping")
+        queue.setSpecific(key: Bridge.onHousekeepingQueue, value: true)
+        return queue
+    }()
+    /// Set on `housekeepingQueue`: a bridge let go while its timer's round held the last
+    /// reference is stopped by its `deinit` on that queue, at the round's end.
+    private static let onHousekeepingQueue = DispatchSpecificKey<Bool>()
 
     /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
     /// and timer source (the system's by default; a `ManualScheduler` in tests).
@@ -415,7 +422,12 @@ package final class Bridge: Sendable {
         current.console?.server.stop()
         current.routing.sweep.stop()
         current.housekeeping.cancel()
-        housekeepingQueue.sync {}
+        // No round runs after this; on the queue itself (a `deinit` at a round's end,
+        // the round's closure having held the last reference) none runs now either, and
+        // a `sync` there would trap (it did, twice in 18 runs of the suite under load).
+        if DispatchQueue.getSpecific(key: Self.onHousekeepingQueue) == nil {
+            housekeepingQueue.sync {}
+        }
         current.deliveries?.stop()
         for lane in current.lanes { lane.saveAllFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
