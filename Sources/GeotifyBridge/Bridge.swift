@@ -424,7 +424,7 @@ package final class Bridge: Sendable {
         current.housekeeping.cancel()
         // No round runs after this; on the queue itself (a `deinit` at a round's end,
         // the round's closure having held the last reference) none runs now either, and
-        // a `sync` there would trap (it did, twice in 18 runs of the suite under load).
+        // a `sync` there would trap (it did, once in 18 runs of the suite under load).
         if DispatchQueue.getSpecific(key: Self.onHousekeepingQueue) == nil {
             housekeepingQueue.sync {}
         }
