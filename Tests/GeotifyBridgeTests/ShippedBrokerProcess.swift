@@ -59,11 +59,7 @@ final class ShippedBrokerProcess {
 
     /// Stops mosquitto (bounded wait, then SIGKILL) and removes the directory.
     func stop() {
-        process.terminate()
-        if !process.waitForExit(timeout: 10) {
-            process.terminate(signal: SIGKILL)
-            _ = process.waitForExit(timeout: 5)
-        }
+        process.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -147,6 +147,19 @@ package final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Sends `signal` every 0.1 s until the child exits, for up to `timeout` seconds,
+    /// then SIGKILL (waiting up to 5 s more). Again and again, not once: mosquitto loses
+    /// a SIGTERM that comes while it finishes starting (it already listens, and sets its
+    /// running flag after installing its handler).
+    package func stop(signal: Int32 = SIGTERM, timeout: Double = 10) {
+        for _ in 0..<max(1, Int(timeout * 10)) {
+            terminate(signal: signal)
+            if waitForExit(timeout: 0.1) { return }
+        }
+        terminate(signal: SIGKILL)
+        _ = waitForExit(timeout: 5)
+    }
+
     /// Waits up to `timeout` seconds for the child to exit; says whether it did.
     package func waitForExit(timeout: Double = 10) -> Bool {
         waitUntil(timeout: timeout) { !isRunning }

@@ -71,20 +71,12 @@ package final class TestBroker: @unchecked Sendable {
         end(with: SIGTERM)
     }
 
-    /// Sends the running broker `signal` every 0.1 s until it exits (mosquitto loses a
-    /// SIGTERM that comes while it finishes starting: it already listens, and sets its
-    /// running flag after installing its handler), for up to 10 s, then SIGKILL;
-    /// forgets the process either way.
+    /// Stops the running broker with `signal` (`ChildProcess.stop`: again until it exits,
+    /// SIGKILL after 10 s); forgets the process either way.
     private func end(with signal: Int32) {
         process.withLock { process in
-            guard let running = process else { return }
+            process?.stop(signal: signal)
             process = nil
-            for _ in 0..<100 {
-                running.terminate(signal: signal)
-                if running.waitForExit(timeout: 0.1) { return }
-            }
-            running.terminate(signal: SIGKILL)
-            _ = running.waitForExit(timeout: 5)
         }
     }
 
