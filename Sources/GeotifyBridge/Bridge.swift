@@ -107,16 +107,9 @@ package final class Bridge: Sendable {
     }
 
     private let housekeepingState = Mutex(Housekeeping(round: 0, lastReport: 0, lastWaitingNote: 0))
-    /// How many warnings about messages refused for their topic are still logged in full
-    /// (on the monotonic clock): the network thread and the web console refuse them.
-    private let refusalLog: Mutex<RefusalLogBudget>
-    /// How many dead letters the bridge still logs in full, by target (on the monotonic
-    /// clock): a tracker may cause notifications at will, and a target that refuses them
-    /// makes a dead letter of each, each still reported on `geotify/error`.
-    private let deadLetterLog: Mutex<LogBudget<String>>
-    /// How many notifications not queued for a full target the bridge still logs in full,
-    /// by target (on the monotonic clock): a tracker may cause them at will too.
-    private let queueFullLog: Mutex<LogBudget<String>>
+    /// Refusals, messages left out and deliveries' outcomes, counted, logged and
+    /// reported: what the workers' callbacks hold, never the bridge itself.
+    private let reports: BridgeReports
     private let housekeepingQueue: DispatchQueue = {
         let queue = DispatchQueue(label: "geotify.housekeeping")
         queue.setSpecific(key: Bridge.onHousekeepingQueue, value: true)
@@ -140,14 +133,7 @@ package final class Bridge: Sendable {
         self.sweepBound = sweepBound
         self.logger = logger
         self.scheduler = scheduler
-        refusalLog = Mutex(RefusalLogBudget(everyLine: settings.logLevel == .debug))
         topics = Topics(prefix: settings.topicPrefix, shard: settings.shard)
-        deadLetterLog = Mutex(LogBudget(
-            "dead-letter lines", ending: "each is in the dead letters (geotify notify status) and was reported on \(topics.error)",
-            everyLine: settings.logLevel == .debug, name: { $0 }))
-        queueFullLog = Mutex(LogBudget(
-            "queue-full lines", ending: "each was counted under errors.\(ErrorCode.deliveryQueueFull.rawValue) and reported on \(topics.error)",
-            everyLine: settings.logLevel == .debug, name: { $0 }))
         messages = OutboundMessages(topics: topics)
         presence = PresenceMessages(topics: topics)
         discovery = HomeAssistantDiscovery.of(settings, topics: topics)
@@ -156,6 +142,9 @@ package final class Bridge: Sendable {
             logger: logger, counters: counters, health: health,
             waitingLimit: settings.maximumWaitingMessages, maximumPacketBytes: settings.maximumPacketBytes)
         shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
+        reports = BridgeReports(
+            settings: settings, topics: topics, messages: messages, publisher: publisher, counters: counters, logger: logger,
+            scheduler: scheduler)
     }
 
     /// Where the web console listens (with the port the system chose when `http.listen`
@@ -297,7 +286,7 @@ package final class Bridge: Sendable {
             store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
             presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
             wakeDeliveries: wakeDeliveries, deliveryBounds: Dictionary(settings.notify.targets.map { ($0.name, $0.bound) }, uniquingKeysWith: { first, _ in first }),
-            refuseDeliveries: { [weak self] refusals in self?.refuseDeliveries(refusals) }, updates: updates)
+            refuseDeliveries: { [reports] refusals in reports.refusedDeliveries(refusals) }, updates: updates)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         var laneNamed = Array(repeating: Set<String>(), count: laneCount)
         for (device, state) in states {
@@ -333,7 +322,7 @@ package final class Bridge: Sendable {
         } catch {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
-        publisher.attach(client, store: store) { [weak self] message, size in self?.leftOut(message, size: size) }
+        publisher.attach(client, store: store) { [reports] message, size in reports.leftOut(message, size: size) }
         let sweep = RetainedSweep(
             topics: topics, kept: settings.deviceTopics, discovery: discovery, announceLimit: settings.limits.maximumFencesPerDevice)
         // The devices the file does not name whose state the start keeps (the lanes forget
@@ -373,7 +362,7 @@ package final class Bridge: Sendable {
             let backend = BridgeConsole(
                 lanes: lanes, router: router, fences: fences, announcer: announcer, client: client, settings: settings,
                 health: health, counters: counters, publisher: publisher, updates: updates, scheduler: scheduler, started: started,
-                refuse: { [weak self] error, topic in self?.refuse(error, topic: topic) })
+                refuse: { [reports] error, topic in reports.refuse(error, topic: topic) })
             do {
                 let console = try Console(
                     settings: http, backend: backend, scheduler: scheduler,
@@ -484,55 +473,9 @@ package final class Bridge: Sendable {
     private func deliveryWorker(store: StateStore) throws(StoreError) -> DeliveryWorker? {
         guard !settings.notify.targets.isEmpty else { return nil }
         let queue = try DeliveryQueue(path: store.path, durability: settings.durability)
-        return DeliveryWorker(queue: queue, targets: settings.notify.targets, scheduler: scheduler) { [weak self] report in
-            self?.reportDelivery(report)
+        return DeliveryWorker(queue: queue, targets: settings.notify.targets, scheduler: scheduler) { [reports] report in
+            reports.delivery(report)
         }
-    }
-
-    /// Logs, counts and, for a dead letter, reports on `geotify/error` what the delivery
-    /// worker tells.
-    private func reportDelivery(_ report: DeliveryReport) {
-        switch report {
-        case .delivered(let target, let eventID, let attempts):
-            counters.add(.deliveriesDelivered)
-            logger.debug("delivered \(eventID) to \(target) (attempt \(attempts))")
-        case .retrying(let target, let eventID, let attempts, _, let reason):
-            counters.add(.deliveryRetries)
-            logger.log(attempts == 1 ? .warning : .debug, "could not deliver \(eventID) to \(target) (attempt \(attempts)): \(reason); trying again")
-        case .deadLettered(let target, let device, let eventID, let reason):
-            reportFailure(
-                .deliveryFailed,
-                "gave up delivering \(eventID) to \(target): \(reason); it is in the dead letters (geotify notify status, geotify notify retry \(target))",
-                target: target, device: device, within: deadLetterLog)
-        case .deadLettersPruned(let target, let count):
-            counters.add(.deadLettersPruned, count)
-            logger.debug("deleted the \(count) oldest dead letters of \(target), past its maximumDeadLetters")
-        case .storeFailed(let reason):
-            counters.add(.errors(.stateWrite))
-            logger.error("the delivery queue in the state database could not be used: \(reason); trying again")
-        }
-    }
-
-    /// Counts, logs (as `queueFullLog` allows) and reports on `geotify/error` each
-    /// notification a lane's commit did not queue for a target that was full.
-    private func refuseDeliveries(_ refusals: [DeliveryRefusal]) {
-        for refusal in refusals {
-            let entry = refusal.entry
-            reportFailure(
-                .deliveryQueueFull,
-                "did not queue \(entry.eventID) for \(entry.target): \(refusal.reason); it was published on \(topics.event(entry.device)) only",
-                target: entry.target, device: entry.device, within: queueFullLog)
-        }
-    }
-
-    /// One delivery's failure: counted under `code`, logged in full as `budget` allows
-    /// for `target` (else summed up by it), and reported on `geotify/error` naming `device`.
-    private func reportFailure(_ code: ErrorCode, _ text: String, target: String, device: String, within budget: borrowing Mutex<LogBudget<String>>) {
-        counters.add(.errors(code))
-        let (summary, inFull) = budget.withLock { $0.take(target, at: scheduler.uptime) }
-        if let summary { logger.error(summary) }
-        if inFull { logger.error(text) }
-        publisher.send([messages.failure(code, "\(text) (device \(device))")])
     }
 
     /// Reads the fence file again now (SIGHUP), applying it if it changed and is valid.
@@ -566,9 +509,7 @@ package final class Bridge: Sendable {
             return (state.round, state.lastReport, state.lastWaitingNote)
         }
         for lane in current.lanes { lane.tick(startSavingFixes: round % Bridge.saveFixesEvery == 0) }
-        if let summary = refusalLog.withLock({ $0.summary(at: now) }) { logger.warning(summary) }
-        if let summary = deadLetterLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
-        if let summary = queueFullLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
+        reports.logSummaries(at: now)
         shardOccupancy.settle(queue: publisher.queue)
         publisher.pump()
         _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
@@ -770,34 +711,8 @@ package final class Bridge: Sendable {
             counters.add(.messagesUnrouted)
         case .refused(let error, let topic):
             counters.add(.messagesReceived)
-            refuse(error, topic: topic)
+            reports.refuse(error, topic: topic)
         }
-    }
-
-    /// Counts, logs (as `refusalLog` allows) and reports on `geotify/error` a message
-    /// refused for its topic alone (from the broker, or posted to the web console).
-    private func refuse(_ error: InputError, topic: String) {
-        let topic = String(topic.prefix(200))
-        counters.add(.errors(error.code))
-        let (summary, inFull) = refusalLog.withLock { $0.take(error.code, at: scheduler.uptime) }
-        if let summary { logger.warning(summary) }
-        if inFull { logger.warning("refused the message on \(topic): \(error)") }
-        publisher.send(messages.error(error, topic: topic, device: nil))
-    }
-
-    /// Logs (as `refusalLog` allows) and reports on `geotify/error` a message the
-    /// publisher did not hand over, its packet of `size` bytes being larger than the broker
-    /// takes; a report that is itself too large is not reported again.
-    private func leftOut(_ message: OutboxMessage, size: Int) {
-        let error = InputError(
-            .messageTooLarge,
-            "not published: the message would be a packet of \(size) bytes, more than the \(settings.maximumPacketBytes) the broker takes (maximumPacketBytes), which would close the connection for it")
-        let topic = String(message.topic.prefix(200))
-        let (summary, inFull) = refusalLog.withLock { $0.take(error.code, at: scheduler.uptime) }
-        if let summary { logger.warning(summary) }
-        if inFull { logger.warning("\(topic): \(error)") }
-        guard message.topic != topics.error else { return }
-        publisher.send(messages.error(error, topic: topic, device: nil))
     }
 
     /// Hands the lanes the messages routed to them since the last burst ended, to be
