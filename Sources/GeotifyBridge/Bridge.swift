@@ -285,7 +285,8 @@ package final class Bridge: Sendable {
         let environment = Lane.Environment(
             store: store, publisher: publisher, counters: counters, logger: logger, fences: fences, occupancy: occupancy,
             presence: presence, health: health, announcer: announcer, scheduler: scheduler, limits: settings.limits,
-            wakeDeliveries: wakeDeliveries, deliveryBounds: Dictionary(settings.notify.targets.map { ($0.name, $0.bound) }, uniquingKeysWith: { first, _ in first }),
+            wakeDeliveries: wakeDeliveries,
+            heldDeliveries: HeldDeliveries(bounds: Dictionary(settings.notify.targets.map { ($0.name, $0.bound) }, uniquingKeysWith: { first, _ in first })),
             refuseDeliveries: { [reports] refusals in reports.refusedDeliveries(refusals) }, updates: updates)
         var laneStates = Array(repeating: [String: DeviceState](), count: laneCount)
         var laneNamed = Array(repeating: Set<String>(), count: laneCount)

@@ -48,12 +48,16 @@ final class Lane: @unchecked Sendable {
         let limits: FenceLimits
         /// Told when new deliveries are committed; nil without delivery targets.
         let wakeDeliveries: (@Sendable () -> Void)?
-        /// Each target's bound on its deliveries waiting, by target name.
-        let deliveryBounds: [String: DeliveryBound]
+        /// The deliveries the lanes hold while their commits fail, within each
+        /// target's bound on its deliveries waiting.
+        let heldDeliveries: HeldDeliveries
         /// Told of the deliveries a commit did not queue, their target being full.
         let refuseDeliveries: @Sendable ([DeliveryRefusal]) -> Void
         /// Where devices' new states and notifications go for the web console.
         let updates: LiveUpdates
+
+        /// Each target's bound on its deliveries waiting, by target name.
+        var deliveryBounds: [String: DeliveryBound] { heldDeliveries.bounds }
     }
 
     private let queue: DispatchQueue
@@ -65,8 +69,8 @@ final class Lane: @unchecked Sendable {
     private var unsaved: [String: DeviceState] = [:]
     /// Devices to forget whose deletion could not be saved yet.
     private var unsavedForgotten: Set<String> = []
-    /// Deliveries that could not be queued yet, within their targets' bounds
-    /// (`DeliveryBound.hold`).
+    /// Deliveries that could not be queued yet, within their targets' bounds across
+    /// the lanes (`HeldDeliveries`).
     private var unsavedDeliveries: [DeliveryEntry] = []
     /// How many deliveries each target refused meanwhile, for its count in the database
     /// (`geotify notify status`), added by the next commit that can be written.
@@ -342,6 +346,7 @@ final class Lane: @unchecked Sendable {
             for (lane, _) in commits {
                 lane.unsaved.removeAll()
                 lane.unsavedForgotten.removeAll()
+                environment.heldDeliveries.release(lane.unsavedDeliveries)
                 lane.unsavedDeliveries.removeAll()
                 lane.unsavedRefusals.removeAll()
             }
@@ -354,9 +359,9 @@ final class Lane: @unchecked Sendable {
             for (lane, commit) in commits {
                 lane.unsaved = commit.saves
                 lane.unsavedForgotten = commit.forgotten
-                // Held within the targets' bounds: an outage's notifications would
-                // otherwise pile up here without end.
-                let deliveries = DeliveryBound.hold(commit.deliveries, within: environment.deliveryBounds)
+                // Held within the targets' bounds, across the lanes: an outage's
+                // notifications would otherwise pile up here without end.
+                let deliveries = environment.heldDeliveries.hold(commit.deliveries, replacing: lane.unsavedDeliveries)
                 lane.unsavedDeliveries = deliveries.held
                 lane.unsavedRefusals = commit.refusedBefore
                 for refusal in deliveries.refused { lane.unsavedRefusals[refusal.entry.target, default: 0] += 1 }

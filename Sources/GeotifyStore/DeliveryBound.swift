@@ -39,17 +39,19 @@ package struct DeliveryBound: Sendable, Equatable {
     }
 
     /// `entries` in order, each within its target's bound in `bounds` (a target left out
-    /// has none) counted among `entries` alone: those held and those refused. For what a
-    /// lane keeps in memory while its commits fail (a full disk), so that an outage bounds
-    /// memory as the queue bounds the disk: without it, every notification of the outage
-    /// waited in memory for a commit. The store applies the bounds again, against what
-    /// it holds, when those held are committed.
+    /// has none) counted among `entries` and the `alreadyHeld` others hold for each target
+    /// (the other lanes; a device's deliveries are all in `entries`, its lane's): those
+    /// held and those refused. For what the lanes keep in memory while their commits fail
+    /// (a full disk, `HeldDeliveries`), so that an outage bounds memory as the queue bounds
+    /// the disk: without it, every notification of the outage waited in memory for a
+    /// commit. The store applies the bounds again, against what it holds, when those held
+    /// are committed.
     package static func hold(
-        _ entries: [DeliveryEntry], within bounds: [String: DeliveryBound]
+        _ entries: [DeliveryEntry], within bounds: [String: DeliveryBound], alreadyHeld: [String: Int] = [:]
     ) -> (held: [DeliveryEntry], refused: [DeliveryRefusal]) {
         var held: [DeliveryEntry] = []
         var refused: [DeliveryRefusal] = []
-        var queued: [String: Int] = [:]
+        var queued = alreadyHeld
         var queuedForDevice: [DeliveryKey: Int] = [:]
         for entry in entries {
             let key = DeliveryKey(target: entry.target, device: entry.device)

@@ -40,4 +40,15 @@ struct DeliveryBoundTests {
         #expect(refused.map(\.bound) == [.maximumQueuedPerDevice, .maximumQueuedPerDevice, .maximumQueued, .maximumQueued])
         #expect(DeliveryBound.hold(held, within: ["hook": bound]).refused.isEmpty, "what was held is held again on the next failure")
     }
+
+    /// What the other lanes hold for a target counts against its `maximumQueued`; the
+    /// bound per device counts `entries` alone (a device's deliveries are all on one lane).
+    @Test func heldInMemoryWhatOthersHoldCountsAgainstTheTargetsBound() {
+        let entries = (1...4).map { DeliveryEntry(target: "hook", device: "alice/phone", eventID: "alice/phone/home/enter/\($0)", payload: []) }
+        let (held, refused) = DeliveryBound.hold(entries, within: ["hook": bound], alreadyHeld: ["hook": 8, "log": 50])
+        #expect(held == Array(entries.prefix(2)))
+        #expect(refused.map(\.entry) == Array(entries.suffix(2)))
+        #expect(refused.map(\.bound) == [.maximumQueued, .maximumQueued])
+        #expect(DeliveryBound.hold(entries, within: ["hook": bound], alreadyHeld: ["hook": 10]).held.isEmpty)
+    }
 }
