@@ -139,7 +139,7 @@ package final class Bridge: Sendable {
         discovery = HomeAssistantDiscovery.of(settings, topics: topics)
         health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { scheduler.uptime })
         publisher = Publisher(
-            logger: logger, counters: counters, health: health,
+            counters: counters, health: health,
             waitingLimit: settings.maximumWaitingMessages, maximumPacketBytes: settings.maximumPacketBytes)
         shardOccupancy = ShardOccupancy(topics: topics, occupancy: occupancy)
         reports = BridgeReports(
@@ -323,7 +323,7 @@ package final class Bridge: Sendable {
         } catch {
             throw StartupError(["cannot set up the MQTT client: \(error)"])
         }
-        publisher.attach(client, store: store) { [reports] message, size in reports.leftOut(message, size: size) }
+        publisher.attach(client, store: store) { [reports] message, reason in reports.notHandedOver(message, reason) }
         let sweep = RetainedSweep(
             topics: topics, kept: settings.deviceTopics, discovery: discovery, announceLimit: settings.limits.maximumFencesPerDevice)
         // The devices the file does not name whose state the start keeps (the lanes forget

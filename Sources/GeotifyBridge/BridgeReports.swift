@@ -1,12 +1,14 @@
 import GeotifyCore
 import GeotifyDelivery
+import GeotifyMQTT
 import GeotifyStore
 import GeotifyTime
 import Synchronization
 
 /// What the bridge's workers report beside their work: messages refused for their topic
-/// alone, messages left out for their size, the delivery worker's outcomes and the
-/// notifications a lane did not queue for a full target. Each is counted, logged within
+/// alone, messages the publisher did not hand over (too large, or refused by
+/// libmosquitto), the delivery worker's outcomes and the notifications a lane did not
+/// queue for a full target. Each is counted, logged within
 /// its budget (`LogBudget`, summed up past it at each housekeeping round) and, when it is
 /// a failure, reported on `geotify/error`.
 ///
@@ -30,6 +32,10 @@ final class BridgeReports: Sendable {
     /// size are still logged in full (on the monotonic clock): the network thread and the
     /// web console refuse them.
     private let refusalLog: Mutex<RefusalLogBudget>
+    /// How many messages libmosquitto refused are still logged in full, by its error
+    /// code (on the monotonic clock): a refusal that lasts would otherwise log a line for
+    /// every message.
+    private let publishFailureLog: Mutex<LogBudget<Int32>>
     /// How many dead letters are still logged in full, by target (on the monotonic
     /// clock): a tracker may cause notifications at will, and a target that refuses them
     /// makes a dead letter of each, each still reported on `geotify/error`.
@@ -53,6 +59,9 @@ final class BridgeReports: Sendable {
         maximumPacketBytes = settings.maximumPacketBytes
         let everyLine = settings.logLevel == .debug
         refusalLog = Mutex(RefusalLogBudget(everyLine: everyLine))
+        publishFailureLog = Mutex(LogBudget(
+            "lines about messages not published", ending: "each was counted under errors.\(ErrorCode.publish.rawValue)",
+            everyLine: everyLine, name: { "code \($0)" }))
         deadLetterLog = Mutex(LogBudget(
             "dead-letter lines", ending: "each is in the dead letters (geotify notify status) and was reported on \(topics.error)",
             everyLine: everyLine, name: { $0 }))
@@ -72,10 +81,24 @@ final class BridgeReports: Sendable {
         publisher.send(messages.error(error, topic: topic, device: nil))
     }
 
+    /// Logs a message the publisher did not hand over (counted there): one too large as
+    /// `refusalLog` allows, also reported on `geotify/error` (`tooLarge`), one libmosquitto
+    /// refused as `publishFailureLog` allows.
+    func notHandedOver(_ message: OutboxMessage, _ reason: Publisher.NotHandedOver) {
+        switch reason {
+        case .tooLarge(let size):
+            tooLarge(message, size: size)
+        case .refused(let error):
+            let (summary, inFull) = publishFailureLog.withLock { $0.take(error.code, at: scheduler.uptime) }
+            if let summary { logger.error(summary) }
+            if inFull { logger.error("could not publish to \(String(message.topic.prefix(200))): \(error)") }
+        }
+    }
+
     /// Logs (as `refusalLog` allows) and reports on `geotify/error` a message the
     /// publisher did not hand over, its packet of `size` bytes being larger than the broker
     /// takes; a report that is itself too large is not reported again.
-    func leftOut(_ message: OutboxMessage, size: Int) {
+    private func tooLarge(_ message: OutboxMessage, size: Int) {
         let error = InputError(
             .messageTooLarge,
             "not published: the message would be a packet of \(size) bytes, more than the \(maximumPacketBytes) the broker takes (maximumPacketBytes), which would close the connection for it")
@@ -127,6 +150,7 @@ final class BridgeReports: Sendable {
     /// (on the monotonic clock), if any: at each housekeeping round.
     func logSummaries(at now: Double) {
         if let summary = refusalLog.withLock({ $0.summary(at: now) }) { logger.warning(summary) }
+        if let summary = publishFailureLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
         if let summary = deadLetterLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
         if let summary = queueFullLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
     }

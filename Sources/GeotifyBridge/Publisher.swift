@@ -78,8 +78,8 @@ final class Publisher: Sendable {
 
     private struct Tracking {
         var client: MQTTClient?
-        /// Told of each message not handed over for its size (`attach`).
-        var oversized: (@Sendable (OutboxMessage, Int) -> Void)?
+        /// Told of each message not handed over (`attach`).
+        var notHandedOver: (@Sendable (OutboxMessage, NotHandedOver) -> Void)?
         var store: StateStore?
         var watermark: OutboxWatermark?
         /// Whether the broker has accepted the connection (and it has not dropped since).
@@ -157,29 +157,37 @@ final class Publisher: Sendable {
     private let markWrites = Mutex(())
     /// Broadcast when messages leave the waiting queue, for `sendPatiently`.
     private let room = NSCondition()
-    private let logger: Logger
     private let counters: Counters
     private let health: StateHealth
 
     init(
-        logger: Logger, counters: Counters, health: StateHealth, waitingLimit: Int = Publisher.defaultWaitingLimit,
+        counters: Counters, health: StateHealth, waitingLimit: Int = Publisher.defaultWaitingLimit,
         directByteLimit: Int = Publisher.defaultDirectByteLimit, maximumPacketBytes: Int = Settings.largestPacketBytes
     ) {
         self.waitingLimit = max(1, waitingLimit)
         self.directByteLimit = directByteLimit
         self.maximumPacketBytes = maximumPacketBytes
-        self.logger = logger
         self.counters = counters
         self.health = health
     }
 
+    /// Why a message was not handed to libmosquitto, for the bridge to report.
+    enum NotHandedOver: Sendable, Equatable {
+        /// Its packet of `size` bytes is larger than the broker takes.
+        case tooLarge(size: Int)
+        /// libmosquitto refused it (not for want of a connection).
+        case refused(MQTTError)
+    }
+
     /// Connects the publisher to the client it sends through and the store whose outbox
-    /// and mark it keeps; `oversized` is told of each message not handed over for its
-    /// size, with the size of its packet, to report it.
-    func attach(_ client: MQTTClient, store: StateStore, oversized: @escaping @Sendable (OutboxMessage, Int) -> Void = { _, _ in }) {
+    /// and mark it keeps; `notHandedOver` is told of each message not handed over and
+    /// why, to report it (outside the publisher's lock).
+    func attach(
+        _ client: MQTTClient, store: StateStore, notHandedOver: @escaping @Sendable (OutboxMessage, NotHandedOver) -> Void = { _, _ in }
+    ) {
         tracking.withLock {
             $0.client = client
-            $0.oversized = oversized
+            $0.notHandedOver = notHandedOver
             $0.store = store
             $0.watermark = store.watermark
             $0.marks = store.watermark.read()
@@ -556,10 +564,10 @@ final class Publisher: Sendable {
             }
         }
         var done: [@Sendable () -> Void] = []
-        var tooLarge: [(OutboxMessage, Int)] = []
-        var oversized: (@Sendable (OutboxMessage, Int) -> Void)?
+        var notHandedOver: [(OutboxMessage, NotHandedOver)] = []
+        var report: (@Sendable (OutboxMessage, NotHandedOver) -> Void)?
         let again = tracking.withLock { tracking -> Bool in
-            oversized = tracking.oversized
+            report = tracking.notHandedOver
             defer { tracking.handing -= batch.count }
             // Older than any persisted message waiting: back at the head, in order.
             tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: heldBack)
@@ -585,7 +593,7 @@ final class Publisher: Sendable {
                 if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
                 if let acknowledged = queued.acknowledged { done.append(acknowledged) }
                 counters.add(.errors(.messageTooLarge))
-                tooLarge.append((queued.message, size))
+                notHandedOver.append((queued.message, .tooLarge(size: size)))
             }
             // By index: `enumerated()` copied each message whole.
             publishing: for position in going.indices {
@@ -622,7 +630,7 @@ final class Publisher: Sendable {
                         leftOut(queued, size: size)
                     } else if error.keptMessageID == nil {
                         counters.add(.errors(.publish))
-                        logger.error("could not publish to \(queued.message.topic): \(error)")
+                        notHandedOver.append((queued.message, .refused(error)))
                     }
                 }
             }
@@ -632,7 +640,7 @@ final class Publisher: Sendable {
             return false
         }
         for callback in done { callback() }
-        for (message, size) in tooLarge { oversized?(message, size) }
+        for (message, reason) in notHandedOver { report?(message, reason) }
         return again
     }
 }

@@ -19,7 +19,7 @@ struct FenceChangeAnnouncerTests {
         let counters = Counters()
         let messages = OutboundMessages(topics: Topics())
         let health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 1_000)
+        let publisher = Publisher(counters: counters, health: health, waitingLimit: 1_000)
         return FenceChangeAnnouncer(
             publisher: publisher, presence: PresenceMessages(topics: Topics()), occupancy: occupancy, discovery: discovery,
             waypoints: waypoints, announceLimit: 20, updates: LiveUpdates(), queue: queue)
@@ -50,7 +50,7 @@ struct FenceChangeAnnouncerTests {
         let logger = Logger(level: .error, sink: { _ in })
         let counters = Counters()
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 1_000)
+        let publisher = Publisher(counters: counters, health: health, waitingLimit: 1_000)
         let announcer = FenceChangeAnnouncer(
             publisher: publisher, presence: PresenceMessages(topics: Topics()), occupancy: Occupancy(), discovery: nil,
             waypoints: nil, announceLimit: 20, updates: LiveUpdates(), queue: queue)

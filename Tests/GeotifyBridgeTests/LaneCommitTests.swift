@@ -40,7 +40,7 @@ struct LaneCommitTests {
             let messages = OutboundMessages(topics: Topics())
             store = try StateStore(directory: directory.appendingPathComponent("state").path)
             let health = StateHealth(logger: logger, counters: counters, messages: messages, uptime: { 0 })
-            publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 1_000)
+            publisher = Publisher(counters: counters, health: health, waitingLimit: 1_000)
             let book = LiveFenceBook(
                 file: FenceFile(path: fences, limits: settings.limits), store: store, logger: logger, counters: counters,
                 messages: messages, report: { _ in })

@@ -158,11 +158,33 @@ struct PublisherTests {
         #expect(drops == 0, "the broker never closed the connection: \(spill.broker.log.suffix(600))")
     }
 
+    /// A message libmosquitto refuses for itself (a topic with a wildcard, which no name
+    /// the bridge takes can make) is counted and told to the bridge to log (within a
+    /// budget: `BridgeReportsTests`), outside the publisher's lock; the messages around it
+    /// go out, in order.
+    @Test func aMessageLibmosquittoRefusesIsCountedAndToldAndTheRestGoOut() throws {
+        let spill = try SpillFixture(waitingLimit: 200)
+        defer { spill.close() }
+        try spill.client.start()
+        let refused = OutboxMessage(topic: "spill/bad/#", payload: Array("x".utf8), qos: 1, retain: false)
+        spill.publisher.send(SpillFixture.messages(0..<1) + [refused] + SpillFixture.messages(1..<2))
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 2)
+        #expect(received.map(\.topic) == ["spill/0", "spill/1"])
+        #expect(spill.counters.value(.errors(.publish)) == 1)
+        let told = spill.notHandedOver
+        #expect(told.map(\.topic) == ["spill/bad/#"])
+        guard case .refused(let error) = told.first?.reason else {
+            Issue.record("told \(told)")
+            return
+        }
+        #expect(error.code == 3, "MOSQ_ERR_INVAL: \(error)")
+    }
+
     @Test func repliesPastTheLimitWaitWithinTheirByteBudgetThenAreDropped() {
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health, waitingLimit: 10, directByteLimit: 2_000)
+        let publisher = Publisher(counters: counters, health: health, waitingLimit: 10, directByteLimit: 2_000)
         // 100 bytes each: 15 of topic, 85 of payload.
         let reply = OutboxMessage(topic: "geotify/reply/a", payload: Array(repeating: 0x61, count: 85), qos: 1, retain: false)
         publisher.send(Array(repeating: reply, count: 25))
@@ -237,7 +259,7 @@ struct PublisherTests {
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(logger: logger, counters: counters, health: health)
+        let publisher = Publisher(counters: counters, health: health)
         #expect(!publisher.canSendMore, "nothing waits")
         publisher.send([OutboxMessage(topic: "geotify/reply/a", payload: Array("ok".utf8), qos: 1, retain: false)])
         #expect(!publisher.canSendMore, "offline: nothing is handed over before the broker accepted the connection")
@@ -344,9 +366,16 @@ private final class SpillFixture: Sendable {
     let client: MQTTClient
     let observer: TestClient
     let counters: Counters
+    /// The topics of the messages the publisher did not hand over, and why.
+    private let notHandedOverMessages: NotHandedOver
+    var notHandedOver: [(topic: String, reason: Publisher.NotHandedOver)] { notHandedOverMessages.messages.withLock { $0 } }
     /// The topics and packet sizes of the messages the publisher left out for their size.
-    private let oversizedMessages: Oversized
-    var oversized: [(topic: String, size: Int)] { oversizedMessages.messages.withLock { $0 } }
+    var oversized: [(topic: String, size: Int)] {
+        notHandedOver.compactMap { topic, reason in
+            guard case .tooLarge(let size) = reason else { return nil }
+            return (topic, size)
+        }
+    }
     /// This fixture, for the client's callback; emptied by `close()`.
     private let current: Current
 
@@ -367,7 +396,7 @@ private final class SpillFixture: Sendable {
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
         let publisher = Publisher(
-            logger: logger, counters: counters, health: health, waitingLimit: waitingLimit, maximumPacketBytes: maximumPacketBytes)
+            counters: counters, health: health, waitingLimit: waitingLimit, maximumPacketBytes: maximumPacketBytes)
         self.publisher = publisher
         let current = Current()
         self.current = current
@@ -382,9 +411,9 @@ private final class SpillFixture: Sendable {
             default: break
             }
         }
-        let oversized = Oversized()
-        self.oversizedMessages = oversized
-        publisher.attach(client, store: store) { message, size in oversized.messages.withLock { $0.append((message.topic, size)) } }
+        let notHandedOver = NotHandedOver()
+        self.notHandedOverMessages = notHandedOver
+        publisher.attach(client, store: store) { message, reason in notHandedOver.messages.withLock { $0.append((message.topic, reason)) } }
         observer = try TestClient(port: broker.port)
         try observer.subscribe("spill/#")
         current.fixture.withLock { $0 = self }
@@ -408,9 +437,9 @@ private final class SpillFixture: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// What the publisher reported it left out, for the callback given to `attach`.
-    private final class Oversized: Sendable {
-        let messages = Mutex<[(topic: String, size: Int)]>([])
+    /// What the publisher reported it did not hand over, for the callback given to `attach`.
+    private final class NotHandedOver: Sendable {
+        let messages = Mutex<[(topic: String, reason: Publisher.NotHandedOver)]>([])
     }
 
     private final class Current: Sendable {
