@@ -569,6 +569,18 @@ final class Publisher: Sendable {
         let again = tracking.withLock { tracking -> Bool in
             report = tracking.notHandedOver
             defer { tracking.handing -= batch.count }
+            guard tracking.online else {
+                // The connection dropped while the mark was written: the batch waits, in
+                // order, for `connected()`. Handed over now, a QoS 1 message could come
+                // in the middle of the reconnection: libmosquitto 2.0.11 marks what it
+                // holds to be sent again before it has a socket, and one published in
+                // between is taken as sent and waits for an acknowledgement that never
+                // comes. `disconnected()` comes first, on the thread that reconnects.
+                tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch)
+                tracking.directBytes += batch.reduce(0) { $0 + ($1.budgeted ? $1.size : 0) }
+                tracking.pumping = false
+                return false
+            }
             // Older than any persisted message waiting: back at the head, in order.
             tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: heldBack)
             tracking.directBytes += heldBack.reduce(0) { $0 + ($1.budgeted ? $1.size : 0) }

@@ -158,6 +158,42 @@ struct PublisherTests {
         #expect(drops == 0, "the broker never closed the connection: \(spill.broker.log.suffix(600))")
     }
 
+    /// A batch taken while connected whose connection drops before it is handed over
+    /// (while the hand-over mark is written) waits for the next connection: handed over
+    /// then, a QoS 1 message could come in the middle of libmosquitto's reconnection and
+    /// never be sent (`BrokerObserver.publish`). The pump is held inside the mark's
+    /// failure report (its log line) while the connection drops, from the publisher's side.
+    @Test func aBatchTakenBeforeTheConnectionDroppedWaitsForTheNextConnection() throws {
+        let gate = LogGate(holding: "outbox mark")
+        let spill = try SpillFixture(waitingLimit: 200, logger: Logger(level: .error, sink: gate.write))
+        defer { spill.close() }
+        try spill.client.start()
+        try spill.save(SpillFixture.messages(0..<1))
+        #expect(spill.observer.waitForMessages(on: "spill/#", count: 1).count == 1)
+        let mark = spill.directory.appendingPathComponent("outbox.handed").path
+        try reopen(mark, flags: O_RDONLY)
+        let persisted = SpillFixture.messages(1..<2)
+        try spill.store.save(devices: [], outbox: persisted, then: { ids in spill.publisher.queue(persisted, outboxIDs: ids) })
+        spill.publisher.queue([OutboxMessage(topic: "spill/direct", payload: Array("direct".utf8), qos: 1, retain: false)])
+        let pumped = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            spill.publisher.pump()
+            pumped.signal()
+        }
+        try #require(gate.waitUntilHolding(), "the mark's failure was reported: \(gate.lines)")
+        spill.publisher.disconnected()
+        gate.open()
+        #expect(pumped.wait(timeout: .now() + 30) == .success)
+        #expect(spill.publisher.handedOver.acknowledging == 0, "nothing handed over after the connection dropped")
+        #expect(spill.publisher.unacknowledged == 3, "the two messages and the report of the mark's failure wait")
+
+        try reopen(mark, flags: O_RDWR)
+        spill.publisher.connected()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 3)
+        #expect(received.map(\.text) == ["0", "1", "direct"], "each once, in order, on the next connection")
+        #expect(waitUntil { spill.publisher.isDrained })
+    }
+
     /// A message libmosquitto refuses for itself (a topic with a wildcard, which no name
     /// the bridge takes can make) is counted and told to the bridge to log (within a
     /// budget: `BridgeReportsTests`), outside the publisher's lock; the messages around it
@@ -383,17 +419,18 @@ private final class SpillFixture: Sendable {
     /// publisher is pumped there (as the bridge's lanes run).
     /// `clock` times the client's reconnect delays.
     /// `brokerConfig` is added to the broker's, `maximumPacketBytes` is the publisher's;
-    /// the messages it leaves out for their size are in `oversized`.
+    /// the messages it leaves out for their size are in `oversized`. The state's health
+    /// logs to `logger`.
     init(
         waitingLimit: Int = 10, clock: any Scheduler = SystemScheduler(), brokerConfig: String = "",
-        maximumPacketBytes: Int = Settings.largestPacketBytes, atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }
+        maximumPacketBytes: Int = Settings.largestPacketBytes, logger: Logger = Logger(level: .error, sink: { _ in }),
+        atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }
     ) throws {
         broker = try TestBroker(extraConfig: brokerConfig)
         directory = try makeTemporaryDirectory("publisher")
         store = try StateStore(directory: directory.path)
         let counters = Counters()
         self.counters = counters
-        let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
         let publisher = Publisher(
             counters: counters, health: health, waitingLimit: waitingLimit, maximumPacketBytes: maximumPacketBytes)
