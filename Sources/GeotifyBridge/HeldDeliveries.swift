@@ -21,7 +21,7 @@ final class HeldDeliveries: Sendable {
 
     /// Holds what of `entries` (a lane's deliveries not committed: `previous`, those it
     /// held until now, first) the bounds allow beside what the other lanes hold; the
-    /// rest are refused, the newest first.
+    /// rest, the newest, are refused.
     func hold(_ entries: [DeliveryEntry], replacing previous: [DeliveryEntry]) -> (held: [DeliveryEntry], refused: [DeliveryRefusal]) {
         counts.withLock { counts in
             Self.remove(previous, from: &counts)
