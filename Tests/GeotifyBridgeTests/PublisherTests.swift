@@ -56,11 +56,7 @@ struct PublisherTests {
     @Test func persistedMessagesWaitWhileTheirMarkCannotBeWritten() throws {
         let spill = try SpillFixture(waitingLimit: 200)
         defer { spill.close() }
-        try spill.client.start()
-        try spill.save(SpillFixture.messages(0..<1))
-        #expect(spill.observer.waitForMessages(on: "spill/#", count: 1).count == 1)
-        let mark = spill.directory.appendingPathComponent("outbox.handed").path
-        try reopen(mark, flags: O_RDONLY)
+        let mark = try spill.connectWithTheMarkFailing()
         try spill.save(SpillFixture.messages(1..<4))
         spill.publisher.send([OutboxMessage(topic: "spill/direct", payload: Array("direct".utf8), qos: 1, retain: false)])
         #expect(spill.observer.waitForMessage(on: "spill/direct") != nil)
@@ -98,11 +94,7 @@ struct PublisherTests {
     @Test func unpersistedMessagesOfAFailedCommitWaitWithThoseHeldByTheMark() throws {
         let spill = try SpillFixture(waitingLimit: 200)
         defer { spill.close() }
-        try spill.client.start()
-        try spill.save(SpillFixture.messages(0..<1))
-        #expect(spill.observer.waitForMessages(on: "spill/#", count: 1).count == 1)
-        let mark = spill.directory.appendingPathComponent("outbox.handed").path
-        try reopen(mark, flags: O_RDONLY)
+        let mark = try spill.connectWithTheMarkFailing()
         try spill.save(SpillFixture.messages(1..<3))
         spill.publisher.sendUnpersisted([OutboxMessage(topic: "spill/failed", payload: Array("failed".utf8), qos: 1, retain: false)])
         spill.publisher.send([OutboxMessage(topic: "spill/direct", payload: Array("direct".utf8), qos: 1, retain: false)])
@@ -167,11 +159,7 @@ struct PublisherTests {
         let gate = LogGate(holding: "outbox mark")
         let spill = try SpillFixture(waitingLimit: 200, logger: Logger(level: .error, sink: gate.write))
         defer { spill.close() }
-        try spill.client.start()
-        try spill.save(SpillFixture.messages(0..<1))
-        #expect(spill.observer.waitForMessages(on: "spill/#", count: 1).count == 1)
-        let mark = spill.directory.appendingPathComponent("outbox.handed").path
-        try reopen(mark, flags: O_RDONLY)
+        let mark = try spill.connectWithTheMarkFailing()
         let persisted = SpillFixture.messages(1..<2)
         try spill.store.save(devices: [], outbox: persisted, then: { ids in spill.publisher.queue(persisted, outboxIDs: ids) })
         spill.publisher.queue([OutboxMessage(topic: "spill/direct", payload: Array("direct".utf8), qos: 1, retain: false)])
@@ -454,6 +442,18 @@ private final class SpillFixture: Sendable {
         observer = try TestClient(port: broker.port)
         try observer.subscribe("spill/#")
         current.fixture.withLock { $0 = self }
+    }
+
+    /// Connects, sees a first message through (`spill/0`), then makes the hand-over mark
+    /// fail to be written (a failing disk); returns the mark's path, to be made writable
+    /// again with `reopen(_:flags:)`.
+    func connectWithTheMarkFailing() throws -> String {
+        try client.start()
+        try save(Self.messages(0..<1))
+        guard observer.waitForMessages(on: "spill/#", count: 1).count == 1 else { throw TestSupportError("spill/0 did not arrive") }
+        let mark = directory.appendingPathComponent("outbox.handed").path
+        try reopen(mark, flags: O_RDONLY)
+        return mark
     }
 
     /// Saves `messages` to the outbox and queues them, as a lane does; returns their rows.

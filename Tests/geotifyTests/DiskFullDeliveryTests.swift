@@ -17,32 +17,24 @@ import Testing
 @Suite("Deliveries held while the disk is full", .serialized, .waiting)
 struct DiskFullDeliveryTests {
     @Test func deliveriesHeldInMemoryKeepToTheirTargetsBound() throws {
-        let scenario = try DeliveryScenario("disk-deliveries", devices: 1)
-        let receiver = try TestHTTPServer { _ in TestHTTPServer.Response(status: 503, body: "down for maintenance") }
-        defer { receiver.stop() }
-        let bridge = try scenario.startBridge(
-            "full", extra: DeliveryScenario.notify(DeliveryScenario.webhook("hook", url: receiver.url + "/hook", #""maximumQueuedPerDevice": 3"#)))
-        let pid = try #require(bridge.child?.pid)
+        let full = try FullDiskBridge("full", devices: 1, bound: #""maximumQueuedPerDevice": 3"#)
+        let (scenario, bridge) = (full.scenario, full.bridge)
         let device = scenario.devices[0]
-        func events() -> Int { scenario.observer.messages.filter { $0.topic == "full/event/\(device)" }.count }
-        func errors(_ code: String) -> [MQTTMessage] {
-            scenario.observer.messages.filter { $0.topic == "full/error" && $0.text.contains(#""error":"\#(code)""#) }
-        }
 
-        try runCommand("prlimit", ["--pid", "\(pid)", "--fsize=100:unlimited"])
+        try full.fillTheDisk()
         let outage = 8
         for step in 0...outage { try scenario.publish(device, step: step) }
-        #expect(waitUntil { events() == outage }, "every notification is published while nothing can be saved")
-        #expect(waitUntil { !errors("state_write").isEmpty }, "the failure is reported")
-        #expect(waitUntil { errors("delivery_queue_full").count == outage - 3 }, "the newest past the bound are refused in memory")
-        #expect(errors("delivery_queue_full").allSatisfy {
+        #expect(waitUntil { full.events() == outage }, "every notification is published while nothing can be saved")
+        #expect(waitUntil { !full.errors("state_write").isEmpty }, "the failure is reported")
+        #expect(waitUntil { full.errors("delivery_queue_full").count == outage - 3 }, "the newest past the bound are refused in memory")
+        #expect(full.errors("delivery_queue_full").allSatisfy {
             $0.text.contains("3 notifications of \(device) are already waiting for hook (maximumQueuedPerDevice)")
         })
 
-        try runCommand("prlimit", ["--pid", "\(pid)", "--fsize=unlimited:unlimited"])
+        try full.freeTheDisk()
         try scenario.publish(device, step: outage + 1)
         #expect(waitUntil { bridge.log.contains("the state database can be written again") })
-        #expect(waitUntil { errors("delivery_queue_full").count == outage - 2 }, "the store's bound refuses the next")
+        #expect(waitUntil { full.errors("delivery_queue_full").count == outage - 2 }, "the store's bound refuses the next")
         bridge.kill(SIGTERM)
         let queue = try DeliveryQueue(path: bridge.statePath)
         let counts = try #require(try queue.counts().first)
@@ -54,35 +46,71 @@ struct DiskFullDeliveryTests {
     /// Two devices on the two lanes: the target's `maximumQueued` of 3 bounds what both
     /// lanes hold together, not 3 on each (which held 6 of the 16 notifications).
     @Test func deliveriesHeldInMemoryKeepToTheirTargetsBoundAcrossTheLanes() throws {
-        let scenario = try DeliveryScenario("disk-lanes", devices: 4)
-        let receiver = try TestHTTPServer { _ in TestHTTPServer.Response(status: 503, body: "down for maintenance") }
-        defer { receiver.stop() }
-        let bridge = try scenario.startBridge(
-            "lanes", extra: DeliveryScenario.notify(DeliveryScenario.webhook("hook", url: receiver.url + "/hook", #""maximumQueued": 3"#)))
-        let pid = try #require(bridge.child?.pid)
+        let full = try FullDiskBridge("lanes", devices: 4, bound: #""maximumQueued": 3"#)
+        let (scenario, bridge) = (full.scenario, full.bridge)
         // `BridgeProcess` runs two lanes.
         let devices = try [0, 1].map { lane in
             try #require(scenario.devices.first { MessageRouter.lane(of: $0, among: 2) == lane }, "a device on lane \(lane)")
         }
-        func events() -> Int { scenario.observer.messages.filter { $0.topic.hasPrefix("lanes/event/") }.count }
-        func errors(_ code: String) -> [MQTTMessage] {
-            scenario.observer.messages.filter { $0.topic == "lanes/error" && $0.text.contains(#""error":"\#(code)""#) }
-        }
 
-        try runCommand("prlimit", ["--pid", "\(pid)", "--fsize=100:unlimited"])
+        try full.fillTheDisk()
         let outage = 8
         for step in 0...outage { for device in devices { try scenario.publish(device, step: step) } }
-        #expect(waitUntil { events() == 2 * outage }, "every notification is published while nothing can be saved")
-        #expect(waitUntil { errors("delivery_queue_full").count == 2 * outage - 3 }, "past 3 held by both lanes together, all are refused")
-        #expect(errors("delivery_queue_full").allSatisfy { $0.text.contains("3 notifications are already waiting for hook (maximumQueued)") })
+        #expect(waitUntil { full.events() == 2 * outage }, "every notification is published while nothing can be saved")
+        #expect(waitUntil { full.errors("delivery_queue_full").count == 2 * outage - 3 }, "past 3 held by both lanes together, all are refused")
+        #expect(full.errors("delivery_queue_full").allSatisfy { $0.text.contains("3 notifications are already waiting for hook (maximumQueued)") })
 
-        try runCommand("prlimit", ["--pid", "\(pid)", "--fsize=unlimited:unlimited"])
+        try full.freeTheDisk()
         for device in devices { try scenario.publish(device, step: outage + 1) }
         #expect(waitUntil { bridge.log.contains("the state database can be written again") })
-        #expect(waitUntil { errors("delivery_queue_full").count == 2 * outage - 1 }, "the store's bound refuses two more")
+        #expect(waitUntil { full.errors("delivery_queue_full").count == 2 * outage - 1 }, "the store's bound refuses two more")
         bridge.kill(SIGTERM)
         let counts = try #require(try DeliveryQueue(path: bridge.statePath).counts().first)
         #expect(counts.pending + counts.retrying == 3)
         #expect(counts.refused == 2 * outage - 1)
+    }
+}
+
+/// A `geotify run` named `name` (its topic prefix) over `devices` devices with one
+/// webhook target, `hook`, that is down (503) and has the bound members `bound`; its disk
+/// is made full and writable again with `prlimit --fsize` on the running process.
+private final class FullDiskBridge {
+    let scenario: DeliveryScenario
+    let bridge: BridgeProcess
+    private let receiver: TestHTTPServer
+    private let name: String
+    private let pid: Int32
+
+    init(_ name: String, devices: Int, bound: String) throws {
+        self.name = name
+        scenario = try DeliveryScenario("disk-\(name)", devices: devices)
+        receiver = try TestHTTPServer { _ in TestHTTPServer.Response(status: 503, body: "down for maintenance") }
+        bridge = try scenario.startBridge(
+            name, extra: DeliveryScenario.notify(DeliveryScenario.webhook("hook", url: receiver.url + "/hook", bound)))
+        guard let pid = bridge.child?.pid else { throw TestSupportError("\(name) has no process") }
+        self.pid = pid
+    }
+
+    deinit {
+        receiver.stop()
+    }
+
+    /// No file of the process can grow past 100 bytes.
+    func fillTheDisk() throws {
+        try runCommand("prlimit", ["--pid", "\(pid)", "--fsize=100:unlimited"])
+    }
+
+    func freeTheDisk() throws {
+        try runCommand("prlimit", ["--pid", "\(pid)", "--fsize=unlimited:unlimited"])
+    }
+
+    /// How many notifications the bridge published.
+    func events() -> Int {
+        scenario.observer.messages.filter { $0.topic.hasPrefix("\(name)/event/") }.count
+    }
+
+    /// The errors with `code` the bridge published.
+    func errors(_ code: String) -> [MQTTMessage] {
+        scenario.observer.messages.filter { $0.topic == "\(name)/error" && $0.text.contains(#""error":"\#(code)""#) }
     }
 }
