@@ -123,6 +123,37 @@ struct DeliveryWorkerTests {
         #expect(waitUntil { server.requests.count == attempts + 1 })
     }
 
+    /// What no attempt can mend is dead-lettered at once, saying why, and never sent nor
+    /// tried again: a delivery queued for a target the settings no longer name (taken out
+    /// of the file and the bridge restarted), and a queued notification that is not the
+    /// JSON the bridge writes (a damaged row). The target's other deliveries go on.
+    @Test func whatNoAttemptCanMendIsDeadLetteredAtOnceSayingWhy() throws {
+        let server = try TestHTTPServer { _ in .init(body: "{}") }
+        defer { server.stop() }
+        let harness = try WorkerHarness(targets: [Samples.webhook(url: server.url)])
+        let gone = Samples.entry(target: "gone", Samples.notification(device: "bob/phone"))
+        let damaged = DeliveryEntry(target: "hook", device: "carol/phone", eventID: "carol/phone/home/enter/1", payload: Array("{\"id\":".utf8))
+        let fine = Samples.entry(target: "hook")
+        _ = try harness.queue.enqueue([gone, damaged, fine], at: harness.scheduler.now)
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 1 })
+        #expect(waitUntil { harness.reports.filter { if case .deadLettered = $0 { true } else { false } }.count == 2 })
+        harness.settle()
+        #expect(server.requests.count == 1, "only the readable notification for a known target was sent")
+        let reasons = harness.reports.compactMap { report -> String? in
+            guard case .deadLettered(_, _, let eventID, let reason) = report else { return nil }
+            return "\(eventID): \(reason)"
+        }
+        #expect(Set(reasons) == [
+            "\(gone.eventID): no target named \"gone\" in the settings",
+            "carol/phone/home/enter/1: the queued notification is unreadable: the notification is not JSON: unexpected end of text, expected a JSON value",
+        ], "\(reasons)")
+        #expect(try harness.counts("gone").dead == 1 && harness.counts("hook").dead == 1)
+        harness.advance(by: 86_400)
+        #expect(server.requests.count == 1, "neither is tried again")
+    }
+
     @Test func aFloodOfRefusedDeliveriesKeepsOnlyTheNewestDeadLetters() throws {
         let server = try TestHTTPServer { _ in .init(status: 400, body: "no such hook") }
         defer { server.stop() }
