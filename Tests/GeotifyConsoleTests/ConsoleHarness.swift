@@ -32,6 +32,14 @@ final class ConsoleHarness {
     let bridge: FixtureBridge
     let console: Console
     let application: HTTPApplication
+    /// What the console logged, each line as "level message".
+    var logged: [String] { lines.all.withLock { $0 } }
+    private let lines = Lines()
+
+    /// The lines logged, shared with the console's log closure.
+    private final class Lines: Sendable {
+        let all = Mutex<[String]>([])
+    }
 
     init(logins: Bool = false, settings extra: JSON = [:]) throws {
         directory = try makeTemporaryDirectory("console")
@@ -46,12 +54,21 @@ final class ConsoleHarness {
         }
         let settings = try ConsoleSettings(parsing: object, file: directory.appendingPathComponent("geotify.json").path)
         bridge = FixtureBridge(fencesPath: fencesPath, scheduler: scheduler)
-        console = try Console(settings: settings, backend: bridge, scheduler: scheduler, log: { _, _ in }, count: { [bridge] in bridge.add($0) })
+        console = try Console(
+            settings: settings, backend: bridge, scheduler: scheduler, log: { [lines] level, message in lines.all.withLock { $0.append("\(level) \(message)") } },
+            count: { [bridge] in bridge.add($0) })
         application = console.application
     }
 
     deinit {
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Writes the users file anew (as a new file put in its place, as `htpasswd` does),
+    /// with `users` (password "s3cret") and the lines `extra`.
+    func writeUsers(_ users: [String], extra: [String] = []) throws {
+        let text = (users.map { "\($0):\(Self.hash)" } + extra).joined(separator: "\n") + "\n"
+        try Data(text.utf8).write(to: directory.appendingPathComponent("users"), options: .atomic)
     }
 
     /// The response to one request, as `user` (password "s3cret") when given.

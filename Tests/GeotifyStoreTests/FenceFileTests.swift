@@ -171,6 +171,8 @@ struct FenceFileTests {
         ("{}", "fences.json:1: missing \"devices\" (an object of device identifier → array of fences)"),
         ("{\"devices\": {}, \"zones\": []}", "fences.json:1: unknown top-level key \"zones\" (expected \"devices\", \"groups\" or \"shared\")"),
         ("{\"devices\": []}", "fences.json:1: \"devices\" must be an object, not an array"),
+        ("{\"devices\": {}, \"groups\": []}", "fences.json:1: \"groups\" must be an object of group name → array of devices, not an array"),
+        ("{\"devices\": {}, \"shared\": {}}", "fences.json:1: \"shared\" must be an array of fences, not an object"),
         ("", "fences.json:1: not valid JSON: the text is empty, expected a JSON value (column 1)"),
     ])
     func malformedFilesAreRefused(text: String, message: String) {
