@@ -86,6 +86,44 @@ struct StateReshardTests {
         #expect(try stores[1].loadDevicesAndNames().named == named.filter { ShardAssignment.shard(of: $0, among: 2) == 1 })
     }
 
+    /// A reshard that cannot be done is refused before it changes anything, saying why:
+    /// directories that do not match the instances, an old instance's directory with no
+    /// state, a new instance's directory that already holds states, and a dropped
+    /// instance whose notifications still wait for a delivery target (they would be lost
+    /// with it).
+    @Test func aReshardThatCannotBeDoneIsRefusedSayingWhyAndChangesNothing() throws {
+        let places = [TemporaryDirectory(), TemporaryDirectory(), TemporaryDirectory()]
+        let paths = places.map(\.path)
+        do {
+            let first = try StateStore(directory: paths[0])
+            try first.save(devices: [("u/0", DeviceState(badge: 1), true)], outbox: [])
+        }
+        func refusal(_ directories: [String], from: Int, to: Int) -> String? {
+            let error = #expect(throws: StoreError.self) { try StateReshard.run(directories: directories, from: from, to: to) }
+            return error?.description
+        }
+        #expect(refusal(Array(paths.prefix(1)), from: 1, to: 2)
+            == "reshard: 1 → 2 needs 2 state directories, instance 0 first; 1 given")
+        #expect(refusal(Array(paths.prefix(2)), from: 2, to: 1)
+            == "reshard: \(paths[1]) holds no state.sqlite; is it the state directory of instance 1?")
+
+        do {
+            let other = try StateStore(directory: paths[2])
+            try other.save(devices: [("u/9", DeviceState(badge: 4), true)], outbox: [])
+        }
+        #expect(refusal([paths[0], paths[2]], from: 1, to: 2)
+            == "reshard: \(paths[2]) already holds 1 device state, but instance 1 did not exist among 1")
+
+        let queue = try DeliveryQueue(path: places[2].file("state.sqlite"))
+        _ = try queue.enqueue(
+            [DeliveryEntry(target: "hook", device: "u/9", eventID: "u/9/home/enter/1", payload: Array("{}".utf8))], at: 1_700_000_000)
+        #expect(refusal([paths[0], paths[2]], from: 2, to: 1)
+            == "reshard: \(paths[2]) still has 1 notification queued for delivery targets; run instance 1 under 2 instances until `geotify notify status` shows none, then reshard")
+
+        #expect(try StateStore(directory: paths[0]).loadDevicesAndNames().states.keys.sorted() == ["u/0"], "instance 0 as it was")
+        #expect(try StateStore(directory: paths[2]).loadDevicesAndNames().states.keys.sorted() == ["u/9"], "the other as it was")
+    }
+
     /// A reshard takes every directory's lock: it refuses a directory a bridge uses.
     @Test func aReshardRefusesADirectoryInUse() throws {
         let places = [TemporaryDirectory(), TemporaryDirectory()]
