@@ -86,6 +86,18 @@ struct StateFilesTests {
         #expect(try snapshot() == before)
     }
 
+    /// A header whose page size is not one SQLite writes (a power of two from 512 to
+    /// 65 536) cannot say where the pages are.
+    @Test func aDatabaseWhoseHeaderIsDamagedIsRefused() throws {
+        try crashedDatabase()
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: database))
+        bytes.replaceSubrange(16..<18, with: [0x03, 0x00])
+        try bytes.write(to: URL(fileURLWithPath: database))
+        let before = try snapshot()
+        #expect(refusal()?.reason == "the database's header is damaged (page size 768). Restore it from a backup, or start once with --reset-state to set the files aside (renamed, not deleted) and begin with empty state: every device's state and the outbox are lost")
+        #expect(try snapshot() == before)
+    }
+
     @Test func damagedPagesAreRefusedAndTheLogIsNotMergedOrDeleted() throws {
         try crashedDatabase()
         // Garbage over every page but the first: the pages the log holds newer copies of
