@@ -70,6 +70,55 @@ import Testing
         #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array(collection.utf8), defaultDevice: nil, replace: false) }
     }
 
+    /// Each way a body is not an import of fences is refused as `invalid_import` (or
+    /// `invalid_json`), naming the feature and what is wrong with it, and all of a
+    /// collection's problems at once.
+    @Test(arguments: [
+        ("[1]", "expected a GeoJSON FeatureCollection (or Feature), as /api/fences.geojson exports"),
+        (#"{"type":"FeatureCollection","features":{}}"#, #"a FeatureCollection needs a "features" array"#),
+        (#"{"type":"FeatureCollection","features":[]}"#, "the collection holds no features"),
+        (#"{"type":"FeatureCollection","features":[7]}"#, "feature 1: not a GeoJSON Feature"),
+        (#"{"type":"Feature","properties":{"identifier":"x"},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+         #"feature 1: no "device" or "shared" property, and no ?device= to import it for"#),
+        (#"{"type":"Feature","properties":{"device":"a/b","radius":10},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+         #"feature 1: no "identifier" (or "name") property"#),
+        (#"{"type":"Feature","properties":{"device":"a/b","name":"x"}}"#, "feature 1: no geometry and no latitude/longitude or polygon property"),
+        (#"{"type":"Feature","properties":{"device":"a/b","name":"x","radius":10},"geometry":{"type":"Point","coordinates":[1]}}"#,
+         "feature 1: a Point needs [longitude, latitude]"),
+        (#"{"type":"Feature","properties":{"device":"a/b","name":"x"},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+         #"feature 1: a Point is a circle only with a "radius" property (metres)"#),
+        (#"{"type":"Feature","properties":{"device":"a/b","name":"x"},"geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]}}"#,
+         "feature 1: a LineString cannot be a fence (a Polygon, or a Point with a radius)"),
+        (#"{"type":"FeatureCollection","features":[{"type":"Feature"},{"type":"Feature","properties":{"device":"a/b","name":"x"}}]}"#,
+         #"feature 1: no "device" or "shared" property, and no ?device= to import it for; feature 2: no geometry and no latitude/longitude or polygon property"#),
+    ])
+    func whatIsNotAnImportOfFencesIsRefusedSayingWhy(body: String, message: String) {
+        let refusal = #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array(body.utf8), defaultDevice: nil, replace: false) }
+        #expect(refusal == ConsoleRefusal(.invalidImport, message))
+    }
+
+    @Test func aBodyThatIsNotJSONIsRefusedAsSuch() {
+        let refusal = #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array("{".utf8), defaultDevice: nil, replace: false) }
+        #expect(refusal?.code == .invalidJSON)
+    }
+
+    /// A MultiPolygon of one part is that polygon (tools that export every area as a
+    /// MultiPolygon), its ring without the closing point; a Point with a radius is a
+    /// circle; a feature without an owner goes to `?device=`.
+    @Test func aMultiPolygonOfOnePartAndAPointWithARadiusAreFences() throws {
+        let collection = """
+            {"type":"FeatureCollection","features":[
+              {"type":"Feature","properties":{"name":"park"},"geometry":{"type":"MultiPolygon","coordinates":[[[[0,0],[1,0],[1,1],[0,0]]]]}},
+              {"type":"Feature","properties":{"name":"home","radius":50},"geometry":{"type":"Point","coordinates":[13.4,52.5]}}]}
+            """
+        let plan = try FenceGeoJSON.plan(parsing: Array(collection.utf8), defaultDevice: "a/b", replace: false)
+        let fences = try #require(plan.devices["a/b"])
+        #expect(fences.count == 2 && plan.shared.isEmpty)
+        #expect(fences[0]["polygon"] == [[[0, 0], [1, 0], [1, 1]]], "its one ring, open")
+        #expect(fences[0]["identifier"] == "park" && fences[0]["eventType"] == "onEntryAndExit")
+        #expect(fences[1]["latitude"] == 52.5 && fences[1]["longitude"] == 13.4 && fences[1]["radius"] == 50)
+    }
+
     @Test func aPlanForManyDevicesMakesTheBookOnceNotOnceADevice() throws {
         let devices = Dictionary(uniqueKeysWithValues: (0..<200).map { index -> (String, [JSON]) in
             ("d\(index)", [["identifier": "a", "latitude": 0, "longitude": 1, "radius": 100, "eventType": "onEntry"]])
