@@ -45,9 +45,11 @@ enum StateCommand {
             return 1
         }
         for damaged in report.damagedMarks { Logger.standardError("geotify: warning: \(damaged.warning)") }
-        print("resharded \(from) → \(to): \(report.moved) device states moved, \(report.kept) kept; devices per instance: \(report.devices.map(String.init).joined(separator: ", "))")
+        let states = report.moved == 1 ? "state" : "states"
+        print("resharded \(from) → \(to): \(report.moved) device \(states) moved, \(report.kept) kept; devices per instance: \(report.devices.map(String.init).joined(separator: ", "))")
         if report.messagesMoved > 0 {
-            print("\(report.messagesMoved) messages never handed to the broker moved to instance 0")
+            let messages = report.messagesMoved == 1 ? "message" : "messages"
+            print("\(report.messagesMoved) \(messages) never handed to the broker moved to instance 0")
         }
         return 0
     }
