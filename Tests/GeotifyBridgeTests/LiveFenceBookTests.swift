@@ -145,6 +145,28 @@ struct LiveFenceBookTests {
         #expect(written.contains("Edited by hand") && written.contains("gym"))
     }
 
+    /// A hand edit that broke the file, not looked at yet when a command comes: the
+    /// command is refused as `invalid_file`, naming the mistake, and the file stays as its
+    /// author left it (a write onto the fences in force would throw their work away).
+    @Test("a command onto a hand edit that broke the file, not yet looked at, is refused and the edit kept")
+    func aWriteOntoABrokenHandEditIsRefusedAndKeepsIt() throws {
+        let fixture = try Fixture()
+        let broken = Self.fences.replacingOccurrences(of: #""radius": 250"#, with: #""radius": -250"#)
+        #expect(broken != Self.fences)
+        try fixture.edit(broken)
+        let (results, change) = fixture.book.write([Self.add("gym", to: "alice/phone")], limits: FenceLimits())
+        #expect(change == nil)
+        guard case .failure(let error)? = results.first else {
+            Issue.record("the change was not refused: \(results)")
+            return
+        }
+        #expect(error.code == .invalidFile)
+        #expect(error.message.hasPrefix("the fence file \(fixture.url.path) is not valid, so it cannot be changed: "), "\(error.message)")
+        #expect(error.message.contains("radius"), "\(error.message)")
+        #expect(try String(contentsOf: fixture.url, encoding: .utf8) == broken, "the hand edit, byte for byte")
+        #expect(fixture.book.book.fences(of: "alice/phone").map(\.identifier) == ["home"], "the fences in force stay")
+    }
+
     /// A fence added by hand and written with a command's change before it was looked at
     /// has its revision saved, as a reload would save it: after a restart it is not new
     /// again.
