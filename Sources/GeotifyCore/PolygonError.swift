@@ -7,12 +7,19 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The hole at this index in `holes`.
         case hole(Int)
 
-        /// "outer ring" or "hole 2", for messages.
+        /// "the outer ring" or "hole 2" (counted from 0, as the vertices are), for
+        /// messages.
         public var description: String {
             switch self {
-            case .outer: "outer ring"
+            case .outer: "the outer ring"
             case .hole(let index): "hole \(index)"
             }
+        }
+
+        /// The description at the start of a sentence: "The outer ring", "Hole 2".
+        var sentenceStart: String {
+            let text = description
+            return text.prefix(1).uppercased() + text.dropFirst()
         }
     }
 
@@ -30,7 +37,7 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
         }
 
         /// "the edge from vertex 2 to vertex 3 of the outer ring", for messages.
-        public var description: String { "the edge from vertex \(from) to vertex \(to) of the \(ring)" }
+        public var description: String { "the edge from vertex \(from) to vertex \(to) of \(ring)" }
     }
 
     /// The ring has fewer than 3 distinct vertices (`distinct` is how many it has).
@@ -66,13 +73,13 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String {
         switch self {
         case let .tooFewVertices(ring, distinct):
-            "The \(ring) has \(distinct) distinct vertices; a polygon ring needs at least 3."
+            "\(ring.sentenceStart) has \(distinct) distinct vertices; a polygon ring needs at least 3."
         case let .vertexOutOfRange(ring, index, vertex):
-            "Vertex \(index) of the \(ring) (latitude \(vertex.latitude), longitude \(vertex.longitude)) is out of range: latitude must be in -90...90 and longitude in -180...180."
+            "Vertex \(index) of \(ring) (latitude \(vertex.latitude), longitude \(vertex.longitude)) is out of range: latitude must be in -90...90 and longitude in -180...180."
         case let .longitudeSpanTooWide(ring, span):
-            "The \(ring) spans \(span)° of longitude; a ring may span at most 180°."
+            "\(ring.sentenceStart) spans \(span)° of longitude; a ring may span at most 180°."
         case let .zeroArea(ring):
-            "The vertices of the \(ring) all lie on one line, so it encloses no area."
+            "The vertices of \(ring) all lie on one line, so it encloses no area."
         case let .edgesIntersect(first, second, at):
             "\(String(first.description.prefix(1)).uppercased())\(first.description.dropFirst()) and \(second) cross or touch at latitude \(at.latitude), longitude \(at.longitude); edges may meet only where two neighbouring edges of a ring share their vertex."
         case let .tooComplex(edges):

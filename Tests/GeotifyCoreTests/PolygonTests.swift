@@ -194,7 +194,12 @@ struct PolygonTests {
         #expect(failure(outer, holes: [ring([(0.5, 0.5), (0.6, 0.6)])]) == .tooFewVertices(ring: .hole(0), distinct: 2))
         let error = PolygonError.longitudeSpanTooWide(ring: .hole(2), span: 200)
         #expect(error.code == "polygon.longitude_span_too_wide")
-        #expect(error.message.contains("hole 2") && error.message.contains("200"))
-        #expect(PolygonError.zeroArea(ring: .outer).description.contains("outer ring"))
+        // Each ring named as a sentence needs it, at its start or inside.
+        #expect(error.message == "Hole 2 spans 200.0° of longitude; a ring may span at most 180°.")
+        #expect(PolygonError.longitudeSpanTooWide(ring: .outer, span: 240).message == "The outer ring spans 240.0° of longitude; a ring may span at most 180°.")
+        #expect(PolygonError.zeroArea(ring: .hole(0)).description == "The vertices of hole 0 all lie on one line, so it encloses no area.")
+        #expect(PolygonError.zeroArea(ring: .outer).description == "The vertices of the outer ring all lie on one line, so it encloses no area.")
+        #expect(PolygonError.vertexOutOfRange(ring: .hole(1), index: 3, vertex: at(91, 1)).message
+            == "Vertex 3 of hole 1 (latitude 91.0, longitude 1.0) is out of range: latitude must be in -90...90 and longitude in -180...180.")
     }
 }

@@ -120,6 +120,14 @@ struct FenceFileTests {
          #"the key "radius" appears more than once"#),
         (#""name": "\#(String(repeating: "é", count: 100))x", "latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry""#,
          #""name" must be at most 200 bytes"#),
+        (#""polygon": 7, "eventType": "onEntry""#,
+         #""polygon" must be a ring [[lon, lat], ...] or a list of rings [[[lon, lat], ...], ...] (the first the outer, the rest holes)"#),
+        (#""polygon": [[[8, 50], [9, 50], [9, 51]], 5], "eventType": "onEntry""#,
+         #""polygon" must be a ring [[lon, lat], ...] or a list of rings [[[lon, lat], ...], ...] (the first the outer, the rest holes)"#),
+        (#""polygon": [[8, 50], [9, 50], [8, 50]], "eventType": "onEntry""#, "invalid polygon: The outer ring has 2 distinct vertices; a polygon ring needs at least 3."),
+        (#""polygon": [[8, 95], [9, 50], [9, 51]], "eventType": "onEntry""#, "invalid polygon: Vertex 0 of the outer ring (latitude 95.0, longitude 8.0) is out of range: latitude must be in -90...90 and longitude in -180...180."),
+        (#""polygon": [[0, 0], [1, 1], [1, 0], [0, 1]], "eventType": "onEntry""#, "invalid polygon: The edge from vertex 0 to vertex 1 of the outer ring and the edge from vertex 2 to vertex 3 of the outer ring cross or touch at latitude 0.5, longitude 0.5; edges may meet only where two neighbouring edges of a ring share their vertex."),
+        (#""polygon": [[[0, 0], [4, 0], [4, 4], [0, 4]], [[1, 1], [2, 1]]], "eventType": "onEntry""#, "invalid polygon: Hole 0 has 2 distinct vertices; a polygon ring needs at least 3."),
     ])
     func aFenceWithOneMistakeIsRefusedForIt(members: String, reason: String) {
         let loaded = load(#"{"devices": {"d": [{"identifier": "f", \#(members)}]}}"#)
