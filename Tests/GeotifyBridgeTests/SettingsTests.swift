@@ -148,6 +148,9 @@ struct SettingsTests {
         (#"{"owntracksTopic": "owntracks/alice"}"#, #": "owntracksTopic": the filter "owntracks/alice" has no '+' or '#' level to take the device identifier from"#),
         (#"{"minimumRadius": 10, "maximumRadius": 5}"#, #": minimumRadius 10 is larger than maximumRadius 5"#),
         ("{\n\"a\": }", #":2: not valid JSON: unexpected character '}', expected a JSON value (column 6)"#),
+        (#"{"http": "127.0.0.1:8091"}"#, #": "http" must be an object like {"listen": "127.0.0.1:8091"}, not a string"#),
+        (#"{"http": {"listen": "127.0.0.1:8091", "port": 1}}"#,
+         #": unknown key "http.port" (one of basePath, headerTimeout, idleTimeout, leaflet, listen, maximumBodyBytes, maximumConnections, maximumHeaderBytes, recentNotifications, roles, threads, tileAttribution, tiles, users)"#),
     ])
     func badSettingsNameTheKeyAndTheReason(text: String, expected: String) {
         #expect(message(text) == expected)
