@@ -57,6 +57,9 @@ struct DeliverySettingsTests {
         #expect(pushover.url == PushoverDestination.defaultURL && pushover.priority == -1)
         guard case .telegram(let telegram) = settings.targets[4].destination else { throw DeliverySettingsError("not telegram") }
         #expect(telegram.chat == -1001234 && telegram.silent && telegram.url == TelegramDestination.defaultURL)
+        let channel = try parse(#"{"targets": [{"name": "t", "type": "telegram", "token": {"env": "TG_TOKEN"}, "chat": "@geotify_alerts"}]}"#)
+        guard case .telegram(let channelTarget)? = channel.targets.first?.destination else { throw DeliverySettingsError("not telegram") }
+        #expect(channelTarget.chat == "@geotify_alerts" && !channelTarget.silent, "a public channel by its @username")
         guard case .email(let email) = settings.targets[5].destination else { throw DeliverySettingsError("not email") }
         #expect(email.security == .startTLS && email.username == "geotify" && email.to == ["alice@example.com"])
     }
@@ -222,6 +225,8 @@ struct DeliverySettingsTests {
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtps://mail", "tls": "starttls", "from": "a@b.c", "to": ["d@e.f"]}]}"#, #"("m").tls must be implicit (the default) with smtps://, not "starttls""#),
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "tls": "none", "username": "u", "password": {"env": "SMTP_PASSWORD"}, "from": "a@b.c", "to": ["d@e.f"]}]}"#, #"("m").tls cannot be none with a password"#),
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "a@b.c"}]}"#, #"("m") needs "to": an array of one or more addresses"#),
+        (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "username": "u", "from": "a@b.c", "to": ["d@e.f"]}]}"#, #"("m"): "username" and "password" go together"#),
+        (#"{"targets": [{"name": "t", "type": "telegram", "token": {"env": "TG_TOKEN"}, "chat": "@"}]}"#, #"("t").chat must be a chat id (a whole number) or @channelusername, not "@""#),
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "a@b.c", "to": ["x@y.z>\r\nRCPT TO:<evil@example.com"]}]}"#, #"("m").to must hold plain addresses like name@example.com"#),
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "nobody", "to": ["d@e.f"]}]}"#, #"("m").from must hold plain addresses like name@example.com, not "nobody""#),
         (#"{"targets": [{\#(hook), "retryFor": 1e9}]}"#, #"("h").retryFor must be from 0 to 2592000, not 1000000000"#),
