@@ -80,6 +80,32 @@ struct BrokerSecurityBridgeTests {
         #expect(bridge.logLines.all.allSatisfy { !$0.contains("bridge-secret") }, "the password is never logged")
     }
 
+    /// A broker whose access rules refuse the bridge one of its inputs (here the
+    /// OwnTracks filter: a mistake in its ACL, after which no phone's position would
+    /// arrive): the refusal is counted (`errors.subscription_refused`) and logged as an
+    /// error saying where to look, and the bridge's other inputs work on. (mosquitto's
+    /// dynamic-security plugin: an `acl_file` never refuses a subscription.)
+    @Test func anInputTheBrokerRefusesIsCountedAndLoggedAndTheOthersWorkOn() throws {
+        let directory = try makeTemporaryDirectory("acl-refused")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let security = try BrokerDynamicSecurity(
+            path: directory.appendingPathComponent("dynamic-security.json").path, user: "geotify", password: "bridge-secret",
+            rules: [.subscribe("#"), .publish("#"), .refuseSubscribing("owntracks/+/+")])
+        let harness = try BridgeHarness(start: false, brokerConfig: security.brokerConfig) {
+            $0.security.username = "geotify"
+            $0.security.password = "bridge-secret"
+        }
+        try harness.startBridge()
+        let bridge = try #require(harness.bridge)
+        defer { harness.stopBridge() }
+        #expect(waitUntil { bridge.counters.value(.errors(.subscriptionRefused)) == 1 }, "\(harness.logLines.all.suffix(10))")
+        #expect(harness.logLines.all.contains { $0.hasSuffix("error   the broker refused a subscription (granted QoS [128]); check its ACL") },
+                "\(harness.logLines.all.suffix(10))")
+        try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.0, "lon": 11.0, "tst": \#(harness.base)}"#)
+        try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.1374, "lon": 11.5755, "acc": 20, "tst": \#(harness.base + 300)}"#)
+        #expect(harness.events("van/7", count: 1).first?["event"] as? String == "enter", "the plain location topic works on")
+    }
+
     @Test func aWrongPasswordIsLoggedOnceAndRetriedWithBackoffNotInATightLoop() throws {
         let directory = try makeTemporaryDirectory("wrong-password")
         defer { try? FileManager.default.removeItem(at: directory) }
