@@ -182,6 +182,29 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.isDrained })
     }
 
+    /// The announcements of a large fence book wait for room (`sendPatiently`): while
+    /// connected every message goes, in order, however many more than the queue holds;
+    /// while not, what does not fit is not queued (the next connection announces again)
+    /// and is counted, and the call does not wait.
+    @Test func patientMessagesWaitForRoomWhileConnectedAndAreLeftCountedWhileNot() throws {
+        let spill = try SpillFixture(waitingLimit: 10)
+        defer { spill.close() }
+        func messages(_ name: String, _ count: Int) -> [OutboxMessage] {
+            (0..<count).map { OutboxMessage(topic: "spill/\(name)/\($0)", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        }
+        spill.publisher.sendPatiently(messages("before", 25))
+        #expect(spill.counters.value(.errors(.publishQueueFull)) == 15, "not connected: 10 fit, 15 are left")
+        #expect(spill.publisher.unacknowledged == 10)
+        try spill.client.start()
+        #expect(spill.observer.waitForMessages(on: "spill/before/+", count: 10).map(\.text) == (0..<10).map(String.init))
+
+        spill.publisher.sendPatiently(messages("after", 50))
+        let after = spill.observer.waitForMessages(on: "spill/after/+", count: 50)
+        #expect(after.map(\.text) == (0..<50).map(String.init), "each once, in order, through a queue of 10")
+        #expect(spill.counters.value(.errors(.publishQueueFull)) == 15, "none left while connected")
+        #expect(waitUntil { spill.publisher.isDrained })
+    }
+
     /// A message libmosquitto refuses for itself (a topic with a wildcard, which no name
     /// the bridge takes can make) is counted and told to the bridge to log (within a
     /// budget: `BridgeReportsTests`), outside the publisher's lock; the messages around it
