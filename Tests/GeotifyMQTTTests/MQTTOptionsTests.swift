@@ -22,6 +22,9 @@ struct MQTTOptionsTests {
         (options { $0.will = MQTTWill(topic: "a/#", payload: []) }, "wildcards"),
         (options { $0.will = MQTTWill(topic: "a", payload: [], qos: 3) }, "QoS 3"),
         (options { $0.tls = MQTTTLS(certFile: "c.pem") }, "together"),
+        (options { $0.clientID = "geo\u{0}tify" }, "the client id contains a NUL character or is longer than 65535 bytes"),
+        (options { $0.clientID = String(repeating: "g", count: 65_536) }, "the client id contains a NUL character or is longer than 65535 bytes"),
+        (options { $0.will = MQTTWill(topic: "a", payload: Array(repeating: 0x6F, count: 65_536)) }, "the payload is 65536 bytes; a will holds at most 65535"),
     ])
     func rejectsBadOptions(options: MQTTOptions, expectedText: String) {
         #expect {
