@@ -17,10 +17,7 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
         }
 
         /// The description at the start of a sentence: "The outer ring", "Hole 2".
-        var sentenceStart: String {
-            let text = description
-            return text.prefix(1).uppercased() + text.dropFirst()
-        }
+        var sentenceStart: String { PolygonError.sentenceStart(description) }
     }
 
     /// One edge of a polygon: the ring it belongs to and the indices, in that ring as
@@ -81,7 +78,7 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .zeroArea(ring):
             "The vertices of \(ring) all lie on one line, so it encloses no area."
         case let .edgesIntersect(first, second, at):
-            "\(String(first.description.prefix(1)).uppercased())\(first.description.dropFirst()) and \(second) cross or touch at latitude \(at.latitude), longitude \(at.longitude); edges may meet only where two neighbouring edges of a ring share their vertex."
+            "\(Self.sentenceStart(first.description)) and \(second) cross or touch at latitude \(at.latitude), longitude \(at.longitude); edges may meet only where two neighbouring edges of a ring share their vertex."
         case let .tooComplex(edges):
             "The polygon's \(edges) edges overlap each other's longitudes too much to check them for crossings in reasonable time; simplify it or split it into several fences."
         }
@@ -89,4 +86,9 @@ public enum PolygonError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The human message.
     public var description: String { message }
+
+    /// `text` with its first letter a capital, to start a sentence.
+    static func sentenceStart(_ text: String) -> String {
+        text.prefix(1).uppercased() + text.dropFirst()
+    }
 }
