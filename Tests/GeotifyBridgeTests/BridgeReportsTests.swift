@@ -1,9 +1,7 @@
-import Foundation
 @testable import GeotifyBridge
 import GeotifyCore
 import GeotifyMQTT
 import GeotifyStore
-import GeotifyTestSupport
 import GeotifyTime
 import Testing
 
