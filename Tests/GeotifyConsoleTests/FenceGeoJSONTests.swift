@@ -141,6 +141,21 @@ import Testing
         #expect(throws: FenceChangeError.self) { try unknownGroup.apply(to: book, file: FenceFile(path: "fences.json")) }
     }
 
+    /// Shared fences that are not valid fences are refused as `invalid_value`, every
+    /// mistake named with its fence and set, and nothing of the set is taken.
+    @Test func sharedFencesThatAreNotValidAreRefusedNamingEachMistake() throws {
+        let book = try Self.book(ConsoleHarness.fences)
+        let plan = FenceImportPlan(shared: ["shared": [
+            ["identifier": "ok", "latitude": 1, "longitude": 1, "radius": 5, "eventType": "onEntry"],
+            ["identifier": "north", "latitude": 95, "longitude": 1, "radius": 5, "eventType": "onEntry"],
+            ["identifier": "when", "latitude": 1, "longitude": 1, "radius": 5, "eventType": "sometimes"],
+        ]], replace: false)
+        let error = #expect(throws: FenceChangeError.self) { try plan.apply(to: book, file: FenceFile(path: "fences.json")) }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message.hasPrefix(#"shared fence "north" of shared: latitude 95 is outside -90...90; shared fence "when" of shared: unknown eventType "sometimes""#) == true,
+                "\(String(describing: error?.message))")
+    }
+
     /// A fence file deleted or moved while the bridge runs is not made again with the
     /// imported fences alone (every other device would lose its fences): the import is
     /// refused as a fence command is.
