@@ -498,6 +498,13 @@ final class Publisher: Sendable {
         while handOver() {}
     }
 
+    /// Puts `messages`, taken from the waiting queue and not handed over, back at its
+    /// head in order (older than anything waiting), their bytes counted again.
+    private static func putBack(_ messages: ArraySlice<Queued>, into tracking: inout Tracking) {
+        tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: messages)
+        tracking.directBytes += messages.reduce(0) { $0 + ($1.budgeted ? $1.size : 0) }
+    }
+
     /// One round of `pump`: returns whether to go round again.
     private func handOver() -> Bool {
         readBackIfRoom()
@@ -576,14 +583,12 @@ final class Publisher: Sendable {
                 // holds to be sent again before it has a socket, and one published in
                 // between is taken as sent and waits for an acknowledgement that never
                 // comes. `disconnected()` comes first, on the thread that reconnects.
-                tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: batch)
-                tracking.directBytes += batch.reduce(0) { $0 + ($1.budgeted ? $1.size : 0) }
+                Self.putBack(batch[...], into: &tracking)
                 tracking.pumping = false
                 return false
             }
             // Older than any persisted message waiting: back at the head, in order.
-            tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: heldBack)
-            tracking.directBytes += heldBack.reduce(0) { $0 + ($1.budgeted ? $1.size : 0) }
+            Self.putBack(heldBack[...], into: &tracking)
             /// Records `queued` as libmosquitto's, under `messageID`.
             func handedOver(_ queued: Queued, messageID: Int32) {
                 if queued.message.qos > 0 {
@@ -632,8 +637,7 @@ final class Publisher: Sendable {
                     if error.isNotConnected {
                         // The rest wait, in order, for `connected()`.
                         let rest = error.keptMessageID == nil ? position : position + 1
-                        tracking.waiting.replaceSubrange(tracking.head..<tracking.head, with: going[rest...])
-                        tracking.directBytes += going[rest...].filter(\.budgeted).reduce(0) { $0 + $1.size }
+                        Self.putBack(going[rest...], into: &tracking)
                         tracking.online = false
                         break publishing
                     }
