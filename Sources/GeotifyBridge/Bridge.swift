@@ -54,6 +54,8 @@ package final class Bridge: Sendable {
         /// What each message from the broker needs, behind one reference.
         let routing: Routing
         var lanes: [Lane] { routing.lanes }
+        /// The housekeeping's rounds, and the timer that runs them.
+        let housekeeper: Housekeeper
         let housekeeping: ScheduledWork
         /// Delivers notifications to targets; nil when none is configured.
         let deliveries: DeliveryWorker?
@@ -85,13 +87,6 @@ package final class Bridge: Sendable {
         }
     }
 
-    /// What the housekeeping timer remembers between rounds.
-    private struct Housekeeping: Sendable {
-        var round = 0
-        var lastReport: Double
-        var lastWaitingNote: Double
-    }
-
     /// Whether this bridge is still alive, for the client's callbacks, which reach it
     /// through an `unowned(unsafe)` reference: a weak one made each event (each position)
     /// take a strong reference and release it through the side table weak references
@@ -106,18 +101,10 @@ package final class Bridge: Sendable {
         let value = Atomic<Bool>(true)
     }
 
-    private let housekeepingState = Mutex(Housekeeping(round: 0, lastReport: 0, lastWaitingNote: 0))
     /// Refusals, messages left out and deliveries' outcomes, counted, logged and
     /// reported: what the workers' callbacks hold, never the bridge itself.
     private let reports: BridgeReports
-    private let housekeepingQueue: DispatchQueue = {
-        let queue = DispatchQueue(label: "geotify.housekeeping")
-        queue.setSpecific(key: Bridge.onHousekeepingQueue, value: true)
-        return queue
-    }()
-    /// Set on `housekeepingQueue`: a bridge let go while its timer's round held the last
-    /// reference is stopped by its `deinit` on that queue, at the round's end.
-    private static let onHousekeepingQueue = DispatchSpecificKey<Bool>()
+    private let housekeepingQueue = DispatchQueue(label: "geotify.housekeeping")
 
     /// A bridge for `settings`; nothing happens until `start()`. `scheduler` is the clock
     /// and timer source (the system's by default; a `ManualScheduler` in tests).
@@ -348,15 +335,18 @@ package final class Bridge: Sendable {
         publisher.pump()
 
         let started = scheduler.uptime
-        housekeepingState.withLock { $0 = Housekeeping(round: 0, lastReport: started, lastWaitingNote: started) }
-        let housekeeping = scheduler.repeating(every: Bridge.tickInterval, on: housekeepingQueue) { [weak self] in
-            self?.keepHouse()
-        }
+        let housekeeper = Housekeeper(
+            Housekeeper.Parts(
+                lanes: lanes, store: store, fences: fences, announcer: announcer, client: client, publisher: publisher, reports: reports,
+                shardOccupancy: shardOccupancy, counters: counters, logger: logger, scheduler: scheduler, topics: topics,
+                settings: settings, started: started),
+            queue: housekeepingQueue)
+        let housekeeping = housekeeper.start()
         running.withLock {
             $0 = Running(
                 client: client, lock: lock, store: store, fences: fences, announcer: announcer,
                 routing: Routing(router: router, lanes: lanes, sweep: collection),
-                housekeeping: housekeeping, deliveries: deliveries, started: started)
+                housekeeper: housekeeper, housekeeping: housekeeping, deliveries: deliveries, started: started)
         }
         deliveries?.start()
         if let http = settings.http {
@@ -411,13 +401,7 @@ package final class Bridge: Sendable {
         }) else { return }
         current.console?.server.stop()
         current.routing.sweep.stop()
-        current.housekeeping.cancel()
-        // No round runs after this; on the queue itself (a `deinit` at a round's end,
-        // the round's closure having held the last reference) none runs now either, and
-        // a `sync` there would trap (it did, once in 18 runs of the suite under load).
-        if DispatchQueue.getSpecific(key: Self.onHousekeepingQueue) == nil {
-            housekeepingQueue.sync {}
-        }
+        current.housekeeper.end(current.housekeeping)
         current.deliveries?.stop()
         for lane in current.lanes { lane.saveAllFixes() }
         for lane in current.lanes { lane.waitUntilIdle() }
@@ -483,70 +467,6 @@ package final class Bridge: Sendable {
     package func reloadFences() {
         guard let current = running.withLock({ $0 }) else { return }
         if let change = current.fences.reloadIfChanged(readContents: true) { current.announcer.announce(change) }
-    }
-
-    /// How often the lanes' timers are looked at, in seconds.
-    static let tickInterval = 0.2
-    /// Every this many ticks the fence file is looked at (1 s).
-    private static let pollEvery = 5
-    /// Every this many polls its contents are read too, not only its size and time.
-    private static let readContentsEvery = 10
-    /// Every this many ticks the lanes start saving the last fixes kept only in memory, a
-    /// share at each tick (5 s).
-    private static let saveFixesEvery = 25
-    /// The most acknowledged outbox rows deleted at a tick (5 120 a second: more than the
-    /// bridge publishes), so that the deletion never holds the lanes' commits for long.
-    private static let prunedPerTick: Int64 = 1_024
-
-    /// One round of housekeeping, every `tickInterval`: the lanes' timers; every second
-    /// the fence file, the outbox marks and, while the broker is away, a reminder every
-    /// 30 s; the statistics every `statsInterval`; the last fixes every few seconds.
-    private func keepHouse() {
-        dispatchPrecondition(condition: .onQueue(housekeepingQueue))
-        guard let current = running.withLock({ $0 }), !current.stopping else { return }
-        let now = scheduler.uptime
-        let (round, lastReport, lastWaitingNote) = housekeepingState.withLock { state in
-            state.round += 1
-            return (state.round, state.lastReport, state.lastWaitingNote)
-        }
-        for lane in current.lanes { lane.tick(startSavingFixes: round % Bridge.saveFixesEvery == 0) }
-        reports.logSummaries(at: now)
-        shardOccupancy.settle(queue: publisher.queue)
-        publisher.pump()
-        _ = try? current.store.pruneAcknowledged(atMost: Bridge.prunedPerTick)
-        if round % Bridge.pollEvery == 0 {
-            let readContents = round % (Bridge.pollEvery * Bridge.readContentsEvery) == 0
-            if let change = current.fences.reloadIfChanged(readContents: readContents) { current.announcer.announce(change) }
-            publisher.saveMarks()
-            // Messages held back because their hand-over mark could not be written go
-            // once it can, even when nothing else comes to pump.
-            publisher.pump()
-            if !current.client.isConnected && now - lastWaitingNote >= 30 {
-                logger.warning("still waiting for the broker \(settings.broker) (\(Int(now - current.started)) s since the start); positions wait in the broker meanwhile")
-                housekeepingState.withLock { $0.lastWaitingNote = now }
-            }
-        }
-        // Half a tick of slack: ticks come every `tickInterval`, and adding it up in
-        // floating point must not push a report to the tick after.
-        if settings.statsInterval > 0 && now - lastReport >= settings.statsInterval - Bridge.tickInterval / 2 {
-            publisher.send(statistics(current).message(topics: topics))
-            housekeepingState.withLock { $0.lastReport = now }
-        }
-    }
-
-    /// The statistics now: counters, devices, fences, and the lanes' latencies since the
-    /// last report.
-    private func statistics(_ current: Running) -> StatsReport {
-        var devices = 0
-        var latency = LatencyHistogram()
-        for lane in current.lanes {
-            let statistics = lane.statistics()
-            devices += statistics.devices
-            latency.merge(statistics.latency)
-        }
-        return StatsReport(
-            time: scheduler.now.rounded(.down), uptime: (scheduler.uptime - current.started).rounded(.down), devices: devices,
-            fences: current.fences.book.fenceCount, pending: publisher.pending, counters: counters.snapshot, latency: latency.summary)
     }
 
     /// What the client reports, on its network thread. The event is taken, not borrowed,

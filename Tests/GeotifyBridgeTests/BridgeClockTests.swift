@@ -177,7 +177,7 @@ struct BridgeClockTests {
         try settle(harness)
         #expect(harness.observer.messages.filter { $0.topic == "geotify/event/alice/phone" }.isEmpty, "held back by the mark")
         try reopen(mark, flags: O_RDWR)
-        clock.advance(by: Bridge.tickInterval)
+        clock.advance(by: Housekeeper.tickInterval)
         let events = harness.events("alice/phone", count: 1)
         #expect(events.first?["event"] as? String == "enter", "\(events)")
     }

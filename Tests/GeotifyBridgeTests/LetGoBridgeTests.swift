@@ -8,18 +8,17 @@ import GeotifyTime
 import Synchronization
 import Testing
 
-/// A bridge let go while its delivery worker is reporting an outcome is not kept by the
-/// worker. The workers' callbacks (the delivery worker's, the lanes', the publisher's and
-/// the web console's) hold the bridge's reports (`BridgeReports`), never the bridge: one
-/// that held it, even weakly (a weak reference is made strong for the call), could hold
-/// its last reference, and the bridge's `deinit` would then run on that worker's thread
-/// and wait there for the worker itself (`DeliveryWorker.stop()` is a `sync` on the
-/// worker's queue, which traps there and ends the process).
+/// A bridge let go while one of its workers is at work is not kept by that worker. The
+/// workers' callbacks (the delivery worker's, the lanes', the publisher's and the web
+/// console's) hold the bridge's reports (`BridgeReports`), and the housekeeping timer its
+/// `Housekeeper`, never the bridge: one that held it, even weakly (a weak reference is
+/// made strong for the call), could hold its last reference, and the bridge's `deinit`
+/// would then run on that worker's thread and wait there for the worker itself (a `sync`
+/// on the queue it runs on, which traps and ends the process).
 ///
-/// The test holds the worker inside its report (the log line it writes), lets go of the
-/// bridge on a thread of its own, and sees the bridge's `deinit` begin (a weak reference
-/// to it reads nil) while the worker is still held; then lets the worker go on and sees
-/// the stop end (`offline` at the broker).
+/// Each test holds a worker inside a log line it writes, lets go of the bridge on a
+/// thread of its own, and sees the bridge's `deinit` begin (a weak reference to it reads
+/// nil) while the worker is still held; then lets the worker go on and sees the stop end.
 @Suite("A bridge let go", .serialized, .waiting)
 struct LetGoBridgeTests {
     @Test func aBridgeLetGoWhileItsDeliveryWorkerReportsIsNotKeptByTheWorker() throws {
@@ -40,10 +39,8 @@ struct LetGoBridgeTests {
         // Errors only: the lines the network thread writes as it handles the positions
         // (the transitions, at the info level) would wait behind the held worker.
         let logger = Logger(level: .error, sink: gate.write)
-        // A clock the test does not move: no housekeeping round runs. (A round holds the
-        // bridge while it runs, and one waiting behind the held worker to log would keep
-        // it: such a round stops the bridge at its end, on its queue, which
-        // `Bridge.stopLocked` allows for.)
+        // A clock the test does not move: no housekeeping round runs, so only the
+        // delivery worker is at work.
         let clock = ManualScheduler(now: Date().timeIntervalSince1970)
         let reference = LastReference(Bridge(settings: under.settings, logger: logger, scheduler: clock))
         weak let watched = reference.bridge.withLock { $0 }
@@ -63,6 +60,38 @@ struct LetGoBridgeTests {
         #expect(letGo.wait(timeout: .now() + 30) == .success)
         #expect(waitUntil { status.messages(under: "geotify/status").last?.text == "offline" },
                 "\(status.messages(under: "geotify/status").map(\.text))")
+    }
+}
+
+extension LetGoBridgeTests {
+    /// The housekeeping round held inside the reminder it logs while the broker does not
+    /// answer (a broker stopped with SIGSTOP: the connection is made, its CONNECT never
+    /// answered), on the clock the test moves from a thread of its own.
+    @Test func aBridgeLetGoWhileItsHousekeepingRoundRunsIsNotKeptByTheRound() throws {
+        let broker = try TestBroker()
+        defer {
+            broker.resume()
+            broker.kill()
+        }
+        broker.pause()
+        let under = try BridgeUnderTest(port: broker.port, clientID: "geotify-let-go-round")
+        let gate = LogGate(holding: "still waiting for the broker")
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let reference = LastReference(Bridge(settings: under.settings, logger: Logger(level: .warning, sink: gate.write), scheduler: clock))
+        weak let watched = reference.bridge.withLock { $0 }
+        try reference.bridge.withLock { try $0?.start() }
+        let advanced = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            clock.advance(by: 31)
+            advanced.signal()
+        }
+        try #require(gate.waitUntilHolding(), "the round reminded: \(gate.lines)")
+        let letGo = reference.letGoOnAThreadOfItsOwn()
+        let deinitBegan = waitUntil { watched == nil }
+        gate.open()
+        #expect(deinitBegan, "the round held inside its reminder kept the bridge: \(gate.lines)")
+        #expect(letGo.wait(timeout: .now() + 30) == .success, "the stop ended")
+        #expect(advanced.wait(timeout: .now() + 30) == .success, "the clock's rounds ended")
     }
 }
 
