@@ -178,7 +178,14 @@ package final class MQTTClient: @unchecked Sendable {
     /// publish it after `.connected`. A QoS 1 or 2 message is not: libmosquitto 2.0.11
     /// queues it before it tries to write it, and sends it once connected again, so the
     /// error carries its id (`keptMessageID`, also when the connection is lost during the
-    /// write) and it must not be published again.
+    /// write) and it must not be published again. One window breaks that: libmosquitto
+    /// marks the messages it holds to be sent again when it begins to reconnect, before
+    /// it has a socket, and on CONNACK sends only those; a QoS 1 or 2 message published
+    /// between the two is held as already sent and goes out only after a later
+    /// reconnection. So publish QoS 1 and 2 only between `.connected` and
+    /// `.disconnected`, as `Publisher` does (docs/reliability.md); this method does not
+    /// check it, as a check here could not be atomic with the network thread's
+    /// reconnection anyway.
     /// `correlationData` and `responseTopic` are sent as MQTT v5 properties with `.v5`,
     /// and ignored on v3.1.1, which has no properties.
     @discardableResult

@@ -30,4 +30,23 @@ struct UsersFileReloadTests {
         harness.console.checkUsers()
         #expect(status("bob") == 200, "bob, back in a valid file, has access again")
     }
+
+    /// docs/http.md's "within two seconds": the started console's own timer reads the
+    /// changed file, driven by the harness's manual clock (no socket is needed for the
+    /// requests, but `start` binds one, on a loopback port of the system's choosing).
+    @Test func theStartedConsoleReadsAChangedFileWithinTwoSeconds() throws {
+        let harness = try ConsoleHarness(logins: true, settings: ["listen": "127.0.0.1:0"])
+        _ = try harness.console.start()
+        defer { harness.console.stop() }
+        func status(_ user: String) -> Int { harness.call("GET", "/api/state", as: user).status }
+        #expect(status("bob") == 200)
+
+        try harness.writeUsers(["alice", "alice-phone", "prometheus"])
+        harness.scheduler.advance(by: Console.usersCheckInterval - 0.5)
+        #expect(status("bob") == 200, "not looked at before the interval has passed")
+        harness.scheduler.advance(by: 0.5)
+        #expect(status("bob") == 401, "bob, taken out of the file, has no access once the timer has looked")
+        #expect(status("alice") == 200)
+        #expect(Console.usersCheckInterval == 2, "docs/http.md says two seconds")
+    }
 }
