@@ -51,11 +51,30 @@ struct RunBridgeScriptTests {
             .replacingOccurrences(of: "mqtt://127.0.0.1:1883", with: "mqtt://127.0.0.1:\(port)")
         try settings.write(to: directory.appendingPathComponent("local/geotify.json"), atomically: true, encoding: .utf8)
         let log = directory.appendingPathComponent("script.log")
+        // The child's output is appended: a run of the same test before this one (another
+        // port, `runOnAFreePort`) must not be read as this one's.
+        try? FileManager.default.removeItem(at: log)
         let script = try ChildProcess(
             executable: "/bin/bash", arguments: [directory.appendingPathComponent("scripts/run-bridge").path],
             environment: environment, outputFile: log)
         guard script.waitForExit(timeout: 60) else { throw TestSupportError("scripts/run-bridge did not end") }
         return (try String(contentsOf: log, encoding: .utf8), script.exitCode)
+    }
+
+    /// Something listening on the port `runOnAFreePort` chose, taken after the choice.
+    struct PortTakenMeanwhile: Error {}
+
+    /// Runs the script (as `run`) on a port free when chosen, and again on another when
+    /// the script found something listening there: another suite's server took the port
+    /// between its choice and the script's look (the suites run in parallel, each
+    /// choosing ports), which would read as a broker the user already runs.
+    func runOnAFreePort(environment: [String: String]? = nil) throws -> (port: Int, output: String, status: Int32?) {
+        let (result, ports) = try withFreePorts(1, retrying: { $0 is PortTakenMeanwhile }) { ports in
+            let result = try run(port: ports[0], environment: environment)
+            if result.output.contains("using the broker already listening on 127.0.0.1:\(ports[0])") { throw PortTakenMeanwhile() }
+            return result
+        }
+        return (ports[0], result.output, result.status)
     }
 
     @Test func aBrokerAlreadyListeningIsUsedWithAWarningAboutItsQueue() throws {
@@ -71,8 +90,8 @@ struct RunBridgeScriptTests {
     }
 
     @Test func withoutABrokerItStartsItsOwnWithoutAWarningAndStopsIt() throws {
-        let port = try freePort()
-        let result = try run(port: port)
+        let result = try runOnAFreePort()
+        let port = result.port
         #expect(result.status == 0)
         #expect(result.output.contains("started mosquitto on 127.0.0.1:\(port)"), "\(result.output)")
         #expect(result.output.contains("stopped the mosquitto this script started"))
@@ -100,10 +119,10 @@ struct RunBridgeScriptTests {
             child=$!
             while kill -0 "$child" 2>/dev/null; do wait "$child"; done
             """)
-        let port = try freePort()
         let path = directory.appendingPathComponent("bin").path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let environment = ProcessInfo.processInfo.environment.merging(["PATH": path]) { $1 }
-        let result = try run(port: port, environment: environment)
+        let result = try runOnAFreePort(environment: environment)
+        let port = result.port
         let pid = try #require(runBridgeBrokerPID(in: result.output, port: port), "\(result.output)")
         defer { kill(-pid, SIGKILL) }
         #expect(result.status == 0)
