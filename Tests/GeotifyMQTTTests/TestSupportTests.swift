@@ -12,6 +12,13 @@ struct TestSupportTests {
         _ = try TestBroker(port: port)
     }
 
+    @Test("a missing test Python says how to install it")
+    func missingTestPythonSaysWhatToRun() {
+        #expect(ChildProcess.missingHint(testPython, ENOENT).contains("run scripts/install-dependencies"))
+        #expect(ChildProcess.missingHint(testPython, EACCES) == "")
+        #expect(ChildProcess.missingHint("/usr/bin/no-such-program", ENOENT) == "")
+    }
+
     @Test("a closed port refuses connections, and no server can take it while it lives")
     func closedPortStaysClosed() throws {
         let closed = try ClosedPort()

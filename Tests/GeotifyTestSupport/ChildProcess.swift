@@ -115,9 +115,18 @@ package final class ChildProcess: @unchecked Sendable {
         let spawn = executable.contains("/") ? posix_spawn : posix_spawnp
         let result = spawn(&child, executable, &actions, &attributes, argv, envp)
         guard result == 0 else {
-            throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))")
+            throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))\(Self.missingHint(executable, result))")
         }
         pid = child
+    }
+
+    /// What to do when `executable` could not be started for `result` (an `errno`): the
+    /// tests' Python is not installed in a fresh checkout until
+    /// `scripts/install-dependencies` has run (`./scripts/test` runs it first); a suite
+    /// run on its own would otherwise fail with a bare "No such file or directory".
+    package static func missingHint(_ executable: String, _ result: Int32) -> String {
+        guard result == ENOENT, executable == testPython else { return "" }
+        return " (the tests' Python packages are not installed: run scripts/install-dependencies, which ./scripts/test runs first)"
     }
 
     deinit {
