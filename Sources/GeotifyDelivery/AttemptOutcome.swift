@@ -58,10 +58,10 @@ package enum AttemptOutcome: Sendable, Equatable {
     /// The most characters of a response body an outcome keeps.
     package static let excerptLength = 300
 
-    /// The start of `body` as one line of text (control characters as spaces), or nil
-    /// when it is empty, with `redaction` applied before it is cut: enough of the body is
-    /// read for a form that starts within the excerpt to be read whole, and the part of a
-    /// form a cut leaves at the end is blanked too.
+    /// The start of `body` as one line of text (control characters as spaces), ending in
+    /// "…" when there was more, or nil when it is empty; with `redaction` applied before
+    /// it is cut: enough of the body is read for a form that starts within the excerpt to
+    /// be read whole, and the part of a form a cut leaves at the end is blanked too.
     package static func excerpt(_ body: [UInt8], redaction: Redaction = .none) -> String? {
         var end = min(body.count, excerptLength * 4 + redaction.longestUTF8)
         while end < body.count, end > 0, body[end] & 0xC0 == 0x80 { end -= 1 }  // at a character's start
@@ -70,7 +70,9 @@ package enum AttemptOutcome: Sendable, Equatable {
         if end < body.count { text = redaction.blankingCutEnd(text) }
         let line = text.trimmingCharacters(in: .whitespaces)
         guard !line.isEmpty else { return nil }
-        guard line.count > excerptLength else { return line }
+        // A body read only in part is marked cut even when what was read is short (a page
+        // indented with a thousand spaces).
+        guard line.count > excerptLength else { return end < body.count ? line + "…" : line }
         // Every form starting within the excerpt was read whole and blanked: the cut here
         // leaves no part of a secret, and what it leaves is not blanked as if it were one.
         return String(line.prefix(excerptLength)) + "…"

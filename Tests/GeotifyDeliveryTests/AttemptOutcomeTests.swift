@@ -6,9 +6,11 @@ import Testing
 @Suite("Reading answers")
 struct AttemptOutcomeTests {
     @Test(arguments: [
-        (200, "delivered"), (201, "delivered"), (204, "delivered"),
+        (200, "delivered"), (201, "delivered"), (204, "delivered"), (299, "delivered"),
         (408, "failed"), (409, "failed"), (425, "failed"), (429, "failed"), (500, "failed"), (502, "failed"), (503, "failed"),
+        (599, "failed"),
         (301, "rejected"), (400, "rejected"), (401, "rejected"), (403, "rejected"), (404, "rejected"), (410, "rejected"), (422, "rejected"),
+        (600, "rejected"),
     ])
     func httpStatusesAreReadAsDeliveredRetryOrGiveUp(status: Int, kind: String) {
         let outcome = AttemptOutcome(.http(status: status, retryAfter: nil, body: Array("{\"error\":\"x\"}".utf8)), now: 0)
@@ -32,10 +34,36 @@ struct AttemptOutcomeTests {
         #expect(RetryAfter.seconds("Sunday, 06-Nov-94 08:49:37 GMT", now: 0) == nil)
     }
 
+    @Test func retryAfterAtTheEdgesOfItsForms() {
+        // Twelve digits are read as the number they write, leading zeros and all; more are
+        // a wait past any window.
+        #expect(RetryAfter.seconds("000000000120", now: 0) == 120)
+        #expect(RetryAfter.seconds("0000000000120", now: 0) == RetryAfter.longest)
+        // A leap second, and the first second of 1970, are dates; 1969 is not one the
+        // form allows.
+        #expect(RetryAfter.seconds("Sat, 31 Dec 2016 23:59:60 GMT", now: 1_483_228_700) == 100)
+        #expect(RetryAfter.seconds("Thu, 01 Jan 1970 00:01:40 GMT", now: 0) == 100)
+        #expect(RetryAfter.seconds("Wed, 31 Dec 1969 23:59:59 GMT", now: 0) == nil)
+    }
+
     @Test func bodiesAreCutToOneLine() {
         #expect(AttemptOutcome.excerpt(Array("  line one\nline\ttwo  ".utf8)) == "line one line two")
         #expect(AttemptOutcome.excerpt([]) == nil)
         #expect(AttemptOutcome.excerpt(Array(repeating: UInt8(ascii: "x"), count: 1000))?.count == AttemptOutcome.excerptLength + 1)
+    }
+
+    @Test func anAnswerOfExactlyTheExcerptsLengthIsKeptWholeAndALongerOneIsMarkedCut() {
+        let length = AttemptOutcome.excerptLength
+        #expect(AttemptOutcome.excerpt(Array(repeating: UInt8(ascii: "x"), count: length)) == String(repeating: "x", count: length))
+        #expect(AttemptOutcome.excerpt(Array(repeating: UInt8(ascii: "x"), count: length + 1)) == String(repeating: "x", count: length) + "…")
+    }
+
+    @Test func anAnswerReadOnlyInPartIsCutAtACharacterAndMarkedCut() {
+        // An error page indented with a thousand spaces, then text in two-byte letters: the
+        // part read (1 200 bytes) ends inside a letter, which is left out whole, not shown
+        // as U+FFFD; and the excerpt, though shorter than its length, says there was more.
+        let body = Array(String(repeating: " ", count: 1001).utf8) + Array(String(repeating: "é", count: 200).utf8)
+        #expect(AttemptOutcome.excerpt(body) == String(repeating: "é", count: 99) + "…")
     }
 
     @Test func transportFailuresAndSMTPRepliesKeepTheirWeight() {
@@ -47,6 +75,10 @@ struct AttemptOutcomeTests {
             == .rejected(reason: "RCPT failed (last reply 550)"))
         #expect(AttemptOutcome(.failed(TransportFailure(permanent: false, reply: 451, message: "try later")), now: 0)
             == .failed(reason: "try later (last reply 451)", retryAfter: nil))
+        #expect(AttemptOutcome(.failed(TransportFailure(permanent: false, reply: 500, message: "syntax error")), now: 0)
+            == .rejected(reason: "syntax error (last reply 500)"))
+        #expect(AttemptOutcome(.failed(TransportFailure(permanent: false, reply: 499, message: "odd")), now: 0)
+            == .failed(reason: "odd (last reply 499)", retryAfter: nil))
         #expect(AttemptOutcome(.mail(reply: 250), now: 0) == .delivered(answer: "SMTP 250"))
     }
 
@@ -105,17 +137,18 @@ struct AttemptOutcomeTests {
         #expect(target.outcome(of: .http(status: 500, retryAfter: nil, body: Array("\(filler) Asecret.Token tail".utf8)), at: 0)
             == .failed(reason: "HTTP 500: \(filler) <sec…", retryAfter: nil))
         // A long secret twice: the first blanked whole, the part of the second that a cut of
-        // the body leaves blanked too.
+        // the body leaves blanked too, and the excerpt marked cut.
         let long = Secret(value: (0..<2000).map { String(UnicodeScalar(UInt8(65 + $0 % 26))) }.joined(), source: "env LONG")
         let hook = Target(name: "h", destination: .webhook(WebhookDestination(url: "http://h", secret: long)))
         let twice = Array("\(long.value) \(long.value)".utf8)
         #expect(hook.outcome(of: .http(status: 500, retryAfter: nil, body: twice), at: 0)
-            == .failed(reason: "HTTP 500: <secret from env LONG> <secret from env LONG>", retryAfter: nil))
+            == .failed(reason: "HTTP 500: <secret from env LONG> <secret from env LONG>…", retryAfter: nil))
         // A body read up to the start of a secret (the read stops past the excerpt's length
-        // in bytes, and the spaces before it are trimmed away): that start is blanked.
+        // in bytes, and the spaces before it are trimmed away): that start is blanked, and
+        // the excerpt marked cut.
         let start = Array((String(repeating: " ", count: AttemptOutcome.excerptLength * 4 + 5) + "Asecret.Token and more").utf8)
         #expect(target.outcome(of: .http(status: 500, retryAfter: nil, body: start), at: 0)
-            == .failed(reason: "HTTP 500: <secret from env GOTIFY_TOKEN>", retryAfter: nil))
+            == .failed(reason: "HTTP 500: <secret from env GOTIFY_TOKEN>…", retryAfter: nil))
         // Text the excerpt's cut ends in is not taken for a secret because a secret starts
         // with it.
         let innocent = Array((String(repeating: "y", count: 299) + "Apple pie").utf8)

@@ -111,6 +111,31 @@ struct DeliveryPlannerTests {
         #expect(plan(at: 3700).start.map(\.id) == [2, 3])
     }
 
+    @Test func aRetryAfterIsKeptOnlyToTheEndOfTheFailingDeliverysWindow() {
+        // A day asked for by the answer to a delivery whose window ends at 3700: the rest
+        // the target keeps after an answer showing it up ends there too, so a delivery
+        // queued later, with a window of its own, is not held for the day.
+        var traffic = TargetTraffic()
+        traffic.started(1, at: 100)
+        traffic.started(2, at: 100)
+        traffic.finished(1, .failed(reason: "HTTP 429", retryAfter: 86_400), at: 100, schedule: RetrySchedule(), random: 0, windowEnd: 3700)
+        traffic.finished(2, .delivered(answer: "ok"), at: 200, schedule: RetrySchedule(), random: 0)
+        #expect(traffic.pausedUntil == 3700)
+        #expect(traffic.earliestStart(now: 200, rate: nil, windowEnd: 90_000) == 3700)
+    }
+
+    @Test func aFailureWithoutRetryAfterDoesNotShortenARestTheServiceAskedFor() {
+        // A 429 asking for 600 s, then the answer to an attempt already under way, a 503
+        // without `Retry-After` whose own back-off is 10 s: the target rests the 600 s.
+        var traffic = TargetTraffic()
+        traffic.started(1, at: 0)
+        traffic.started(2, at: 0)
+        traffic.finished(1, .failed(reason: "HTTP 429", retryAfter: 600), at: 0, schedule: RetrySchedule(), random: 0)
+        traffic.finished(2, .failed(reason: "HTTP 503", retryAfter: nil), at: 10, schedule: RetrySchedule(), random: 0)
+        #expect(traffic.pausedUntil == 600)
+        #expect(traffic.failures == 2)
+    }
+
     @Test func aTargetAnsweringRetryAfterZeroGetsTheBackOffsTrickleNotALoop() {
         // One delivery to a target that answers every attempt with 503 and `Retry-After: 0`,
         // planned, failed and rescheduled as the worker does, for an hour of the clock.

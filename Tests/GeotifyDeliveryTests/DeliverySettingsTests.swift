@@ -9,7 +9,8 @@ import Testing
 @Suite("Notify settings")
 struct DeliverySettingsTests {
     let environment = ["HOOK_SECRET": "whsec_1", "NTFY_TOKEN": "tk_1", "GOTIFY_TOKEN": "A1", "PUSHOVER_TOKEN": "a1", "PUSHOVER_USER": "u1", "TG_TOKEN": "1:X", "SMTP_PASSWORD": "pw", "EMPTY": "",
-        "TG_SPACE": "123:abc def", "TG_SLASH": "123:abc/def", "TG_NO_ID": "abc", "NTFY_BREAK": "tk_1\r\nX-Evil: 1"]
+        "TG_SPACE": "123:abc def", "TG_SLASH": "123:abc/def", "TG_NO_ID": "abc", "NTFY_BREAK": "tk_1\r\nX-Evil: 1",
+        "NTFY_SPACE": "tk 1"]
 
     func parse(_ text: String, file: String = "/etc/geotify/geotify.json") throws -> DeliverySettings {
         try DeliverySettings(parsing: try JSONParser().parse(text), file: file, environment: environment)
@@ -176,6 +177,31 @@ struct DeliverySettingsTests {
 
     static let hook = #""name": "h", "type": "webhook", "url": "http://x", "secret": {"env": "HOOK_SECRET"}"#
 
+    /// Each limit's own edge is inside it: a name and an ntfy topic of 64 bytes, a rate of
+    /// 100 000 requests in a day or one in a millisecond, a Telegram chat id just under
+    /// 10^15, an address of 254 bytes (RFC 5321's path limit). Past each, the refusals
+    /// below.
+    @Test func theEdgesOfEachLimitAreAccepted() throws {
+        let name = String(repeating: "n", count: 64)
+        let topic = String(repeating: "t", count: 64)
+        let address = String(repeating: "a", count: 64) + "@" + String(repeating: "b", count: 189)
+        #expect(address.utf8.count == 254)
+        let settings = try parse("""
+            {"targets": [
+              {"name": "\(name)", "type": "webhook", "url": "http://x", "secret": {"env": "HOOK_SECRET"},
+               "rateLimit": {"requests": 100000, "seconds": 86400}},
+              {"name": "fast", "type": "webhook", "url": "http://x", "secret": {"env": "HOOK_SECRET"},
+               "rateLimit": {"requests": 1, "seconds": 0.001}},
+              {"name": "n", "type": "ntfy", "topic": "\(topic)"},
+              {"name": "t", "type": "telegram", "token": {"env": "TG_TOKEN"}, "chat": -999999999999999},
+              {"name": "m", "type": "email", "url": "smtp://mail", "from": "\(address)", "to": ["\(address)"]}
+            ]}
+            """)
+        #expect(settings.targets.map(\.name) == [name, "fast", "n", "t", "m"])
+        #expect(settings.targets[0].limits.rate == RateLimit(requests: 100_000, seconds: 86_400))
+        #expect(settings.targets[1].limits.rate == RateLimit(requests: 1, seconds: 0.001))
+    }
+
     @Test(arguments: [
         (#"[]"#, "notify must be an object"),
         (#"{"target": []}"#, #"notify has an unknown key "target""#),
@@ -231,6 +257,12 @@ struct DeliverySettingsTests {
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "nobody", "to": ["d@e.f"]}]}"#, #"("m").from must hold plain addresses like name@example.com, not "nobody""#),
         (#"{"targets": [{\#(hook), "retryFor": 1e9}]}"#, #"("h").retryFor must be from 0 to 2592000, not 1000000000"#),
         (#"{"maximumQueued": 0}"#, "notify.maximumQueued must be a whole number from 1 to 10000000, not 0"),
+        (#"{"targets": [{"name": "\#(String(repeating: "n", count: 65))", "type": "webhook", "url": "http://x", "secret": {"env": "HOOK_SECRET"}}]}"#, #".name must be 1 to 64 letters"#),
+        (#"{"targets": [{\#(hook), "rateLimit": {"requests": 100001, "seconds": 1}}]}"#, "requests must be a whole number from 1 to 100000, not 100001"),
+        (#"{"targets": [{"name": "n", "type": "ntfy", "topic": "\#(String(repeating: "t", count: 65))"}]}"#, #"("n").topic must be 1 to 64 letters"#),
+        (#"{"targets": [{"name": "n", "type": "ntfy", "topic": "t", "token": {"env": "NTFY_SPACE"}}]}"#, #"("n").token (<secret from env NTFY_SPACE>) must be printable ASCII without spaces"#),
+        (#"{"targets": [{"name": "t", "type": "telegram", "token": {"env": "TG_TOKEN"}, "chat": 1e15}]}"#, #"("t").chat must be a chat id (a whole number) or @channelusername, not 1"#),
+        (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "a@b.c", "to": ["\#(String(repeating: "a", count: 65))@\#(String(repeating: "b", count: 189))"]}]}"#, #"("m").to must hold plain addresses like name@example.com"#),
         (#"{"targets": [{\#(hook), "maximumQueuedPerDevice": 2.5}]}"#, #"("h").maximumQueuedPerDevice must be a whole number from 1 to 10000000, not 2.5"#),
         (#"{"targets": [{\#(hook), "maximumDeadLetters": 1e8}]}"#, #"("h").maximumDeadLetters must be a whole number from 1 to 10000000, not 100000000"#),
     ])

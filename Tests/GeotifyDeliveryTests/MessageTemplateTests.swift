@@ -27,6 +27,23 @@ struct MessageTemplateTests {
         #expect(MessageContent(title: "T", body: "B").combined == "T\nB")
     }
 
+    @Test func capitalizedChangesTheFirstLetterOnly() throws {
+        // Not Foundation's `capitalized`, which would also lower "MAIN" and raise "office".
+        let event = try Samples.event(Samples.notification(fence: "iPhone-zone", note: "welcome to the MAIN office"))
+        #expect(try MessageTemplate("{note|capitalized} / {fence|capitalized}").render(event) == "Welcome to the MAIN office / IPhone-zone")
+    }
+
+    @Test func spacesInsideTheBracesAreAllowed() throws {
+        let event = try Samples.event(Samples.notification(device: "alice/phone"))
+        #expect(try MessageTemplate("{ user | upper } {action }").render(event) == "ALICE entered")
+    }
+
+    @Test func aTextOfExactlyTheLimitIsKeptAndALongerOneCutWithAnEllipsis() {
+        let limit = PushoverDestination.titleLimit
+        #expect(MessageContent.truncated(String(repeating: "a", count: limit), to: limit) == String(repeating: "a", count: limit))
+        #expect(MessageContent.truncated(String(repeating: "a", count: limit + 1), to: limit) == String(repeating: "a", count: limit - 1) + "…")
+    }
+
     @Test func anAccuracyThatIsMissingRendersEmpty() throws {
         let event = try Samples.event(Samples.notification(accuracy: nil))
         #expect(try MessageTemplate("[{acc}]").render(event) == "[]")

@@ -46,6 +46,11 @@ struct RetryScheduleTests {
             == .deadLetter(reason: "HTTP 503; gave up after 2 attempts in 1d: the target asked to wait 40d, past the retry window"))
     }
 
+    @Test func aRetryAfterOfZeroAtTheWindowsEndIsNotNamedAsAWait() {
+        #expect(schedule.decide(row: row(attempts: 2), retryFor: 3600, reason: "HTTP 503", retryAfter: 0, now: 3600, random: 0)
+            == .deadLetter(reason: "HTTP 503; gave up after 3 attempts in 1h"))
+    }
+
     @Test func aRetryAfterShorterThanTheBackOffIsLengthenedToIt() {
         // `Retry-After: 0` (or an HTTP date in the past, read as 0) on every attempt: the
         // attempts are still spaced by the back-off, 10 s, 20 s, ... up to 15 minutes.
