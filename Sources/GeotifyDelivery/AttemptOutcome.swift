@@ -59,7 +59,7 @@ package enum AttemptOutcome: Sendable, Equatable {
     package static let excerptLength = 300
 
     /// The start of `body` as one line of text (control characters as spaces), ending in
-    /// "…" when there was more, or nil when it is empty; with `redaction` applied before
+    /// "…" when there was more, or nil when it is blank; with `redaction` applied before
     /// it is cut: enough of the body is read for a form that starts within the excerpt to
     /// be read whole, and the part of a form a cut leaves at the end is blanked too.
     package static func excerpt(_ body: [UInt8], redaction: Redaction = .none) -> String? {
@@ -69,10 +69,11 @@ package enum AttemptOutcome: Sendable, Equatable {
         var text = redaction.apply(oneLine(String(decoding: body[..<end], as: UTF8.self)))
         if end < body.count { text = redaction.blankingCutEnd(text) }
         let line = text.trimmingCharacters(in: .whitespaces)
-        guard !line.isEmpty else { return nil }
-        // A body read only in part is marked cut even when what was read is short (a page
-        // indented with a thousand spaces).
-        guard line.count > excerptLength else { return end < body.count ? line + "…" : line }
+        // A body read only in part is marked cut even when what was read is short or blank
+        // (a page indented with a thousand spaces).
+        let cut = end < body.count ? "…" : ""
+        guard !line.isEmpty else { return cut.isEmpty ? nil : cut }
+        guard line.count > excerptLength else { return line + cut }
         // Every form starting within the excerpt was read whole and blanked: the cut here
         // leaves no part of a secret, and what it leaves is not blanked as if it were one.
         return String(line.prefix(excerptLength)) + "…"

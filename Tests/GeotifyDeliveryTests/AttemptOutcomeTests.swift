@@ -64,6 +64,9 @@ struct AttemptOutcomeTests {
         // as U+FFFD; and the excerpt, though shorter than its length, says there was more.
         let body = Array(String(repeating: " ", count: 1001).utf8) + Array(String(repeating: "é", count: 200).utf8)
         #expect(AttemptOutcome.excerpt(body) == String(repeating: "é", count: 99) + "…")
+        // Blank as far as it was read: the mark alone, not nothing.
+        #expect(AttemptOutcome.excerpt(Array((String(repeating: " ", count: 1300) + "x").utf8)) == "…")
+        #expect(AttemptOutcome.excerpt(Array(String(repeating: " ", count: 1000).utf8)) == nil)
     }
 
     @Test func transportFailuresAndSMTPRepliesKeepTheirWeight() {
