@@ -39,8 +39,8 @@ struct AttemptOutcomeTests {
         // a wait past any window.
         #expect(RetryAfter.seconds("000000000120", now: 0) == 120)
         #expect(RetryAfter.seconds("0000000000120", now: 0) == RetryAfter.longest)
-        // A leap second, and the first second of 1970, are dates; 1969 is not one the
-        // form allows.
+        // A leap second, and a time on the first day of 1970, are dates; 1969 is before
+        // any the form allows.
         #expect(RetryAfter.seconds("Sat, 31 Dec 2016 23:59:60 GMT", now: 1_483_228_700) == 100)
         #expect(RetryAfter.seconds("Thu, 01 Jan 1970 00:01:40 GMT", now: 0) == 100)
         #expect(RetryAfter.seconds("Wed, 31 Dec 1969 23:59:59 GMT", now: 0) == nil)
