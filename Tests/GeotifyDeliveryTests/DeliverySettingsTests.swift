@@ -52,6 +52,8 @@ struct DeliverySettingsTests {
         #expect(settings.targets[1].retryFor == 3600)
         #expect(settings.targets[1].body.source == "{note} ({time})")
         #expect(settings.targets[2].title == MessageTemplate.defaultTitle)
+        #expect(settings.targets[2].timeout == 30, "docs/notifications.md's default")
+        #expect(settings.targets[2].limits == TargetLimits(concurrency: 2, rate: nil))
         guard case .ntfy(let ntfy) = settings.targets[1].destination else { throw DeliverySettingsError("not ntfy") }
         #expect(ntfy.url == "https://ntfy.sh" && ntfy.topic == "kids-7f3a" && ntfy.priority == 4 && ntfy.tags == ["school"])
         guard case .pushover(let pushover) = settings.targets[3].destination else { throw DeliverySettingsError("not pushover") }

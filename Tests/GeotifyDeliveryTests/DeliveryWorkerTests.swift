@@ -89,6 +89,73 @@ struct DeliveryWorkerTests {
         #expect(server.requests.map { $0.headers["idempotency-key"] } == [row.entry.eventID, row.entry.eventID])
         #expect(server.requests[0].headers["geotify-signature"]?.hasPrefix("t=1700000000,") == true)
         #expect(server.requests[1].headers["geotify-signature"]?.hasPrefix("t=1700000120,") == true)
+        // The report counts both attempts, the one that failed included.
+        harness.settle()
+        #expect(harness.reports.contains(.delivered(target: "hook", eventID: row.entry.eventID, attempts: 2)))
+    }
+
+    /// A day asked for by `Retry-After` to a delivery whose window is an hour: its last
+    /// attempt is made at the window's end and goes through, and a delivery queued after
+    /// that starts at once, the target's rest having ended with the failing delivery's
+    /// window (the worker hands each attempt's window to the target's traffic).
+    @Test func aRetryAfterPastTheWindowEndsWithItForTheDeliveriesAfter() throws {
+        let answered = Atomic(0)
+        let server = try TestHTTPServer { _ in
+            answered.add(1, ordering: .relaxed).oldValue == 0 ? .init(status: 429, headers: ["Retry-After": "86400"], body: "tomorrow") : .init(body: "{}")
+        }
+        defer { server.stop() }
+        var target = Samples.webhook(url: server.url)
+        target.retryFor = 3600
+        let harness = try WorkerHarness(targets: [target])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        try harness.enqueue([Samples.notification(device: "alice/phone")], for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").retrying) == 1 })
+        harness.settle()
+        harness.advance(by: 3600)
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 1 })
+        harness.settle()
+        harness.advance(by: 100)
+        try harness.enqueue([Samples.notification(device: "bob/phone")], for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 2 }, "bob's delivery starts at once, the clock not moved")
+    }
+
+    /// A rate limit shorter than a second spaces the attempts by exactly its window: the
+    /// worker's timer for the next start is not rounded up.
+    @Test func aRateLimitUnderASecondSpacesAttemptsByExactlyItsWindow() throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        var target = Samples.webhook(url: server.url)
+        target.limits = TargetLimits(concurrency: 4, rate: RateLimit(requests: 1, seconds: 0.5))
+        let harness = try WorkerHarness(targets: [target])
+        harness.worker.start()
+        defer { harness.worker.stop() }
+        try harness.enqueue([Samples.notification(device: "alice/phone"), Samples.notification(device: "bob/phone")], for: "hook")
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 1 })
+        harness.settle()
+        #expect(server.requests.count == 1)
+        harness.advance(by: 0.5)
+        #expect(waitUntil { (try? harness.counts("hook").delivered) == 2 }, "the second attempt starts half a second after the first")
+    }
+
+    /// A worker started twice runs once (one poll, one pruning of the dead letters), and a
+    /// stopped one starts no attempt, whatever wakes it.
+    @Test func aWorkerStartedTwiceRunsOnceAndAStoppedOneStartsNothing() throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let harness = try WorkerHarness(targets: [Samples.webhook(url: server.url)])
+        harness.worker.start()
+        _ = harness.worker.attemptsUnderWay  // the start has run on the worker's queue
+        let waiting = harness.scheduler.pendingCount
+        harness.worker.start()
+        _ = harness.worker.attemptsUnderWay
+        #expect(harness.scheduler.pendingCount == waiting, "no second poll")
+        harness.worker.stop()
+        try harness.enqueue([Samples.notification()], for: "hook")
+        #expect(harness.worker.attemptsUnderWay == 0, "the wake's plan has run and started nothing")
+        harness.advance(by: 60)
+        #expect(server.requests.isEmpty)
+        #expect(try harness.counts("hook").pending == 1)
     }
 
     @Test func aTargetThatAlwaysFailsEndsInTheDeadLettersAfterItsWindowReportedOnce() throws {
