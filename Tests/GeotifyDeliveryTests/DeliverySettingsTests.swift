@@ -263,7 +263,7 @@ struct DeliverySettingsTests {
         (#"{"targets": [{\#(hook), "rateLimit": {"requests": 100001, "seconds": 1}}]}"#, "requests must be a whole number from 1 to 100000, not 100001"),
         (#"{"targets": [{"name": "n", "type": "ntfy", "topic": "\#(String(repeating: "t", count: 65))"}]}"#, #"("n").topic must be 1 to 64 letters"#),
         (#"{"targets": [{"name": "n", "type": "ntfy", "topic": "t", "token": {"env": "NTFY_SPACE"}}]}"#, #"("n").token (<secret from env NTFY_SPACE>) must be printable ASCII without spaces"#),
-        (#"{"targets": [{"name": "t", "type": "telegram", "token": {"env": "TG_TOKEN"}, "chat": 1e15}]}"#, #"("t").chat must be a chat id (a whole number) or @channelusername, not 1"#),
+        (#"{"targets": [{"name": "t", "type": "telegram", "token": {"env": "TG_TOKEN"}, "chat": 1e15}]}"#, #"("t").chat must be a chat id (a whole number) or @channelusername, not 1000000000000000.0"#),
         (#"{"targets": [{"name": "m", "type": "email", "url": "smtp://mail", "from": "a@b.c", "to": ["\#(String(repeating: "a", count: 65))@\#(String(repeating: "b", count: 189))"]}]}"#, #"("m").to must hold plain addresses like name@example.com"#),
         (#"{"targets": [{\#(hook), "maximumQueuedPerDevice": 2.5}]}"#, #"("h").maximumQueuedPerDevice must be a whole number from 1 to 10000000, not 2.5"#),
         (#"{"targets": [{\#(hook), "maximumDeadLetters": 1e8}]}"#, #"("h").maximumDeadLetters must be a whole number from 1 to 10000000, not 100000000"#),
