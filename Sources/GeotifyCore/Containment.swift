@@ -17,13 +17,9 @@ public struct Containment: Sendable, Hashable {
     }
 
     public var relation: Relation
-    /// Whether the fix's centre alone is inside: what a first observation, which has to
-    /// decide something, goes by.
-    public var centreInside: Bool
 
     @inlinable
-    public init(relation: Relation, centreInside: Bool) {
+    public init(relation: Relation) {
         self.relation = relation
-        self.centreInside = centreInside
     }
 }

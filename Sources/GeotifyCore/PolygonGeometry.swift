@@ -117,16 +117,16 @@ struct PolygonGeometry {
         if centreInside {
             let margin = min(accuracy, size / 2)
             if margin == 0 || boundaryDistance(of: point, isAtLeast: margin) {
-                return Containment(relation: .inside, centreInside: true)
+                return Containment(relation: .inside)
             }
         } else {
             let margin = hysteresis + accuracy
             if margin == 0 || !boundingBox.expanded(by: margin).contains(point)
                 || boundaryDistance(of: point, exceeds: margin) {
-                return Containment(relation: .outside, centreInside: false)
+                return Containment(relation: .outside)
             }
         }
-        return Containment(relation: .uncertain, centreInside: centreInside)
+        return Containment(relation: .uncertain)
     }
 
     /// See `Polygon.distanceToBoundary`.

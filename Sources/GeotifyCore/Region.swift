@@ -94,11 +94,11 @@ public enum Region: Sendable, Hashable {
     ) -> Containment {
         let centreInside = distance.isAtMost(radius)
         if centreInside && distance.isAtMost(radius - min(accuracy, radius / 2)) {
-            return Containment(relation: .inside, centreInside: true)
+            return Containment(relation: .inside)
         }
         if !centreInside && !distance.isAtMost(radius + hysteresis + accuracy) {
-            return Containment(relation: .outside, centreInside: false)
+            return Containment(relation: .outside)
         }
-        return Containment(relation: .uncertain, centreInside: centreInside)
+        return Containment(relation: .uncertain)
     }
 }
