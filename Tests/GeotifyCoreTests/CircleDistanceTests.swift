@@ -111,6 +111,17 @@ struct CircleDistanceTests {
         #expect(far.lower == 0 && far.upper == .infinity)
         let invalid = CircleDistance(Coordinate(latitude: 95, longitude: 0), Coordinate(latitude: 89, longitude: 0))
         #expect(invalid.lower == 0 && invalid.upper == .infinity)
+        // The proofs of both brackets cover latitudes to ±89°: beyond, they claim nothing,
+        // and the spherical stage decides.
+        let a = Coordinate(latitude: 89.5, longitude: 10)
+        let b = Coordinate(latitude: -89.2, longitude: 10)
+        for (center, point) in [(a, a.offset(north: -300, east: 200)), (b, b.offset(north: 300, east: 200))] {
+            var polar = CircleDistance(center, point)
+            #expect(polar.lower == 0 && polar.upper == .infinity, "\(center) → \(point)")
+            #expect(polar.ellipsoidal.lower == 0 && polar.ellipsoidal.upper == .infinity)
+            let exact = Geodesy.distance(center, point)
+            #expect(polar.isAtMost(exact) && !polar.isAtMost(exact.nextDown))
+        }
         var antimeridian = CircleDistance(Coordinate(latitude: 0, longitude: 179.9), Coordinate(latitude: 0, longitude: -179.9))
         #expect(antimeridian.upper == .infinity)
         #expect(antimeridian.isAtMost(23_000) && !antimeridian.isAtMost(22_000))

@@ -90,6 +90,12 @@ struct EvaluatorRulesTests {
         #expect(run(fence: large, [(0, 5, 0), (1_090, 0, 10), (1_101, 0, 20)]) == ["exit@20"])
     }
 
+    @Test func theDefaultMarginIsAtLeastTenMetres() {
+        let small = fence(radius: 20)
+        #expect(run(fence: small, [(0, 5, 0), (29, 0, 10)]) == [], "10 % of 20 m is 2 m, but the margin is at least 10 m")
+        #expect(run(fence: small, [(0, 5, 0), (29, 0, 10), (31, 0, 20)]) == ["exit@20"])
+    }
+
     @Test func jitterAcrossTheEdgeDoesNotFlap() {
         let jitter: [(Double, Double?, Double)] = (0..<60).map { (index: Int) -> (Double, Double?, Double) in
             let metres: Double = index % 2 == 0 ? 95 : 106
@@ -97,6 +103,20 @@ struct EvaluatorRulesTests {
         }
         #expect(run(jitter) == [])
         #expect(run(.none, jitter).count == 59)
+    }
+
+    /// A fence left and entered again within one fix time keeps count of its changes
+    /// at that time, also across a fix that only confirms the device is out: the second
+    /// entry at 10 is `~2`, not a second notification with the first one's id.
+    @Test func aFixConfirmingAnExitAtItsOwnTimeKeepsTheCountOfChangesAtThatTime() {
+        let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        var ids: [String] = []
+        for (metres, time) in [(500.0, 0.0), (0, 10), (500, 10), (500, 10), (0, 10)] {
+            let fix = Fix(device: "d", coordinate: north(metres), accuracy: 5, timestamp: time)
+            ids += evaluator.evaluate(fix, fences: [fence()], revision: 1, now: time, state: &state).notifications.map(\.eventID)
+        }
+        #expect(ids == ["d/home/enter/10", "d/home/exit/10", "d/home/enter/10~2"])
     }
 
     // MARK: minimum duration
@@ -120,10 +140,22 @@ struct EvaluatorRulesTests {
         }
         #expect(evaluator.nextDeadline(fences: [fence()], state: state) == 260)
         #expect(evaluator.advance(to: 259, fences: [fence()], state: &state).transitions.isEmpty)
-        let confirmed = evaluator.advance(to: 261, fences: [fence()], state: &state)
+        let confirmed = evaluator.advance(to: 260, fences: [fence()], state: &state)
         #expect(confirmed.transitions.map(\.kind) == [.enter])
         #expect(confirmed.transitions.first?.fix.timestamp == 200)
         #expect(evaluator.nextDeadline(fences: [fence()], state: state) == nil)
+    }
+
+    @Test func aFencesOwnMinimumDurationSetsItsDeadline() {
+        let patient = fence(rules: FenceRules(minimumDuration: 120))
+        let evaluator = Evaluator(rules: TransitionRules(minimumDuration: 60), acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        for (metres, time) in [(500.0, 0.0), (0, 200)] {
+            _ = evaluator.evaluate(Fix(device: "d", coordinate: north(metres), accuracy: 5, timestamp: time), fences: [patient], revision: 1, now: time, state: &state)
+        }
+        #expect(evaluator.nextDeadline(fences: [patient], state: state) == 320, "200 + the fence's 120 s, not the global 60")
+        #expect(evaluator.advance(to: 319, fences: [patient], state: &state).transitions.isEmpty)
+        #expect(evaluator.advance(to: 320, fences: [patient], state: &state).transitions.map(\.kind) == [.enter])
     }
 
     // MARK: dwell
@@ -149,6 +181,22 @@ struct EvaluatorRulesTests {
         #expect(evaluator.advance(to: 900, fences: [dwelling], state: &state).transitions.isEmpty)
     }
 
+    /// A dwell the clock fires has no fix of its own: it carries where the device was
+    /// last seen (and that fix's accuracy), not the fence's centre.
+    @Test func aDwellTheClockFiresCarriesTheLastFixsPosition() {
+        let dwelling = fence([.onDwell], rules: FenceRules(dwell: 300))
+        let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        for (metres, time) in [(500.0, 0.0), (40, 10), (30, 200)] {
+            _ = evaluator.evaluate(Fix(device: "d", coordinate: north(metres), accuracy: 7, timestamp: time), fences: [dwelling], revision: 1, now: time, state: &state)
+        }
+        let dwell = evaluator.advance(to: 311, fences: [dwelling], state: &state)
+        #expect(dwell.transitions.map(\.kind) == [.dwell])
+        #expect(dwell.transitions.first?.fix.coordinate == north(30))
+        #expect(dwell.transitions.first?.fix.accuracy == 7)
+        #expect(dwell.transitions.first?.fix.timestamp == 310)
+    }
+
     /// A timer that fell due before a fix fires before that fix is applied, so fixes
     /// replayed with no clock tick in between (a burst the broker held while the bridge
     /// was away) give what the clock would have: a change confirmed and a dwell fired
@@ -170,6 +218,11 @@ struct EvaluatorRulesTests {
         #expect(stale.outcome == .dropped(.outOfOrder))
         #expect(stale.transitions.isEmpty)
         #expect(state.lastFix?.timestamp == 100)
+        // Fixes may share a time (a tracker's clock ticks in seconds): one at the time of
+        // the last is evaluated, and here it is the one that enters.
+        let sameTime = evaluator.evaluate(Fix(device: "d", coordinate: north(0), timestamp: 100), fences: [fence()], revision: 1, now: 101, state: &state)
+        #expect(sameTime.outcome == .evaluated)
+        #expect(sameTime.transitions.map(\.kind) == [.enter])
     }
 
     @Test func fixesTooOldOrFromTheFutureAreDropped() {
@@ -179,8 +232,10 @@ struct EvaluatorRulesTests {
             acceptance.drop(Fix(device: "d", coordinate: north(0), timestamp: timestamp), lastAccepted: nil, now: now)
         }
         #expect(drop(now - 86_401) == .tooOld)
+        #expect(drop(now - 86_400) == nil, "exactly maximumAge old is still young enough")
         #expect(drop(now - 86_399) == nil)
         #expect(drop(now + 299) == nil)
+        #expect(drop(now + 300) == nil, "exactly maximumFutureSkew ahead is still accepted")
         #expect(drop(now + 301) == .future)
         #expect(FixAcceptance(maximumAge: 0).drop(Fix(device: "d", coordinate: north(0), timestamp: 0), lastAccepted: nil, now: now) == nil)
     }

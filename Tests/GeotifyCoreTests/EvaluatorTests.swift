@@ -87,6 +87,23 @@ struct EvaluatorTests {
         #expect(state.fences.first?.since == 3)
     }
 
+    /// A removed fence is reported as forgotten only when the device was inside it (the
+    /// lane then takes the device out of its occupancy); an entry it kept for a fence
+    /// it is outside of, such as a pending entry, goes without a word.
+    @Test func aRemovedFenceIsReportedForgottenOnlyWhenTheDeviceWasInside() {
+        let patient = Evaluator(rules: TransitionRules(minimumDuration: 60))
+        var state = DeviceState()
+        let fences = [fence("home", home), fence("work", away)]
+        _ = patient.evaluate(fix(away, at: 1), fences: fences, revision: 1, now: 1, state: &state)
+        _ = patient.evaluate(fix(home, at: 2), fences: fences, revision: 1, now: 2, state: &state)
+        #expect(state.fences.map(\.fence) == ["home", "work"])
+        #expect(state.fences.first?.pending?.inside == true, "home: entered 1 s ago, not yet for 60 s")
+        #expect(state.isInside("work"))
+        let removed = patient.evaluate(fix(home, at: 3), fences: [], revision: 2, now: 3, state: &state)
+        #expect(removed.forgotten == ["work"])
+        #expect(state.fences.isEmpty)
+    }
+
     @Test func anEditedFenceKeepsTheDeviceState() {
         var state = DeviceState()
         _ = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)

@@ -31,6 +31,19 @@ struct PolygonFenceTests {
         #expect(run(square, [outside, inside, justOutside]) == [.enter], "5.6 m outside is within the margin")
     }
 
+    /// As for a circle, a fix coarser than half the polygon's size (half its smaller
+    /// side) is inside with confidence when its centre is at least that far inside: small
+    /// zones stay enterable with the fixes phones give indoors.
+    @Test func aCoarseFixIsInsideASmallPolygonThroughItsInnerHalf() throws {
+        // About 102 m east to west and 111 m north to south: a size of 51 m, a margin of 25 m.
+        let square = try polygon([(13.400, 52.510), (13.4015, 52.510), (13.4015, 52.511), (13.400, 52.511)])
+        let centre = Coordinate(latitude: 52.5105, longitude: 13.40075)
+        let nearTheEdge = Coordinate(latitude: 52.5109, longitude: 13.40075)
+        #expect(square.region.containment(of: centre, accuracy: 400, hysteresis: 10).relation == .inside, "51 m inside, 400 m capped at 25 m")
+        #expect(square.region.containment(of: nearTheEdge, accuracy: 400, hysteresis: 10).relation == .uncertain, "11 m inside")
+        #expect(square.region.containment(of: nearTheEdge, accuracy: 5, hysteresis: 10).relation == .inside)
+    }
+
     @Test func aHoleIsOutside() throws {
         let ring = try polygon(
             [(13.40, 52.51), (13.42, 52.51), (13.42, 52.53), (13.40, 52.53)],

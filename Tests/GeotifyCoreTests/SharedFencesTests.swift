@@ -110,6 +110,23 @@ struct SharedFencesTests {
         #expect(viaSlots.isInside("plain") && viaSlots.isInside("lingering"))
     }
 
+    /// A fix back inside a shared fence drops the exit it had begun to wait for, though
+    /// the slot alone says the device is inside and nothing else changes.
+    @Test func aFixBackInsideDropsTheExitASharedFenceWaitedFor() {
+        let office = circle("office", 10, 10, radius: 300)
+        let evaluator = Evaluator(rules: TransitionRules(minimumDuration: 60), acceptance: FixAcceptance(maximumAge: 0))
+        let fences = DeviceFences(shared: [SharedFences(owner: "shared", fences: [office])])
+        var state = DeviceState()
+        var seen: [TransitionKind] = []
+        for (latitude, time) in [(10.0, 0.0), (9.99, 100), (10, 130), (10, 200)] {
+            seen += evaluator.evaluate(fix(latitude, 10, at: time), fences: fences, revision: 1, now: time, state: &state).transitions.map(\.kind)
+            if time == 100 { #expect(state.fences.first?.pending?.inside == false, "1.1 km out: an exit waits") }
+        }
+        seen += evaluator.advance(to: 400, fences: fences, state: &state).transitions.map(\.kind)
+        #expect(seen == [])
+        #expect(state.fences.first?.pending == nil && state.isInside("office"))
+    }
+
     @Test func aFenceThatNoLongerAppliesIsForgottenAndReported() {
         let office = circle("office", 52.5, 13.4)
         let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
