@@ -29,6 +29,8 @@ struct PolygonFenceTests {
         #expect(run(square, [outside, inside, justOutside, outside]) == [.enter, .exit])
         #expect(run(square, [outside, inside, justOutside], rules: .none) == [.enter, .exit])
         #expect(run(square, [outside, inside, justOutside]) == [.enter], "5.6 m outside is within the margin")
+        // With no margin at all, a fix on the north edge (not inside by the ring's rule) is out.
+        #expect(run(square, [outside, inside, Coordinate(latitude: 52.52, longitude: 13.405)], rules: .none) == [.enter, .exit])
     }
 
     /// As for a circle, a fix coarser than half the polygon's size (half its smaller
