@@ -23,11 +23,19 @@ package enum AntimeridianCut {
         var parts: [[Ring]] = []
         for keepWest in [true, false] {
             let clipped = shifted.map { clip($0, keepWest: keepWest) }
-            guard let outerPart = clipped.first, outerPart.count >= 3 else { continue }
+            guard let outerPart = clipped.first, hasArea(outerPart) else { continue }
             let back = keepWest ? 0.0 : -360.0
-            parts.append(clipped.filter { $0.count >= 3 }.map { ring in ring.map { [$0[0] + back, $0[1]] } })
+            parts.append(clipped.filter(hasArea).map { ring in ring.map { [$0[0] + back, $0[1]] } })
         }
         return parts
+    }
+
+    /// Whether a clipped ring is more than the meridian itself: a ring with an edge on the
+    /// meridian leaves the other side only points on it, a part of no width that would
+    /// make the shape a MultiPolygon with a sliver. Any other part has a point off the
+    /// meridian and the two where its edges cross it.
+    static func hasArea(_ ring: Ring) -> Bool {
+        ring.count >= 3 && ring.contains { $0[0] != 180 }
     }
 
     /// The part of `ring` west (x ≤ 180) or east (x ≥ 180) of the meridian.

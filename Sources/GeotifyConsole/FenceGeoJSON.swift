@@ -159,14 +159,24 @@ package enum FenceGeoJSON {
         }
         let properties = object["properties"]?.objectValue ?? JSONObject()
         let owner: Owner
-        if let device = properties["device"]?.stringValue {
+        switch (properties["device"], properties["shared"]) {
+        case (.some, .some):
+            throw ConsoleRefusal(.invalidImport, "both a \"device\" and a \"shared\" property: a fence has one owner")
+        case (.some(let device), nil):
+            guard let device = device.stringValue else {
+                throw ConsoleRefusal(.invalidImport, "\"device\" must be a device's name (user/device) as a string, not \(device.kindDescription)")
+            }
             owner = .device(device)
-        } else if let set = properties["shared"]?.stringValue {
+        case (nil, .some(let set)):
+            guard let set = set.stringValue else {
+                throw ConsoleRefusal(.invalidImport, "\"shared\" must be a group's name (or \"shared\") as a string, not \(set.kindDescription)")
+            }
             owner = .shared(set)
-        } else if let defaultDevice {
+        case (nil, nil):
+            guard let defaultDevice else {
+                throw ConsoleRefusal(.invalidImport, "no \"device\" or \"shared\" property, and no ?device= to import it for")
+            }
             owner = .device(defaultDevice)
-        } else {
-            throw ConsoleRefusal(.invalidImport, "no \"device\" or \"shared\" property, and no ?device= to import it for")
         }
         var fence = JSONObject(properties.members.filter { FenceCodec.keys.contains($0.key) })
         if fence["identifier"] == nil {
