@@ -80,7 +80,7 @@ package enum PrometheusText {
     }
 
     /// `group.key` split at the first dot; a plain name has no key.
-    static func split(_ name: String) -> (group: String, key: String?) {
+    package static func split(_ name: String) -> (group: String, key: String?) {
         guard let dot = name.firstIndex(of: "."), dot != name.startIndex, name.index(after: dot) != name.endIndex else {
             return (name, nil)
         }
@@ -88,12 +88,12 @@ package enum PrometheusText {
     }
 
     /// A metric name part with every character Prometheus does not allow made `_`.
-    static func sanitize(_ name: String) -> String {
+    package static func sanitize(_ name: String) -> String {
         String(name.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") ? $0 : "_" })
     }
 
     /// A label value with backslash, quote and line break escaped.
-    static func escape(_ value: String) -> String {
+    package static func escape(_ value: String) -> String {
         value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")
     }

@@ -108,6 +108,15 @@ import Testing
         #expect(harness.json(harness.call("GET", "/api/notifications?limit=1")).arrayValue?.count == 1)
     }
 
+    /// The console keeps the newest `capacity` notifications and no more, however many
+    /// come: the oldest go first.
+    @Test func theRecentNotificationsKeepTheirCapacityExactly() {
+        let recent = RecentNotifications(capacity: 3)
+        for number in 1...5 { recent.add(.number(Double(number))) }
+        #expect(recent.newest(10) == [5, 4, 3])
+        #expect(recent.newest(2) == [5, 4] && recent.newest(-1) == [])
+    }
+
     @Test func theLiveStreamOpensWithTheWholeState() throws {
         let harness = try ConsoleHarness()
         let response = harness.call("GET", "/api/events")

@@ -53,6 +53,52 @@ import Testing
         #expect(circle["type"] == "MultiPolygon")
     }
 
+    /// Exported shapes keep their points to 1 cm (seven decimals), and their rings run
+    /// counterclockwise, as RFC 7946 asks of an outer ring; a shared fence's feature id
+    /// is marked with `#`, so that it cannot be a device's fence of the same path.
+    @Test func exportedShapesKeepTheirPointsToACentimetreAndRunCounterclockwise() throws {
+        let square = FenceGeoJSON.geometry(of: .polygon(try Polygon(outer: [
+            Coordinate(latitude: 52.51, longitude: 13.40012346), Coordinate(latitude: 52.51, longitude: 13.41),
+            Coordinate(latitude: 52.52, longitude: 13.41), Coordinate(latitude: 52.52, longitude: 13.40),
+        ])))
+        #expect(square["coordinates"]?.arrayValue?.first?.arrayValue?.contains([13.4001235, 52.51]) == true)
+        let circle = FenceGeoJSON.geometry(of: .circle(center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100))
+        let ring = (circle["coordinates"]?.arrayValue?.first?.arrayValue ?? []).compactMap { point -> (Double, Double)? in
+            guard let x = point.arrayValue?[0].numberValue, let y = point.arrayValue?[1].numberValue else { return nil }
+            return (x, y)
+        }
+        let twiceTheArea = zip(ring, ring.dropFirst()).reduce(0.0) { $0 + $1.0.0 * $1.1.1 - $1.1.0 * $1.0.1 }
+        #expect(ring.count == 65 && twiceTheArea > 0, "counterclockwise: a positive area by the shoelace formula")
+        let features = FenceGeoJSON.export(try Self.book(ConsoleHarness.fences))["features"]?.arrayValue ?? []
+        let dateline = try #require(features.first { $0["properties"]?["identifier"] == "dateline" })
+        #expect(dateline["id"] == "#family/dateline")
+    }
+
+    /// A shape whose first vertex is west of the meridian has its rings unwrapped below
+    /// -180 (each edge shorter than 180°): it is cut all the same.
+    @Test func aShapeReachingPastMinus180IsCut() throws {
+        let parts = AntimeridianCut.polygons([[[-181, 0], [-179, 0], [-179, 2], [-181, 2]]])
+        #expect(parts == [[[[179, 0], [180, 0], [180, 2], [179, 2]]], [[[-180, 0], [-179, 0], [-179, 2], [-180, 2]]]])
+        let exported = FenceGeoJSON.geometry(of: .polygon(try Polygon(outer: [
+            Coordinate(latitude: 0, longitude: -179.95), Coordinate(latitude: 0, longitude: 179.95),
+            Coordinate(latitude: 1, longitude: 179.95), Coordinate(latitude: 1, longitude: -179.95),
+        ])))
+        #expect(exported["type"] == "MultiPolygon")
+    }
+
+    /// A hole on one side of the meridian goes with that side's part only, and a shape
+    /// with an edge on the meridian is not given a part of no width on its other side.
+    @Test func aCutKeepsHolesWithTheirSideAndMakesNoSliver() {
+        let withHole = AntimeridianCut.polygons([
+            [[179, 0], [182, 0], [182, 3], [179, 3]],
+            [[180.5, 1], [181.5, 1], [181.5, 2], [180.5, 2]],
+        ])
+        #expect(withHole.count == 2)
+        #expect(withHole.map(\.count) == [1, 2], "the west part has no hole; the east part has it")
+        let edgeOnTheMeridian = AntimeridianCut.polygons([[[180, 0], [181, 0], [181, 1], [180, 1]]])
+        #expect(edgeOnTheMeridian == [[[[-180, 0], [-179, 0], [-179, 1], [-180, 1]]]])
+    }
+
     @Test func aShapeWithinRangeIsLeftAlone() {
         let rings: [AntimeridianCut.Ring] = [[[10, 0], [11, 0], [11, 1]]]
         #expect(AntimeridianCut.polygons(rings) == [rings])
@@ -89,6 +135,12 @@ import Testing
          #"feature 1: a Point is a circle only with a "radius" property (metres)"#),
         (#"{"type":"Feature","properties":{"device":"a/b","name":"x"},"geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]}}"#,
          "feature 1: a LineString cannot be a fence (a Polygon, or a Point with a radius)"),
+        (#"{"type":"Feature","properties":{"device":"a/b","shared":"family","name":"x","radius":10},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+         #"feature 1: both a "device" and a "shared" property: a fence has one owner"#),
+        (#"{"type":"Feature","properties":{"device":7,"name":"x","radius":10},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+         #"feature 1: "device" must be a device's name (user/device) as a string, not a number"#),
+        (#"{"type":"Feature","properties":{"shared":null,"name":"x","radius":10},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+         #"feature 1: "shared" must be a group's name (or "shared") as a string, not null"#),
         (#"{"type":"FeatureCollection","features":[{"type":"Feature"},{"type":"Feature","properties":{"device":"a/b","name":"x"}}]}"#,
          #"feature 1: no "device" or "shared" property, and no ?device= to import it for; feature 2: no geometry and no latitude/longitude or polygon property"#),
     ])
@@ -117,6 +169,49 @@ import Testing
         #expect(fences[0]["polygon"] == [[[0, 0], [1, 0], [1, 1]]], "its one ring, open")
         #expect(fences[0]["identifier"] == "park" && fences[0]["eventType"] == "onEntryAndExit")
         #expect(fences[1]["latitude"] == 52.5 && fences[1]["longitude"] == 13.4 && fences[1]["radius"] == 50)
+    }
+
+    /// What a feature drawn elsewhere may hold: its `id` as the identifier when it has no
+    /// `identifier` or `name`; `note` before `description`; a geometry read when the
+    /// properties hold only half a centre; a Polygon's `radius` property dropped (a fence
+    /// is one or the other); a ring not closed kept whole.
+    @Test func aFeatureDrawnElsewhereIsReadAsItsToolWroteIt() throws {
+        let collection = """
+            {"type":"FeatureCollection","features":[
+              {"type":"Feature","id":"pond","properties":{"radius":30},"geometry":{"type":"Point","coordinates":[13.4,52.5]}},
+              {"type":"Feature","properties":{"name":"cafe","note":"ours","description":"theirs","radius":20},"geometry":{"type":"Point","coordinates":[13.41,52.51]}},
+              {"type":"Feature","properties":{"name":"half","latitude":1,"radius":20},"geometry":{"type":"Point","coordinates":[13.42,52.52]}},
+              {"type":"Feature","properties":{"name":"yard","radius":20},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}}]}
+            """
+        let plan = try FenceGeoJSON.plan(parsing: Array(collection.utf8), defaultDevice: "a/b", replace: false)
+        let fences = try #require(plan.devices["a/b"])
+        #expect(fences.map { $0["identifier"] } == ["pond", "cafe", "half", "yard"])
+        #expect(fences[1]["note"] == "ours")
+        #expect(fences[2]["latitude"] == 52.52 && fences[2]["longitude"] == 13.42)
+        #expect(fences[3]["radius"] == nil)
+        #expect(fences[3]["polygon"] == [[[0, 0], [1, 0], [1, 1], [0, 1]]], "not closed: every point kept")
+        let (book, _) = try plan.apply(to: FenceBook(), file: FenceFile(path: "fences.json"))
+        #expect(book.fences(of: "a/b").count == 4)
+    }
+
+    /// A body nested deeper than any GeoJSON of fences (32 levels) is refused before it is
+    /// read further, as a fence command's is.
+    @Test func aBodyNestedTooDeepIsRefusedAsNotJSON() {
+        let body = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
+        let refusal = #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array(body.utf8), defaultDevice: nil, replace: false) }
+        #expect(refusal?.code == .invalidJSON)
+    }
+
+    /// The import's bound on the fence file is the file's size exactly: an import that
+    /// makes it `maximumFenceFileBytes` long is taken, one byte more is refused.
+    @Test func anImportMakingTheFileExactlyItsLimitIsTaken() throws {
+        let book = try Self.book(ConsoleHarness.fences)
+        let plan = FenceImportPlan(devices: ["new/dev": [["identifier": "only", "latitude": 52, "longitude": 13, "radius": 50, "eventType": "onEntry"]]], replace: false)
+        let (imported, _) = try plan.apply(to: book, file: FenceFile(path: "fences.json"))
+        let size = FenceFile(path: "fences.json").contents(of: imported).count
+        #expect(try plan.apply(to: book, file: FenceFile(path: "fences.json", maximumBytes: size)).book.fences(of: "new/dev").count == 1)
+        let refusal = #expect(throws: FenceChangeError.self) { try plan.apply(to: book, file: FenceFile(path: "fences.json", maximumBytes: size - 1)) }
+        #expect(refusal?.code == .fenceLimit)
     }
 
     @Test func aPlanForManyDevicesMakesTheBookOnceNotOnceADevice() throws {

@@ -17,6 +17,19 @@ import Testing
         #expect(text.contains("geotify_http_connections 4\n"))
     }
 
+    /// A counter's name is split at its first dot into a family and a label only when
+    /// both sides hold something; a family's name keeps ASCII letters, digits and `_`
+    /// (anything else, `é` too, is `_`, as the exposition format asks); a label's value
+    /// has its backslashes, quotes and line breaks escaped, so no counter can start a
+    /// line of its own.
+    @Test func namesAndLabelsKeepToTheExpositionFormat() {
+        #expect(PrometheusText.split("errors.invalid_json") == ("errors", "invalid_json"))
+        #expect(PrometheusText.split("a.b.c") == ("a", "b.c"))
+        #expect(PrometheusText.split("errors.") == ("errors.", nil) && PrometheusText.split(".x") == (".x", nil))
+        #expect(PrometheusText.sanitize("caf\u{E9}-2_x") == "caf__2_x")
+        #expect(PrometheusText.escape("a\\b\"c\nd") == #"a\\b\"c\nd"#)
+    }
+
     @Test func latencyIsACumulativeHistogram() {
         let metrics = ConsoleMetrics(
             counters: [:], devices: 0, fences: 0, uptime: 0,

@@ -25,6 +25,19 @@ struct RefusalCodeTests {
         }
     }
 
+    /// A command's HTTP status for each error code, as docs/http.md lists them.
+    @Test func eachErrorCodeHasTheStatusTheDocumentationGives() {
+        let statuses: [ErrorCode: Int] = [
+            .invalidJSON: 400, .missingField: 400, .outOfRange: 400, .invalidValue: 400,
+            .notAllowed: 403, .readOnly: 403, .unknownDevice: 404, .unknownFence: 404, .unknownToken: 404,
+            .duplicateIdentifier: 409, .fenceLimit: 409, .stale: 409, .expiredToken: 410, .otherShard: 421,
+            .payloadTooLarge: 413, .rateLimited: 429, .io: 500, .stateWrite: 500, .fenceFile: 500, .invalidFile: 503,
+        ]
+        for (code, status) in statuses {
+            #expect(ReplyStatus.status(for: code) == status, "\(code.rawValue)")
+        }
+    }
+
     @Test func theBridgesRefusalIsAnsweredWithItsCodesStatus() {
         let refusal = ConsoleRefusal(.stale, "the fences changed since the preview").response
         #expect(refusal.status == 409)
