@@ -112,7 +112,9 @@ import Testing
     /// come: the oldest go first.
     @Test func theRecentNotificationsKeepTheirCapacityExactly() {
         let recent = RecentNotifications(capacity: 3)
-        for number in 1...5 { recent.add(.number(Double(number))) }
+        for number in 1...4 { recent.add(.number(Double(number))) }
+        #expect(recent.newest(10) == [4, 3, 2], "one past the capacity: the oldest gone")
+        recent.add(5)
         #expect(recent.newest(10) == [5, 4, 3])
         #expect(recent.newest(2) == [5, 4] && recent.newest(-1) == [])
     }
