@@ -85,6 +85,41 @@ struct GPXReaderTests {
         #expect(error(deep) == "not a readable GPX file: line 1: elements nest deeper than 256")
     }
 
+    /// `maximumDepth` is how deep elements may nest: a document exactly 256 deep is read,
+    /// one element deeper is refused.
+    @Test func nestingExactlyTheDepthLimitIsRead() {
+        let limit = GPXReader.maximumDepth
+        #expect(error(String(repeating: "<a>", count: limit) + String(repeating: "</a>", count: limit)) == nil)
+        #expect(error(String(repeating: "<a>", count: limit + 1)) == "not a readable GPX file: line 1: elements nest deeper than 256")
+    }
+
+    /// The ends of the ranges are positions (the poles, the antimeridian from both sides);
+    /// an `<hdop>` of 0 is a perfect fix (accuracy 0 m), not a missing one; an `<hdop>` that
+    /// is not a finite number (`inf`) is no accuracy, as a negative one is.
+    @Test func theEndsOfTheRangesAndAnHDOPOfZero() throws {
+        let reader = try read("""
+            <gpx><trk><trkseg>
+            <trkpt lat="90" lon="180"><time>2023-11-14T22:13:20Z</time><hdop>0</hdop></trkpt>
+            <trkpt lat="-90" lon="-180"><time>2023-11-14T22:13:21Z</time><hdop>inf</hdop></trkpt>
+            <trkpt lat="90.000001" lon="0"><time>2023-11-14T22:13:22Z</time></trkpt>
+            <trkpt lat="0" lon="-180.000001"><time>2023-11-14T22:13:23Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """)
+        #expect(reader.fixes.map(\.coordinate) == [Coordinate(latitude: 90, longitude: 180), Coordinate(latitude: -90, longitude: -180)])
+        #expect(reader.fixes.map(\.accuracy) == [0, nil])
+        #expect(reader.problems == ["line 4: a trkpt without a valid lat and lon", "line 5: a trkpt without a valid lat and lon"])
+    }
+
+    /// An empty `<time/>` is no time, and what an element nested deeper holds
+    /// (`<extensions><time>`) is not the point's, also after it.
+    @Test func anEmptyTimeElementLeavesThePointWithoutATime() throws {
+        let reader = try read("""
+            <gpx><wpt lat="52" lon="13"><time/><extensions><time>2023-11-14T22:13:20Z</time></extensions></wpt></gpx>
+            """)
+        #expect(reader.fixes.isEmpty)
+        #expect(reader.problems == ["line 1: a wpt without a readable time"])
+    }
+
     @Test func entitiesAndReferencesAreDecodedInTextAndAttributes() throws {
         var scanner = XMLScanner(Array(#"<a b="&lt;&#x41;&#66;&quot;">&amp;&apos;&gt;</a>"#.utf8))
         #expect(try scanner.next() == .start(name: "a", attributes: ["b": "<AB\""], selfClosing: false, line: 1))
@@ -112,13 +147,23 @@ struct GPXReaderTests {
         ("1970-01-01T00:00:00Z", 0.0),
         ("2000-02-29T00:00:00Z", 951_782_400.0),
         ("1969-12-31T23:59:59Z", -1.0),
+        // A leap second is the next minute's first; 2000 and 2024 are leap years.
+        ("2016-12-31T23:59:60Z", 1_483_228_800.0),
+        ("2024-02-29T00:00:00Z", 1_709_164_800.0),
+        ("2023-11-30T00:00:00Z", 1_701_302_400.0),
+        ("2023-11-15T00:13:20+23:59", 1_699_920_860.0),
+        // A decimal comma, and nine digits of a fraction (nanoseconds, as some loggers write).
+        ("2023-11-14T22:13:20,5Z", 1_700_000_000.5),
+        ("2023-11-14T22:13:20.250000000Z", 1_700_000_000.25),
     ])
     func timesAreRead(text: String, seconds: Double) {
         #expect(GPXTime.seconds(text) == seconds)
     }
 
     @Test(arguments: ["", "2023-11-14", "2023-13-01T00:00:00Z", "2023-02-29T00:00:00Z", "2023-11-14T24:00:00Z", "2023-11-14T22:13:20.Z",
-                      "2023-11-14T22:13:20+1:00", "2023-11-14T22:13:20Z junk", "２０２３-11-14T22:13:20Z", "yesterday"])
+                      "2023-11-14T22:13:20+1:00", "2023-11-14T22:13:20Z junk", "２０２３-11-14T22:13:20Z", "yesterday",
+                      "2023-11-14T22:60:00Z", "2023-11-14T22:13:61Z", "2023-11-14T22:13:20+24:00", "2023-11-14T22:13:20+00:60",
+                      "1900-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2023-11-31T00:00:00Z", "2023-04-31T00:00:00Z"])
     func malformedTimesAreNot(text: String) {
         #expect(GPXTime.seconds(text) == nil)
     }
