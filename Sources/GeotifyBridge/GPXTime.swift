@@ -32,9 +32,13 @@ enum GPXTime {
         if skip([UInt8(ascii: "."), UInt8(ascii: ",")]) {
             var scale = 0.1
             let start = index
-            while index < characters.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(characters[index]), index - start < 12 {
-                fraction += Double(characters[index] - UInt8(ascii: "0")) * scale
-                scale /= 10
+            // Any number of digits, as XML Schema allows; past the twelfth (a picosecond)
+            // they add nothing a Double keeps.
+            while index < characters.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(characters[index]) {
+                if index - start < 12 {
+                    fraction += Double(characters[index] - UInt8(ascii: "0")) * scale
+                    scale /= 10
+                }
                 index += 1
             }
             guard index > start else { return nil }

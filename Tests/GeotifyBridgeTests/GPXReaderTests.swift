@@ -155,6 +155,8 @@ struct GPXReaderTests {
         // A decimal comma, and nine digits of a fraction (nanoseconds, as some loggers write).
         ("2023-11-14T22:13:20,5Z", 1_700_000_000.5),
         ("2023-11-14T22:13:20.250000000Z", 1_700_000_000.25),
+        // XML Schema allows any number of digits; past the twelfth they add nothing.
+        ("2023-11-14T22:13:20.2500000000000000Z", 1_700_000_000.25),
     ])
     func timesAreRead(text: String, seconds: Double) {
         #expect(GPXTime.seconds(text) == seconds)
