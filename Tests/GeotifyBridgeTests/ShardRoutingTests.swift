@@ -2,6 +2,7 @@ import Foundation
 import GeotifyCore
 import GeotifyMQTT
 import GeotifyStore
+import GeotifyTestSupport
 import Testing
 @testable import GeotifyBridge
 
@@ -47,6 +48,48 @@ struct ShardRoutingTests {
                     #expect(unrouted, "\(topic)")
                 }
             }
+        }
+    }
+
+    /// Another instance's positions are dropped unread and counted in
+    /// `messages_other_shards`, not in `messages_received` (docs/scaling.md), through a
+    /// real bridge: instance 0 of 2 is sent two positions of a device instance 1 owns and
+    /// one of its own.
+    @Test(.waiting) func anotherInstancesPositionsAreCountedAsSuch() throws {
+        let shard = try ShardAssignment(index: 0, count: 2)
+        let foreign = try #require(devices.first { !shard.owns($0) })
+        let own = try #require(devices.first { shard.owns($0) })
+        let harness = try BridgeHarness { $0.shard = shard }
+        let bridge = try #require(harness.bridge)
+        for tst in [10, 20] { try harness.ownTracks(foreign, 52.52, 13.405, tst: tst) }
+        try harness.ownTracks(own, 52.52, 13.405, tst: 10)
+        #expect(harness.observer.waitForMessage(on: "geotify/state/\(own)") != nil, "its own device's position was evaluated")
+        #expect(waitUntil { bridge.counters.value(.messagesOtherShards) == 2 })
+        #expect(bridge.counters.value(.messagesReceived) == 1)
+        #expect(!harness.observer.messages.contains { $0.topic.hasSuffix("/\(foreign)") }, "nothing published for the other's device")
+    }
+
+    /// A filter ending in `+/#` (`positions/+/#`) needs a level for its `#`: a topic one
+    /// level short (`positions/u0`) fits no filter, so every instance leaves it unrouted
+    /// and none drops it as another's; one level more reaches exactly its owner.
+    @Test func aTopicShortOfAFiltersHashIsUnroutedOnEveryInstance() throws {
+        let routers = try (0..<3).map { index in
+            var settings = Settings()
+            settings.locationTopic = "positions/+/#"
+            settings.shard = try ShardAssignment(index: index, count: 3)
+            return try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: settings.shard))
+        }
+        for user in (0..<30).map({ "u\($0)" }) {
+            for router in routers {
+                let unrouted: Bool
+                if case .unrouted = router.route(message("positions/\(user)"), arrival: 0) { unrouted = true } else { unrouted = false }
+                #expect(unrouted, "positions/\(user)")
+            }
+            let taken = routers.indices.filter { index in
+                if case .lane = routers[index].route(message("positions/\(user)/p"), arrival: 0) { return true }
+                return false
+            }
+            #expect(taken == [ShardAssignment.shard(of: "\(user)/p", among: 3)])
         }
     }
 

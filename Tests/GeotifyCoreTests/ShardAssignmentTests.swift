@@ -43,6 +43,8 @@ struct ShardAssignmentTests {
         #expect(try ShardAssignment(parsing: "ordinal/12", podName: "my-geotify-11") == ShardAssignment(index: 11, count: 12))
         #expect(try ShardAssignment(parsing: "0/1", podName: nil).clientID("geotify") == "geotify")
         #expect(try ShardAssignment(parsing: "2/3", podName: nil).clientID("geotify") == "geotify-2")
+        #expect(try ShardAssignment(parsing: "1023/1024", podName: nil) == ShardAssignment(index: 1023, count: 1024), "maximumCount instances")
+        #expect(try ShardAssignment(parsing: "ordinal/1024", podName: "geotify-1023") == ShardAssignment(index: 1023, count: 1024))
     }
 
     @Test(arguments: [
@@ -54,6 +56,8 @@ struct ShardAssignmentTests {
         ("ordinal/3", "laptop", "\"laptop\" does not end in -<ordinal>"),
         ("ordinal/3", "geotify-5", "not 5"),
         ("1/99999", nil, "a shard is"),
+        ("0/1025", nil, "the number of shards must be from 1 to 1024, not 1025"),
+        ("ordinal/3", "", "but neither is set"),
     ] as [(String, String?, String)])
     func badSettingsGetASpecificMessage(text: String, pod: String?, message: String) {
         #expect(throws: ShardAssignment.Invalid.self) { try ShardAssignment(parsing: text, podName: pod) }

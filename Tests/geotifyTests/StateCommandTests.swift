@@ -36,6 +36,17 @@ struct StateCommandTests {
         #expect(try StateStore(directory: states[0]).loadDevicesAndNames().states.keys.sorted() == devices.sorted())
     }
 
+    /// A store whose outbox hand-over mark is damaged is repaired when the reshard opens
+    /// it, and the command warns what that cost (`DamagedOutboxMark`), as a start does.
+    @Test func aDamagedOutboxMarkIsWarnedAbout() throws {
+        let mark = (states[1] as NSString).appendingPathComponent("outbox.handed")
+        try Data(repeating: 0x41, count: 24).write(to: URL(fileURLWithPath: mark))
+        let result = try runGeotify(["state", "reshard", "--from", "2", "--to", "1"] + states, in: directory)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.hasPrefix("geotify: warning: the outbox hand-over mark \(mark) was damaged ("), "\(result.error)")
+        #expect(result.output.hasPrefix("resharded 2 → 1: "))
+    }
+
     @Test(arguments: [
         (["state"], "geotify: missing subcommand: geotify state reshard ... (see 'geotify state --help')\n"),
         (["state", "move"], "geotify: unknown subcommand \"move\" (see 'geotify state --help')\n"),
