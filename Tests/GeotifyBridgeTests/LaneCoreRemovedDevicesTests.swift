@@ -281,6 +281,22 @@ struct LaneCoreRemovedDevicesTests {
         #expect(!effects.outbox.contains { $0.topic.contains("bob/phone") }, "Bob's are live")
     }
 
+    /// A start's sweep that finds nothing stale on a lane leaves no trace there: no
+    /// message, no count, and no "clearing 0 retained topics" in the log.
+    @Test func aSweepThatFindsNothingStaleOnALaneSaysNothing() throws {
+        var lane = try LaneFixture(fences: Self.fences, states: try Self.statesLeftAtAStop(), named: ["alice/phone", "bob/phone"])
+        let sweep = RetainedSweepTests.sweep(homeAssistant: false)
+        let found = RetainedSweepTests.retained(for: try RetainedSweepTests.book(Self.fences))
+            .compactMap { sweep.read(topic: $0.topic, payload: $0.payload) }
+            .filter { $0.laneDevice != nil }
+        #expect(!found.isEmpty)
+        var effects = LaneEffects()
+        lane.core.clearStale(found, sweep: sweep, book: lane.book, into: &effects)
+        #expect(effects.outbox.isEmpty)
+        #expect(effects.counters.amounts[.sweepCleared] == nil)
+        #expect(effects.log.isEmpty, "\(effects.log.map(\.message))")
+    }
+
     /// A state saved before whether the file named the device was recorded (by an
     /// earlier version) counts as that of a device never named: Alice, removed while the
     /// bridge was stopped, is kept as before, and republished after a connection.

@@ -46,6 +46,8 @@ struct RetainedCollectionTests {
         clock.advance(by: 1)
         #expect(cleared.calls.map { $0.map(\.topic) } == [["geotify/presence/carol/phone/work", "geotify/state/carol/phone"]])
         #expect(collection.isActive, "still draining: the unsubscription waits for a connection")
+        clock.advance(by: RetainedCollection.phaseTimeout)
+        #expect(collection.isActive, "also past the drain's own timeout: the filters are still subscribed, so what comes under them is the sweep's")
         collection.stop()
         #expect(!collection.isActive)
     }
@@ -172,6 +174,74 @@ struct RetainedCollectionTests {
                 "the sweep published nothing: \(watcher.messages.map(\.topic).filter { !$0.hasPrefix("geotify/state/gone/") })")
     }
 
+    /// A retained message that comes after the last SUBACK (mosquitto sends the last
+    /// filter's right after it) shows the messages still coming: the settle's look finds
+    /// it and looks again `settle` later, and only a look with none since ends the
+    /// collection, with that message among those handed over.
+    @Test func aRetainedMessageAfterTheSUBACKsPutsTheEndOffBySettle() throws {
+        let broker = try TestBroker()
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let holder = Holder()
+        let acknowledged = Mutex(0)
+        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
+            guard let collection = holder.collection.withLock({ $0 }) else { return }
+            switch event {
+            case .connected: collection.connected()
+            case .subscribed(let id, let granted): if collection.subscribed(id, granted: granted) { acknowledged.withLock { $0 += 1 } }
+            case .unsubscribed(let id): _ = collection.unsubscribed(id)
+            case .message(let message): _ = collection.isActive && collection.take(message)
+            default: break
+            }
+        }
+        let collection = RetainedCollection(
+            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
+            stale: { _ in true }, clear: cleared.record)
+        holder.collection.withLock { $0 = collection }
+        try client.start()
+        defer { client.stop() }
+        #expect(waitUntil { acknowledged.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
+        #expect(waitUntil { clock.waiting.contains { $0.delay == RetainedCollection.settle } }, "the settle waits on the clock")
+        #expect(collection.take(MQTTMessage(topic: "geotify/badge/gone/1", payload: [1], retain: true)))
+        clock.advance(by: RetainedCollection.settle)
+        #expect(cleared.calls.isEmpty, "a message came since the SUBACKs: not settled")
+        clock.advance(by: RetainedCollection.settle)
+        #expect(cleared.calls.map { $0.map(\.topic) } == [["geotify/badge/gone/1"]])
+        #expect(waitUntil { !collection.isActive }, "the UNSUBACKs ended the sweep")
+    }
+
+    /// A drain whose unsubscription could not be sent (the connection lost as the
+    /// collection ended; here there was none yet) unsubscribes at the next connection, and
+    /// its UNSUBACKs end the sweep.
+    @Test func anUnsubscriptionThatCouldNotBeSentIsSentAtTheNextConnection() throws {
+        let broker = try TestBroker()
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let holder = Holder()
+        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
+            guard let collection = holder.collection.withLock({ $0 }) else { return }
+            switch event {
+            case .connected: collection.connected()
+            case .subscribed(let id, let granted): _ = collection.subscribed(id, granted: granted)
+            case .unsubscribed(let id): _ = collection.unsubscribed(id)
+            case .message(let message): _ = collection.isActive && collection.take(message)
+            default: break
+            }
+        }
+        let collection = RetainedCollection(
+            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
+            stale: { _ in true }, clear: cleared.record)
+        holder.collection.withLock { $0 = collection }
+        collection.connected()
+        clock.advance(by: RetainedCollection.phaseTimeout)
+        #expect(cleared.calls.count == 1, "the collection ended at its timeout")
+        #expect(collection.isActive, "the unsubscription could not be sent")
+        try client.start()
+        defer { client.stop() }
+        #expect(waitUntil { !collection.isActive }, "unsubscribed at the connection, and the UNSUBACKs ended the sweep")
+        #expect(cleared.calls.count == 1, "handed over once")
+    }
+
     /// A broker whose access rules refuse some of the filters (one, or all): their SUBACKs
     /// (0x80; MQTT 5 0x87) count as acknowledgements, so once they are all in and the
     /// retained messages of the other filters have come (mosquitto 2.0 sends those after
@@ -236,5 +306,7 @@ struct RetainedCollectionTests {
         #expect(cleared.calls.count == 1)
         #expect(Set(cleared.calls.first?.map(\.topic) ?? []) == readable)
         #expect(waitUntil { !collection.isActive }, "the UNSUBACKs ended the sweep")
+        collection.stop()
+        #expect(!logged.withLock { $0 }.contains { $0.contains("more stale retained topics") }, "none skipped, none warned about")
     }
 }

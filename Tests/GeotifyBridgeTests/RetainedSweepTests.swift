@@ -263,6 +263,22 @@ struct RetainedSweepTests {
         #expect(own.allSatisfy { sweep.read(topic: $0.topic, payload: $0.payload) != nil })
     }
 
+    /// A config of exactly `maximumConfigBytes` may be the bridge's and is read; one byte
+    /// more is not.
+    @Test("a config of exactly the size limit is read, one byte more is not")
+    func aConfigOfExactlyTheSizeLimit() {
+        let sweep = Self.sweep()
+        let topic = "homeassistant/sensor/\(HomeAssistantDiscovery(topics: Topics()).nodeID(of: "carol/phone"))/badge/config"
+        let head = #"{"state_topic":"geotify/badge/carol/phone","pad":""#
+        func payload(bytes: Int) -> [UInt8] {
+            Array((head + String(repeating: "x", count: bytes - head.utf8.count - 2) + #""}"#).utf8)
+        }
+        let limit = RetainedSweep.maximumConfigBytes
+        #expect(payload(bytes: limit).count == limit)
+        #expect(sweep.read(topic: topic, payload: payload(bytes: limit)) == RetainedTopic(topic: topic, subject: .deviceEntity(device: "carol/phone", fence: nil)))
+        #expect(sweep.read(topic: topic, payload: payload(bytes: limit + 1)) == nil)
+    }
+
     /// `deviceTopics: ["state", "presence", "badge"]` and `["state"]`: a kind left out is
     /// stale for every device, the fences in force or not; the state document stays.
     @Test("device topics that deviceTopics leaves out are stale")
@@ -306,6 +322,10 @@ struct RetainedSweepTests {
         let stale = Self.stale(Self.retained(for: book), sweep: Self.sweep(announceLimit: 1), book: book)
         #expect(!stale.isEmpty)
         #expect(stale.allSatisfy { $0.hasPrefix("homeassistant/") && ($0.contains("/presence_office/") || $0.contains("_mall/") || $0.contains("occupancy_office") || $0.contains("occupied_office")) })
+        let everyone = HomeAssistantDiscovery(topics: Topics()).sharedNodeID(of: "shared")
+        #expect(stale.isSuperset(of: [
+            "homeassistant/sensor/\(everyone)/occupancy_office/config", "homeassistant/binary_sensor/\(everyone)/occupied_office/config",
+        ]), "the office is still in force, but its set is past the limit")
     }
 
     @Test("the filters cover the device topics, the totals and the configs, and nothing the bridge reads")
