@@ -91,9 +91,21 @@ enum RunCommand {
         signal(SIGXFSZ, SIG_IGN)
         let signals = DispatchQueue(label: "geotify.signals")
         let stopping = DispatchQueue(label: "geotify.stop")
+        // A source is registered with the system after `resume`, on libdispatch's own
+        // thread; until then the signal, set to be ignored, is lost. The start may block
+        // at once (a lock held by another process), and a SIGTERM then was never heard
+        // (seen under load), so the start waits until all three are registered.
+        let registered = DispatchGroup()
+        defer {
+            if registered.wait(timeout: .now() + 5) == .timedOut {
+                logger.warning("the signal handlers were not ready within 5 s; a SIGTERM right now may go unheard")
+            }
+        }
         return [SIGTERM, SIGINT, SIGHUP].map { signalNumber in
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signals)
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
             source.setEventHandler {
                 if signalNumber == SIGHUP {
                     // A reload would race the stop's closing of the fence book and stores.
