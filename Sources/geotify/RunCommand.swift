@@ -91,54 +91,40 @@ enum RunCommand {
         signal(SIGXFSZ, SIG_IGN)
         let signals = DispatchQueue(label: "geotify.signals")
         let stopping = DispatchQueue(label: "geotify.stop")
-        // A source is registered with the system after `resume`, on libdispatch's own
-        // thread; until then the signal, set to be ignored, is lost. The start may block
-        // at once (a lock held by another process), and a SIGTERM then was never heard
-        // (seen under load), so the start waits until all three are registered.
-        let registered = DispatchGroup()
-        defer {
-            if registered.wait(timeout: .now() + 5) == .timedOut {
-                logger.warning("the signal handlers were not ready within 5 s; a SIGTERM right now may go unheard")
-            }
-        }
-        return [SIGTERM, SIGINT, SIGHUP].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signals)
-            registered.enter()
-            source.setRegistrationHandler { registered.leave() }
-            source.setEventHandler {
-                if signalNumber == SIGHUP {
-                    // A reload would race the stop's closing of the fence book and stores.
-                    guard stopSignals.load(ordering: .relaxed) == 0 else {
-                        logger.info("received SIGHUP while stopping, not reloading")
-                        return
-                    }
-                    logger.info("received SIGHUP, reloading the fence file")
-                    bridge.reloadFences()
+        let (sources, ready) = SignalSources.make([SIGTERM, SIGINT, SIGHUP], queue: signals) { signalNumber in
+            if signalNumber == SIGHUP {
+                // A reload would race the stop's closing of the fence book and stores.
+                guard stopSignals.load(ordering: .relaxed) == 0 else {
+                    logger.info("received SIGHUP while stopping, not reloading")
                     return
                 }
-                let name = signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"
-                guard stopSignals.add(1, ordering: .relaxed).newValue == 1 else {
-                    logger.warning("received \(name) again, exiting without stopping gracefully")
+                logger.info("received SIGHUP, reloading the fence file")
+                bridge.reloadFences()
+                return
+            }
+            let name = signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"
+            guard stopSignals.add(1, ordering: .relaxed).newValue == 1 else {
+                logger.warning("received \(name) again, exiting without stopping gracefully")
+                _exit(1)
+            }
+            if started.load(ordering: .acquiring) {
+                logger.info("received \(name), stopping")
+            } else {
+                logger.info("received \(name) while starting, stopping once the start has ended (exiting in \(Int(startGrace)) s if it has not; \(name) again exits at once)")
+                signals.asyncAfter(deadline: .now() + startGrace) {
+                    guard !started.load(ordering: .acquiring) else { return }
+                    logger.error("the start did not end within \(Int(startGrace)) s of \(name); exiting without stopping gracefully")
                     _exit(1)
                 }
-                if started.load(ordering: .acquiring) {
-                    logger.info("received \(name), stopping")
-                } else {
-                    logger.info("received \(name) while starting, stopping once the start has ended (exiting in \(Int(startGrace)) s if it has not; \(name) again exits at once)")
-                    signals.asyncAfter(deadline: .now() + startGrace) {
-                        guard !started.load(ordering: .acquiring) else { return }
-                        logger.error("the start did not end within \(Int(startGrace)) s of \(name); exiting without stopping gracefully")
-                        _exit(1)
-                    }
-                }
-                stopping.async {
-                    bridge.stop()
-                    exit(0)
-                }
             }
-            source.resume()
-            return source
+            stopping.async {
+                bridge.stop()
+                exit(0)
+            }
         }
+        if !ready {
+            logger.warning("the signal handlers were not ready within 5 s of being set up; a SIGTERM before they are may go unheard")
+        }
+        return sources
     }
 }
