@@ -24,6 +24,35 @@ struct RetainedCollectionTests {
         let routed = Mutex<[String]>([])
     }
 
+    /// How many of a collection's filters have had their SUBACK.
+    private final class Acknowledgements: Sendable {
+        let count = Mutex(0)
+    }
+
+    /// A collection of `sweep` over a client of `broker` on `clock`, handed the client's
+    /// events as the bridge hands them (a message it does not take is dropped), counting
+    /// its SUBACKs in `acknowledged`; the client is not started.
+    private static func collection(
+        on broker: TestBroker, clock: ManualScheduler, cleared: Cleared, acknowledged: Acknowledgements = Acknowledgements()
+    ) throws -> (client: MQTTClient, collection: RetainedCollection) {
+        let holder = Holder()
+        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
+            guard let collection = holder.collection.withLock({ $0 }) else { return }
+            switch event {
+            case .connected: collection.connected()
+            case .subscribed(let id, let granted): if collection.subscribed(id, granted: granted) { acknowledged.count.withLock { $0 += 1 } }
+            case .unsubscribed(let id): _ = collection.unsubscribed(id)
+            case .message(let message): _ = collection.isActive && collection.take(message)
+            default: break
+            }
+        }
+        let collection = RetainedCollection(
+            sweep: sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
+            stale: { _ in true }, clear: cleared.record)
+        holder.collection.withLock { $0 = collection }
+        return (client, collection)
+    }
+
     private static let sweep = RetainedSweep(topics: Topics(), kept: DeviceTopic.allCases, discovery: nil, announceLimit: 20)
 
     /// Acknowledgements that never come (no connection here at all): the collection ends
@@ -142,25 +171,11 @@ struct RetainedCollectionTests {
 
         let clock = ManualScheduler()
         let cleared = Cleared()
-        let holder = Holder()
-        let acknowledged = Mutex(0)
-        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
-            guard let collection = holder.collection.withLock({ $0 }) else { return }
-            switch event {
-            case .connected: collection.connected()
-            case .subscribed(let id, let granted): if collection.subscribed(id, granted: granted) { acknowledged.withLock { $0 += 1 } }
-            case .unsubscribed(let id): _ = collection.unsubscribed(id)
-            case .message(let message): _ = collection.isActive && collection.take(message)
-            default: break
-            }
-        }
-        let collection = RetainedCollection(
-            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
-            stale: { _ in true }, clear: cleared.record)
-        holder.collection.withLock { $0 = collection }
+        let acknowledged = Acknowledgements()
+        let (client, collection) = try Self.collection(on: broker, clock: clock, cleared: cleared, acknowledged: acknowledged)
         try client.start()
         defer { client.stop() }
-        #expect(waitUntil { acknowledged.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
+        #expect(waitUntil { acknowledged.count.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
         #expect(waitUntil { clock.waiting.contains { $0.delay == RetainedCollection.settle } }, "the settle waits on the clock")
         clock.advance(by: RetainedCollection.settle / 2)
         #expect(cleared.calls.isEmpty, "not settled yet")
@@ -182,25 +197,11 @@ struct RetainedCollectionTests {
         let broker = try TestBroker()
         let clock = ManualScheduler()
         let cleared = Cleared()
-        let holder = Holder()
-        let acknowledged = Mutex(0)
-        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
-            guard let collection = holder.collection.withLock({ $0 }) else { return }
-            switch event {
-            case .connected: collection.connected()
-            case .subscribed(let id, let granted): if collection.subscribed(id, granted: granted) { acknowledged.withLock { $0 += 1 } }
-            case .unsubscribed(let id): _ = collection.unsubscribed(id)
-            case .message(let message): _ = collection.isActive && collection.take(message)
-            default: break
-            }
-        }
-        let collection = RetainedCollection(
-            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
-            stale: { _ in true }, clear: cleared.record)
-        holder.collection.withLock { $0 = collection }
+        let acknowledged = Acknowledgements()
+        let (client, collection) = try Self.collection(on: broker, clock: clock, cleared: cleared, acknowledged: acknowledged)
         try client.start()
         defer { client.stop() }
-        #expect(waitUntil { acknowledged.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
+        #expect(waitUntil { acknowledged.count.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
         #expect(waitUntil { clock.waiting.contains { $0.delay == RetainedCollection.settle } }, "the settle waits on the clock")
         #expect(collection.take(MQTTMessage(topic: "geotify/badge/gone/1", payload: [1], retain: true)))
         clock.advance(by: RetainedCollection.settle)
@@ -217,21 +218,7 @@ struct RetainedCollectionTests {
         let broker = try TestBroker()
         let clock = ManualScheduler()
         let cleared = Cleared()
-        let holder = Holder()
-        let client = try MQTTClient(options: MQTTOptions(clientID: "sweep-\(UUID().uuidString.prefix(8))", port: broker.port), scheduler: clock) { event in
-            guard let collection = holder.collection.withLock({ $0 }) else { return }
-            switch event {
-            case .connected: collection.connected()
-            case .subscribed(let id, let granted): _ = collection.subscribed(id, granted: granted)
-            case .unsubscribed(let id): _ = collection.unsubscribed(id)
-            case .message(let message): _ = collection.isActive && collection.take(message)
-            default: break
-            }
-        }
-        let collection = RetainedCollection(
-            sweep: Self.sweep, client: client, scheduler: clock, logger: Logger(level: .error, sink: { _ in }), counters: Counters(),
-            stale: { _ in true }, clear: cleared.record)
-        holder.collection.withLock { $0 = collection }
+        let (client, collection) = try Self.collection(on: broker, clock: clock, cleared: cleared)
         collection.connected()
         clock.advance(by: RetainedCollection.phaseTimeout)
         #expect(cleared.calls.count == 1, "the collection ended at its timeout")
