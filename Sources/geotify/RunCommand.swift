@@ -123,7 +123,7 @@ enum RunCommand {
             }
         }
         if !ready {
-            logger.warning("the signal handlers were not ready within 5 s of being set up; a SIGTERM before they are may go unheard")
+            logger.warning("the signal handlers were not ready within \(Int(SignalSources.registrationTimeout)) s of being set up; a SIGTERM before they are may go unheard")
         }
         return sources
     }

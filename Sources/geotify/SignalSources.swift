@@ -11,11 +11,15 @@ import Foundation
 /// SIGTERM sent then was never heard. So `make` waits for each source's registration
 /// handler, which libdispatch runs once the source is registered.
 enum SignalSources {
+    /// How long `make` waits for the registrations, in seconds (`SignalSourcesTests` sees
+    /// them within its 2 ms run; a process starved of CPU is not held longer than this).
+    static let registrationTimeout = 5.0
+
     /// Sources for `signals`, each calling `handler` with its signal on `queue`, resumed
     /// and registered; `ready` is false when they were not all registered within
-    /// `timeout` seconds (they still are, later).
+    /// `registrationTimeout` (they still are, later).
     static func make(
-        _ signals: [Int32], queue: DispatchQueue, timeout: Double = 5, handler: @escaping @Sendable (Int32) -> Void
+        _ signals: [Int32], queue: DispatchQueue, handler: @escaping @Sendable (Int32) -> Void
     ) -> (sources: [DispatchSourceSignal], ready: Bool) {
         let registered = DispatchGroup()
         let sources = signals.map { number in
@@ -27,6 +31,6 @@ enum SignalSources {
             source.resume()
             return source
         }
-        return (sources, registered.wait(timeout: .now() + timeout) == .success)
+        return (sources, registered.wait(timeout: .now() + registrationTimeout) == .success)
     }
 }

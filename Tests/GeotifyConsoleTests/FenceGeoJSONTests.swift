@@ -194,8 +194,9 @@ import Testing
         #expect(book.fences(of: "a/b").count == 4)
     }
 
-    /// A body nested deeper than any GeoJSON of fences (32 levels) is refused before it is
-    /// read further, as a fence command's is.
+    /// A body nested deeper than any GeoJSON of fences needs (32 levels; a MultiPolygon
+    /// feature in a collection takes 8) is refused as `invalid_json`, as a fence command
+    /// nested past its 16 is.
     @Test func aBodyNestedTooDeepIsRefusedAsNotJSON() {
         let body = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         let refusal = #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array(body.utf8), defaultDevice: nil, replace: false) }
