@@ -7,8 +7,11 @@ import GeotifyCore
 ///
 /// GPX has no accuracy in metres; `<hdop>` (horizontal dilution of precision) scales the
 /// receiver's own error, so the accuracy is taken as `hdop × metresPerHDOP`. A point
-/// without `<hdop>` has no accuracy and counts as accurate, as an OwnTracks fix without
-/// `acc` does. A point without a valid position or time is a problem, not a fix.
+/// without `<hdop>` (or with an empty one) has no accuracy and counts as accurate, as an
+/// OwnTracks fix without `acc` does. A point without a valid position or time, or with an
+/// `<hdop>` that is not a finite number from 0, is a problem, not a fix: as an OwnTracks
+/// `acc` out of its range refuses the message, a nonsense accuracy must not pass as
+/// perfect.
 struct GPXReader {
     /// Metres of accuracy per unit of HDOP: a typical consumer receiver's error at HDOP 1.
     static let metresPerHDOP = 5.0
@@ -27,7 +30,7 @@ struct GPXReader {
         var point: (name: String, depth: Int, line: Int, coordinate: Coordinate?)?
         var field: (name: String, text: String)?
         var time: Double?
-        var hdop: Double?
+        var hdop: HDOP?
         while let event = try scanner.next() {
             switch event {
             case .start(let name, let attributes, let selfClosing, let line):
@@ -68,7 +71,8 @@ struct GPXReader {
                     if fieldName == "time" {
                         time = GPXTime.seconds(trimmed)
                     } else {
-                        hdop = Self.number(trimmed).flatMap { $0 >= 0 ? $0 : nil }
+                        hdop = trimmed.isEmpty ? nil : Self.number(trimmed).flatMap { $0 >= 0 ? .metres($0 * Self.metresPerHDOP) : nil }
+                            ?? .unreadable(trimmed)
                     }
                     field = nil
                 }
@@ -83,16 +87,31 @@ struct GPXReader {
         }
     }
 
-    /// Turns a point that ended into a fix, or a problem when it has no usable time.
+    /// A point's `<hdop>`: the accuracy it gives, or the text that is not one.
+    private enum HDOP {
+        case metres(Double)
+        case unreadable(String)
+    }
+
+    /// Turns a point that ended into a fix, or a problem when it has no usable time or
+    /// accuracy.
     private mutating func finish(
-        _ point: (name: String, depth: Int, line: Int, coordinate: Coordinate?), time: Double?, hdop: Double?, device: String
+        _ point: (name: String, depth: Int, line: Int, coordinate: Coordinate?), time: Double?, hdop: HDOP?, device: String
     ) {
         guard let coordinate = point.coordinate else { return }
         guard let time else {
             problems.append("line \(point.line): a \(point.name) without a readable time")
             return
         }
-        fixes.append(Fix(device: device, coordinate: coordinate, accuracy: hdop.map { $0 * Self.metresPerHDOP }, timestamp: time))
+        var accuracy: Double?
+        switch hdop {
+        case nil: accuracy = nil
+        case .metres(let metres): accuracy = metres
+        case .unreadable(let text):
+            problems.append("line \(point.line): a \(point.name) whose <hdop> \"\(text.prefix(40))\" is not a number from 0")
+            return
+        }
+        fixes.append(Fix(device: device, coordinate: coordinate, accuracy: accuracy, timestamp: time))
     }
 
     private static func coordinate(_ attributes: [String: String]) -> Coordinate? {

@@ -15,8 +15,9 @@ package struct Track: Sendable {
 
     /// How GPX points get their accuracy, for help text.
     package static let gpxAccuracyRule = """
-        GPX has no accuracy in metres: a point's accuracy is its <hdop> × \(JSONWriter.text(of: GPXReader.metresPerHDOP)) m, and a
-        point without <hdop> counts as accurate (as an OwnTracks fix without "acc").
+        GPX has no accuracy in metres: a point's accuracy is its <hdop> × \(JSONWriter.text(of: GPXReader.metresPerHDOP)) m; a
+        point without <hdop> counts as accurate (as an OwnTracks fix without "acc"),
+        and one whose <hdop> is not a number from 0 is a problem, not a fix.
         """
 
     /// Reads a track for `device` from `bytes`.

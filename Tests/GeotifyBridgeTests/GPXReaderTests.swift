@@ -48,7 +48,7 @@ struct GPXReaderTests {
             <trkpt lat="95" lon="13"><time>2023-11-14T22:13:20Z</time></trkpt>
             <trkpt lat="52" lon="13"><time>yesterday</time></trkpt>
             <trkpt lat="52" lon="13"/>
-            <trkpt lat="52" lon="13"><time>2023-11-14T22:13:20Z</time><hdop>-1</hdop></trkpt>
+            <trkpt lat="52" lon="13"><time>2023-11-14T22:13:20Z</time><hdop> </hdop></trkpt>
             <trkpt lat="52" lon="13"><time>2023-11-14T22:13:
             """)
         #expect(reader.fixes.count == 1)
@@ -94,13 +94,12 @@ struct GPXReaderTests {
     }
 
     /// The ends of the ranges are positions (the poles, the antimeridian from both sides);
-    /// an `<hdop>` of 0 is a perfect fix (accuracy 0 m), not a missing one; an `<hdop>` that
-    /// is not a finite number (`inf`) is no accuracy, as a negative one is.
+    /// an `<hdop>` of 0 is a perfect fix (accuracy 0 m), not a missing one.
     @Test func theEndsOfTheRangesAndAnHDOPOfZero() throws {
         let reader = try read("""
             <gpx><trk><trkseg>
             <trkpt lat="90" lon="180"><time>2023-11-14T22:13:20Z</time><hdop>0</hdop></trkpt>
-            <trkpt lat="-90" lon="-180"><time>2023-11-14T22:13:21Z</time><hdop>inf</hdop></trkpt>
+            <trkpt lat="-90" lon="-180"><time>2023-11-14T22:13:21Z</time></trkpt>
             <trkpt lat="90.000001" lon="0"><time>2023-11-14T22:13:22Z</time></trkpt>
             <trkpt lat="0" lon="-180.000001"><time>2023-11-14T22:13:23Z</time></trkpt>
             </trkseg></trk></gpx>
@@ -108,6 +107,30 @@ struct GPXReaderTests {
         #expect(reader.fixes.map(\.coordinate) == [Coordinate(latitude: 90, longitude: 180), Coordinate(latitude: -90, longitude: -180)])
         #expect(reader.fixes.map(\.accuracy) == [0, nil])
         #expect(reader.problems == ["line 4: a trkpt without a valid lat and lon", "line 5: a trkpt without a valid lat and lon"])
+    }
+
+    /// An `<hdop>` that is not a finite number from 0 makes its point a problem, not a
+    /// perfect fix (as an OwnTracks `acc` out of range refuses the message); an empty one
+    /// is no `<hdop>`, and the text in the problem is cut at 40 characters.
+    @Test func anHDOPThatIsNotANumberFromZeroIsAProblem() throws {
+        let long = String(repeating: "9", count: 39) + "xyz"
+        let reader = try read("""
+            <gpx>
+            <wpt lat="1" lon="1"><time>2023-11-14T22:13:20Z</time><hdop>-1</hdop></wpt>
+            <wpt lat="1" lon="1"><time>2023-11-14T22:13:20Z</time><hdop>inf</hdop></wpt>
+            <wpt lat="1" lon="1"><time>2023-11-14T22:13:20Z</time><hdop>2,5</hdop></wpt>
+            <wpt lat="1" lon="1"><time>2023-11-14T22:13:20Z</time><hdop>\(long)</hdop></wpt>
+            <wpt lat="1" lon="1"><time>2023-11-14T22:13:20Z</time><hdop/></wpt>
+            <wpt lat="1" lon="1"><time>2023-11-14T22:13:20Z</time><hdop> 1.5 </hdop></wpt>
+            </gpx>
+            """)
+        #expect(reader.fixes.map(\.accuracy) == [nil, 7.5])
+        #expect(reader.problems == [
+            "line 2: a wpt whose <hdop> \"-1\" is not a number from 0",
+            "line 3: a wpt whose <hdop> \"inf\" is not a number from 0",
+            "line 4: a wpt whose <hdop> \"2,5\" is not a number from 0",
+            "line 5: a wpt whose <hdop> \"\(long.prefix(40))\" is not a number from 0",
+        ])
     }
 
     /// An empty `<time/>` is no time, and what an element nested deeper holds
