@@ -162,7 +162,7 @@ extension Settings {
                 }
                 do throws(ShardAssignment.Invalid) {
                     settings.shard = try ShardAssignment(
-                        parsing: text, podName: source.environment["POD_NAME"] ?? source.environment["HOSTNAME"])
+                        parsing: text, podName: ShardAssignment.podName(in: source.environment))
                 } catch {
                     throw source.error(key: "shard", error.message)
                 }

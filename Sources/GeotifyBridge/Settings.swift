@@ -134,7 +134,7 @@ package struct Settings: Sendable, Equatable {
     /// Reads a settings file: every key is optional (`Settings.keys` lists them);
     /// unknown keys and wrong values are errors that name the file and the key.
     /// `environment` supplies `GEOTIFY_SHARD`, which overrides the file's `shard`, and the
-    /// pod name (`POD_NAME`, else `HOSTNAME`) an `ordinal/<count>` shard is read from.
+    /// pod name (`ShardAssignment.podName(in:)`) an `ordinal/<count>` shard is read from.
     package static func load(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(SettingsError) -> Settings {
@@ -163,7 +163,7 @@ package struct Settings: Sendable, Equatable {
         try SettingsReader(keys: keys, source: source).read(object, into: &settings)
         if let text = environment["GEOTIFY_SHARD"] {
             do throws(ShardAssignment.Invalid) {
-                settings.shard = try ShardAssignment(parsing: text, podName: environment["POD_NAME"] ?? environment["HOSTNAME"])
+                settings.shard = try ShardAssignment(parsing: text, podName: ShardAssignment.podName(in: environment))
             } catch {
                 throw SettingsError("GEOTIFY_SHARD: \(error.message)")
             }

@@ -38,6 +38,13 @@ public struct ShardAssignment: Sendable, Equatable, CustomStringConvertible {
         self.count = count
     }
 
+    /// The pod name an `ordinal/<count>` shard is read from: `POD_NAME` (set from the
+    /// downward API, docs/scaling.md), else `HOSTNAME` (a StatefulSet pod's hostname is its
+    /// name); an empty value counts as unset, so an empty `POD_NAME` still falls back.
+    public static func podName(in environment: [String: String]) -> String? {
+        ["POD_NAME", "HOSTNAME"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+    }
+
     /// Parses `"<index>/<count>"` (`"2/3"`), or `"ordinal/<count>"`, where the index is the
     /// ordinal at the end of `podName` (`geotify-2` → 2), as a Kubernetes StatefulSet
     /// names its pods.
@@ -48,7 +55,7 @@ public struct ShardAssignment: Sendable, Equatable, CustomStringConvertible {
         }
         if parts[0] == "ordinal" {
             guard let podName, !podName.isEmpty else {
-                throw Invalid(message: "\"ordinal/\(count)\" takes the index from the pod name (POD_NAME or HOSTNAME), but neither is set")
+                throw Invalid(message: "\"ordinal/\(count)\" takes the index from the pod name, but neither POD_NAME nor HOSTNAME is set")
             }
             guard let dash = podName.lastIndex(of: "-"), let ordinal = ShardAssignment.number(podName[podName.index(after: dash)...]) else {
                 throw Invalid(message: "\"ordinal/\(count)\" takes the index from the pod name, but \"\(podName.prefix(100))\" does not end in -<ordinal> like a StatefulSet pod (geotify-2)")

@@ -23,6 +23,18 @@ struct ShardSettingsTests {
         #expect(try load("{}", environment: ["GEOTIFY_SHARD": "ordinal/3", "POD_NAME": "geotify-2", "HOSTNAME": "other-0"]).shard
                 == ShardAssignment(index: 2, count: 3))
         #expect(try load(#"{"shard": "ordinal/3"}"#, environment: ["HOSTNAME": "geotify-1"]).shard == ShardAssignment(index: 1, count: 3))
+        #expect(try load(#"{"shard": "ordinal/3"}"#, environment: ["POD_NAME": "", "HOSTNAME": "geotify-1"]).shard
+                == ShardAssignment(index: 1, count: 3), "an empty POD_NAME (a downward API field not filled) falls back to HOSTNAME")
+    }
+
+    /// `ShardAssignment.podName(in:)` takes the first of POD_NAME and HOSTNAME that is set
+    /// and not empty.
+    @Test(arguments: [
+        ([:], nil), (["POD_NAME": "a-1", "HOSTNAME": "b-2"], "a-1"), (["HOSTNAME": "b-2"], "b-2"),
+        (["POD_NAME": "", "HOSTNAME": "b-2"], "b-2"), (["POD_NAME": "", "HOSTNAME": ""], nil),
+    ] as [([String: String], String?)])
+    func thePodNameFallsBackPastAnEmptyOne(environment: [String: String], expected: String?) {
+        #expect(ShardAssignment.podName(in: environment) == expected)
     }
 
     @Test func aBadShardNamesWhereItCameFrom() {

@@ -52,12 +52,12 @@ struct ShardAssignmentTests {
         ("0/0", nil, "the number of shards must be from 1 to 1024, not 0"),
         ("1", nil, "a shard is \"<index>/<count>\""),
         ("-1/3", nil, "the shard index in \"-1/3\" must be a number from 0, or \"ordinal\""),
-        ("ordinal/3", nil, "but neither is set"),
+        ("ordinal/3", nil, "but neither POD_NAME nor HOSTNAME is set"),
         ("ordinal/3", "laptop", "\"laptop\" does not end in -<ordinal>"),
         ("ordinal/3", "geotify-5", "not 5"),
         ("1/99999", nil, "a shard is"),
         ("0/1025", nil, "the number of shards must be from 1 to 1024, not 1025"),
-        ("ordinal/3", "", "but neither is set"),
+        ("ordinal/3", "", "but neither POD_NAME nor HOSTNAME is set"),
     ] as [(String, String?, String)])
     func badSettingsGetASpecificMessage(text: String, pod: String?, message: String) {
         #expect(throws: ShardAssignment.Invalid.self) { try ShardAssignment(parsing: text, podName: pod) }
