@@ -108,12 +108,18 @@ package enum FenceGeoJSON {
 
     /// Reads a FeatureCollection (or one Feature) into a plan. Features without an owner
     /// go to `defaultDevice`; without one either, they are refused. Every problem is
-    /// named by the feature's position.
+    /// named by the feature's position; a member named twice in one object refuses the
+    /// whole document (`duplicate_field`).
     package static func plan(parsing bytes: [UInt8], defaultDevice: String?, replace: Bool) throws(ConsoleRefusal) -> FenceImportPlan {
         let json: JSON
         do {
-            json = try JSONParser(maxDepth: 32).parse(bytes)
+            json = try JSONParser(maxDepth: 32, rejectingDuplicateMembers: true).parse(bytes)
         } catch {
+            // Two "geometry" or "properties" members would leave one of them unread, and
+            // which one is each reader's choice: refused, as a command or position is.
+            if let name = error.duplicateMember {
+                throw ConsoleRefusal(.duplicateField, "the member \"\(name)\" is given more than once in one object (line \(error.line), column \(error.column)); give each member once")
+            }
             throw ConsoleRefusal(.invalidJSON, "the body is not JSON: \(error)")
         }
         let features: [JSON]

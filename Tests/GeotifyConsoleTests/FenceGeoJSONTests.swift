@@ -154,6 +154,22 @@ import Testing
         #expect(refusal?.code == .invalidJSON)
     }
 
+    /// A member named twice in one object, at any depth (a feature's "geometry", its
+    /// properties' "radius", the collection's "features"), refuses the whole import as
+    /// `duplicate_field` naming it and where, instead of importing one of the two.
+    @Test(arguments: [
+        (#"{"type":"Feature","properties":{"identifier":"a","device":"d/p"},"geometry":{"type":"Point","coordinates":[1,2]},"#
+            + #""geometry":{"type":"Point","coordinates":[3,4]}}"#, "geometry", 1),
+        ("{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\n\"properties\":{\"identifier\":\"a\",\"radius\":50,\"radius\":5000},"
+            + #""geometry":{"type":"Point","coordinates":[1,2]}}]}"#, "radius", 2),
+        (#"{"type":"FeatureCollection","features":[],"features":[]}"#, "features", 1),
+    ])
+    func aMemberGivenTwiceRefusesTheImport(body: String, member: String, line: Int) {
+        let refusal = #expect(throws: ConsoleRefusal.self) { try FenceGeoJSON.plan(parsing: Array(body.utf8), defaultDevice: "d/p", replace: false) }
+        #expect(refusal?.code == .duplicateField)
+        #expect(refusal?.message.hasPrefix("the member \"\(member)\" is given more than once in one object (line \(line), column ") == true, "\(refusal?.message ?? "")")
+    }
+
     /// A MultiPolygon of one part is that polygon (tools that export every area as a
     /// MultiPolygon), its ring without the closing point; a Point with a radius is a
     /// circle; a feature without an owner goes to `?device=`.
