@@ -236,7 +236,7 @@ package final class Bridge: Sendable {
             // or count, and kept in the database for a reshard to move.
             let foreign = states.keys.filter { !shard.owns($0) }
             if !foreign.isEmpty {
-                logger.warning("the state directory \(settings.stateDirectory) holds the states of \(foreign.count) devices that shard \(shard) does not own; they are ignored (left in the database). Did the number of instances change without `geotify state reshard` (docs/scaling.md)?")
+                logger.warning("the state directory \(settings.stateDirectory) holds the states of \(Counted(foreign.count, "device")) that shard \(shard) does not own; they are ignored (left in the database). Did the number of instances change without `geotify state reshard` (docs/scaling.md)?")
                 for device in foreign { states[device] = nil }
             }
         }
@@ -370,7 +370,7 @@ package final class Bridge: Sendable {
             logger.warning("\(unacknowledged) messages were handed to the broker just before the last stop but not acknowledged; not sending them again, so no subscriber sees a notification twice")
         }
         if pendingCount > 0 { logger.info("sending \(pendingCount) messages decided before the last stop and never handed to the broker") }
-        logger.info("started: \(book.fenceCount) fences for \(book.devices.count) devices, \(states.count) devices with state, \(laneCount) lanes; connecting to \(settings.broker)")
+        logger.info("started: \(Counted(book.fenceCount, "fence")) for \(Counted(book.devices.count, "device")), \(Counted(states.count, "device")) with state, \(Counted(laneCount, "lane")); connecting to \(settings.broker)")
         do {
             try client.start()
         } catch {

@@ -113,7 +113,7 @@ extension LaneCore {
         if !left.isEmpty {
             effects.log(
                 .info, at: configuration.logLevel,
-                "forgot \(left.count) device\(left.count == 1 ? "" : "s") the fence file does not name (\(left.prefix(5).joined(separator: ", "))\(left.count > 5 ? ", ..." : "")): their state and retained topics")
+                "forgot \(Counted(left.count, "device")) the fence file does not name (\(left.prefix(5).joined(separator: ", "))\(left.count > 5 ? ", ..." : "")): their state and retained topics")
         }
     }
 

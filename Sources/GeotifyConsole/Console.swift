@@ -1,4 +1,5 @@
 import Foundation
+import GeotifyCore
 import GeotifyHTTP
 import GeotifyJSON
 import GeotifyStore
@@ -191,7 +192,7 @@ package final class Console: Sendable {
             let (users, newStamp) = try Console.readUsers(path)
             authenticator.replace(users)
             state.withLock { $0.usersStamp = newStamp }
-            log(.info, "http: read \(users.hashes.count) user(s) from \(path)")
+            log(.info, "http: read \(Counted(users.hashes.count, "user")) from \(path)")
             if let warning = users.costWarning { log(.warning, "http: \(path): \(warning)") }
         } catch {
             state.withLock { $0.usersStamp = stamp }

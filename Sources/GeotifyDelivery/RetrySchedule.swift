@@ -1,3 +1,4 @@
+import GeotifyCore
 import GeotifyJSON
 import GeotifyStore
 
@@ -56,7 +57,7 @@ package struct RetrySchedule: Sendable, Equatable {
     package func decide(row: DeliveryRow, retryFor: Double, reason: String, retryAfter: Double?, now: Double, random: Double) -> Decision {
         let deadline = row.queued + retryFor
         let attempts = row.attempts + 1
-        let tried = "\(attempts) attempt\(attempts == 1 ? "" : "s") in \(RetrySchedule.duration(now - row.queued))"
+        let tried = "\(Counted(attempts, "attempt")) in \(RetrySchedule.duration(now - row.queued))"
         let next = now + wait(afterFailures: attempts, retryAfter: retryAfter, random: random)
         if next <= deadline { return .retry(at: next) }
         if now < deadline { return .retry(at: deadline) }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import GeotifyCore
 import GeotifyJSON
 import GeotifyTime
 import Synchronization
@@ -525,7 +526,7 @@ package final class HTTPServer: Sendable {
             count((connection.receiving ? HTTPRefusalCode.requestTimeout : .headerTimeout).counter)
         }
         if !reaped.isEmpty {
-            log(.debug, "http: closed \(reaped.count) connection(s) that sent no complete request within \(JSONWriter.text(of: timeout)) s")
+            log(.debug, "http: closed \(Counted(reaped.count, "connection")) that sent no complete request within \(JSONWriter.text(of: timeout)) s")
         }
     }
 

@@ -91,14 +91,14 @@ package enum StateReshard {
         for index in from..<max(from, to) where !states[index].isEmpty {
             let count = states[index].count
             throw StoreError(
-                "reshard", "\(directories[index]) already holds \(count) device state\(count == 1 ? "" : "s"), but instance \(index) did not exist among \(from)")
+                "reshard", "\(directories[index]) already holds \(Counted(count, "device state")), but instance \(index) did not exist among \(from)")
         }
         for index in to..<max(from, to) {
             let queued = try DeliveryQueue(path: stores[index].path).counts().reduce(0) { $0 + $1.pending + $1.retrying }
             guard queued == 0 else {
                 throw StoreError(
                     "reshard",
-                    "\(directories[index]) still has \(queued) notification\(queued == 1 ? "" : "s") queued for delivery targets; run instance \(index) under \(from) instances until `geotify notify status` shows none, then reshard")
+                    "\(directories[index]) still has \(Counted(queued, "notification")) queued for delivery targets; run instance \(index) under \(from) instances until `geotify notify status` shows none, then reshard")
             }
         }
 

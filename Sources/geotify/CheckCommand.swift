@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyBridge
+import GeotifyCore
 import GeotifyDelivery
 import GeotifyMQTT
 import GeotifyStore
@@ -67,11 +68,11 @@ enum CheckCommand {
         for error in loaded.errors { print("error: \(error)") }
         guard let book = loaded.book else {
             if !FileManager.default.fileExists(atPath: settings.fencesPath), let hint = chosen.hint(missing: "fences") { print(hint) }
-            print("\(settings.fencesPath): \(loaded.errors.count) error\(loaded.errors.count == 1 ? "" : "s"), not valid")
+            print("\(settings.fencesPath): \(Counted(loaded.errors.count, "error")), not valid")
             return 1
         }
         if let warning = FenceFileAccess.warning(settings: settings) { print("warning: \(warning)") }
-        print("\(settings.fencesPath): valid, \(book.fenceCount) fence\(book.fenceCount == 1 ? "" : "s") for \(book.devices.count) device\(book.devices.count == 1 ? "" : "s")")
+        print("\(settings.fencesPath): valid, \(Counted(book.fenceCount, "fence")) for \(Counted(book.devices.count, "device"))")
         return 0
     }
 }

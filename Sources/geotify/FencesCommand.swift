@@ -335,7 +335,7 @@ enum FencesCommand {
                 ? .replaceAll(device: name(of: owner), fences: imported.fences)
                 : .append(device: name(of: owner), fences: imported.fences)
             let applied = try apply(owner, change, to: file)
-            let count = "\(imported.fences.count) fence\(imported.fences.count == 1 ? "" : "s")"
+            let count = "\(Counted(imported.fences.count, "fence"))"
             let now: Int
             switch owner {
             case .device(let device): now = applied.book.fences(of: device).count

@@ -81,7 +81,7 @@ enum NotifyCommand {
             let target = arguments.positionals[0]
             do {
                 let count = try openQueue(database).retryDeadLetters(target: target == "all" ? nil : target, at: SystemScheduler().now)
-                print("\(count) dead letter\(count == 1 ? "" : "s") of \(target == "all" ? "all targets" : target) back in the queue")
+                print("\(Counted(count, "dead letter")) of \(target == "all" ? "all targets" : target) back in the queue")
             } catch {
                 Logger.standardError("geotify: \(error)")
                 return 1

@@ -1,4 +1,5 @@
 import GeotifyBridge
+import GeotifyCore
 import GeotifyStore
 
 /// `geotify state`: offline work on state directories. `reshard` moves each device's
@@ -45,11 +46,9 @@ enum StateCommand {
             return 1
         }
         for damaged in report.damagedMarks { Logger.standardError("geotify: warning: \(damaged.warning)") }
-        let states = report.moved == 1 ? "state" : "states"
-        print("resharded \(from) → \(to): \(report.moved) device \(states) moved, \(report.kept) kept; devices per instance: \(report.devices.map(String.init).joined(separator: ", "))")
+        print("resharded \(from) → \(to): \(Counted(report.moved, "device state")) moved, \(report.kept) kept; devices per instance: \(report.devices.map(String.init).joined(separator: ", "))")
         if report.messagesMoved > 0 {
-            let messages = report.messagesMoved == 1 ? "message" : "messages"
-            print("\(report.messagesMoved) \(messages) never handed to the broker moved to instance 0")
+            print("\(Counted(report.messagesMoved, "message")) never handed to the broker moved to instance 0")
         }
         return 0
     }

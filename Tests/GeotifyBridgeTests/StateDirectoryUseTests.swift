@@ -40,7 +40,7 @@ struct StateDirectoryUseTests {
         }
         try harness.startBridge()
         #expect(harness.observer.waitForMessage(on: "geotify/shard/0/occupancy/shared/plaza")?.text == "1")
-        #expect(harness.logLines.all.contains { $0.contains("holds the states of 1 devices that shard 0/2 does not own") })
+        #expect(harness.logLines.all.contains { $0.contains("holds the states of 1 device that shard 0/2 does not own") })
         #expect(try StateStore(directory: harness.stateDirectory).loadDevices().keys.sorted() == ["a/phone", "c/phone"], "kept for a reshard")
     }
 }

@@ -17,7 +17,7 @@ struct UsersFileReloadTests {
         harness.console.checkUsers()
         #expect(status("bob") == 401, "bob, taken out of the file, has no access")
         #expect(status("alice") == 200)
-        #expect(harness.logged.last == "info http: read 3 user(s) from \(harness.directory.appendingPathComponent("users").path)")
+        #expect(harness.logged.last == "info http: read 3 users from \(harness.directory.appendingPathComponent("users").path)")
 
         try harness.writeUsers(["alice", "bob"], extra: ["carol has no hash"])
         harness.console.checkUsers()
