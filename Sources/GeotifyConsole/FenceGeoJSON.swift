@@ -16,7 +16,8 @@ import GeotifyStore
 /// from its geometry (a Polygon, a one-part MultiPolygon, or a Point with a `radius`),
 /// taking `identifier` (or `name`, or the feature's `id`), `note` (or `description`) and
 /// `eventType` (default `onEntryAndExit`) from its properties and ignoring the rest
-/// (`stroke`, `fill`, ...).
+/// (`stroke`, `fill`, ...). A property whose value is null counts as not given, as GIS
+/// tools write a column a feature has no value in.
 package enum FenceGeoJSON {
     /// Vertices of a circle's polygon.
     static let circleVertices = 64
@@ -163,7 +164,11 @@ package enum FenceGeoJSON {
         guard case .object(let object) = feature, object["type"]?.stringValue == "Feature" else {
             throw ConsoleRefusal(.invalidImport, "not a GeoJSON Feature")
         }
-        let properties = object["properties"]?.objectValue ?? JSONObject()
+        // A property that is null is not given: GIS tools (QGIS) write every column of a
+        // layer into every feature, null where a feature has no value, so a layer with
+        // both a "device" and a "shared" column names one of them in each feature.
+        var properties = object["properties"]?.objectValue ?? JSONObject()
+        properties.members.removeAll { $0.value == .null }
         let owner: Owner
         switch (properties["device"], properties["shared"]) {
         case (.some, .some):

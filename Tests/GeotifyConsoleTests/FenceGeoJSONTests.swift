@@ -140,7 +140,7 @@ import Testing
         (#"{"type":"Feature","properties":{"device":7,"name":"x","radius":10},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
          #"feature 1: "device" must be a device's name (user/device) as a string, not a number"#),
         (#"{"type":"Feature","properties":{"shared":null,"name":"x","radius":10},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
-         #"feature 1: "shared" must be a group's name (or "shared") as a string, not null"#),
+         #"feature 1: no "device" or "shared" property, and no ?device= to import it for"#),
         (#"{"type":"FeatureCollection","features":[{"type":"Feature"},{"type":"Feature","properties":{"device":"a/b","name":"x"}}]}"#,
          #"feature 1: no "device" or "shared" property, and no ?device= to import it for; feature 2: no geometry and no latitude/longitude or polygon property"#),
     ])
@@ -185,6 +185,28 @@ import Testing
         #expect(fences[0]["polygon"] == [[[0, 0], [1, 0], [1, 1]]], "its one ring, open")
         #expect(fences[0]["identifier"] == "park" && fences[0]["eventType"] == "onEntryAndExit")
         #expect(fences[1]["latitude"] == 52.5 && fences[1]["longitude"] == 13.4 && fences[1]["radius"] == 50)
+    }
+
+    /// A layer exported from a GIS tool has every column in every feature, null where a
+    /// feature has no value: a null property counts as not given, so one feature's owner
+    /// is its `device` and the next one's its `shared` set, and a null `radius`, `note` or
+    /// `identifier` leaves the geometry, the `description` and the `name` to be read.
+    @Test func aNullPropertyIsNotGiven() throws {
+        let collection = """
+            {"type":"FeatureCollection","features":[
+              {"type":"Feature","properties":{"device":"a/b","shared":null,"identifier":null,"name":"yard","radius":null,"note":null,
+               "description":"the yard","eventType":null},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}},
+              {"type":"Feature","properties":{"device":null,"shared":"family","identifier":"park","name":null,"radius":40,"note":"ours",
+               "description":null,"eventType":"onEntry"},"geometry":{"type":"Point","coordinates":[13.4,52.5]}}]}
+            """
+        let plan = try FenceGeoJSON.plan(parsing: Array(collection.utf8), defaultDevice: nil, replace: false)
+        let own = try #require(plan.devices["a/b"]?.first)
+        #expect(own["identifier"] == "yard" && own["note"] == "the yard" && own["eventType"] == "onEntryAndExit")
+        #expect(own["polygon"] == [[[0, 0], [1, 0], [1, 1], [0, 1]]] && own["radius"] == nil, "its one ring, not closed, kept whole")
+        let shared = try #require(plan.shared["family"]?.first)
+        #expect(shared["identifier"] == "park" && shared["note"] == "ours" && shared["eventType"] == "onEntry")
+        #expect(shared["radius"] == 40 && shared["latitude"] == 52.5 && shared["longitude"] == 13.4 && shared["name"] == nil)
+        #expect(plan.devices.count == 1 && plan.shared.count == 1)
     }
 
     /// What a feature drawn elsewhere may hold: its `id` as the identifier when it has no
