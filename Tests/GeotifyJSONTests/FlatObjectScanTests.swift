@@ -18,6 +18,18 @@ struct FlatObjectScanTests {
         bytes.withUnsafeBufferPointer { FlatObjectScan.scan($0, keeping: Self.keys) }
     }
 
+    /// The scan keeps at most `maximumKept` names: with that many it reads the last one's
+    /// value, and with one more it leaves the text to the parser (its values have no
+    /// place for a ninth).
+    @Test func moreNamesThanItKeepsAreLeftToTheParser() throws {
+        let names = (0...FlatObjectScan.maximumKept).map { "n\($0)" }
+        let text = Array(("{" + names.map { "\"\($0)\": 1" }.joined(separator: ", ") + "}").utf8)
+        let most = JSONParser.MemberNames(Array(names.prefix(FlatObjectScan.maximumKept)))
+        let scanned = try #require(text.withUnsafeBufferPointer { FlatObjectScan.scan($0, keeping: most) })
+        #expect(scanned.values[FlatObjectScan.maximumKept - 1] == .number(1))
+        #expect(text.withUnsafeBufferPointer { FlatObjectScan.scan($0, keeping: JSONParser.MemberNames(names)) } == nil)
+    }
+
     /// The scan's values as the parser hands them over: each kept name's value by its
     /// position among the names.
     private func asJSON(_ scanned: FlatObjectScan, _ bytes: [UInt8]) -> [Int: JSON] {

@@ -15,7 +15,11 @@ struct JSONParserTests {
 
     @Test func numbersReadBackExactly() throws {
         let samples = ["52.5200", "13.4050", "-0.000123", "1700000000", "0", "-0",
-                       "179.99999999999997", "1.7976931348623157e308", "5e-324", "123456789012345678901234"]
+                       "179.99999999999997", "1.7976931348623157e308", "5e-324", "123456789012345678901234",
+                       // More than 15 digits, or an exponent past 22, leave the fast path:
+                       // its product would be rounded twice (these two wrongly), or its
+                       // table of powers of ten end.
+                       "95142426273599.37", "136671.33367510755", "1e22", "1e23", "1e-22", "1e-23", "1e100", "1E+100", "2e-400"]
         for text in samples {
             let parsed = try parser.parse(text).numberValue
             #expect(parsed == Double(text), "\(text)")
@@ -24,7 +28,30 @@ struct JSONParserTests {
 
     @Test func stringEscapesAndUnicode() throws {
         #expect(try parser.parse(#""\u00e9\ud83d\ude00\/\t""#) == "é😀/\t")
+        #expect(try parser.parse(#""\u00C9\u00c9\uABCD\uDBFF\uDFFF""#) == "ÉÉ\u{ABCD}\u{10FFFF}", "upper-case hex, and the last surrogate pair")
         #expect(try parser.parse("\"Zürich 東京\"") == "Zürich 東京")
+    }
+
+    /// A literal at the very end of the text is read (the bound is its end, not one byte
+    /// before), and a carriage return is whitespace, so a file saved with CRLF line ends
+    /// reads and counts its lines by the LF.
+    @Test func literalsAtTheEndAndCRLFLineEnds() throws {
+        #expect(try parser.parse("true") == true && parser.parse("false") == false && parser.parse("null") == .null)
+        let value = try parser.parse("{\r\n  \"a\": [true,\r\nnull],\r\n  \"b\": {\"c\": false}\r\n}\r\n")
+        #expect(value["a"] == [true, nil] && value["b"]?.objectValue?.line == 4)
+    }
+
+    /// Depth is given back when an array or object closes, empty or not: siblings never add
+    /// up, so a document two deep is read at `maxDepth` 2 however many siblings it has.
+    @Test func closedSiblingsGiveTheirDepthBack() throws {
+        let shallow = JSONParser(maxDepth: 2)
+        let siblings = #"[[], [1], {}, {"a": 1}, [], [2], {}, {"b": 2}]"#
+        #expect(try shallow.parse(siblings).arrayValue?.count == 8)
+        #expect(try JSONParser(maxDepth: 3).parse(#"{"x": \#(siblings), "y": \#(siblings)}"#)["y"]?.arrayValue?.count == 8)
+        var visited = 0
+        _ = try shallow.parse(Array(#"{"x": [], "z": [1], "y": {}, "w": {"a": 1}, "keep": 1, "v": [], "u": {}}"#.utf8),
+                              visitingMembers: JSONParser.MemberNames(["keep"])) { _, _ in visited += 1 }
+        #expect(visited == 1, "skipped members give their depth back too")
     }
 
     @Test func objectsRememberTheirLine() throws {
@@ -37,6 +64,16 @@ struct JSONParserTests {
         let object = try #require(try parser.parse(#"{"a": 1, "b": 2, "a": 3}"#).objectValue)
         #expect(object["a"] == 3)
         #expect(object.duplicateKeys == ["a"])
+    }
+
+    /// Setting a key replaces every member of that name with one at the end, and setting
+    /// it to nil removes them all: an object built in code never names a key twice.
+    @Test func settingAKeyReplacesAndNilRemoves() throws {
+        var object = try #require(try parser.parse(#"{"a": 1, "b": 2, "a": 3}"#).objectValue)
+        object["a"] = 4
+        #expect(object.keys == ["b", "a"] && object["a"] == 4)
+        object["b"] = nil
+        #expect(object.keys == ["a"] && object["b"] == nil)
     }
 
     @Test(arguments: [
@@ -55,6 +92,12 @@ struct JSONParserTests {
         ("NaN", "line 1, column 1: unexpected character 'N', expected a JSON value"),
         ("{} x", "line 1, column 4: unexpected character 'x' after the JSON value"),
         ("tru", "line 1, column 1: unexpected end of text in 'true'"),
+        ("[trux]", "line 1, column 2: unexpected character 't', expected a JSON value"),
+        ("[1,]", "line 1, column 4: unexpected character ']', expected a JSON value"),
+        ("\"a\u{1F}\"", "line 1, column 3: unescaped control character in a string"),
+        ("\"\\n\u{1F}\"", "line 1, column 4: unescaped control character in a string"),
+        (#""\uDC00""#, "line 1, column 8: a lone low surrogate in a \\u escape"),
+        (#""\uD800\uE000""#, "line 1, column 14: invalid low surrogate in a \\u escape"),
     ])
     func reportsWhereAndWhy(text: String, message: String) {
         #expect(throws: JSONError.self) { try parser.parse(text) }
@@ -65,8 +108,20 @@ struct JSONParserTests {
         }
     }
 
+    /// Text that is not UTF-8 is refused wherever it is: in a string read whole, from its
+    /// first byte that is not ASCII (0x80, a lone continuation byte), and in a member that
+    /// is skipped unread; so is a control character in a skipped member's name or value.
     @Test func refusesInvalidUTF8() {
         #expect(throws: JSONError.self) { try parser.parse([0x22, 0xC3, 0x28, 0x22]) }
+        #expect(throws: JSONError.self) { try parser.parse([0x22, 0x80, 0x22]) }
+        let keep = JSONParser.MemberNames(["keep"])
+        for skipped: [UInt8] in [[0x22, 0x80, 0x22], [0x22, 0x1F, 0x22]] {
+            let asValue = Array(#"{"other": "#.utf8) + skipped + Array(#", "keep": 1}"#.utf8)
+            let asName = Array("{".utf8) + skipped + Array(#": 1, "keep": 1}"#.utf8)
+            for text in [asValue, asName] {
+                #expect(throws: JSONError.self, "\(text)") { try parser.parse(text, visitingMembers: keep) { _, _ in } }
+            }
+        }
     }
 
     @Test func nestingIsBounded() {

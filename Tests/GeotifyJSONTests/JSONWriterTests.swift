@@ -27,8 +27,12 @@ struct JSONWriterTests {
             """)
     }
 
+    /// The quote, the backslash and every control character are escaped: the five with a
+    /// short escape by it, the others as `\u00XX` in lower-case hex (U+001A, with a digit
+    /// past 9, as `\u001a`); U+007F and U+0020 are not.
     @Test func escapesWhatJSONRequires() {
         #expect(JSONWriter().string("a\"b\\c\n\u{01}é") == #""a\"b\\c\n\u0001é""#)
+        #expect(JSONWriter().string("\u{08}\u{0C}\r\t\u{0B}\u{1A}\u{1F} \u{7F}") == #""\b\f\r\t\u000b\u001a\u001f \#u{7F}""#)
     }
 
     /// Every string comes back whole through the parser, whatever it holds and wherever:
