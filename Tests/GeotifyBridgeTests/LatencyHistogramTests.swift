@@ -63,4 +63,23 @@ struct LatencyHistogramTests {
         a.merge(b)
         #expect(a == both)
     }
+
+    /// The sum (`/metrics`' `_sum`) adds the durations recorded, a negative one as 0.
+    @Test func theSumAddsTheDurationsANegativeOneAsZero() {
+        var histogram = LatencyHistogram()
+        histogram.record(0.25)
+        histogram.record(-1)
+        histogram.record(0.5)
+        #expect(histogram.count == 3)
+        #expect(histogram.sum == 0.75)
+    }
+
+    /// A percentile's rank is rounded up and is the first bucket reaching it: the median
+    /// of three durations, one a bucket, is the second.
+    @Test func theMedianOfThreeIsTheSecond() {
+        var histogram = LatencyHistogram()
+        for seconds in [0.001, 0.01, 0.1] { histogram.record(seconds) }
+        #expect(isClose(histogram.percentile(0.5), to: 0.01))
+        #expect(isClose(histogram.percentile(1.0 / 3), to: 0.001))
+    }
 }

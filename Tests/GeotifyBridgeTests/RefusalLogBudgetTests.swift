@@ -112,4 +112,13 @@ struct RefusalLogBudgetTests {
         #expect(take(1_000, .invalidJSON, at: 0, into: &budget).inFull == 1_000)
         #expect(budget.summary(at: 60) == nil)
     }
+
+    /// A step back of exactly an interval is not more than one: the interval goes on, and
+    /// only a step back past it ends the interval.
+    @Test func aClockThatGoesBackByExactlyAnIntervalEndsNothing() {
+        var budget = RefusalLogBudget()
+        _ = take(14, .invalidJSON, at: 1_000, into: &budget)
+        #expect(budget.summary(at: 940) == nil)
+        #expect(budget.summary(at: 939.5) == "suppressed 4 more refusals in the last 60 s (invalid_json 4); the statistics count every one")
+    }
 }

@@ -85,4 +85,14 @@ struct StatsReportTests {
         #expect(refusal(#"{"tst":1,"devices":0,"fences":0,"counters":{},"latency_ms":{"count":2}}"#) ==
             InputError(.missingField, "missing \"latency_ms.p50\""))
     }
+
+    /// A count is a whole number: 1.5 devices is refused, not read as 1.
+    @Test func aCountWithAFractionIsRefused() {
+        #expect(throws: InputError(.outOfRange, "\"devices\" must be a whole number of at least 0, not 1.5")) {
+            _ = try StatsReport(parsing: Array(#"{"tst":5,"devices":1.5,"fences":0,"counters":{}}"#.utf8))
+        }
+        #expect(throws: InputError(.outOfRange, "\"counters.errors.invalid_json\" must be a whole number of at least 0, not 0.5")) {
+            _ = try StatsReport(parsing: Array(#"{"tst":5,"devices":1,"fences":0,"counters":{"errors":{"invalid_json":0.5}}}"#.utf8))
+        }
+    }
 }
