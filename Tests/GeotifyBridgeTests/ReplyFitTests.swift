@@ -107,4 +107,32 @@ struct ReplyFitTests {
         }
         #expect(error.code == .messageTooLarge)
     }
+
+    /// The correlation data counts in the response topic's packet: on a response topic
+    /// shorter than the reply topic, the reply fits without it and is refused with 64
+    /// bytes of it.
+    @Test func theCorrelationDataCountsInTheResponsePacket() {
+        let reply = Self.reply("get", [("fence", Self.fence("home", noteBytes: 100))])
+        let fit = ReplyFit(maximumPacketBytes: packet(reply), messages: messages)
+        #expect(fit.fit(reply, to: Self.request("get", responseTopic: "app/7")) == .fits)
+        let answered = Self.request("get", responseTopic: "app/7", correlationData: Array(repeating: 1, count: 64))
+        guard case .refused(let error) = fit.fit(reply, to: answered) else {
+            Issue.record("not refused")
+            return
+        }
+        #expect(error.code == .messageTooLarge)
+    }
+
+    /// A `delete` too large keeps what says it was done and goes without the fence it
+    /// deleted.
+    @Test func aDeleteTooLargeGoesWithoutTheDeletedFence() {
+        let reply = Self.reply("delete", [("deleted", Self.fence("home", noteBytes: 3_000))])
+        guard case .trimmed(let trimmed) = ReplyFit(maximumPacketBytes: 2_048, messages: messages).fit(reply, to: Self.request("delete")) else {
+            Issue.record("not trimmed")
+            return
+        }
+        #expect(trimmed.keys == ["id", "action", "ok", "omitted", "warnings"])
+        #expect(trimmed["omitted"] == ["deleted"])
+        #expect(packet(trimmed) <= 2_048)
+    }
 }
