@@ -121,4 +121,20 @@ import GeotifyStore
         #expect(queued == [1, 2, nil], "once")
         #expect(occupancy.prune(to: FenceBook()).isEmpty, "forgotten")
     }
+
+    /// A fence taken out of a set that keeps other fences is forgotten too, not only the
+    /// fences of a set that is gone.
+    @Test func aFenceGoneFromASetThatIsLeftIsForgotten() throws {
+        let text = """
+            {"devices": {"a/phone": []},
+             "shared": [{"identifier": "park", "latitude": 52.6, "longitude": 13.4, "radius": 100, "eventType": "onEntry"}]}
+            """
+        let book = try #require(FenceFile(path: "fences.json").parse(Array(text.utf8)).book)
+        let occupancy = Occupancy()
+        occupancy.apply([Self.change("a", inside: true), OccupancyChange(owner: "shared", fence: "park", device: "a", inside: true)]) { _ in }
+        #expect(occupancy.prune(to: book) == [Self.plaza])
+        var counts: [Int] = []
+        occupancy.counts(of: [Self.plaza, Occupancy.Key(owner: "shared", fence: "park")]) { counts = $0 }
+        #expect(counts == [0, 1])
+    }
 }

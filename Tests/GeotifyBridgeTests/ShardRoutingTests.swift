@@ -198,4 +198,50 @@ struct ShardRoutingTests {
         occupancy.receive(part) { queued += $0 }
         return queued
     }
+
+    /// An instance whose retained part agrees with its own count leaves it as it is: only
+    /// a part that disagrees is corrected.
+    @Test func aRetainedPartThatAgreesIsLeftAsItIs() throws {
+        let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 1, count: 3))
+        let counts = Occupancy()
+        counts.apply([OccupancyChange(owner: "shared", fence: "plaza", device: "u1/p", inside: true)]) { _ in }
+        let occupancy = ShardOccupancy(topics: topics, occupancy: counts)
+        #expect(received(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: 1, retained: true), by: occupancy).isEmpty)
+    }
+
+    /// After a reshard from four instances to three, the part of instance 3 (the first
+    /// index past the count) is cleared, not added to the total; a part already cleared
+    /// (its own empty message coming back) is not cleared again, which would go on
+    /// without end.
+    @Test func thePartsOfTheInstancesPastTheCountAreClearedOnce() throws {
+        let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 3))
+        let occupancy = ShardOccupancy(topics: topics, occupancy: Occupancy())
+        let stale = received(OccupancyPart(shard: 3, owner: "shared", fence: "plaza", count: 2, retained: true), by: occupancy)
+        #expect(stale.map(\.topic) == ["geotify/shard/3/occupancy/shared/plaza"] && stale.allSatisfy(\.payload.isEmpty))
+        #expect(received(OccupancyPart(shard: 3, owner: "shared", fence: "plaza", count: nil, retained: false), by: occupancy).isEmpty)
+        var settled: [OutboxMessage] = []
+        occupancy.settle { settled += $0 }
+        occupancy.settle { settled += $0 }
+        #expect(settled.isEmpty, "no total of a part not added")
+    }
+
+    /// A part cleared for a fence whose total instance 0 never published clears nothing:
+    /// no empty retained message for a total that was never there, live or retained.
+    @Test func aClearedPartOfAFenceWithNoTotalPublishesNothing() throws {
+        let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 3))
+        let occupancy = ShardOccupancy(topics: topics, occupancy: Occupancy())
+        #expect(received(OccupancyPart(shard: 1, owner: "shared", fence: "plaza", count: nil, retained: false), by: occupancy).isEmpty)
+        #expect(received(OccupancyPart(shard: 2, owner: "shared", fence: "park", count: nil, retained: true), by: occupancy).isEmpty)
+        var settled: [OutboxMessage] = []
+        occupancy.settle { settled += $0 }
+        occupancy.settle { settled += $0 }
+        #expect(settled.isEmpty)
+    }
+
+    /// A count is at most nine digits: a longer payload is not a part.
+    @Test func aPartOfMoreThanNineDigitsIsNoPart() throws {
+        let topics = Topics(prefix: "geotify", shard: try ShardAssignment(index: 0, count: 3))
+        #expect(OccupancyPart(message("geotify/shard/1/occupancy/shared/plaza", "123456789"), topics: topics)?.count == 123_456_789)
+        #expect(OccupancyPart(message("geotify/shard/1/occupancy/shared/plaza", "1234567890"), topics: topics) == nil)
+    }
 }
