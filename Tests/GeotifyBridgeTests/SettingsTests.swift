@@ -183,6 +183,7 @@ struct SettingsTests {
         (##"{"locationTopic": "replies/#", "responseTopicPrefix": "replies/"}"##, ##"also matches replies/+/#, where the bridge publishes MQTT v5 command responses"##),
         (##"{"locationTopic": "resp-a/#", "responseTopicPrefix": "resp-"}"##, ##"also matches resp-a/#, where the bridge publishes MQTT v5 command responses"##),
         (##"{"locationTopic": "+/loc", "responseTopicPrefix": "resp-"}"##, ##"also matches resp-<device>/loc, where the bridge publishes MQTT v5 command responses"##),
+        (##"{"locationTopic": "r/#", "responseTopicPrefix": "r/resp-"}"##, ##""locationTopic" "r/#" also matches r/resp-<device>/#, where the bridge publishes MQTT v5 command responses"##),
         (##"{"locationTopic": "geotify/shard/#", "shard": "1/2"}"##, ##"also matches geotify/shard/1/status, where the bridge publishes its online/offline status"##),
         (##"{"locationTopic": "geotify/occupancy/+/+"}"##, ##""locationTopic" "geotify/occupancy/+/+" also matches geotify/occupancy/+/+, where the bridge publishes shared fences' occupancy"##),
         (##"{"locationTopic": "geotify/shard/0/+", "shard": "1/2"}"##, ##"also matches geotify/shard/0/+, where the bridge publishes the instances' status, statistics and occupancy parts"##),
