@@ -1,7 +1,6 @@
 import Foundation
 import GeotifyBridge
 import GeotifyCore
-import GeotifyDelivery
 import GeotifyMQTT
 import GeotifyStore
 
@@ -40,15 +39,6 @@ enum CheckCommand {
             print("error: \(chosen.file ?? "settings"): \(error.message)")
             print("\(chosen.file ?? "settings"): not valid")
             return 1
-        }
-        if let file = chosen.file {
-            do {
-                _ = try DeliverySettings.load(settingsFile: file)
-            } catch {
-                print("error: \(error.message)")
-                print("\(file): not valid")
-                return 1
-            }
         }
         if let path = settings.ownTracksKeysFile {
             // Read as `run` reads it, which refuses to start with a bad one.

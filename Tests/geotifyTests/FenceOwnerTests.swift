@@ -35,6 +35,8 @@ struct FenceOwnerTests {
         #expect(try parse(["van/7"], ["[DEVICE]"]) == (.device("van/7"), []))
         #expect(try parse(["--shared"], ["[DEVICE]"]) == (.shared("shared"), []))
         #expect(usageError(["--shared", "van/7"], ["[DEVICE]"]) == "unexpected argument \"van/7\"; usage: geotify fences rm DEVICE ID")
+        #expect(usageError(["--shared"], ["[DEVICE]", "ID"]) == "missing ID; usage: geotify fences rm DEVICE ID",
+                "a set stands in for the device that may be left out, not for what follows it")
     }
 
     @Test func missingAndExtraArgumentsAndMixedSetsAreUsageErrors() {

@@ -79,6 +79,23 @@ struct SimulateCommandTests {
         #expect(result.error == "geotify: the fence file has no device \"alice/phon\" (did you mean \"alice/phone\"? it has alice/phone) (see 'geotify simulate --help')\n")
     }
 
+    /// Without `--device`, a fence file of several devices is a usage error naming them;
+    /// with it, a device the file does not name is taken when fences are shared with
+    /// every device, since those apply to it.
+    @Test func theDeviceIsTheOnlyOneOrNamedOrSharedFencesApply() throws {
+        try """
+            {"devices": {"alice/phone": [], "bob/phone": []},
+             "shared": [{"identifier": "home", "latitude": \(RecordedTrack.center.latitude), "longitude": \(RecordedTrack.center.longitude),
+                         "radius": \(RecordedTrack.radius), "eventType": "onEntryAndExit"}]}
+            """.write(to: directory.appendingPathComponent("shared.json"), atomically: true, encoding: .utf8)
+        let unnamed = try runGeotify(["simulate", "track.jsonl", "--fences", "shared.json"], in: directory)
+        #expect(unnamed.status == 2)
+        #expect(unnamed.error.hasPrefix("geotify: the fence file has 2 devices (alice/phone, bob/phone); say which one the track is with --device"))
+        let other = try runGeotify(["simulate", "track.jsonl", "--fences", "shared.json", "--device", "carol/phone"], in: directory)
+        #expect(other.status == 0, "\(other.error)")
+        #expect(other.output.contains("carol/phone  enter  home"), "\(other.output)")
+    }
+
     @Test func aTrackWithNothingToEvaluateExitsOne() throws {
         try "no positions here\n{\"lat\": 52.5}\n".write(to: directory.appendingPathComponent("empty.jsonl"), atomically: true, encoding: .utf8)
         let result = try simulate(["empty.jsonl"])

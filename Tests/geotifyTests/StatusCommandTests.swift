@@ -160,6 +160,25 @@ struct StatusCommandTests {
         let result = try runGeotify(["status", "--broker", offline.url, "--online", "--timeout", "20"], in: directory)
         #expect(result.status == 1)
         #expect(result.error == "geotify: the bridge's status on geotify/status is offline, not online\n")
+        let unset = try broker(status: nil)
+        let none = try runGeotify(["status", "--broker", unset.url, "--online", "--timeout", "20"], in: directory)
+        #expect(none.status == 1, "no status is not online either")
+        #expect(none.error == "geotify: the bridge's status on geotify/status is not set, not online\n")
+    }
+
+    /// The table's first lines, without a broker: the time of the statistics rounded down
+    /// to its second; an uptime's units down to seconds once a larger one is given
+    /// (`1d 0h 0m 5s`), and one below zero (a clock stepped back) as 0 s; a single
+    /// takeover said as "once".
+    @Test func theTableSpellsTimesAndDurations() {
+        var report = Self.report
+        report.time = 1_700_000_000.9
+        report.uptime = 86_405
+        #expect(StatusCommand.table(report, status: "online", clientID: "g").hasPrefix("bridge   online\nas of    2023-11-14T22:13:20Z\nuptime   1d 0h 0m 5s\n"))
+        report.uptime = -3
+        #expect(StatusCommand.table(report, status: nil, clientID: "g").hasPrefix("bridge   unknown\nas of    2023-11-14T22:13:20Z\nuptime   0s\n"))
+        report.counters["errors.session_taken_over"] = 1
+        #expect(StatusCommand.warnings(report, clientID: "g").first?.hasPrefix("session taken over once: another client connects with client id \"g\"") == true)
     }
 
     @Test func badOptionsAreUsageErrors() throws {
