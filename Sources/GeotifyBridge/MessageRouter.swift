@@ -18,7 +18,9 @@ package struct MessageRouter: Sendable {
         case otherShard
         /// An instance's part of a shared fence's occupancy (see `ShardOccupancy`).
         case occupancy(OccupancyPart)
-        case unrouted
+        /// A message no filter of the bridge's routes: its topic, for a last look
+        /// (`RetainedCollection.cameLate`).
+        case unrouted(topic: String)
         case refused(InputError, topic: String)
     }
 
@@ -70,17 +72,17 @@ package struct MessageRouter: Sendable {
         let route: Inbound.Route
         let device: String
         if let found = ownTracks.device(inTopic: message.topic) {
-            guard message.topic != errorTopic else { return .unrouted }
+            guard message.topic != errorTopic else { return .unrouted(topic: message.topic) }
             (route, device) = (.location(.ownTracks), found)
         } else if let found = location.device(inTopic: message.topic) {
-            guard message.topic != errorTopic else { return .unrouted }
+            guard message.topic != errorTopic else { return .unrouted(topic: message.topic) }
             (route, device) = (.location(.plain), found)
         } else if let found = commands.device(inTopic: message.topic) {
             (route, device) = (.command, found)
         } else if let part = OccupancyPart(message, topics: topics) {
             return .occupancy(part)
         } else {
-            return .unrouted
+            return .unrouted(topic: message.topic)
         }
         if let shard, !shard.owns(device) { return .otherShard }
         if let problem = Identifier.problem(device: device) {

@@ -16,7 +16,11 @@ import Synchronization
 /// has come and the last one's is coming; the collection waits until `settle` seconds
 /// pass on the injected clock with none more, then ends. The filters are then
 /// unsubscribed, and what comes under them until the last UNSUBACK (the bridge's own
-/// messages echoed, and nothing after it) is dropped. Each phase also ends after
+/// messages echoed) is dropped, and so is what comes under them after it (`cameLate`):
+/// mosquitto writes an UNSUBACK at once, but the messages it had queued for the client
+/// just before (echoes, the rest of a burst of retained ones) only when it next writes
+/// that client's queue, so under load a few followed it and were counted as unrouted
+/// input. Each phase also ends after
 /// `phaseTimeout` seconds when its acknowledgements never come (the connection lost: a
 /// new one starts the phase again). Nothing is published for it, so subscribers to the
 /// bridge's topics see nothing of it.
@@ -123,6 +127,15 @@ final class RetainedCollection: Sendable {
 
     /// Whether messages are still taken (`take`): one atomic load on the network thread.
     var isActive: Bool { active.load(ordering: .relaxed) }
+
+    /// Whether a message on `topic` that no filter of the bridge's routes is one of the
+    /// sweep's come after its last UNSUBACK: the sweep is over and the topic is under its
+    /// filters, which the bridge no longer subscribes to (a message its own filters take
+    /// there is routed, never unrouted). Only unrouted messages are looked at, so
+    /// positions pay nothing for it.
+    func cameLate(_ topic: String) -> Bool {
+        !isActive && sweep.covers(topic)
+    }
 
     /// Whether the collection has ended and `clear` has been given what it found.
     var hasCollected: Bool { collected.load(ordering: .acquiring) }
