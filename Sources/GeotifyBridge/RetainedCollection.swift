@@ -17,10 +17,10 @@ import Synchronization
 /// pass on the injected clock with none more, then ends. The filters are then
 /// unsubscribed, and what comes under them until the last UNSUBACK (the bridge's own
 /// messages echoed) is dropped, and so is what comes under them after it (`cameLate`):
-/// mosquitto writes an UNSUBACK at once, but the messages it had queued for the client
-/// just before (echoes, the rest of a burst of retained ones) only when it next writes
-/// that client's queue, so under load a few followed it and were counted as unrouted
-/// input. Each phase also ends after
+/// mosquitto writes an acknowledgement ahead of the messages it queued for the client
+/// (as a SUBACK comes before the retained messages queued with it), so under load a
+/// few messages queued just before the last UNSUBACK (echoes, the rest of a burst of
+/// retained ones) followed it, and were counted as unrouted input. Each phase also ends after
 /// `phaseTimeout` seconds when its acknowledgements never come (the connection lost: a
 /// new one starts the phase again). Nothing is published for it, so subscribers to the
 /// bridge's topics see nothing of it.
