@@ -20,9 +20,9 @@ import Synchronization
 /// mosquitto writes an acknowledgement ahead of the messages it queued for the client
 /// (as a SUBACK comes before the retained messages queued with it), so under load a
 /// few messages queued just before the last UNSUBACK (echoes, the rest of a burst of
-/// retained ones) followed it, and were counted as unrouted input. Each phase also ends after
-/// `phaseTimeout` seconds when its acknowledgements never come (the connection lost: a
-/// new one starts the phase again). Nothing is published for it, so subscribers to the
+/// retained ones) followed it, and were counted as unrouted input. Each phase also ends
+/// after `phaseTimeout` seconds when its acknowledgements never come (the connection
+/// lost: a new one starts the phase again). Nothing is published for it, so subscribers to the
 /// bridge's topics see nothing of it.
 ///
 /// Each retained message is read as it comes, from its topic (a discovery config's
