@@ -627,9 +627,7 @@ package final class Bridge: Sendable {
         case .occupancy(let part):
             shardOccupancy.receive(part, queue: publisher.queue)
             publisher.pump()
-        case .unrouted(let topic):
-            // One of the sweep's own that came after its last UNSUBACK is not input.
-            guard !current.sweep.cameLate(topic) else { return }
+        case .unrouted:
             counters.add(.messagesReceived)
             counters.add(.messagesUnrouted)
         case .refused(let error, let topic):

@@ -18,9 +18,7 @@ package struct MessageRouter: Sendable {
         case otherShard
         /// An instance's part of a shared fence's occupancy (see `ShardOccupancy`).
         case occupancy(OccupancyPart)
-        /// A message no filter of the bridge's routes: its topic, for a last look
-        /// (`RetainedCollection.cameLate`).
-        case unrouted(topic: String)
+        case unrouted
         case refused(InputError, topic: String)
     }
 
@@ -72,17 +70,17 @@ package struct MessageRouter: Sendable {
         let route: Inbound.Route
         let device: String
         if let found = ownTracks.device(inTopic: message.topic) {
-            guard message.topic != errorTopic else { return .unrouted(topic: message.topic) }
+            guard message.topic != errorTopic else { return .unrouted }
             (route, device) = (.location(.ownTracks), found)
         } else if let found = location.device(inTopic: message.topic) {
-            guard message.topic != errorTopic else { return .unrouted(topic: message.topic) }
+            guard message.topic != errorTopic else { return .unrouted }
             (route, device) = (.location(.plain), found)
         } else if let found = commands.device(inTopic: message.topic) {
             (route, device) = (.command, found)
         } else if let part = OccupancyPart(message, topics: topics) {
             return .occupancy(part)
         } else {
-            return .unrouted(topic: message.topic)
+            return .unrouted
         }
         if let shard, !shard.owns(device) { return .otherShard }
         if let problem = Identifier.problem(device: device) {
