@@ -150,12 +150,14 @@ final class LogCheckpointer: @unchecked Sendable {
     /// having left `previous`, the last checkpoint having left `mark`; and the mark to
     /// keep (nil: unchanged).
     ///
-    /// - A log shorter than before started over: its growth is measured from 0 again.
+    /// - A log no longer than before started over (a commit appends at least a page, so
+    ///   one that leaves the log as long as the commit before it began it anew): its
+    ///   growth is measured from 0 again.
     /// - A log past a checkpoint that copied all it found is caught up, or when it went
     ///   on by more than `catchUpPages`, checkpointed again on the queue.
     /// - Otherwise a commit asks once the log has grown by `pages` since the mark.
     static func afterCommit(pages: Int32, previous: Int32, mark: Mark) -> (mark: Mark?, step: Step) {
-        if pages < previous {
+        if pages <= previous {
             return (.empty, pages >= LogCheckpointer.pages ? .ask : .nothing)
         }
         if mark.complete && pages > mark.log {

@@ -100,6 +100,17 @@ struct PartialCheckpointTests {
         #expect(LogCheckpointer.afterCommit(pages: pages + 7, previous: 1_810, mark: partial) == (.empty, .ask))
     }
 
+    /// A commit appends at least one page, so a commit that leaves the log exactly as
+    /// long as the commit before it began the log anew: its growth is measured from 0, and
+    /// a log of 1 810 new pages asks at once, not only once it reaches the old mark plus
+    /// `pages` (2 800).
+    @Test func aLogAsLongAsBeforeStartedOver() {
+        let partial = LogCheckpointer.Mark(log: 1_800, complete: false)
+        #expect(LogCheckpointer.afterCommit(pages: 1_810, previous: 1_810, mark: partial) == (.empty, .ask))
+        #expect(LogCheckpointer.afterCommit(pages: 4, previous: 4, mark: partial) == (.empty, .nothing))
+        #expect(LogCheckpointer.afterCommit(pages: 1_811, previous: 1_810, mark: partial) == (nil, .nothing), "one page more: appended")
+    }
+
     /// A reader's snapshot holds the first checkpoint back, so it leaves most of the log
     /// behind. The commits after it, while the log is short of its size then plus
     /// `pages`, run no checkpoint (the database file does not grow); the commit past
