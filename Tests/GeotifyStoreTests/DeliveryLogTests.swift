@@ -1,4 +1,6 @@
 import Foundation
+import GeotifyCore
+import Synchronization
 @testable import GeotifyStore
 import Testing
 
@@ -204,6 +206,51 @@ struct DeliveryLogTests {
         try queue.markDelivered(head.id)
         #expect(try log.heads().isEmpty)
         #expect(try log.counts().first?.delivered == 1)
+    }
+
+    /// The lanes' commits (the state store's connection) and the delivery worker's
+    /// outcomes (a connection of its own) write the one database at once: each waits its
+    /// turn, and neither is refused for the other being busy. (A transaction takes the
+    /// write lock as it begins, so one that reads before it writes is not refused for a
+    /// commit made meanwhile; and a writer that finds the lock taken waits for it.)
+    @Test func theStoreAndTheWorkerWriteAtOnceWithoutRefusingEachOther() throws {
+        let store = try StateStore(directory: directory.path)
+        let queue = try DeliveryQueue(path: store.path)
+        let rounds = 400
+        try queue.enqueue((0..<rounds).map { entry("hook", "device/\($0)", "w\($0)") }, at: 0)
+        let ids = try queue.heads().map(\.id)
+        let message = OutboxMessage(topic: "geotify/event/alice/phone", payload: Array("{}".utf8), qos: 1, retain: false)
+        let bounds = ["hook": DeliveryBound()]
+        let deliveries = (0..<rounds).map { entry("hook", "alice/phone", "s\($0)") }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            for step in 0..<rounds {
+                do {
+                    if side == 0 {
+                        try store.save(
+                            devices: [("alice/phone", DeviceState(badge: step), true)], outbox: [message],
+                            deliveries: [deliveries[step]], bounds: bounds, now: Double(step))
+                    } else {
+                        try queue.scheduleRetry(ids[step], at: 1_000, error: "HTTP 503", now: Double(step))
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
+        #expect(try queue.counts().first?.retrying == rounds)
+        #expect(try store.countMessages(after: 0) == rounds)
+    }
+
+    /// Dead letters that died at the same time (a worker's clock read once for a burst)
+    /// are pruned in the order they were queued: the newest `keeping` of them stay.
+    @Test func deadLettersThatDiedAtOnceArePrunedOldestFirst() throws {
+        let queue = try DeliveryQueue(path: directory.file("state.sqlite"))
+        try queue.enqueue((1...4).map { entry("hook", "device/\($0)", "e\($0)") }, at: 1)
+        for head in try queue.heads() { try queue.moveToDeadLetters(head.id, reason: "HTTP 400", at: 10, keeping: 2) }
+        #expect(try queue.retryDeadLetters(target: "hook", at: 20) == 2)
+        #expect(try queue.heads().map(\.entry.eventID).sorted() == ["e3", "e4"])
     }
 
     private func counts(

@@ -222,4 +222,47 @@ struct FenceFileIntegrityTests {
             #expect(book.fences(of: device).count == 8, "\(device)")
         }
     }
+
+    /// A write keeps the file's permissions: a fence file (or keys file) only its owner
+    /// may read stays so, not made readable by everyone as a new file would be.
+    @Test func aWriteKeepsTheFilesPermissions() throws {
+        for mode: mode_t in [0o600, 0o640] {
+            let path = directory.write(Self.text, to: "fences-\(String(mode, radix: 8)).json")
+            #expect(chmod(path, mode) == 0)
+            try AtomicFile.write(Array("{}".utf8), to: path)
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(info.st_mode & 0o7777 == mode, "mode \(String(info.st_mode & 0o7777, radix: 8)), was \(String(mode, radix: 8))")
+            #expect(text(path) == "{}")
+        }
+    }
+
+    /// A write that cannot be completed (here the rename over a directory in its place)
+    /// is refused and removes its temporary file: nothing is left beside the target.
+    @Test func aFailedWriteLeavesNoTemporaryFile() throws {
+        let path = directory.file("fences.json")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        _ = directory.write("inside", to: "fences.json/keep")
+        #expect(throws: StoreError.self) { try AtomicFile.write(Array("{}".utf8), to: path) }
+        #expect(try entries() == ["fences.json"])
+    }
+
+    /// A file that holds more than its size says (as those of /proc, whose size is 0, and
+    /// as a file that grows while it is read) is read on to its end, and refused once it
+    /// passes the limit: never read on without end, never held past the limit.
+    @Test func aFileLargerThanItsSizeSaysIsReadToItsEndOrRefusedAtTheLimit() throws {
+        let path = "/proc/self/status"
+        let whole = try #require(try AtomicFile.read(path, maximumBytes: 1 << 20, limitName: "the test's limit"))
+        #expect(String(decoding: whole.prefix(5), as: UTF8.self) == "Name:")
+        let result = Mutex<Result<[UInt8]?, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let read = Result { () throws(StoreError) -> [UInt8]? in try AtomicFile.read(path, maximumBytes: 100, limitName: "the test's limit") }
+            result.withLock { $0 = read }
+            done.signal()
+        }
+        try #require(done.wait(timeout: .now() + 10) == .success, "the read did not end")
+        let error = #expect(throws: StoreError.self) { try result.withLock { $0 }?.get() }
+        #expect(error?.reason == "the file is more than 100 bytes; at most 100 are accepted (the test's limit)")
+    }
 }

@@ -145,4 +145,22 @@ struct StateFilesTests {
         #expect(try StateStore(directory: directory.path).loadDevices().isEmpty)
         #expect(throws: StoreError.self) { try StateFiles.setAside(directory: directory.path, now: 1_796_047_200) }
     }
+
+    /// A write-ahead log of no bytes holds no changes: without its database it is still
+    /// a first start, not a lost database.
+    @Test func anEmptyLogWithoutItsDatabaseIsAFirstStart() throws {
+        _ = directory.write("", to: StateFiles.databaseName + "-wal")
+        #expect(try StateFiles.check(directory: directory.path) == [])
+    }
+
+    /// A database cut to a whole number of 512-byte blocks but not of its own pages
+    /// (4 096 bytes) is refused as truncated: the page size is the database's own.
+    @Test func aDatabaseCutInsideAPageAtABlockIsRefused() throws {
+        try crashedDatabase()
+        let truncated = try Data(contentsOf: URL(fileURLWithPath: database)).prefix(2 * 4096 + 512)
+        try truncated.write(to: URL(fileURLWithPath: database))
+        let before = try snapshot()
+        #expect(refusal()?.reason.hasPrefix("the database is truncated or damaged: 8704 bytes is not a whole number of 4096-byte pages.") == true)
+        #expect(try snapshot() == before)
+    }
 }

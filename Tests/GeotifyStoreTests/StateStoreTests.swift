@@ -346,4 +346,129 @@ struct StateStoreTests {
             #expect(error.operation == "use state directory \(blocked)/state")
         }
     }
+
+    /// The count of messages waiting at a start (what the bridge reports, and how it
+    /// knows more wait than it read) is of those never handed over: those handed over
+    /// and not acknowledged are not sent again, so they do not wait.
+    @Test func thePendingCountLeavesOutMessagesHandedOverButNotAcknowledged() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let ids = try store.save(devices: [], outbox: messages)
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[2], acknowledged: ids[0]))
+        #expect(try store.pendingCount() == 1)
+        #expect(try store.pendingMessages().count == 1)
+    }
+
+    /// Read from each id of a commit of more messages than a row holds, the next message
+    /// is the one after it, and the count is of those after it, wherever the id falls in
+    /// its row: the rows holding ids past a mark are found by their first ids, which holds
+    /// only while no row holds more than `OutboxBatch.capacity`.
+    @Test func readFromEveryIdOfALargeCommitTheNextMessageFollows() throws {
+        let store = try StateStore(directory: directory.path)
+        let count = OutboxBatch.capacity * 2 + 3
+        let messages = (0..<count).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let ids = try store.save(devices: [], outbox: messages)
+        var wrong: [Int64] = []
+        for (index, id) in ids.enumerated() {
+            var read: [StateStore.PendingMessage] = []
+            try store.pendingMessages(after: id - 1, limit: 1) { read = $0 }
+            let counted = try store.countMessages(after: id - 1)
+            if read.map(\.id) != [id] || read.map(\.message) != [messages[index]] || counted != count - index {
+                wrong.append(id - 1)
+            }
+        }
+        #expect(wrong.isEmpty, "read wrongly after \(wrong.prefix(10))")
+    }
+
+    /// Read with a limit (as the bridge reads the outbox at a start, and a spilling
+    /// publisher reads it back), the rows read are those with a message past the mark: a
+    /// row that ends exactly at the mark takes no part of the limit.
+    @Test func aLimitedReadGivesTheMessagesPastTheMark() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        var ids: [Int64] = []
+        for message in messages { ids += try store.save(devices: [], outbox: [message]) }
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[0], acknowledged: ids[0]))
+        #expect(try store.pendingMessages(limit: 1).map(\.message) == [messages[1]])
+        var read: [StateStore.PendingMessage] = []
+        try store.pendingMessages(after: ids[1], limit: 1) { read = $0 }
+        #expect(read.map(\.message) == [messages[2]])
+    }
+
+    /// Pruning a few at a time deletes the oldest row whole even when it holds more
+    /// messages than the few asked for: rows go only whole, and a row left because it is
+    /// larger than the limit would stay for ever, with "rows are left" said for ever.
+    @Test func pruningFewerThanTheOldestRowHoldsDeletesItWhole() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        _ = try store.save(devices: [], outbox: messages)
+        let later = try store.save(devices: [], outbox: [messages[0]])
+        try store.watermark.write(OutboxWatermark.Marks(handed: later[0], acknowledged: later[0]))
+        #expect(try store.pruneAcknowledged(atMost: 1) == true, "the second commit's row is left")
+        #expect(try store.countMessages(after: 0) == 1)
+        #expect(try store.pruneAcknowledged(atMost: 1) == false)
+        #expect(try store.countMessages(after: 0) == 0)
+    }
+
+    /// Pruning leaves a row some of whose messages are not acknowledged, even when its
+    /// first is: the others are still sent, or counted as possibly lost at a stop.
+    @Test func aRowPartlyAcknowledgedIsNotPruned() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        _ = try store.save(devices: [], outbox: [messages[0]])
+        let rest = try store.save(devices: [], outbox: [messages[1], messages[2]])
+        try store.watermark.write(OutboxWatermark.Marks(handed: rest[0], acknowledged: rest[0]))
+        #expect(try store.pruneAcknowledged() == false)
+        #expect(try store.countMessages(after: 0) == 2, "the first row went, the second stays whole")
+        #expect(try store.pendingMessages().map(\.message) == [messages[2]], "the second row's last message is still sent")
+    }
+
+    /// A mark file of more than a mark's 24 bytes is damaged, even when its first 24 hold
+    /// a sound mark: what the rest is cannot be told (a write of another program, a copy
+    /// gone wrong), so nothing in the outbox is sent again.
+    @Test func aMarkFileWithBytesPastTheMarkIsDamaged() throws {
+        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let ids: [Int64]
+        do {
+            let store = try StateStore(directory: directory.path)
+            ids = try store.save(devices: [], outbox: messages)
+            try store.watermark.write(OutboxWatermark.Marks(handed: ids[0], acknowledged: ids[0]))
+        }
+        let handle = try #require(FileHandle(forWritingAtPath: directory.file("outbox.handed")))
+        handle.seekToEndOfFile()
+        handle.write(Data(repeating: 0, count: 16))
+        try handle.close()
+        let reopened = try StateStore(directory: directory.path)
+        #expect(reopened.damagedMark?.damage == "40 bytes; a mark is 24")
+        #expect(reopened.damagedMark?.skipped == 3)
+        #expect(try reopened.pendingMessages().isEmpty)
+        #expect(reopened.watermark.contents() == .marks(OutboxWatermark.Marks(handed: ids[2], acknowledged: ids[2])))
+    }
+
+    /// A device's stored fence states are read back as untrusted: a state without
+    /// whether the device is inside, or with a count of repeats that is no count, is an
+    /// error that names the device, never read as "outside" or as no repeats.
+    @Test(arguments: [
+        #"[{"fence":"home","since":1700000000}]"#,
+        #"[{"fence":"home","inside":true,"since":1700000000,"repeats":-1}]"#,
+        #"[{"fence":"home","inside":true,"since":1700000000,"repeats":1.5}]"#,
+    ])
+    func damagedFenceStatesAreAnErrorNotAGuess(fences: String) throws {
+        let store = try StateStore(directory: directory.path)
+        try store.save(devices: [("alice/phone", DeviceState(badge: 1), true)], outbox: [])
+        let database = try Database(path: directory.file("state.sqlite"))
+        try database.prepare("UPDATE device SET fences = ? WHERE id = 'alice/phone'").run([.text(fences)])
+        let error = #expect(throws: StoreError.self) { try store.loadDevices() }
+        #expect(error?.operation == "read the state of device alice/phone")
+        #expect(error?.reason == "the stored fence states are not readable")
+    }
+
+    /// Deliveries a lane refused while no commit could be written (held in memory within
+    /// the bounds) are counted under their targets by the next commit, every one of them.
+    @Test func deliveriesRefusedWhileCommitsFailedAreCountedByTheNextCommit() throws {
+        let store = try StateStore(directory: directory.path)
+        try store.save(devices: [], outbox: [], refusedBefore: ["hook": 3, "ntfy": 1, "mail": 0])
+        let counts = try DeliveryQueue(path: store.path).counts()
+        #expect(counts.map { "\($0.target) \($0.refused)" } == ["hook 3", "ntfy 1"])
+    }
 }
