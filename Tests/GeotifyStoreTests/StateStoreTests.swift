@@ -299,6 +299,19 @@ struct StateStoreTests {
         #expect(try again.pendingMessages().map(\.message) == [next])
     }
 
+    /// The warning about a damaged mark says how many messages it cost: those in the
+    /// outbox, none of which is sent.
+    @Test func theDamagedMarksWarningCountsTheMessagesNotSent() throws {
+        do {
+            let store = try StateStore(directory: directory.path)
+            let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+            try store.save(devices: [], outbox: messages)
+        }
+        try Data(repeating: 0x41, count: 24).write(to: URL(fileURLWithPath: directory.file("outbox.handed")))
+        let warning = try #require(try StateStore(directory: directory.path).damagedMark?.warning)
+        #expect(warning.contains("so whether the 3 messages in the outbox were handed to the broker before the last stop cannot be told"), "\(warning)")
+    }
+
     @Test func anEmptyMarkIsNewAndTheOutboxIsSent() throws {
         let messages = (1...2).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
         do {
