@@ -53,6 +53,12 @@ struct RetainedCollectionTests {
         return (client, collection)
     }
 
+    /// Waits until every filter's SUBACK came and the collection's settle waits on `clock`.
+    private static func waitForTheSettle(_ acknowledged: Acknowledgements, on clock: ManualScheduler) {
+        #expect(waitUntil { acknowledged.count.withLock { $0 } == sweep.filters.count }, "every filter's SUBACK came")
+        #expect(waitUntil { clock.waiting.contains { $0.delay == RetainedCollection.settle } }, "the settle waits on the clock")
+    }
+
     private static let sweep = RetainedSweep(topics: Topics(), kept: DeviceTopic.allCases, discovery: nil, announceLimit: 20)
 
     /// Acknowledgements that never come (no connection here at all): the collection ends
@@ -175,8 +181,7 @@ struct RetainedCollectionTests {
         let (client, collection) = try Self.collection(on: broker, clock: clock, cleared: cleared, acknowledged: acknowledged)
         try client.start()
         defer { client.stop() }
-        #expect(waitUntil { acknowledged.count.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
-        #expect(waitUntil { clock.waiting.contains { $0.delay == RetainedCollection.settle } }, "the settle waits on the clock")
+        Self.waitForTheSettle(acknowledged, on: clock)
         clock.advance(by: RetainedCollection.settle / 2)
         #expect(cleared.calls.isEmpty, "not settled yet")
         clock.advance(by: RetainedCollection.settle / 2)
@@ -201,8 +206,7 @@ struct RetainedCollectionTests {
         let (client, collection) = try Self.collection(on: broker, clock: clock, cleared: cleared, acknowledged: acknowledged)
         try client.start()
         defer { client.stop() }
-        #expect(waitUntil { acknowledged.count.withLock { $0 } == Self.sweep.filters.count }, "every filter's SUBACK came")
-        #expect(waitUntil { clock.waiting.contains { $0.delay == RetainedCollection.settle } }, "the settle waits on the clock")
+        Self.waitForTheSettle(acknowledged, on: clock)
         #expect(collection.take(MQTTMessage(topic: "geotify/badge/gone/1", payload: [1], retain: true)))
         clock.advance(by: RetainedCollection.settle)
         #expect(cleared.calls.isEmpty, "a message came since the SUBACKs: not settled")

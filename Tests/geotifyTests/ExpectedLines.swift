@@ -10,7 +10,8 @@ import Foundation
 /// | `<time>` | a UTC time as the log writes it, `2026-11-30T14:45:47.227Z` (fraction optional) |
 /// | `<tst>` | Unix seconds, `1796052749` |
 /// | `<pid>` | a process id |
-/// | `<n>` | a whole number that depends on the machine (lanes = cores) |
+/// | `<n>` | a whole number that depends on the machine or the build |
+/// | `<lanes>` | the number of lanes (cores) with its noun: `2 lanes`, or `1 lane` on one core |
 /// | `<token>` | a preview token, hexadecimal |
 ///
 /// and a line that is only `...`, which stands for any number of lines (the build's own
@@ -34,6 +35,7 @@ struct ExpectedLines {
         ("<tst>", #"\d+"#),
         ("<pid>", #"\d+"#),
         ("<n>", #"\d+"#),
+        ("<lanes>", #"(?:1 lane|(?!1 )\d+ lanes)"#),
         ("<token>", #"[0-9a-f]+"#),
     ]
 

@@ -79,7 +79,7 @@ struct ReadmeTests {
 
     @Test func placeholdersStandForWhatDiffersFromRunToRun() {
         let expected = ExpectedLines([
-            "<time> info    started: 3 fences for 2 devices, <n> lanes",
+            "<time> info    started: 3 fences for 2 devices, <lanes>",
             #"geotify/event/alice/phone {"id":"alice/phone/home/enter/<tst>","tst":<tst>}"#,
         ])
         #expect(expected.compare([
@@ -89,6 +89,11 @@ struct ReadmeTests {
         ]) == .matched(count: 2))
         #expect(expected.compare(["2026-11-30T15:32:24.583Z info    started: 3 fences for 2 devices, 2 lanes"]) == .incomplete)
         #expect(expected.compare(["2026-11-30 info    started: 3 fences for 2 devices, 2 lanes"]) == .differs(index: 0))
+        // One core makes one lane, and the log says so in the singular.
+        let started = ExpectedLines(["<time> info    started: 3 fences for 2 devices, <lanes>"])
+        #expect(started.compare(["2026-11-30T15:32:24Z info    started: 3 fences for 2 devices, 1 lane"]) == .matched(count: 1))
+        #expect(started.compare(["2026-11-30T15:32:24Z info    started: 3 fences for 2 devices, 1 lanes"]) == .differs(index: 0))
+        #expect(started.compare(["2026-11-30T15:32:24Z info    started: 3 fences for 2 devices, 12 lanes"]) == .matched(count: 1))
         #expect(ExpectedLines(["a (b) [c] .*"]).compare(["a (b) [c] .*"]) == .matched(count: 1))
         #expect(ExpectedLines(["a (b) [c] .*"]).compare(["a (b) [c] xx"]) == .differs(index: 0))
     }
