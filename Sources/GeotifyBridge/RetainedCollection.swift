@@ -93,7 +93,7 @@ final class RetainedCollection: Sendable {
     private let sweep: RetainedSweep
     /// `maximumStale`, or fewer in a test.
     private let bound: Int
-    private let client: MQTTClient
+    private let client: any SubscriptionRequests
     private let scheduler: any Scheduler
     private let logger: Logger
     private let counters: Counters
@@ -107,7 +107,7 @@ final class RetainedCollection: Sendable {
     /// A collection for `sweep` over `client`, keeping `bound` topics at most of those
     /// `stale` finds stale; `clear` gets them, once.
     init(
-        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumStale, client: MQTTClient, scheduler: any Scheduler,
+        sweep: RetainedSweep, bound: Int = RetainedCollection.maximumStale, client: any SubscriptionRequests, scheduler: any Scheduler,
         logger: Logger, counters: Counters, stale: @escaping @Sendable (RetainedTopic) -> Bool,
         clear: @escaping @Sendable ([RetainedTopic]) -> Void
     ) {
@@ -225,6 +225,12 @@ final class RetainedCollection: Sendable {
             state.stale = nil
         }
         active.store(false, ordering: .relaxed)
+        finishQueuedWork()
+    }
+
+    /// Returns once the work queued for the collection's own queue has run: an end that an
+    /// acknowledgement or the bound brought about has then happened.
+    func finishQueuedWork() {
         queue.sync {}
     }
 

@@ -300,4 +300,102 @@ struct RetainedCollectionTests {
         collection.stop()
         #expect(!logged.withLock { $0 }.contains { $0.contains("more stale retained topics") }, "none skipped, none warned about")
     }
+
+    /// A connection that acknowledges the first request of each round (the SUBSCRIBEs at
+    /// a connection, the UNSUBSCRIBEs of the drain) from a thread of its own, started as
+    /// that request is sent and let reach the collection (where it waits for the lock, or
+    /// is let in) before the next request is sent: what a network loop does that reads the
+    /// acknowledgement while the bridge still sends the later filters' requests, as one
+    /// stalled between two filters did. The other requests' acknowledgements are the test's.
+    private final class EarlyAcknowledgement: SubscriptionRequests {
+        enum Kind { case subscribe, unsubscribe }
+        struct Request {
+            var kind: Kind
+            var filter: String
+            var id: Int32
+        }
+
+        private let requests = Mutex<[Request]>([])
+        private let collection = Mutex<RetainedCollection?>(nil)
+        /// Signalled as each early acknowledgement's thread is done with it.
+        private let handedIn = DispatchSemaphore(value: 0)
+
+        func attach(_ collection: RetainedCollection) { self.collection.withLock { $0 = collection } }
+
+        /// The requests sent, in order.
+        var sent: [Request] { requests.withLock { $0 } }
+
+        func subscribe(_ filter: String, qos: Int) throws(MQTTError) -> Int32 { send(.subscribe, filter) }
+        func unsubscribe(_ filter: String) throws(MQTTError) -> Int32 { send(.unsubscribe, filter) }
+
+        /// Waits until the early acknowledgement of a round has been handed in.
+        func waitForTheEarlyAcknowledgement() -> Bool { handedIn.wait(timeout: .now() + 10) == .success }
+
+        private func send(_ kind: Kind, _ filter: String) -> Int32 {
+            let (id, first) = requests.withLock { requests in
+                let first = !requests.contains { $0.kind == kind }
+                requests.append(Request(kind: kind, filter: filter, id: Int32(requests.count + 1)))
+                return (Int32(requests.count), first)
+            }
+            guard first, let collection = collection.withLock({ $0 }) else { return id }
+            let thread = Mutex<ThreadInKernel?>(nil)
+            let done = Atomic<Bool>(false)
+            Thread.detachNewThread { [handedIn] in
+                thread.withLock { $0 = try? ThreadInKernel.current() }
+                switch kind {
+                case .subscribe: _ = collection.subscribed(id, granted: [0])
+                case .unsubscribe: _ = collection.unsubscribed(id)
+                }
+                done.store(true, ordering: .releasing)
+                handedIn.signal()
+            }
+            let reached = waitUntil {
+                done.load(ordering: .acquiring) || thread.withLock { $0 }?.waitsInFutex == true
+            }
+            #expect(reached, "the acknowledgement's thread reached the collection")
+            return id
+        }
+    }
+
+    /// Every filter's SUBSCRIBE is recorded before any SUBACK is looked at, and every
+    /// UNSUBSCRIBE before any UNSUBACK: the first filter's acknowledgement, read while
+    /// the later filters' requests are still being sent, neither starts the settle (while
+    /// the later filters' retained messages are still to come) nor ends the sweep (while
+    /// the later filters are still subscribed, so that what comes under them, the bridge's
+    /// own clearances echoed, would be routed as input and counted unrouted). Each waits
+    /// for the acknowledgements of all.
+    @Test func anEarlyAcknowledgementWaitsForTheRequestsOfTheOtherFilters() throws {
+        try #require(Self.sweep.filters.count > 1)
+        let clock = ManualScheduler()
+        let cleared = Cleared()
+        let connection = EarlyAcknowledgement()
+        let collection = RetainedCollection(
+            sweep: Self.sweep, client: connection, scheduler: clock, logger: Logger(level: .error, sink: { _ in }),
+            counters: Counters(), stale: { _ in true }, clear: cleared.record)
+        connection.attach(collection)
+        func settles() -> Bool { clock.waiting.contains { $0.delay == RetainedCollection.settle } }
+
+        collection.connected()
+        #expect(connection.waitForTheEarlyAcknowledgement())
+        let subscriptions = connection.sent.filter { $0.kind == .subscribe }
+        #expect(subscriptions.map(\.filter) == Self.sweep.filters)
+        #expect(!settles(), "one filter's SUBACK of \(subscriptions.count): the collection does not settle yet")
+        for request in subscriptions.dropFirst() {
+            #expect(collection.subscribed(request.id, granted: [0]))
+        }
+        #expect(settles(), "every filter's SUBACK came: the collection settles")
+
+        clock.advance(by: RetainedCollection.settle)
+        #expect(cleared.calls.count == 1, "the collection ended")
+        #expect(connection.waitForTheEarlyAcknowledgement())
+        collection.finishQueuedWork()
+        let unsubscriptions = connection.sent.filter { $0.kind == .unsubscribe }
+        #expect(unsubscriptions.map(\.filter) == Self.sweep.filters)
+        #expect(collection.isActive, "one filter's UNSUBACK of \(unsubscriptions.count): the sweep goes on")
+        for request in unsubscriptions.dropFirst() {
+            #expect(collection.unsubscribed(request.id))
+        }
+        collection.finishQueuedWork()
+        #expect(!collection.isActive, "every filter's UNSUBACK came: the sweep ended")
+    }
 }
