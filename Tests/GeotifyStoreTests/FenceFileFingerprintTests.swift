@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyStore
+import GeotifyTestSupport
 import Testing
 
 /// The fence file's fingerprint and how the file is read: every byte counts, whichever
@@ -54,6 +55,6 @@ struct FenceFileFingerprintTests {
         #expect(stat("/proc/cpuinfo", &info) == 0 && info.st_size == 0)
         let cpus = try #require(try read("/proc/cpuinfo"))
         #expect(cpus.count > 1, "read on past the size the file gave")
-        #expect(cpus == Array(try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8).utf8))
+        #expect(cpus == Array(try #require(kernelFileText("/proc/cpuinfo")).utf8))
     }
 }

@@ -32,7 +32,7 @@ package final class DirectoryLockHolder {
     /// Whether a thread of this process waits for the lock: a blocked `flock` is listed
     /// in /proc/locks as `N: -> FLOCK ADVISORY WRITE pid maj:min:inode ...`.
     package var hasWaiter: Bool {
-        guard let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
+        guard let locks = kernelFileText("/proc/locks") else { return false }
         return locks.split(separator: "\n").contains { line in
             let fields = line.split(separator: " ")
             return fields.count > 6 && fields[1] == "->" && fields[2] == "FLOCK" && fields[5] == Substring(String(getpid()))

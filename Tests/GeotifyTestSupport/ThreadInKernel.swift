@@ -31,7 +31,7 @@ package struct ThreadInKernel: Sendable {
     /// Whether the thread is asleep in futex(2), that is, waits for a lock or a condition
     /// (/proc/self/task/<id>/syscall begins with the number of the call it is blocked in).
     package var waitsInFutex: Bool {
-        guard let text = try? String(contentsOfFile: "/proc/self/task/\(id)/syscall", encoding: .utf8),
+        guard let text = kernelFileText("/proc/self/task/\(id)/syscall"),
               let number = text.split(separator: " ").first.flatMap({ Int($0) }) else { return false }
         return number == Self.futex
     }

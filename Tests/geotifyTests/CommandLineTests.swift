@@ -195,7 +195,7 @@ struct CommandLineTests {
     static func waitsForALock(_ pid: pid_t) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.contains { task in
-            let wchan = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/wchan", encoding: .utf8)) ?? ""
+            let wchan = kernelFileText("/proc/\(pid)/task/\(task)/wchan") ?? ""
             return wchan.hasPrefix("locks_lock_inode_wait") || wchan.hasPrefix("flock_lock_inode_wait")
         }
     }
