@@ -16,23 +16,29 @@ package struct ThreadInKernel: Sendable {
         return ThreadInKernel(id: id)
     }
 
-    /// futex(2)'s number, the call a thread waiting for a lock (a `Mutex`, a semaphore)
-    /// sleeps in.
-    private static var futex: Int {
+    /// The numbers of the calls a thread waits in on this machine: futex(2), where a
+    /// thread waiting for a lock (a `Mutex`, a semaphore) sleeps, and nanosleep(2) and
+    /// clock_nanosleep(2), where one sleeps for a time (SQLite's busy handler between its
+    /// tries for a lock another connection holds).
+    private static var calls: (futex: Int, sleep: Set<Int>) {
         #if arch(x86_64)
-        202
+        (202, [35, 230])
         #elseif arch(arm64)
-        98
+        (98, [101, 115])
         #else
-        -1
+        (-1, [])
         #endif
     }
 
-    /// Whether the thread is asleep in futex(2), that is, waits for a lock or a condition
-    /// (/proc/self/task/<id>/syscall begins with the number of the call it is blocked in).
-    package var waitsInFutex: Bool {
-        guard let text = kernelFileText("/proc/self/task/\(id)/syscall"),
-              let number = text.split(separator: " ").first.flatMap({ Int($0) }) else { return false }
-        return number == Self.futex
+    /// The number of the call the thread is blocked in (/proc/self/task/<id>/syscall
+    /// begins with it; "running" when it runs), or nil.
+    private var call: Int? {
+        kernelFileText("/proc/self/task/\(id)/syscall")?.split(separator: " ").first.flatMap { Int($0) }
     }
+
+    /// Whether the thread is asleep in futex(2), that is, waits for a lock or a condition.
+    package var waitsInFutex: Bool { call == Self.calls.futex }
+
+    /// Whether the thread sleeps for a time (nanosleep(2), clock_nanosleep(2)).
+    package var sleeps: Bool { call.map(Self.calls.sleep.contains) ?? false }
 }

@@ -1,0 +1,45 @@
+import Foundation
+import GeotifyTestSupport
+import Synchronization
+import Testing
+@testable import GeotifyStore
+
+/// How a transaction shares the state file with another connection (the bridge's lanes
+/// and its delivery worker each have one; so does a command run beside the bridge).
+@Suite("Database")
+struct DatabaseTests {
+    /// A transaction holds the write lock from its start (`BEGIN IMMEDIATE`): another
+    /// connection's write that comes between the transaction's read and its write waits
+    /// (SQLite's busy handler) until the transaction has committed, and both writes are
+    /// kept. A transaction that took the lock only at its write (`BEGIN`) would let the
+    /// other write commit first and then be refused its own (`SQLITE_BUSY_SNAPSHOT`: what
+    /// it read is no longer the newest, and no busy timeout waits that out), losing the
+    /// lanes' or the worker's commit.
+    @Test func aTransactionHoldsTheWriteLockFromItsStart() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let database = try Database(path: path)
+        try database.execute("PRAGMA journal_mode=WAL; CREATE TABLE writes(writer TEXT)")
+        let other = Mutex<ThreadInKernel?>(nil)
+        let otherWrite = Mutex<Result<Void, StoreError>?>(nil)
+        let otherDone = DispatchSemaphore(value: 0)
+
+        try database.transaction { () throws(StoreError) in
+            try database.execute("SELECT count(*) FROM writes")
+            Thread.detachNewThread {
+                other.withLock { $0 = try? ThreadInKernel.current() }
+                let result = Result { () throws(StoreError) in try Database(path: path).execute("INSERT INTO writes VALUES ('other')") }
+                otherWrite.withLock { $0 = result }
+                otherDone.signal()
+            }
+            let waits = waitUntil { otherWrite.withLock { $0 } != nil || other.withLock { $0 }?.sleeps == true }
+            #expect(waits && otherWrite.withLock { $0 } == nil, "the other connection's write waits for the transaction")
+            try database.execute("INSERT INTO writes VALUES ('transaction')")
+        }
+        #expect(otherDone.wait(timeout: .now() + 10) == .success)
+        #expect(throws: Never.self) { try otherWrite.withLock { $0 }?.get() }
+        var writers: [String] = []
+        try database.prepare("SELECT writer FROM writes ORDER BY rowid").query { writers.append($0.text(0)) }
+        #expect(writers == ["transaction", "other"], "both writes kept, the transaction's first")
+    }
+}
