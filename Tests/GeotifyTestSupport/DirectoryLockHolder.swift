@@ -29,15 +29,9 @@ package final class DirectoryLockHolder {
         close(descriptor)
     }
 
-    /// Whether a thread of this process waits for the lock: a blocked `flock` is listed
-    /// in /proc/locks as `N: -> FLOCK ADVISORY WRITE pid maj:min:inode ...`.
+    /// Whether a thread of this process waits for the lock (`FileLockWaiters`).
     package var hasWaiter: Bool {
-        guard let locks = kernelFileText("/proc/locks") else { return false }
-        return locks.split(separator: "\n").contains { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 6 && fields[1] == "->" && fields[2] == "FLOCK" && fields[5] == Substring(String(getpid()))
-                && fields[6].split(separator: ":").last == Substring(String(inode))
-        }
+        FileLockWaiters.contains(pid: getpid(), inode: inode)
     }
 
     /// Lets go of the lock (once).

@@ -172,6 +172,7 @@ struct CommandLineTests {
         try #require(lock >= 0)
         defer { close(lock) }
         #expect(flock(lock, LOCK_EX) == 0)
+        let inode = try FileLockWaiters.inode(of: locked.path)
         let settings = directory.appendingPathComponent("blocked.json")
         try #"{"fences": "locked/fences.json", "stateDir": "state-blocked", "broker": "mqtt://127.0.0.1:1"}"#
             .write(to: settings, atomically: true, encoding: .utf8)
@@ -179,7 +180,7 @@ struct CommandLineTests {
             let log = directory.appendingPathComponent("blocked-\(again).log")
             let child = try ChildProcess(executable: geotifyExecutable.path, arguments: ["run", "--config", settings.path], outputFile: log)
             let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-            try #require(waitUntil(timeout: 30) { Self.waitsForALock(child.pid) }, "the start waits for the lock: \(text())")
+            try #require(waitUntil(timeout: 30) { FileLockWaiters.contains(pid: child.pid, inode: inode) }, "the start waits for the lock: \(text())")
             child.terminate(signal: SIGTERM)
             #expect(waitUntil { text().contains("received SIGTERM while starting") }, "\(text())")
             if again { child.terminate(signal: SIGINT) }
@@ -188,15 +189,6 @@ struct CommandLineTests {
             #expect(text().contains(again
                 ? "received SIGINT again, exiting without stopping gracefully"
                 : "the start did not end within 5 s of SIGTERM; exiting without stopping gracefully"), "\(text())")
-        }
-    }
-
-    /// Whether a thread of process `pid` is blocked waiting for a file lock (`flock`).
-    static func waitsForALock(_ pid: pid_t) -> Bool {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.contains { task in
-            let wchan = kernelFileText("/proc/\(pid)/task/\(task)/wchan") ?? ""
-            return wchan.hasPrefix("locks_lock_inode_wait") || wchan.hasPrefix("flock_lock_inode_wait")
         }
     }
 
