@@ -11,12 +11,15 @@ package struct ServerSentEvent: Sendable, Equatable {
         self.data = data
     }
 
-    /// The event as sent. Line breaks in the name are dropped (they would end the field);
-    /// each line of the data becomes a `data:` line, so a browser reassembles it exactly.
+    /// The event as sent. Line breaks in the name are dropped (they would end the field):
+    /// its scalars, since a `\r\n` is one `Character`, neither `\r` nor `\n`. Each line
+    /// of the data becomes a `data:` line, so a browser reassembles it exactly.
     package var encoded: [UInt8] {
         var text = ""
         if let name {
-            text += "event: " + name.filter { $0 != "\n" && $0 != "\r" } + "\n"
+            var kept = String.UnicodeScalarView()
+            kept.append(contentsOf: name.unicodeScalars.filter { $0 != "\n" && $0 != "\r" })
+            text += "event: " + String(kept) + "\n"
         }
         let lines = data.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
         for line in lines {

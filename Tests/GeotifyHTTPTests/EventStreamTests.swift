@@ -10,6 +10,14 @@ import Testing
         #expect(String(decoding: ServerSentEvent(name: "x\ny", data: "").encoded, as: UTF8.self) == "event: xy\ndata: \n\n")
     }
 
+    /// Every line break is dropped from an event's name, a carriage return alone or before
+    /// a line feed too: Swift reads `\r\n` as one character, which is neither `\r` nor
+    /// `\n`, and it was sent, ending the `event:` field.
+    @Test func everyLineBreakIsDroppedFromAnEventsName() {
+        let event = ServerSentEvent(name: "fence\r\nchanged\r\n\r!", data: "x")
+        #expect(String(decoding: event.encoded, as: UTF8.self) == "event: fencechanged!\ndata: x\n\n")
+    }
+
     func drain(_ subscription: EventSubscription) -> String {
         var text = ""
         while case .bytes(let bytes) = subscription.take(maximum: 1 << 20, park: {}, wake: {}) {
