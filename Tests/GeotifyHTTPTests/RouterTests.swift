@@ -83,4 +83,36 @@ import Testing
             return
         }
     }
+
+    /// A literal segment is the whole segment: `/api/statex` is not `/api/state`, nor
+    /// `/api/cmdx/alice/phone` a command.
+    @Test func aLiteralSegmentMatchesOnlyWhole() {
+        for path in ["/api/statex", "/apix/state", "/api/cmdx/alice/phone"] {
+            guard case .notFound = router.route("GET", path) else {
+                Issue.record("\(path) matched")
+                continue
+            }
+        }
+    }
+
+    /// Two routes of one method that fit a path (`/files/readme` and `/files/{name}`) give
+    /// the method once in `Allow`, and `HEAD` once with it; the first that fits is the one
+    /// found.
+    @Test func aMethodAllowedByTwoRoutesIsNamedOnce() {
+        let router = Router([
+            Self.route("GET", "/files/readme"),
+            Self.route("GET", "/files/{name}"),
+            Self.route("PUT", "/files/{name}"),
+        ])
+        guard case .methodNotAllowed(let allowed) = router.route("DELETE", "/files/readme") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "HEAD", "PUT"])
+        guard case .found(let route, let captures) = router.route("GET", "/files/readme") else {
+            Issue.record("no route")
+            return
+        }
+        #expect(route.pattern == "/files/readme" && captures.isEmpty)
+    }
 }
