@@ -51,4 +51,15 @@ struct PercentDecodingTests {
         #expect(raw.withUnsafeMutableBufferPointer { PercentDecoding.decode($0) } == (3, .notUTF8), "sent raw")
         #expect(decodedWithFlaw("%FF%00").flaw == .controlCharacter, "a control character is named first")
     }
+
+    /// libmicrohttpd reads hex digits in either case, so `%2f` is `%2F`: every byte
+    /// escaped in lower case decodes as it does in upper case.
+    @Test func lowerCaseEscapesDecodeAsUpperCaseOnes() {
+        for byte in UInt8(0)...0xFF {
+            let hex = String(byte, radix: 16, uppercase: false)
+            let escape = "x%\(hex.count == 1 ? "0" : "")\(hex)"
+            #expect(decodedWithFlaw(escape).bytes == [UInt8(ascii: "x"), byte], "\(escape)")
+            #expect(decodedWithFlaw(escape).flaw == decodedWithFlaw(escape.uppercased()).flaw, "\(escape)")
+        }
+    }
 }
