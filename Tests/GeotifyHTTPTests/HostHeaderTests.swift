@@ -1,0 +1,46 @@
+import GeotifyHTTP
+import Testing
+
+/// The `Host` rules on their own; `HTTPServerTests` sends them over a socket.
+@Suite struct HostHeaderTests {
+    /// Whether one `Host` line of `value` on an HTTP/1.1 request is refused `bad_host`.
+    func refused(_ value: String) -> Bool {
+        HostHeader.refusal(values: [value], version: "HTTP/1.1")?.refusalCode == .http(.badHost)
+    }
+
+    /// A `%XX` escape is whole wherever it stands, also as the name's last three
+    /// characters (`local%2D`), with or without a port; a `%` with fewer than two hex
+    /// digits after it is not.
+    @Test func anEscapeEndingTheNameIsWhole() {
+        #expect(!refused("local%2D"))
+        #expect(!refused("local%2D:8091"))
+        #expect(refused("local%2"))
+        #expect(refused("local%2:8091"))
+    }
+
+    /// An `IPvFuture` literal needs its version's hex digits and text after the dot:
+    /// `[v.1]` and `[v1.]` are refused, `[v1.a]` is served.
+    @Test func aFutureAddressNeedsAVersionAndAText() {
+        #expect(refused("[v.1]"))
+        #expect(refused("[v1.]:80"))
+        #expect(!refused("[v1.a]"))
+    }
+
+    /// Between the brackets only an IPv6 address as RFC 4291 writes it is served, not
+    /// any text of hex digits, colons and dots.
+    @Test func anAddressLiteralMustBeAnIPv6Address() {
+        for value in ["[1:2]", "[12345::1]", "[1.2.3.4]", "[:::]", "[]", "[1::2::3]"] {
+            #expect(refused(value), "\(value)")
+        }
+        #expect(!refused("[2001:db8::1]:443"))
+    }
+
+    /// Only HTTP/1.0 may leave `Host` out; a later HTTP/1 minor version (which
+    /// libmicrohttpd answers as 1.1) needs it as 1.1 does.
+    @Test func onlyHTTP10MayLeaveHostOut() {
+        #expect(HostHeader.refusal(values: [], version: "HTTP/1.0") == nil)
+        for version in ["HTTP/1.1", "HTTP/1.2"] {
+            #expect(HostHeader.refusal(values: [], version: version)?.refusalCode == .http(.badHost), "\(version)")
+        }
+    }
+}
