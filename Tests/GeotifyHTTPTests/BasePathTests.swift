@@ -22,4 +22,14 @@ import Testing
     @Test func withoutAPrefixPathsAreServedAsTheyAre() {
         #expect(BasePath.none.resolve("/api/state") == .serve("/api/state"))
     }
+
+    /// Every trailing slash is dropped (`/geotify//` is `/geotify`), and a prefix with a
+    /// `#`, `?` or space, which a URL's path cannot hold as written, is refused.
+    @Test func trailingSlashesGoAndAPrefixThatIsNoPlainPathIsRefused() throws {
+        #expect(try BasePath("/geotify//").prefix == "/geotify")
+        #expect(try BasePath("//").prefix == "")
+        for text in ["/a#b", "/a b", "/a?b"] {
+            #expect(throws: HTTPSettingsError.self, "\(text)") { try BasePath(text) }
+        }
+    }
 }

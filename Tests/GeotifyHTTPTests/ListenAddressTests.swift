@@ -50,4 +50,19 @@ import Testing
             #expect(try !ListenAddress(parsing: text).isWildcard, "\(text)")
         }
     }
+
+    /// The ports' range ends at 65535, which is read, as 65536 is refused.
+    @Test func thePortsEndAt65535() throws {
+        #expect(try ListenAddress(parsing: "127.0.0.1:65535").port == 65535)
+        #expect(try ListenAddress(parsing: "[::1]:65535").port == 65535)
+        #expect(throws: HTTPSettingsError.self) { try ListenAddress(parsing: "127.0.0.1:65536") }
+    }
+
+    /// Every address of 127.0.0.0/8 is the loopback, not only 127.0.0.1.
+    @Test func everyAddressOf127IsLoopback() throws {
+        for text in ["127.0.0.2:1", "127.1.2.3:8091", "127.255.255.254:1"] {
+            #expect(try ListenAddress(parsing: text).isLoopback, "\(text)")
+        }
+        #expect(try !ListenAddress(parsing: "128.0.0.1:1").isLoopback)
+    }
 }
