@@ -19,4 +19,29 @@ import Testing
         #expect(fields["X-Content-Type-Options"] == "nosniff")
         #expect(fields["X-Frame-Options"] == "DENY")
     }
+
+    /// Beside the policy, each response says: send other sites only the origin as a
+    /// referrer, open no window that shares the page's process with another site's, and
+    /// store nothing (the answers hold positions); and the page connects only to its
+    /// own site.
+    @Test func theOtherFieldsKeepReferrersWindowsAndCachesToTheSite() {
+        let fields = SecurityHeaders.fields(tileOrigins: [])
+        #expect(fields["Referrer-Policy"] == "strict-origin-when-cross-origin")
+        #expect(fields["Cross-Origin-Opener-Policy"] == "same-origin")
+        #expect(fields["Cache-Control"] == "no-store")
+        #expect(fields["Content-Security-Policy"]?.contains("connect-src 'self';") == true)
+        #expect(fields["Content-Security-Policy"]?.contains("img-src 'self' data:;") == true)
+    }
+
+    /// A template whose host is not one origin is refused: a placeholder other than a
+    /// leading `{s}.`, a comma (which would start a second policy in the header), no host
+    /// at all.
+    @Test func aTemplateWhoseHostIsNotOneOriginIsRefused() {
+        for template in [
+            "https://{a}.tile.example.org/{z}/{x}/{y}.png", "https://tile.{s}.example.org/{z}/{x}/{y}.png",
+            "https://a.example.org,b.example.org/{z}/{x}/{y}.png", "https:///tiles/{z}/{x}/{y}.png", "https://",
+        ] {
+            #expect(SecurityHeaders.origin(ofTemplate: template) == nil, "\(template)")
+        }
+    }
 }
