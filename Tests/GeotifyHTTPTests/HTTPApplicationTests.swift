@@ -105,4 +105,24 @@ import Testing
         headers["Host"] = "geotify.example.org"
         #expect(Self.answer(application, HTTPRequest(method: "GET", path: "/api/state", headers: headers))?.status == 200)
     }
+
+    /// Every address of 127.0.0.0/8 is a loopback host, up to `127.255.255.255`; an
+    /// octet past 255 is not an address.
+    @Test func everyAddressOf127IsALoopbackHost() {
+        for host in ["127.0.0.255", "127.255.255.255:8091", "127.0.255.1"] {
+            #expect(HTTPApplication.isLoopback(host: host), "\(host)")
+        }
+        for host in ["127.0.0.256", "127.256.0.1:8091"] {
+            #expect(!HTTPApplication.isLoopback(host: host), "\(host)")
+        }
+    }
+
+    /// A `HEAD` from another site's page changes nothing, as a `GET` does not: it is
+    /// served.
+    @Test func aHeadFromAnotherSitesPageIsServed() throws {
+        let application = try Self.application(logins: true)
+        var headers = alice()
+        headers["Sec-Fetch-Site"] = "cross-site"
+        #expect(Self.answer(application, HTTPRequest(method: "HEAD", path: "/api/state", headers: headers))?.status == 200)
+    }
 }
