@@ -164,4 +164,16 @@ import Testing
         #expect(PasswordCost(hash: "$6$saltsalt$abc") == PasswordCost(hash: "$6$rounds=5000$saltsalt$abc"))
         #expect(PasswordCost(hash: "$y$j9T$salt$hash")?.description == "yescrypt j9T")
     }
+
+    /// An scrypt hash (`$7$`) writes its parameters (N, r and p: 11 characters) and then
+    /// its salt in one field: two users with the same parameters and their own salts
+    /// cost the same, and no warning tells them apart.
+    @Test func scryptHashesOfOneCostWithTheirOwnSaltsCostTheSame() {
+        let first = "$7$CU..../....saltsaltsalt$hashhashhashhashhashhashhashhashhashhashhas"
+        let second = "$7$CU..../....pepperpepper$hashhashhashhashhashhashhashhashhashhashhas"
+        #expect(PasswordCost(hash: first) == PasswordCost(hash: second))
+        #expect(PasswordCost(hash: first)?.description == "scrypt CU..../....")
+        #expect(UsersFile(hashes: ["alice": first, "bob": second]).costWarning == nil)
+        #expect(PasswordCost(hash: "$7$DU..../....saltsaltsalt$hash") != PasswordCost(hash: first), "N is the first character")
+    }
 }

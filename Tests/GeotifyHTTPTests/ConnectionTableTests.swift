@@ -57,4 +57,19 @@ import Testing
         #expect(table.count == 0)
         #expect(overdue.isEmpty)
     }
+
+    /// A keep-alive connection whose next request's header came and whose body does not
+    /// come in time is answered 408, as the first request would be: only an idle one is
+    /// closed without an answer.
+    @Test func aLaterRequestWhoseBodyDoesNotArriveInTimeIsAnswered() {
+        var table = ConnectionTable()
+        table.opened(1, socket: 10, at: 0)
+        _ = table.requestStarted(1)
+        table.requestReceived(1)
+        table.requestEnded(1, at: 2)
+        let started = table.requestStarted(1)
+        let overdue = table.overdue(at: 12.5, timeout: 10)
+        #expect(started)
+        #expect(overdue == [ConnectionTable.Overdue(id: 1, socket: 10, answer: true, receiving: true)])
+    }
 }

@@ -283,4 +283,46 @@ import Testing
         _ = drain(whole)
         #expect(whole.bytesHeld > 0, "a little room is kept for what comes next")
     }
+
+    /// A carriage return ends a line in the format as a line feed does, alone or before
+    /// one, so each of them splits the data into `data:` lines: a browser reassembles the
+    /// data with line feeds.
+    @Test func aCarriageReturnSplitsTheDataIntoLines() {
+        let event = ServerSentEvent(data: "one\r\ntwo\rthree\nfour")
+        #expect(String(decoding: event.encoded, as: UTF8.self) == "data: one\ndata: two\ndata: three\ndata: four\n\n")
+    }
+
+    /// What an opening holds; the tests watch it through a weak reference.
+    final class Lease: Sendable {}
+
+    /// A stream closed before its opening was taken lets go of the opening's lease at
+    /// once (the count of unsent answers goes down), while the subscription lives on to
+    /// send what it holds; the opening is still sent, then the stream ends.
+    @Test func aStreamClosedBeforeItsOpeningIsTakenLetsGoOfItsLease() throws {
+        let stream = EventStream()
+        let subscription = try #require(stream.subscribe())
+        weak var lease: Lease?
+        do {
+            let made = Lease()
+            lease = made
+            subscription.open(ServerSentEvent(name: "state", data: "{}").encoded, holding: made)
+        }
+        #expect(lease != nil, "held while the opening waits")
+        subscription.close()
+        #expect(lease == nil)
+        #expect(drain(subscription) == "retry: 2000\n\nevent: state\ndata: {}\n\n")
+        #expect(subscription.take(maximum: 10, park: {}, wake: {}) == .end)
+    }
+
+    /// The events a subscription is made with come after the `retry:` field, before
+    /// anything published, and count as its opening, not against its bound.
+    @Test func theFirstEventsComeAfterTheRetryFieldAsTheOpening() throws {
+        let stream = EventStream(maximumPending: 16, retryMilliseconds: 1500)
+        let first = [ServerSentEvent(name: "state", data: String(repeating: "x", count: 40)), ServerSentEvent(data: "1")]
+        let subscription = try #require(stream.subscribe(first: first))
+        #expect(subscription.bytesBehind == 0)
+        stream.publish(ServerSentEvent(data: "2"))
+        #expect(!subscription.isClosed)
+        #expect(drain(subscription) == "retry: 1500\n\nevent: state\ndata: \(String(repeating: "x", count: 40))\n\ndata: 1\n\ndata: 2\n\n")
+    }
 }
