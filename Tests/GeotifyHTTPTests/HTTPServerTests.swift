@@ -22,6 +22,13 @@ import Testing
             let leases = Mutex(0)
             /// The last `/held/<bytes>` body's box, while something else keeps it.
             let held = Mutex(WeakBody())
+            /// The last `/events` subscription, while something else keeps it.
+            let subscription = Mutex(WeakSubscription())
+        }
+
+        /// A subscription not kept alive by the probe.
+        struct WeakSubscription: Sendable {
+            weak var subscription: EventSubscription?
         }
 
         /// A box not kept alive by the probe.
@@ -91,6 +98,7 @@ import Testing
                     responder.send(response)
                 case "/events":
                     if let subscription = stream.subscribe() {
+                        probe.subscription.withLock { $0.subscription = subscription }
                         responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
                     }
                 default:
@@ -209,6 +217,8 @@ import Testing
         #expect(try JSONParser().parse(connection.readResponse().body)["path"]?.stringValue == "/three")
     }
 
+    /// A handler may answer later, from another thread; the connection resumed for the
+    /// answer sends it without running the handler again (a command would run twice).
     @Test func aResponseMayComeLaterFromAnotherThread() throws {
         let running = try Running()
         let connection = try running.connection()
@@ -219,6 +229,28 @@ import Testing
         let response = try connection.readResponse()
         #expect(response.status == 200)
         #expect(response.text == "done\n")
+        #expect(running.probe.parked.withLock { $0.count } == 1, "the handler ran once")
+    }
+
+    /// A field the response sets itself (a static file's `Cache-Control`) is sent as it
+    /// is; the server's default for that field fills in only where a response has none.
+    @Test func aResponsesOwnFieldWinsOverTheDefault() throws {
+        let running = try Running { $0.defaultHeaders["Content-Type"] = "application/octet-stream" }
+        let response = try running.get("/x")
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.headers["x-content-type-options"] == "nosniff")
+    }
+
+    /// A request refused on its header is answered with `Connection: close`, and the
+    /// connection is closed: its body, if one follows, is never read as a next request.
+    @Test func aRequestRefusedOnItsHeaderClosesItsConnection() throws {
+        let running = try Running()
+        let connection = try running.connection()
+        try connection.send("GET /locked HTTP/1.1\r\nHost: test\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 401)
+        #expect(response.headers["connection"] == "close")
+        #expect(connection.isClosedByServer())
     }
 
     @Test func aResponseThatNeverComesIsAnswered504AfterTheReplyTimeout() throws {
@@ -625,6 +657,7 @@ import Testing
             running.stream.keepAlive()
             return running.stream.subscriberCount == 0
         })
+        #expect(waitUntil { running.probe.subscription.withLock { $0.subscription == nil } }, "and the server lets go of it")
     }
 
     @Test func stoppingEndsStreamsAndAnswersWaitingRequests() throws {
