@@ -77,6 +77,8 @@ struct SettingsTests {
         #expect(try load(#"{}"#).homeAssistantDeviceURL == nil, "no web console")
         let set = try load(#"{"http": {"listen": "0.0.0.0:8091", "users": "users.htpasswd"}, "homeassistant": {"configurationUrl": "https://geotify.example.org/"}}"#)
         #expect(set.homeAssistantDeviceURL == "https://geotify.example.org/", "the setting wins")
+        let both = try load(#"{"http": {"listen": "127.0.0.1:8091"}, "homeassistant": {"configurationUrl": "https://geotify.example.org/"}}"#)
+        #expect(both.homeAssistantDeviceURL == "https://geotify.example.org/", "also over an address the console names")
     }
 
     @Test func valuesAreRead() throws {
