@@ -232,6 +232,27 @@ import Testing
         #expect(running.probe.parked.withLock { $0.count } == 1, "the handler ran once")
     }
 
+    /// The first answer is the one sent, also when a later one comes before it went out:
+    /// a handler's answer that arrives after the reply timeout's 504 was delivered, while
+    /// the polling thread is busy and has not yet sent the 504, is dropped.
+    @Test func anAnswerAfterTheTimeoutIsDroppedAlsoBeforeThe504IsSent() throws {
+        let running = try Running {
+            $0.threads = 1
+            $0.replyTimeout = 30
+        }
+        let waiting = try running.connection()
+        try waiting.send("GET /later HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(waitUntil { running.probe.parked.withLock { !$0.isEmpty } })
+        let holder = try running.connection()
+        try holder.send("GET /hold HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        #expect(running.probe.holding.wait(timeout: .now() + 10) == .success, "the polling thread is in the handler")
+        running.scheduler.advance(by: 31)
+        running.probe.parked.withLock { $0.first }?.send(.text("too late"))
+        running.probe.release.signal()
+        #expect(try holder.readResponse().text == "released\n")
+        #expect(try waiting.readResponse().status == 504)
+    }
+
     /// A field the response sets itself (a static file's `Cache-Control`) is sent as it
     /// is; the server's default for that field fills in only where a response has none.
     @Test func aResponsesOwnFieldWinsOverTheDefault() throws {
