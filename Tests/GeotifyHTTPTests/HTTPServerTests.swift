@@ -253,8 +253,8 @@ import Testing
         #expect(try waiting.readResponse().status == 504)
     }
 
-    /// A field the response sets itself (a static file's `Cache-Control`) is sent as it
-    /// is; the server's default for that field fills in only where a response has none.
+    /// A field the response sets itself (here its `Content-Type`) is sent as it is; the
+    /// server's default for that field fills in only where a response has none.
     @Test func aResponsesOwnFieldWinsOverTheDefault() throws {
         let running = try Running { $0.defaultHeaders["Content-Type"] = "application/octet-stream" }
         let response = try running.get("/x")
