@@ -89,4 +89,95 @@ import Testing
         #expect(clock.uptime > start)
         #expect(clock.now > 1_700_000_000)
     }
+
+    /// Work due at the same time runs in the order it was scheduled, and work that work
+    /// schedules for that same time runs after what was already due then.
+    @Test func workDueAtOneTimeRunsInTheOrderItWasScheduled() {
+        let clock = ManualScheduler()
+        let log = Mutex<[String]>([])
+        for name in ["first", "second", "third"] {
+            clock.schedule(after: 1, on: queue) {
+                log.withLock { $0.append(name) }
+                if name == "first" { clock.schedule(after: 0, on: queue) { log.withLock { $0.append("made by first") } } }
+            }
+        }
+        clock.advance(by: 1)
+        #expect(log.withLock { $0 } == ["first", "second", "third", "made by first"])
+    }
+
+    /// Work due exactly where a step ends runs in that step, also at the end of each of
+    /// several steps and when one step passes several deadlines.
+    @Test func workDueExactlyAtTheEndOfAStepRunsInIt() {
+        let clock = ManualScheduler()
+        let ran = Mutex<[Double]>([])
+        for due in [1.0, 2, 3, 5] {
+            clock.schedule(after: due, on: queue) { ran.withLock { $0.append(clock.uptime) } }
+        }
+        clock.advance(by: 1)
+        #expect(ran.withLock { $0 } == [1])
+        clock.advance(by: 1)
+        #expect(ran.withLock { $0 } == [1, 2])
+        clock.advance(by: 3)
+        #expect(ran.withLock { $0 } == [1, 2, 3, 5])
+        #expect(clock.pendingCount == 0)
+    }
+
+    /// A negative delay is no delay: the work is due now, after work already due now,
+    /// never in the past.
+    @Test func aNegativeDelayIsNoDelay() {
+        let clock = ManualScheduler()
+        let log = Mutex<[String]>([])
+        clock.schedule(after: 0, on: queue) { log.withLock { $0.append("now") } }
+        clock.schedule(after: -5, on: queue) { log.withLock { $0.append("negative") } }
+        #expect(clock.waiting == [.init(scheduled: 0, due: 0), .init(scheduled: 0, due: 0)])
+        clock.advance(by: 0)
+        #expect(log.withLock { $0 } == ["now", "negative"])
+    }
+
+    /// `pendingCount` counts only what will run: a cancelled run no longer counts, even
+    /// before the clock has moved and dropped it.
+    @Test func aCancelledRunNoLongerCountsAsPending() {
+        let clock = ManualScheduler()
+        clock.schedule(after: 1, on: queue) {}
+        clock.schedule(after: 2, on: queue) {}.cancel()
+        #expect(clock.pendingCount == 1)
+        #expect(clock.heldCount == 2)
+    }
+
+    /// Repeating work that cancels its own handle while it runs leaves nothing waiting:
+    /// the next run, scheduled just after, goes with it.
+    @Test func repeatingWorkThatCancelsItselfLeavesNothingWaiting() {
+        let clock = ManualScheduler()
+        let count = Mutex(0)
+        let handle = Mutex<ScheduledWork?>(nil)
+        handle.withLock { slot in
+            slot = clock.repeating(every: 1, on: queue) {
+                let runs = count.withLock { count in
+                    count += 1
+                    return count
+                }
+                if runs == 3 { handle.withLock { $0 }?.cancel() }
+            }
+        }
+        clock.advance(by: 3)
+        #expect(count.withLock { $0 } == 3)
+        #expect(clock.pendingCount == 0)
+        clock.advance(by: 10)
+        #expect(count.withLock { $0 } == 3)
+    }
+
+    /// The system's clock does not run cancelled work: a run cancelled before it fell due
+    /// is skipped, and a later one on the same queue still runs.
+    @Test func systemSchedulerDoesNotRunCancelledWork() {
+        let clock = SystemScheduler()
+        let ran = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        clock.schedule(after: 0.01, on: queue) { ran.withLock { $0.append("cancelled") } }.cancel()
+        clock.schedule(after: 0.2, on: queue) {
+            ran.withLock { $0.append("kept") }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(ran.withLock { $0 } == ["kept"])
+    }
 }
