@@ -12,6 +12,8 @@ struct BrokerAddressTests {
         ("  mqtt://localhost:1\n", BrokerAddress(host: "localhost", port: 1, tls: false)),
         ("mqtt://[::1]:65535", BrokerAddress(host: "::1", port: 65535, tls: false)),
         ("mqtts://[fe80::1%eth0]", BrokerAddress(host: "fe80::1%eth0", port: 8883, tls: true)),
+        // A Docker Compose service name may hold an underscore.
+        ("mqtt://geotify_broker:1883", BrokerAddress(host: "geotify_broker", port: 1883, tls: false)),
     ])
     func parsesGoodURLs(url: String, expected: BrokerAddress) throws {
         #expect(try BrokerAddress(parsing: url) == expected)
@@ -31,6 +33,9 @@ struct BrokerAddressTests {
         ("mqtt://host:-1", "port \"-1\""),
         ("mqtt://host:1883/topic", "path"),
         ("mqtt://host?x=1", "query"),
+        ("mqtt://host#top", "fragment"),
+        ("mqtt://host:+1883", "port \"+1883\""),
+        ("mqtt://br\u{F6}ker.example", "characters a host name cannot have"),
         ("mqtt://user:secret@host", "credentials"),
         ("mqtt://::1", "IPv6 address in brackets"),
         ("mqtt://[::1", "never closes"),
