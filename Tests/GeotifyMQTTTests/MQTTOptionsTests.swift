@@ -14,6 +14,10 @@ struct MQTTOptionsTests {
         (options { $0.keepAlive = 1 }, "keep-alive 1"),
         (options { $0.port = 0 }, "port 0"),
         (options { $0.host = "" }, "host is empty"),
+        (options { $0.host = "127.0.0.1\u{0}.example" }, "the broker host is empty or contains a NUL character"),
+        (options { $0.port = 65_536 }, "port 65536 is not between 1 and 65535"),
+        (options { $0.keepAlive = 65_536 }, "keep-alive 65536 s"),
+        (options { $0.tls = MQTTTLS(keyFile: "k.pem") }, "together"),
         (options { $0.password = "secret" }, "password needs a username"),
         (options { $0.reconnectDelayMin = 0 }, "reconnect delays"),
         (options { $0.reconnectDelayMax = 0 }, "reconnect delays"),
@@ -32,6 +36,25 @@ struct MQTTOptionsTests {
         } throws: { error in
             (error as? MQTTError)?.message.contains(expectedText) ?? false
         }
+    }
+
+    /// The edges of each range are taken when the client is made: port 65 535, a
+    /// keep-alive of 5 s and of 65 535 s, a client id of 65 535 bytes, the shortest
+    /// reconnect delay (10 ms) and equal delays, a will at QoS 0 and 2 and one of 65 535
+    /// bytes.
+    @Test("the edges of every range are taken", arguments: [
+        options { $0.port = 65_535 },
+        options { $0.keepAlive = 5 },
+        options { $0.keepAlive = 65_535 },
+        options { $0.clientID = String(repeating: "g", count: 65_535) },
+        options { $0.reconnectDelayMin = 0.01 },
+        options { $0.reconnectDelayMin = 2; $0.reconnectDelayMax = 2 },
+        options { $0.will = MQTTWill(topic: "geotify/status", payload: [], qos: 0) },
+        options { $0.will = MQTTWill(topic: "geotify/status", payload: [], qos: 2) },
+        options { $0.will = MQTTWill(topic: "geotify/status", payload: Array(repeating: 0x6F, count: 65_535)) },
+    ])
+    func takesTheEdgesOfEachRange(options: MQTTOptions) throws {
+        _ = try MQTTClient(options: options) { _ in }
     }
 
     @Test("an empty client id is fine with a clean session")
