@@ -9,6 +9,9 @@ struct ConnectionFailureTests {
         (MQTTEvent.disconnected(code: 14, reason: "Connection refused"), ConnectionFailure.Kind.unreachable),
         (.disconnected(code: 15, reason: "Lookup error."), .unknownHost),
         (.disconnected(code: 8, reason: "A TLS error occurred."), .tls),
+        (.disconnected(code: 23, reason: "A TLS handshake failed."), .tls),
+        (.disconnected(code: 4, reason: "The client is not currently connected."), .unreachable),
+        (.disconnected(code: 5, reason: "The connection was refused."), .unreachable),
         (.connectionRefused(code: 5, reason: "Connection Refused: not authorised."), .refused),
         (.disconnected(code: 7, reason: "The connection was lost."), .other),
     ])
