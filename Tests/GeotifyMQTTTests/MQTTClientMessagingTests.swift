@@ -131,6 +131,35 @@ struct MQTTClientMessagingTests {
         #expect(empty?.correlationData == [])
     }
 
+    /// The properties' limits are checked before libmosquitto: correlation data of
+    /// 65 535 bytes (its two-byte length's most) goes out and arrives whole, 65 536 bytes
+    /// are refused; a response topic is a topic name, so a wildcard in it is refused (a
+    /// broker would close the connection for it).
+    @Test("MQTT v5: correlation data of 65535 bytes goes out whole; 65536 bytes and a response topic with a wildcard are refused")
+    func v5PropertyLimits() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("correlation")
+        let receiver = try TestClient(port: broker.port, protocolVersion: .v5)
+        try receiver.subscribe(topic)
+        let fixture = try ClientFixture(port: broker.port) { $0.protocolVersion = .v5 }
+        defer { fixture.client.stop() }
+        try fixture.waitConnected()
+        let longest = (0..<65_535).map { UInt8(truncatingIfNeeded: $0) }
+        try fixture.client.publish(topic: topic, payload: [1], qos: 1, retain: false, correlationData: longest)
+        #expect(receiver.waitForMessage(on: topic)?.correlationData == longest)
+        #expect {
+            try fixture.client.publish(topic: topic, payload: [2], qos: 1, retain: false, correlationData: longest + [0])
+        } throws: { error in
+            (error as? MQTTError)?.message == "correlation data is 65536 bytes; MQTT allows 65535"
+        }
+        #expect {
+            try fixture.client.publish(topic: topic, payload: [3], qos: 1, retain: false, responseTopic: "geotify/reply/+")
+        } throws: { error in
+            guard let error = error as? MQTTError else { return false }
+            return error.operation == "add a response topic" && error.message.contains("must not contain the wildcards")
+        }
+    }
+
     @Test("bad topics, filters and QoS are refused with specific messages")
     func badArguments() throws {
         let broker = try TestBroker()
@@ -146,6 +175,9 @@ struct MQTTClientMessagingTests {
             ("wildcard wrongly", { _ = try client.subscribe("a+", qos: 0) }),
             ("filter is empty", { _ = try client.subscribe("", qos: 0) }),
             ("QoS -1", { _ = try client.subscribe("a", qos: -1) }),
+            ("QoS 3", { _ = try client.subscribe("a", qos: 3) }),
+            ("filter is empty", { _ = try client.unsubscribe("") }),
+            ("wildcard wrongly", { _ = try client.unsubscribe("a/#/b") }),
         ]
         for (expectedText, call) in cases {
             #expect {
