@@ -74,4 +74,31 @@ struct MQTTClientWillTests {
         #expect(late.waitForMessages(on: topic, count: 1, timeout: 0.2).isEmpty)
         #expect(observer.waitForMessages(on: topic, count: 1, timeout: 0.2).isEmpty)
     }
+
+    /// The will goes with the QoS and retain flag it was given: at QoS 2 and not
+    /// retained, the broker publishes it at QoS 2 and keeps nothing for a later subscriber.
+    @Test("a will at QoS 2 that is not retained is published at QoS 2 and not kept")
+    func unretainedWillAtQoS2() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("will")
+        let observer = try TestClient(port: broker.port)
+        try observer.subscribe(topic, qos: 2)
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 2, retain: false)
+        }
+        try fixture.waitConnected()
+        fixture.client.dropConnectionUncleanly()
+        let will = observer.waitForMessage(on: topic)
+        #expect(will?.text == "offline")
+        #expect(will?.qos == 2)
+        fixture.client.stop()
+
+        let late = try TestClient(port: broker.port)
+        try late.subscribe(topic)
+        // A marker published after subscribing arrives after any retained will would.
+        try late.subscribe(topic + "/marker")
+        try observer.publish(topic + "/marker", "marker")
+        #expect(late.waitForMessage(on: topic + "/marker") != nil)
+        #expect(late.waitForMessages(on: topic, count: 1, timeout: 0.2).isEmpty)
+    }
 }
