@@ -174,6 +174,28 @@ struct MQTTClientBurstTests {
         #expect(waitUntil(timeout: 30) { received.withLock { $0.count } >= payloads.count })
         #expect(received.withLock { $0 } == payloads)
     }
+
+    /// `.caughtUp` ends a burst of messages or acknowledgements, and only such a burst:
+    /// a turn that delivered neither (the CONNACK's, a SUBACK's, an idle one) says
+    /// nothing, or the bridge would hand its lanes an empty burst at every turn.
+    @Test(".caughtUp follows only turns that delivered messages or acknowledgements")
+    func caughtUpOnlyAfterMessages() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("burst")
+        let fixture = try ClientFixture(port: broker.port)
+        defer { fixture.client.stop() }
+        try fixture.waitConnected()
+        #expect(fixture.events.waitForSubscribed(try fixture.client.subscribe(topic, qos: 1)) == [1])
+        let sender = try TestClient(port: broker.port)
+        try sender.publish(topic, "one", qos: 1)
+        #expect(fixture.events.waitFor { event -> Bool? in
+            if case .caughtUp = event { return true }
+            return nil
+        } == true)
+        let events = fixture.events.all
+        let caughtUp = try #require(events.firstIndex { if case .caughtUp = $0 { return true } else { return false } })
+        #expect(events[..<caughtUp].contains { if case .message = $0 { return true } else { return false } }, "\(events)")
+    }
 }
 
 /// A client of `broker` subscribed to `topic`, whose network thread is held on the

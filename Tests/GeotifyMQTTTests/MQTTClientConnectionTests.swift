@@ -139,6 +139,12 @@ struct MQTTClientConnectionTests {
             if case .connectionRefused(let code, let reason) = event { return (code, reason) }
             return nil
         }
+        // The end of the refused attempt follows the refusal (the relay reports it, as
+        // it reported the refusal).
+        #expect(refused.events.waitFor { event -> Bool? in
+            if case .disconnected(let code, _) = event, code != 0 { return true }
+            return nil
+        } == true, "\(refused.events.all)")
         refused.client.stop()
         let (code, reason) = try #require(refusal, "no refusal: \(refused.events.all)")
         #expect(code != 0)
@@ -197,5 +203,98 @@ struct MQTTClientConnectionTests {
         try fixture?.waitConnected()
         fixture = nil
         #expect(waitUntil { broker.log.contains("disconnected.") })
+    }
+
+    /// A user name goes in CONNECT also without a password (a broker may let a user in
+    /// by name alone, or by a client certificate): mosquitto logs it with the connection.
+    @Test("a username without a password is sent")
+    func usernameWithoutPassword() throws {
+        let broker = try TestBroker()
+        let fixture = try ClientFixture(port: broker.port) { $0.username = "geotify-bridge" }
+        try fixture.waitConnected()
+        #expect(waitUntil { broker.log.contains("u'geotify-bridge'") }, "\(broker.log)")
+        fixture.client.stop()
+    }
+
+    /// A host name that does not resolve is a broker not there yet, not a bad option:
+    /// start() returns, the failure is reported as an unknown host, and the client goes
+    /// on trying (`geotify status` stops at once with the reason).
+    @Test("start() with a host name that does not resolve is not an error; the failure is reported as an unknown host")
+    func unknownHost() throws {
+        let fixture = try ClientFixture(port: 1883) { $0.host = "geotify-broker.invalid" }
+        defer { fixture.client.stop() }
+        let failure = fixture.events.waitFor { event in
+            ConnectionFailure(event, broker: "mqtt://geotify-broker.invalid:1883")
+        }
+        #expect(failure?.kind == .unknownHost, "\(fixture.events.all)")
+    }
+
+    /// At most `maximumInFlight` QoS 1 messages go out before their PUBACK, and
+    /// libmosquitto holds the rest; a QoS 0 message is not held. 0 is taken as 1, not as
+    /// libmosquitto's "no limit".
+    @Test("QoS 1 messages in flight are held to maximumInFlight, and 0 is taken as 1", arguments: [(2, 2), (0, 1)])
+    func messagesInFlightAreHeldToTheLimit(limit: Int, expected: Int) throws {
+        let broker = try SilentBroker()
+        defer { broker.stop() }
+        let fixture = try ClientFixture(port: broker.port) { $0.maximumInFlight = limit }
+        defer { fixture.client.stop() }
+        try fixture.waitConnected()
+        for index in 0..<4 {
+            try fixture.client.publish(topic: "geotify/event/\(index)", payload: [1], qos: 1, retain: false)
+        }
+        try fixture.client.publish(topic: "geotify/marker", payload: [], qos: 0, retain: false)
+        // The QoS 0 marker comes after whatever of the four was not held back.
+        #expect(waitUntil { broker.packetHeaders.contains(0x30) })
+        #expect(broker.packetHeaders.filter { $0 == 0x32 }.count == expected, "\(broker.packetHeaders)")
+    }
+
+    /// A TLS failure on the network thread (here a reconnection: the broker came after
+    /// the first attempt) is reported with OpenSSL's reason, as one in start() is; the
+    /// code alone says only "A TLS error occurred."
+    @Test("a TLS failure of a later attempt is reported with OpenSSL's reason")
+    func tlsFailureOfALaterAttemptSaysWhy() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("geotify-tls-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificates = try TestCertificates(in: directory)
+        let closed = try ClosedPort()
+        let port = closed.port
+        let clock = ManualScheduler()
+        // The system's CAs do not trust the test CA.
+        let fixture = try ClientFixture(port: port, clock: clock) { $0.tls = MQTTTLS() }
+        defer { fixture.client.stop() }
+        #expect(waitUntil { clock.pendingCount == 1 })
+        closed.release()
+        let broker = try TestBroker(extraConfig: certificates.brokerConfig, port: port)
+        defer { broker.stop() }
+        let mark = fixture.events.count
+        clock.advance(by: 3)
+        let failure = fixture.events.waitFor(after: mark) { event -> (Int, String)? in
+            if case .disconnected(let code, let reason) = event { return (code, reason) }
+            return nil
+        }
+        #expect(failure?.0 == 8, "expected MOSQ_ERR_TLS: \(fixture.events.all)")
+        #expect(failure?.1.contains("certificate verify failed") == true, "\(fixture.events.all)")
+    }
+
+    /// A publish an MQTT 5 broker's Maximum Packet Size refuses (libmosquitto's
+    /// `MOSQ_ERR_OVERSIZE_PACKET`) is told apart from other failures: nothing was
+    /// queued, and the same message would be refused again, so the publisher counts it
+    /// as too large rather than as a failed publish.
+    @Test("MQTT v5: a message larger than the broker's maximum packet size is refused as oversize")
+    func oversizeIsToldApart() throws {
+        let broker = try TestBroker(extraConfig: "max_packet_size 1000")
+        let fixture = try ClientFixture(port: broker.port) { $0.protocolVersion = .v5 }
+        defer { fixture.client.stop() }
+        try fixture.waitConnected()
+        let topic = uniqueTopic("oversize")
+        #expect {
+            try fixture.client.publish(topic: topic, payload: Array(repeating: 0x61, count: 2_000), qos: 1, retain: false)
+        } throws: { error in
+            guard let error = error as? MQTTError else { return false }
+            return error.isOversize && !error.isNotConnected && error.keptMessageID == nil
+        }
+        let fitting = try fixture.client.publish(topic: topic, payload: Array(repeating: 0x61, count: 500), qos: 1, retain: false)
+        #expect(fixture.events.waitForPublished(fitting))
     }
 }

@@ -34,14 +34,21 @@ package final class SilentBroker: Sendable {
     /// The type of each whole packet the client sent, in order (1 CONNECT, 3 PUBLISH,
     /// 8 SUBSCRIBE, 12 PINGREQ, 14 DISCONNECT, ...).
     package var packetTypes: [UInt8] {
+        packetHeaders.map { $0 >> 4 }
+    }
+
+    /// The first byte of each whole packet the client sent, in order: the type in the
+    /// high four bits, the flags in the low four (0x30 a PUBLISH at QoS 0, 0x32 one at
+    /// QoS 1).
+    package var packetHeaders: [UInt8] {
         let bytes = received.withLock { $0.bytes }
-        var types: [UInt8] = []
+        var headers: [UInt8] = []
         var index = 0
         while index < bytes.count, let end = MQTTFraming.packetEnd(bytes, from: index) {
-            types.append(bytes[index] >> 4)
+            headers.append(bytes[index])
             index = end
         }
-        return types
+        return headers
     }
 
     /// Whether the client's connection has ended (it closed or shut it down).
