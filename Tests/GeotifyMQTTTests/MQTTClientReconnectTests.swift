@@ -2,6 +2,7 @@ import Foundation
 import GeotifyMQTT
 import GeotifyTestSupport
 import GeotifyTime
+import Synchronization
 import Testing
 
 /// Reconnection against a real broker: every failure is retried with backoff, including
@@ -160,5 +161,86 @@ struct MQTTClientReconnectTests {
         #expect(clock.pendingCount == 0)
         #expect(fixture.events.count == stopped, "\(fixture.events.all)")
         #expect(!broker.log.dropFirst(logged).contains("New client connected"), "\(broker.log)")
+    }
+
+    /// A lost connection is reported, and so is the first attempt after it that fails,
+    /// even when it fails the same way ("The connection was lost."): the loss is not a
+    /// failure the attempt repeats, so the bridge says that it cannot reach the broker
+    /// (only further failures of the same kind are quiet).
+    @Test("the first failed attempt after a lost connection is reported, even when it fails as the connection ended")
+    func theFirstFailureAfterALossIsReported() throws {
+        let broker = try ClosingBroker()
+        let clock = ManualScheduler()
+        let fixture = try ClientFixture(port: broker.port, clock: clock)
+        defer { fixture.client.stop() }
+        let lost = fixture.events.waitFor { event -> (Int, String)? in
+            if case .disconnected(let code, let reason) = event { return (code, reason) }
+            return nil
+        }
+        // MOSQ_ERR_CONN_LOST
+        #expect(lost?.0 == 7, "\(fixture.events.all)")
+        #expect(waitUntil { clock.pendingCount == 1 })
+        let mark = fixture.events.count
+        clock.advance(by: 3)
+        let failed = fixture.events.waitFor(after: mark) { event -> (Int, String)? in
+            if case .disconnected(let code, let reason) = event { return (code, reason) }
+            return nil
+        }
+        #expect(failed?.0 == lost?.0 && failed?.1 == lost?.1, "\(fixture.events.all)")
+        #expect(broker.connections == 2)
+    }
+}
+
+/// A stand-in broker that accepts its first client (a successful CONNACK) and closes the
+/// connection at once, then closes every later connection as soon as its CONNECT has
+/// come: to the client, the connection is lost, and each attempt after it ends the same
+/// way. Each CONNECT is read whole first, so that every close is an orderly one (a
+/// close with unread bytes would be a reset, another failure).
+private final class ClosingBroker: Sendable {
+    let port: Int
+    private let listener: Int32
+    /// How many connections it has closed, shared with the serving thread.
+    private let accepted = Count()
+
+    private final class Count: Sendable {
+        let value = Mutex(0)
+    }
+
+    /// How many connections it has closed.
+    var connections: Int { accepted.value.withLock { $0 } }
+
+    init() throws {
+        let (listener, port) = try listenOnLoopback()
+        self.listener = listener
+        self.port = port
+        Thread.detachNewThread { [accepted] in
+            defer { close(listener) }
+            var buffer = [UInt8](repeating: 0, count: 1_024)
+            while true {
+                var connection: Int32
+                repeat { connection = accept(listener, nil, nil) } while connection < 0 && errno == EINTR
+                guard connection >= 0 else { return }
+                var bytes: [UInt8] = []
+                while MQTTFraming.packetEnd(bytes, from: 0) == nil {
+                    let count = read(connection, &buffer, buffer.count)
+                    guard count > 0 else { break }
+                    bytes += buffer[0..<count]
+                }
+                let first = accepted.value.withLock { count in
+                    count += 1
+                    return count == 1
+                }
+                if first {
+                    let connack: [UInt8] = [0x20, 0x02, 0x00, 0x00]
+                    _ = write(connection, connack, connack.count)
+                }
+                close(connection)
+            }
+        }
+    }
+
+    /// Stops listening; the serving thread then closes the socket and ends.
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
     }
 }
