@@ -1,6 +1,7 @@
 import GeotifyHTTP
 import Testing
 
+/// What a request makes of its own headers, apart from the server that reads it.
 @Suite struct HTTPRequestTests {
     /// A body's media type is read without its parameters, in lower case and without the
     /// spaces around it, so `Application/JSON ; charset=utf-8` is `application/json` (media

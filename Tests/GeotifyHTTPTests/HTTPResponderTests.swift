@@ -2,6 +2,7 @@ import GeotifyHTTP
 import Synchronization
 import Testing
 
+/// The one answer a request gets, however many its handler and its timeout send.
 @Suite struct HTTPResponderTests {
     /// A handler that answers and then hears its own timeout (or answers twice) sends
     /// one response: the first; the later ones are dropped.

@@ -1,6 +1,7 @@
 import GeotifyHTTP
 import Testing
 
+/// What a response sends as its body, apart from the server that sends it.
 @Suite struct HTTPResponseTests {
     /// A text answer ends in one line break: one is added when the text has none, and
     /// none when it has.

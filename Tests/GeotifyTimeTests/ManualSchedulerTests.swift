@@ -166,17 +166,20 @@ import Testing
         #expect(count.withLock { $0 } == 3)
     }
 
-    /// The system's clock does not run cancelled work: a run cancelled before it fell due
-    /// is skipped, and a later one on the same queue still runs.
+    /// The system's clock does not run cancelled work: a run cancelled before it ran is
+    /// skipped, and a later one on the same queue still runs. The queue is held until
+    /// the cancel is made, so however slow the machine, the cancel comes first.
     @Test func systemSchedulerDoesNotRunCancelledWork() {
         let clock = SystemScheduler()
         let ran = Mutex<[String]>([])
         let done = DispatchSemaphore(value: 0)
+        queue.suspend()
         clock.schedule(after: 0.01, on: queue) { ran.withLock { $0.append("cancelled") } }.cancel()
-        clock.schedule(after: 0.2, on: queue) {
+        clock.schedule(after: 0.02, on: queue) {
             ran.withLock { $0.append("kept") }
             done.signal()
         }
+        queue.resume()
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(ran.withLock { $0 } == ["kept"])
     }
