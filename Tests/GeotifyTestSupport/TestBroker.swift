@@ -148,7 +148,7 @@ package final class TestBroker: @unchecked Sendable {
     private static func launch(config: URL, output: URL, port: Int, logFile: URL) throws -> ChildProcess {
         let logged = read(logFile).utf8.count
         let process = try ChildProcess(
-            executable: mosquittoExecutable(), arguments: ["-c", config.path], outputFile: output
+            executable: mosquittoExecutable() ?? "mosquitto", arguments: ["-c", config.path], outputFile: output
         )
         // Listening is not enough: another process might hold the port while this broker
         // fails to bind it. mosquitto logs "running" once its own listeners are open.
@@ -165,15 +165,6 @@ package final class TestBroker: @unchecked Sendable {
             )
         }
         return process
-    }
-
-    private static func mosquittoExecutable() -> String {
-        let candidates = ["/usr/sbin/mosquitto"]
-            + (ProcessInfo.processInfo.environment["PATH"] ?? "")
-                .split(separator: ":")
-                .map { "\($0)/mosquitto" }
-        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-        return found ?? "mosquitto"
     }
 
     private static func read(_ file: URL) -> String {

@@ -89,8 +89,11 @@ struct RunBridgeScriptTests {
         #expect(acceptsConnections(port: broker.port), "the broker it did not start is left running")
     }
 
+    /// Run with the `PATH` of an ordinary user of Debian, which holds no `sbin`
+    /// directory: the script finds mosquitto in /usr/sbin, where Debian installs it.
     @Test func withoutABrokerItStartsItsOwnWithoutAWarningAndStopsIt() throws {
-        let result = try runOnAFreePort()
+        let environment = ProcessInfo.processInfo.environment.merging(["PATH": "/usr/local/bin:/usr/bin:/bin"]) { $1 }
+        let result = try runOnAFreePort(environment: environment)
         let port = result.port
         #expect(result.status == 0)
         #expect(result.output.contains("started mosquitto on 127.0.0.1:\(port)"), "\(result.output)")
@@ -110,8 +113,7 @@ struct RunBridgeScriptTests {
     /// so the port answers only once the trap is in place): the script asks again until
     /// it has stopped.
     @Test func aBrokerThatLosesTheFirstSIGTERMIsAskedAgainUntilItStops() throws {
-        let mosquitto = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let real = try #require(mosquitto, "mosquitto is installed")
+        let real = try #require(mosquittoExecutable(), "mosquitto is installed")
         try stub("bin/mosquitto", """
             terms=0
             trap 'terms=$((terms + 1)); if [ "$terms" = 1 ]; then echo "lost the first SIGTERM"; else kill "$child"; fi' TERM
@@ -130,5 +132,19 @@ struct RunBridgeScriptTests {
         #expect(waitUntilEnded(pid: pid), "the broker it started (pid \(pid)) is stopped with the bridge")
         let log = try String(contentsOf: directory.appendingPathComponent("local/mosquitto.log"), encoding: .utf8)
         #expect(log.contains("lost the first SIGTERM\n"), "\(log)")
+    }
+
+    /// A mosquitto that cannot start (here one that exits at once, as with a port
+    /// another program took meanwhile) is said, with the end of its log, and the script
+    /// fails: it does not claim a broker it started and run the bridge against nothing.
+    @Test func aBrokerThatCannotStartIsSaidAndTheScriptFails() throws {
+        try stub("bin/mosquitto", #"echo "Error: Address already in use"; exit 1"#)
+        let path = directory.appendingPathComponent("bin").path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let environment = ProcessInfo.processInfo.environment.merging(["PATH": path]) { $1 }
+        let result = try runOnAFreePort(environment: environment)
+        #expect(result.status == 1)
+        #expect(result.output.contains("mosquitto did not start listening on 127.0.0.1:\(result.port); its log (local/mosquitto.log) ends:\nError: Address already in use\n"), "\(result.output)")
+        #expect(!result.output.contains("started mosquitto"), "\(result.output)")
+        #expect(!result.output.contains("geotify run"), "the bridge is not run: \(result.output)")
     }
 }
