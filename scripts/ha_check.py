@@ -15,6 +15,9 @@ import sys
 import threading
 import time
 
+# Debian installs mosquitto in /usr/sbin, which is not on an ordinary user's PATH.
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 WORK = os.path.join(ROOT, ".build", "ha-check")
@@ -157,7 +160,7 @@ class Run:
         config = os.path.join(WORK, "mosquitto.conf")
         with open(config, "w") as f:
             f.write(f"listener {self.broker_port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-        self.processes["mosquitto"] = subprocess.Popen(["mosquitto", "-c", config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.processes["mosquitto"] = subprocess.Popen([MOSQUITTO, "-c", config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait("mosquitto", lambda: self.connectable(self.broker_port), 10)
 
     @staticmethod

@@ -29,7 +29,7 @@ final class ShippedBrokerProcess {
         let file = directory.appendingPathComponent("mosquitto.conf")
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
         let process = try ChildProcess(
-            executable: "mosquitto", arguments: ["-c", file.path],
+            executable: mosquittoExecutable() ?? "mosquitto", arguments: ["-c", file.path],
             outputFile: directory.appendingPathComponent("mosquitto.out"))
         self.process = process
         guard waitUntil(timeout: 10, { log.contains(" running") || !process.isRunning }), process.isRunning else {

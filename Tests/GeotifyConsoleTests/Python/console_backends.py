@@ -18,6 +18,9 @@ import subprocess
 import tempfile
 import urllib.request
 
+# Debian installs mosquitto in /usr/sbin, which is not on an ordinary user's PATH.
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+
 # bcrypt of "s3cret" at cost 5 (htpasswd -nbB -C 5 alice s3cret).
 PASSWORD = "s3cret"
 HASH = "$2y$05$jKatOKD8jNmQpD8fiHOkJuB7w8EYgxGGPqGi88HMdtTpszAJE9QCS"
@@ -147,7 +150,7 @@ class BridgeBackend(FixtureBackend):
         probe.close()
         with open(os.path.join(self.directory, "mosquitto.conf"), "w") as file:
             file.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n")
-        self.broker = subprocess.Popen(["mosquitto", "-c", os.path.join(self.directory, "mosquitto.conf")],
+        self.broker = subprocess.Popen([MOSQUITTO, "-c", os.path.join(self.directory, "mosquitto.conf")],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         settings = {
             "broker": f"mqtt://127.0.0.1:{self.port}", "fences": "fences.json", "stateDir": "state",
