@@ -33,6 +33,9 @@ enum RunCommand {
         var settings = chosen.settings
         settings.resetState = arguments.isSet("reset-state")
         let logger = Logger(level: settings.logLevel)
+        if let limit = OpenFileLimit.raise() {
+            logger.debug("raised the limit of open files from \(limit.before) to \(limit.after) (the hard limit)")
+        }
         do {
             try StateDirectory.prepare(settings.stateDirectory)
         } catch {

@@ -192,6 +192,30 @@ struct CommandLineTests {
         }
     }
 
+    /// `geotify run` raises its soft limit on open files to its hard limit first: started
+    /// with 256 of 4 096 (an ordinary user's or a systemd service's soft limit is 1 024),
+    /// it runs with 4 096, room for the web console's connections.
+    @Test func runRaisesItsLimitOfOpenFilesToTheHardLimit() throws {
+        let settings = directory.appendingPathComponent("limits.json")
+        try #"{"fences": "fences.json", "stateDir": "state-limits", "broker": "mqtt://127.0.0.1:1", "logLevel": "debug"}"#
+            .write(to: settings, atomically: true, encoding: .utf8)
+        let log = directory.appendingPathComponent("limits.log")
+        // prlimit sets the limits on itself and then becomes geotify (exec), keeping its pid.
+        let child = try ChildProcess(
+            executable: "/usr/bin/prlimit", arguments: ["--nofile=256:4096", geotifyExecutable.path, "run", "--config", settings.path],
+            outputFile: log)
+        defer {
+            child.terminate(signal: SIGTERM)
+            _ = child.waitForExit()
+        }
+        let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        #expect(waitUntil { text().contains("started:") }, "\(text())")
+        let limits = try #require(kernelFileText("/proc/\(child.pid)/limits"))
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map { $0.split(separator: " ").map(String.init) }
+        #expect(line?.suffix(3) == ["4096", "4096", "files"], "\(limits)")
+        #expect(text().contains("raised the limit of open files from 256 to 4096 (the hard limit)"), "\(text())")
+    }
+
     @Test func anUnusableStateDirectoryGivesTheSystemsReason() throws {
         try "not a directory".write(to: directory.appendingPathComponent("file"), atomically: true, encoding: .utf8)
         let result = try runGeotify(
