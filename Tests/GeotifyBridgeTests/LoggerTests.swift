@@ -1,4 +1,6 @@
+import Foundation
 import GeotifyBridge
+import GeotifyHTTP
 import Synchronization
 import Testing
 
@@ -37,5 +39,39 @@ struct LoggerTests {
         let kept = "\u{2013} \u{201C}quoted\u{201D} \u{200D}\u{200C} \u{FB01} \u{FF21} \u{2122}"
         #expect(Logger.escaped(kept) == kept)
         #expect(Logger.escaped("\u{202E}\n") == #"\u202E\u000A"#)
+    }
+
+    /// A byte order mark (U+FEFF, the one invisible formatting character whose UTF-8
+    /// starts 0xEF) is escaped when it is the only one in the text: the quick scan that
+    /// finds text needing escapes decodes after 0xEF as after 0xE2.
+    @Test func aByteOrderMarkAloneIsEscaped() {
+        #expect(Logger.escaped("home\u{FEFF}") == #"home\uFEFF"#)
+        #expect(Logger.escaped("\u{FEFF}alice/phone") == #"\uFEFFalice/phone"#)
+    }
+
+    /// The HTTP server's log lines keep their level: a warning (a client refused) is
+    /// logged at warning, so a bridge logging warnings and above still shows it.
+    @Test func theHTTPServersLevelsAreKept() {
+        #expect(Logger.Level(HTTPServer.LogLevel.debug) == .debug)
+        #expect(Logger.Level(HTTPServer.LogLevel.info) == .info)
+        #expect(Logger.Level(HTTPServer.LogLevel.warning) == .warning)
+        #expect(Logger.Level(HTTPServer.LogLevel.error) == .error)
+    }
+
+    /// A line starts with the time it was written, in UTC, as ISO 8601 to the millisecond
+    /// (the month counted from 1, as a reader expects), then the level padded to seven
+    /// characters: the stamp lies between the clock read just before and just after.
+    @Test func aLineStartsWithTheTimeItWasWritten() throws {
+        let lines = Mutex<[String]>([])
+        let logger = Logger(level: .info, sink: { line in lines.withLock { $0.append(line) } })
+        let before = Date()
+        logger.info("alice/phone entered home")
+        let after = Date()
+        let line = try #require(lines.withLock { $0.first })
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let stamp = try #require(formatter.date(from: String(line.prefix(24))), "\(line)")
+        #expect(line.dropFirst(24) == " info    alice/phone entered home")
+        #expect(stamp >= before.addingTimeInterval(-0.001) && stamp <= after, "\(line) is not between \(before) and \(after)")
     }
 }
