@@ -270,4 +270,44 @@ struct CommandLineTests {
         try late.subscribe("geotify/badge/alice/phone")
         #expect(late.waitForMessage(on: "geotify/badge/alice/phone")?.text == "2")
     }
+
+    /// `run --reset-state` sets a state database the bridge would refuse aside (renamed,
+    /// not deleted) and starts with empty state, saying which file it set aside; the
+    /// flag reaches the bridge from the command line, not only from the settings.
+    @Test func resetStateSetsARefusedStateDatabaseAsideAndStarts() throws {
+        let state = directory.appendingPathComponent("state-reset")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: false)
+        try Data("not a state database, written by hand".utf8).write(to: state.appendingPathComponent("state.sqlite"))
+        let settings = directory.appendingPathComponent("reset.json")
+        try #"{"fences": "fences.json", "stateDir": "state-reset", "broker": "mqtt://127.0.0.1:1"}"#
+            .write(to: settings, atomically: true, encoding: .utf8)
+        let log = directory.appendingPathComponent("reset.log")
+        let run = try ChildProcess(executable: geotifyExecutable.path, arguments: ["run", "--config", settings.path, "--reset-state"], outputFile: log)
+        let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        #expect(waitUntil(timeout: 30) { text().contains("--reset-state: set ") && text().contains("/state-reset/state-reset-") }, "\(text())")
+        run.stop()
+        #expect(run.exitCode == 0, "a clean stop after the start: \(text())")
+        let setAside = try FileManager.default.contentsOfDirectory(atPath: state.path).filter { $0.hasPrefix("state-reset-") && $0.hasSuffix(".sqlite") }
+        #expect(setAside.count == 1, "\(setAside)")
+        #expect(try setAside.first.map { try String(contentsOf: state.appendingPathComponent($0), encoding: .utf8) } == "not a state database, written by hand")
+    }
+
+    /// Without `--config`, the settings file is the one `GEOTIFY_CONFIG` names, else
+    /// `config/geotify.json` when it exists; the variable set but empty (as `docker run -e
+    /// GEOTIFY_CONFIG=` or a Compose file's empty value leaves it) names none, so the
+    /// default file is read rather than a file named "".
+    @Test func anEmptyConfigVariableNamesNoSettingsFile() throws {
+        let config = directory.appendingPathComponent("config")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: false)
+        try #"{"fences": "../fences.json"}"#.write(to: config.appendingPathComponent("geotify.json"), atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["GEOTIFY_CONFIG"] = ""
+        let empty = try CompletedProcess.run(geotifyExecutable.path, ["check"], in: directory, environment: environment)
+        #expect(empty.status == 0, "\(empty.output)\(empty.error)")
+        #expect(empty.output.hasPrefix("config/geotify.json: valid settings\n"), "\(empty.output)")
+        environment["GEOTIFY_CONFIG"] = "elsewhere.json"
+        let named = try CompletedProcess.run(geotifyExecutable.path, ["check"], in: directory, environment: environment)
+        #expect(named.status == 1)
+        #expect(named.output.contains("elsewhere.json: no such file"), "\(named.output)")
+    }
 }
