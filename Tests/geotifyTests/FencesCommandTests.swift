@@ -427,4 +427,15 @@ struct FencesCommandTests: FencesCommandFixture {
         let bob = try fences("list", "--device", "bob/phone", "--json").output
         #expect(bob == alice.replacingOccurrences(of: "alice/phone", with: "bob/phone"))
     }
+
+    /// The hint on what to pass follows only a fence file that is missing: one that is
+    /// there but not valid gets its errors and no advice to name another file.
+    @Test func anInvalidFenceFileGetsNoHintToNameAnother() throws {
+        try write(#"{"fences": "broken.json"}"#, to: "settings.json")
+        try write(#"{"devices": {"alice/phone": [{"identifier": "home"}]}}"#, to: "broken.json")
+        let result = try runGeotify(["fences", "list", "--config", "settings.json"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error.contains("error: "), "\(result.error)")
+        #expect(!result.error.contains("hint:"), "\(result.error)")
+    }
 }
