@@ -38,12 +38,19 @@ import Testing
         #expect(due == [ConnectionTable.Overdue(id: 1, socket: 10, answer: true, receiving: true)])
     }
 
-    @Test func anIdleKeepAliveConnectionIsClosedWithoutAnAnswer() {
+    /// A keep-alive connection (id 1, socket 10, opened at 0) whose first request was
+    /// answered at 2.
+    func afterOneRequest() -> ConnectionTable {
         var table = ConnectionTable()
         table.opened(1, socket: 10, at: 0)
         _ = table.requestStarted(1)
         table.requestReceived(1)
         table.requestEnded(1, at: 2)
+        return table
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosedWithoutAnAnswer() {
+        var table = afterOneRequest()
         let overdue = table.overdue(at: 12.5, timeout: 10)
         #expect(overdue == [ConnectionTable.Overdue(id: 1, socket: 10, answer: false)])
     }
@@ -62,11 +69,7 @@ import Testing
     /// come in time is answered 408, as the first request would be: only an idle one is
     /// closed without an answer.
     @Test func aLaterRequestWhoseBodyDoesNotArriveInTimeIsAnswered() {
-        var table = ConnectionTable()
-        table.opened(1, socket: 10, at: 0)
-        _ = table.requestStarted(1)
-        table.requestReceived(1)
-        table.requestEnded(1, at: 2)
+        var table = afterOneRequest()
         let started = table.requestStarted(1)
         let overdue = table.overdue(at: 12.5, timeout: 10)
         #expect(started)
