@@ -74,7 +74,7 @@ let package = Package(
                 "GeotifyTime",
             ]
         ),
-        .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyStore", "GeotifyTime"]),
+        .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyHTTP", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
             dependencies: ["CMosquitto", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]

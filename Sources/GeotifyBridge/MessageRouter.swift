@@ -18,6 +18,7 @@ package struct MessageRouter: Sendable {
         case otherShard
         /// An instance's part of a shared fence's occupancy (see `ShardOccupancy`).
         case occupancy(OccupancyPart)
+        /// A message no filter of the bridge's routes.
         case unrouted
         case refused(InputError, topic: String)
     }

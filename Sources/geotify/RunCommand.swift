@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GeotifyBridge
+import GeotifyHTTP
 import GeotifyStore
 import GeotifyTime
 import Synchronization
@@ -33,7 +34,7 @@ enum RunCommand {
         var settings = chosen.settings
         settings.resetState = arguments.isSet("reset-state")
         let logger = Logger(level: settings.logLevel)
-        if let limit = OpenFileLimit.raise() {
+        if let limit = OpenFileLimit.raiseToHard() {
             logger.debug("raised the limit of open files from \(limit.before) to \(limit.after) (the hard limit)")
         }
         do {

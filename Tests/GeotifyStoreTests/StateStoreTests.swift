@@ -7,6 +7,18 @@ import GeotifyCore
 struct StateStoreTests {
     let directory = TemporaryDirectory()
 
+    /// Event messages at QoS 1 whose payloads are the numbers of `range`, in order.
+    static func events(_ range: some Sequence<Int>) -> [OutboxMessage] {
+        range.map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+    }
+
+    /// Saves each of `messages` in a commit, and so an outbox row, of its own; their ids.
+    static func saveEachInARow(_ messages: [OutboxMessage], in store: StateStore) throws -> [Int64] {
+        var ids: [Int64] = []
+        for message in messages { ids += try store.save(devices: [], outbox: [message]) }
+        return ids
+    }
+
     @Test func deviceStatesSurviveReopening() throws {
         let fix = Fix(device: "alice/phone", coordinate: Coordinate(latitude: 52.52, longitude: 13.405), accuracy: 12, timestamp: 1_700_000_000.5)
         let state = DeviceState(badge: 3, lastFix: fix, revision: 7, fences: [
@@ -109,9 +121,8 @@ struct StateStoreTests {
 
     @Test func acknowledgedRowsArePrunedAFewAtATimeAndNoOthers() throws {
         let store = try StateStore(directory: directory.path)
-        let messages = (1...10).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
-        var ids: [Int64] = []
-        for message in messages { ids += try store.save(devices: [], outbox: [message]) }
+        let messages = Self.events(1...10)
+        let ids = try Self.saveEachInARow(messages, in: store)
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[9], acknowledged: ids[6]))
         #expect(try store.pruneAcknowledged(atMost: 3) == true)
         #expect(try store.unacknowledgedAtStop() == 3)
@@ -126,7 +137,7 @@ struct StateStoreTests {
     /// the others stay stored, and are still never sent again.
     @Test func aCommitsMessagesArePrunedOnceAllAreAcknowledged() throws {
         let store = try StateStore(directory: directory.path)
-        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...4)
         let ids = try store.save(devices: [], outbox: messages)
         #expect(ids == Array(ids[0]...ids[0] + 3), "consecutive ids")
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[3], acknowledged: ids[1]))
@@ -241,7 +252,7 @@ struct StateStoreTests {
 
     @Test func afterACrashOnlyRowsPastTheMarkAreResent() throws {
         let store = try StateStore(directory: directory.path)
-        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...4)
         let ids = try store.save(devices: [], outbox: messages)
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[2], acknowledged: ids[0]))
         let reopened = try StateStore(directory: directory.path)
@@ -250,7 +261,7 @@ struct StateStoreTests {
     }
 
     @Test func aLostWriteAheadLogResendsNothingHandedOver() throws {
-        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...3)
         do {
             let store = try StateStore(directory: directory.path)
             try store.save(devices: [], outbox: messages)
@@ -276,7 +287,7 @@ struct StateStoreTests {
 
     @Test(arguments: [Array(repeating: 0x41, count: 24), Array(repeating: 0x41, count: 10), Array(repeating: 0x41, count: 40)])
     func aDamagedMarkSendsNothingLeftInTheOutboxAgain(garbage: [UInt8]) throws {
-        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...4)
         let ids: [Int64]
         do {
             let store = try StateStore(directory: directory.path)
@@ -304,7 +315,7 @@ struct StateStoreTests {
     @Test func theDamagedMarksWarningCountsTheMessagesNotSent() throws {
         do {
             let store = try StateStore(directory: directory.path)
-            let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+            let messages = Self.events(1...3)
             try store.save(devices: [], outbox: messages)
         }
         try Data(repeating: 0x41, count: 24).write(to: URL(fileURLWithPath: directory.file("outbox.handed")))
@@ -313,7 +324,7 @@ struct StateStoreTests {
     }
 
     @Test func anEmptyMarkIsNewAndTheOutboxIsSent() throws {
-        let messages = (1...2).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...2)
         do {
             let store = try StateStore(directory: directory.path)
             try store.save(devices: [], outbox: messages)
@@ -365,7 +376,7 @@ struct StateStoreTests {
     /// and not acknowledged are not sent again, so they do not wait.
     @Test func thePendingCountLeavesOutMessagesHandedOverButNotAcknowledged() throws {
         let store = try StateStore(directory: directory.path)
-        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...4)
         let ids = try store.save(devices: [], outbox: messages)
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[2], acknowledged: ids[0]))
         #expect(try store.pendingCount() == 1)
@@ -379,7 +390,7 @@ struct StateStoreTests {
     @Test func readFromEveryIdOfALargeCommitTheNextMessageFollows() throws {
         let store = try StateStore(directory: directory.path)
         let count = OutboxBatch.capacity * 2 + 3
-        let messages = (0..<count).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(0..<count)
         let ids = try store.save(devices: [], outbox: messages)
         var wrong: [Int64] = []
         for (index, id) in ids.enumerated() {
@@ -398,9 +409,8 @@ struct StateStoreTests {
     /// row that ends exactly at the mark takes no part of the limit.
     @Test func aLimitedReadGivesTheMessagesPastTheMark() throws {
         let store = try StateStore(directory: directory.path)
-        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
-        var ids: [Int64] = []
-        for message in messages { ids += try store.save(devices: [], outbox: [message]) }
+        let messages = Self.events(1...3)
+        let ids = try Self.saveEachInARow(messages, in: store)
         try store.watermark.write(OutboxWatermark.Marks(handed: ids[0], acknowledged: ids[0]))
         #expect(try store.pendingMessages(limit: 1).map(\.message) == [messages[1]])
         var read: [StateStore.PendingMessage] = []
@@ -413,7 +423,7 @@ struct StateStoreTests {
     /// larger than the limit would stay for ever, with "rows are left" said for ever.
     @Test func pruningFewerThanTheOldestRowHoldsDeletesItWhole() throws {
         let store = try StateStore(directory: directory.path)
-        let messages = (1...4).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...4)
         _ = try store.save(devices: [], outbox: messages)
         let later = try store.save(devices: [], outbox: [messages[0]])
         try store.watermark.write(OutboxWatermark.Marks(handed: later[0], acknowledged: later[0]))
@@ -427,7 +437,7 @@ struct StateStoreTests {
     /// first is: the others are still sent, or counted as possibly lost at a stop.
     @Test func aRowPartlyAcknowledgedIsNotPruned() throws {
         let store = try StateStore(directory: directory.path)
-        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...3)
         _ = try store.save(devices: [], outbox: [messages[0]])
         let rest = try store.save(devices: [], outbox: [messages[1], messages[2]])
         try store.watermark.write(OutboxWatermark.Marks(handed: rest[0], acknowledged: rest[0]))
@@ -440,7 +450,7 @@ struct StateStoreTests {
     /// a sound mark: what the rest is cannot be told (a write of another program, a copy
     /// gone wrong), so nothing in the outbox is sent again.
     @Test func aMarkFileWithBytesPastTheMarkIsDamaged() throws {
-        let messages = (1...3).map { OutboxMessage(topic: "geotify/event/a", payload: Array("\($0)".utf8), qos: 1, retain: false) }
+        let messages = Self.events(1...3)
         let ids: [Int64]
         do {
             let store = try StateStore(directory: directory.path)
