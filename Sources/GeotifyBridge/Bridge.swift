@@ -536,9 +536,8 @@ package final class Bridge: Sendable {
                 counters.add(.errors(.sessionTakenOver))
                 logger.error("another client took over this bridge's session at \(settings.broker) (client id \"\(settings.clientID)\"): \(Bridge.words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); reconnecting")
             } else if code != 0 {
-                logger.warning(current.connectedOnce
-                    ? "lost the connection to the broker \(settings.broker): \(Bridge.words(reason)); reconnecting"
-                    : "cannot reach the broker \(settings.broker): \(Bridge.words(reason)); retrying")
+                logger.warning(Bridge.connectionEnded(
+                    broker: settings.broker.description, reason: reason, stopping: current.stopping, connectedOnce: current.connectedOnce))
             }
         case .subscribed(let messageID, let granted):
             if current.routing.sweep.subscribed(messageID, granted: granted) { break }
@@ -651,6 +650,18 @@ package final class Bridge: Sendable {
     }
 
     /// A reason as libmosquitto words it ("The connection was lost."), as part of a sentence.
+    /// The warning for a connection that ended with an error (`reason`): while stopping, that
+    /// the stop could not end it cleanly (the broker publishes the will); otherwise that the
+    /// bridge reconnects, or, never connected yet, retries.
+    package static func connectionEnded(broker: String, reason: String, stopping: Bool, connectedOnce: Bool) -> String {
+        if stopping {
+            return "stopping without a clean disconnect from \(broker): \(words(reason))"
+        }
+        return connectedOnce
+            ? "lost the connection to the broker \(broker): \(words(reason)); reconnecting"
+            : "cannot reach the broker \(broker): \(words(reason)); retrying"
+    }
+
     static func words(_ reason: String) -> String {
         var text = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
         if let first = text.first, text.dropFirst().first?.isLowercase ?? true { text = first.lowercased() + text.dropFirst() }

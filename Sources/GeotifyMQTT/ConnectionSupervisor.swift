@@ -64,7 +64,8 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// How long one `mosquitto_loop` call may wait for the socket, in milliseconds: how
     /// soon an idle loop notices a stop request that did not wake it.
     private static let loopTimeout: Int32 = 500
-    /// How long a stopping loop keeps running to send DISCONNECT before it gives up.
+    /// How long a stopping loop keeps running to send DISCONNECT before it gives up
+    /// (`endWithoutDisconnect`).
     private static let stopGrace: Duration = .seconds(2)
 
     private let handle: OpaquePointer
@@ -199,7 +200,9 @@ final class ConnectionSupervisor: @unchecked Sendable {
     }
 
     /// Runs the network loop until the connection ends or a stop has been carried out;
-    /// returns the code that ended it (0 for a stop) and its reason.
+    /// returns the code that ended it and its reason: 0 for a stop, unless its DISCONNECT
+    /// could not be sent in time (`endWithoutDisconnect`). (A connection that fails while
+    /// stopping ends as a stop too: libmosquitto reports it so once asked to disconnect.)
     private func loop() -> (Int32, String) {
         var stopDeadline: ContinuousClock.Instant?
         var acknowledgements = AcknowledgementPacing.standard
@@ -211,7 +214,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 }
                 if let stopDeadline {
                     if ContinuousClock.now >= stopDeadline {
-                        return (0, MQTTEventRelay.reason(disconnect: 0))
+                        return endWithoutDisconnect()
                     }
                 } else {
                     // The stop may have come while this thread was connecting, before
@@ -227,6 +230,18 @@ final class ConnectionSupervisor: @unchecked Sendable {
                 return isStopping ? (0, MQTTEventRelay.reason(disconnect: 0)) : (code, reason)
             }
         }
+    }
+
+    /// Ends a connection whose DISCONNECT did not leave within `stopGrace` of the stop (a
+    /// broker that reads nothing, a full socket): shuts the socket down, so the broker
+    /// sees the connection end now, not when the process does, and publishes the will.
+    /// Reported as a failure (`MOSQ_ERR_TIMEOUT`), not as the clean end of a stop: the
+    /// owner can say that the will goes out.
+    private func endWithoutDisconnect() -> (Int32, String) {
+        let socket = mosquitto_socket(handle)
+        if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+        let seconds = Self.stopGrace.components.seconds
+        return (MOSQ_ERR_TIMEOUT.rawValue, "the DISCONNECT could not be sent within \(seconds) s of the stop, so the broker publishes the will")
     }
 
     /// The most packets read in one burst before the burst's end is reported. Small

@@ -24,6 +24,8 @@ package enum MQTTEvent: Sendable {
     /// not resolvable, a TLS failure, ...). `code` 0 means `stop()` asked for it; anything
     /// else is a libmosquitto error (connection lost, keep-alive timeout, ...) or an MQTT
     /// v5 reason code sent by the broker. The client reconnects by itself unless stopped.
+    /// A stop whose DISCONNECT could not be sent (the broker read nothing for a couple of
+    /// seconds) ends with `MOSQ_ERR_TIMEOUT`: the broker then publishes the will.
     ///
     /// `code` `sessionTakenOver` (0x8E) means another client connected with this client's
     /// id and the broker gave it this client's session: an MQTT v5 broker said so, or the

@@ -194,6 +194,20 @@ struct CleanStopTests {
         #expect(!types.contains(14), "no DISCONNECT: \(types)")
     }
 
+    /// A connection that ends with an error during a stop (its DISCONNECT could not be
+    /// sent within the stop's grace, `MQTTClientWillTests`) is not followed by a
+    /// reconnection: the warning says the stop ended it uncleanly, with the client's
+    /// reason (that the broker publishes the will), where before it said "reconnecting".
+    @Test func aConnectionEndedWhileStoppingIsNotSaidToReconnect() {
+        let reason = "The DISCONNECT could not be sent within 2 s of the stop, so the broker publishes the will"
+        #expect(Bridge.connectionEnded(broker: "mqtt://b:1883", reason: reason, stopping: true, connectedOnce: true)
+            == "stopping without a clean disconnect from mqtt://b:1883: the DISCONNECT could not be sent within 2 s of the stop, so the broker publishes the will")
+        #expect(Bridge.connectionEnded(broker: "mqtt://b:1883", reason: "Connection lost.", stopping: false, connectedOnce: true)
+            == "lost the connection to the broker mqtt://b:1883: connection lost; reconnecting")
+        #expect(Bridge.connectionEnded(broker: "mqtt://b:1883", reason: "Connection refused", stopping: false, connectedOnce: false)
+            == "cannot reach the broker mqtt://b:1883: connection refused; retrying")
+    }
+
     /// The status retained at the broker now, as a new subscriber receives it; nil when
     /// none is retained.
     private func retainedStatus(port: Int) -> String? {

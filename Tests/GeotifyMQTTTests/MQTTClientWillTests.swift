@@ -1,3 +1,4 @@
+import CMosquitto
 import Foundation
 @testable import GeotifyMQTT
 import GeotifyTestSupport
@@ -77,6 +78,38 @@ struct MQTTClientWillTests {
 
     /// The will goes with the QoS and retain flag it was given: at QoS 2 and not
     /// retained, the broker publishes it at QoS 2 and keeps nothing for a later subscriber.
+    /// A stop whose DISCONNECT cannot leave (the broker reads nothing, and what the client
+    /// wrote before fills both ends' socket buffers, a few MiB each on loopback) ends the
+    /// connection once the stop's grace has passed, without a DISCONNECT, and says so: the
+    /// broker then publishes the will. Before, such a stop said it had ended cleanly, left
+    /// the socket open until the process ended, and the will came unannounced.
+    @Test("a stop that cannot send its DISCONNECT ends the connection, says so, and the will is published")
+    func stopWithoutRoomForTheDisconnect() throws {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("will")
+        let observer = try TestClient(port: broker.port)
+        try observer.subscribe(topic)
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 1, retain: true)
+        }
+        try fixture.waitConnected()
+        broker.pause()
+        let payload = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20)
+        for _ in 0..<32 {
+            _ = try fixture.client.publish(topic: topic + "/bulk", payload: payload, qos: 0, retain: false)
+        }
+        let mark = fixture.events.count
+        fixture.client.stop()
+        let ended = fixture.events.waitFor(after: mark) { event -> (Int, String)? in
+            if case .disconnected(let code, let reason) = event { return (code, reason) }
+            return nil
+        }
+        #expect(ended?.0 == Int(MOSQ_ERR_TIMEOUT.rawValue), "\(String(describing: ended))")
+        #expect(ended?.1.contains("the DISCONNECT could not be sent") == true, "\(String(describing: ended))")
+        broker.resume()
+        #expect(observer.waitForMessage(on: topic)?.text == "offline")
+    }
+
     @Test("a will at QoS 2 that is not retained is published at QoS 2 and not kept")
     func unretainedWillAtQoS2() throws {
         let broker = try TestBroker()

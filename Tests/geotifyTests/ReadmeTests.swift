@@ -157,19 +157,30 @@ struct ReadmeTests {
             return opened
         }
         defer { terminals.removeAll() }
-        for step in examples.steps {
-            switch step {
-            case .command(let number, let command):
-                try terminal(number).type(command, timeout: 120)
-            case .interrupt(let number):
-                try terminal(number).interrupt()
-            case .output(let number, let lines):
-                try terminal(number).expect(ExpectedLines(lines), substitutions: substitutions, timeout: 60)
+        // What the broker scripts/run-bridge started saw (each connection, and whether it
+        // ended with a DISCONNECT: "disconnected", or without: "closed its connection"),
+        // for a failure's message: the clone goes with the test.
+        func brokerLog() -> String {
+            let log = (try? String(contentsOf: clone.appendingPathComponent("local/mosquitto.log"), encoding: .utf8)) ?? "(none)"
+            return "--- local/mosquitto.log, its end\n" + log.split(separator: "\n").suffix(40).joined(separator: "\n")
+        }
+        do {
+            for step in examples.steps {
+                switch step {
+                case .command(let number, let command):
+                    try terminal(number).type(command, timeout: 120)
+                case .interrupt(let number):
+                    try terminal(number).interrupt()
+                case .output(let number, let lines):
+                    try terminal(number).expect(ExpectedLines(lines), substitutions: substitutions, timeout: 60)
+                }
             }
+        } catch {
+            throw TestSupportError("\(error)\n\(brokerLog())")
         }
         for number in terminals.keys.sorted() {
             let rest = try terminals[number]!.finish(timeout: 30)
-            #expect(rest.isEmpty, "terminal \(number) showed more than the README says:\n\(rest.joined(separator: "\n"))")
+            #expect(rest.isEmpty, "terminal \(number) showed more than the README says:\n\(rest.joined(separator: "\n"))\n\(brokerLog())")
         }
         #expect(try Self.git(clone, ["status", "--porcelain"]) == "", "the examples changed tracked files")
         let shown = terminals.values.map(\.text).joined(separator: "\n")
