@@ -649,7 +649,6 @@ package final class Bridge: Sendable {
         }
     }
 
-    /// A reason as libmosquitto words it ("The connection was lost."), as part of a sentence.
     /// The warning for a connection that ended with an error (`reason`): while stopping, that
     /// the stop could not end it cleanly (the broker publishes the will); otherwise that the
     /// bridge reconnects, or, never connected yet, retries.
@@ -662,6 +661,7 @@ package final class Bridge: Sendable {
             : "cannot reach the broker \(broker): \(words(reason)); retrying"
     }
 
+    /// A reason as libmosquitto words it ("The connection was lost."), as part of a sentence.
     static func words(_ reason: String) -> String {
         var text = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
         if let first = text.first, text.dropFirst().first?.isLowercase ?? true { text = first.lowercased() + text.dropFirst() }

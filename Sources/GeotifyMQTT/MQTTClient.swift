@@ -233,9 +233,10 @@ package final class MQTTClient: @unchecked Sendable {
     /// Disconnects cleanly (a DISCONNECT packet, so the broker does not publish the will),
     /// stops reconnecting and waits for the network thread to end (a couple of seconds
     /// at most when the broker does not answer; the connection then ends without
-    /// DISCONNECT, reported as `.disconnected` with `MOSQ_ERR_TIMEOUT`). Does nothing if not started; safe from
-    /// any thread. Called from inside `onEvent` it can only ask for all that: the thread
-    /// then ends by itself and the next `stop()` or the client's release joins it.
+    /// DISCONNECT, reported as `.disconnected` with `MOSQ_ERR_TIMEOUT`). Does nothing if
+    /// not started; safe from any thread. Called from inside `onEvent` it can only ask for
+    /// all that: the thread then ends by itself and the next `stop()` or the client's
+    /// release joins it.
     package func stop() {
         let relay = relay.takeUnretainedValue()
         guard !relay.isCallingBack else {
