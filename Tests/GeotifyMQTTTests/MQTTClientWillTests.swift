@@ -15,15 +15,7 @@ import Testing
 struct MQTTClientWillTests {
     @Test("the broker publishes the (retained) will when the connection drops uncleanly")
     func willOnUncleanDrop() throws {
-        let broker = try TestBroker()
-        let topic = uniqueTopic("will")
-        let observer = try TestClient(port: broker.port)
-        try observer.subscribe(topic)
-
-        let fixture = try ClientFixture(port: broker.port) {
-            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 1, retain: true)
-        }
-        try fixture.waitConnected()
+        let (broker, topic, observer, fixture) = try connectedWithWill()
         #expect(observer.messages.isEmpty)
         let mark = fixture.events.count
 
@@ -49,17 +41,8 @@ struct MQTTClientWillTests {
 
     @Test("stop() disconnects cleanly, so the broker does not publish the will")
     func noWillOnStop() throws {
-        let broker = try TestBroker()
-        let topic = uniqueTopic("will")
-        let observer = try TestClient(port: broker.port)
-        try observer.subscribe(topic)
-
         let id = "geotify-clean-\(UUID().uuidString.prefix(8))"
-        let fixture = try ClientFixture(port: broker.port) {
-            $0.clientID = id
-            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 1, retain: true)
-        }
-        try fixture.waitConnected()
+        let (broker, topic, observer, fixture) = try connectedWithWill(clientID: id)
         fixture.client.stop()
 
         // The broker logs the clean disconnect when it handles DISCONNECT, after which a
@@ -85,14 +68,7 @@ struct MQTTClientWillTests {
     /// the socket open until the process ended, and the will came unannounced.
     @Test("a stop that cannot send its DISCONNECT ends the connection, says so, and the will is published")
     func stopWithoutRoomForTheDisconnect() throws {
-        let broker = try TestBroker()
-        let topic = uniqueTopic("will")
-        let observer = try TestClient(port: broker.port)
-        try observer.subscribe(topic)
-        let fixture = try ClientFixture(port: broker.port) {
-            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 1, retain: true)
-        }
-        try fixture.waitConnected()
+        let (broker, topic, observer, fixture) = try connectedWithWill()
         broker.pause()
         let payload = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20)
         for _ in 0..<32 {
@@ -112,14 +88,7 @@ struct MQTTClientWillTests {
 
     @Test("a will at QoS 2 that is not retained is published at QoS 2 and not kept")
     func unretainedWillAtQoS2() throws {
-        let broker = try TestBroker()
-        let topic = uniqueTopic("will")
-        let observer = try TestClient(port: broker.port)
-        try observer.subscribe(topic, qos: 2)
-        let fixture = try ClientFixture(port: broker.port) {
-            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: 2, retain: false)
-        }
-        try fixture.waitConnected()
+        let (broker, topic, observer, fixture) = try connectedWithWill(qos: 2, retain: false)
         fixture.client.dropConnectionUncleanly()
         let will = observer.waitForMessage(on: topic)
         #expect(will?.text == "offline")
@@ -133,5 +102,22 @@ struct MQTTClientWillTests {
         try observer.publish(topic + "/marker", "marker")
         #expect(late.waitForMessage(on: topic + "/marker") != nil)
         #expect(late.waitForMessages(on: topic, count: 1, timeout: 0.2).isEmpty)
+    }
+
+    /// A broker, an observer subscribed to a topic of its own (at `qos`), and a client
+    /// connected with the will `offline` on that topic at `qos`, retained or not.
+    private func connectedWithWill(
+        qos: Int = 1, retain: Bool = true, clientID: String? = nil
+    ) throws -> (TestBroker, String, TestClient, ClientFixture) {
+        let broker = try TestBroker()
+        let topic = uniqueTopic("will")
+        let observer = try TestClient(port: broker.port)
+        try observer.subscribe(topic, qos: qos)
+        let fixture = try ClientFixture(port: broker.port) {
+            if let clientID { $0.clientID = clientID }
+            $0.will = MQTTWill(topic: topic, payload: Array("offline".utf8), qos: qos, retain: retain)
+        }
+        try fixture.waitConnected()
+        return (broker, topic, observer, fixture)
     }
 }
