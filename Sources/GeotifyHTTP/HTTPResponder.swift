@@ -21,9 +21,4 @@ package final class HTTPResponder: Sendable {
         }
         deliver?(response)
     }
-
-    /// Whether a response was sent.
-    package var hasResponded: Bool {
-        delivery.withLock { $0 == nil }
-    }
 }
