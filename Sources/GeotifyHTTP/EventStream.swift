@@ -48,13 +48,12 @@ package final class EventStream: Sendable {
         budget.maximum
     }
 
-    /// A new subscription, starting with the `retry:` field and then `first` (the state
-    /// the client starts from, its opening); nil when `maximumSubscribers` are already
-    /// subscribed.
-    package func subscribe(first: [ServerSentEvent] = []) -> EventSubscription? {
-        let opening = ServerSentEvent.retry(milliseconds: retryMilliseconds) + first.flatMap(\.encoded)
+    /// A new subscription, starting with the `retry:` field (the start of its opening;
+    /// the state the client starts from follows through `EventSubscription.open`); nil
+    /// when `maximumSubscribers` are already subscribed.
+    package func subscribe() -> EventSubscription? {
         let subscription = EventSubscription(
-            first: opening, maximumPending: maximumPending, budget: budget,
+            first: ServerSentEvent.retry(milliseconds: retryMilliseconds), maximumPending: maximumPending, budget: budget,
             onClose: { [weak self] closed in
                 _ = self?.subscriptions.withLock { $0.removeValue(forKey: ObjectIdentifier(closed)) }
             },

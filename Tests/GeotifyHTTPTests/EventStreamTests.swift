@@ -313,16 +313,4 @@ import Testing
         #expect(drain(subscription) == "retry: 2000\n\nevent: state\ndata: {}\n\n")
         #expect(subscription.take(maximum: 10, park: {}, wake: {}) == .end)
     }
-
-    /// The events a subscription is made with come after the `retry:` field, before
-    /// anything published, and count as its opening, not against its bound.
-    @Test func theFirstEventsComeAfterTheRetryFieldAsTheOpening() throws {
-        let stream = EventStream(maximumPending: 16, retryMilliseconds: 1500)
-        let first = [ServerSentEvent(name: "state", data: String(repeating: "x", count: 40)), ServerSentEvent(data: "1")]
-        let subscription = try #require(stream.subscribe(first: first))
-        #expect(subscription.bytesBehind == 0)
-        stream.publish(ServerSentEvent(data: "2"))
-        #expect(!subscription.isClosed)
-        #expect(drain(subscription) == "retry: 1500\n\nevent: state\ndata: \(String(repeating: "x", count: 40))\n\ndata: 1\n\ndata: 2\n\n")
-    }
 }
