@@ -15,14 +15,14 @@ package struct Inbound: Sendable {
     /// When it arrived, in seconds since 1970.
     package var arrival: Double
     /// Who waits for the outcome in this process (the HTTP console's request), if anyone:
-    /// its answer comes back as a `LaneAnswer` instead of an MQTT reply.
+    /// its answer comes back as a `LaneAnswer` instead of an MQTT reply. Nil as made; the
+    /// lane sets it on the copy it handles for the console (`Lane.handle(_:answer:)`).
     package var requester: Int?
 
-    package init(route: Route, device: String, message: MQTTMessage, arrival: Double, requester: Int? = nil) {
+    package init(route: Route, device: String, message: MQTTMessage, arrival: Double) {
         self.route = route
         self.device = device
         self.message = message
         self.arrival = arrival
-        self.requester = requester
     }
 }
