@@ -1,9 +1,12 @@
 /// A broker address parsed from a URL: `mqtt://host[:port]` (plain TCP, port 1883 by
 /// default) or `mqtts://host[:port]` (TLS, port 8883 by default). IPv6 addresses go in
-/// brackets (`mqtt://[::1]:1883`). The scheme is case-insensitive and one trailing `/`
-/// is allowed; anything else gets an error saying what is wrong.
+/// brackets (`mqtt://[::1]:1883`), with a zone after `%25` as RFC 6874 writes it
+/// (`mqtt://[fe80::1%25eth0]`) or after a bare `%`; a `%` anywhere else is refused. The
+/// scheme is case-insensitive and one trailing `/` is allowed; anything else gets an
+/// error saying what is wrong.
 package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
-    /// The host name or IP address (IPv6 without brackets).
+    /// The host name or IP address (IPv6 without brackets, a zone after a bare `%`, as
+    /// `getaddrinfo` reads it: `fe80::1%eth0`).
     package var host: String
     /// The TCP port, 1 to 65535.
     package var port: Int
@@ -54,13 +57,17 @@ package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
                 "\"\(url)\" holds credentials; give the username and password separately, not in the URL"
             )
         }
-        let hostPart: Substring
+        var hostPart: Substring
         let portPart: Substring?
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else {
                 throw .invalid(operation, "\"\(url)\" opens an IPv6 address with [ but never closes it with ]")
             }
             hostPart = authority[authority.index(after: authority.startIndex)..<close]
+            // RFC 6874's zone, `%25eth0`, is the `%` escaped: the system reads `%eth0`.
+            if let percent = hostPart.firstIndex(of: "%"), hostPart[hostPart.index(after: percent)...].hasPrefix("25") {
+                hostPart = Substring(hostPart[...percent] + hostPart[hostPart.index(percent, offsetBy: 3)...])
+            }
             let rest = authority[authority.index(after: close)...]
             if rest.isEmpty {
                 portPart = nil
@@ -73,6 +80,12 @@ package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
             let colons = authority.filter { $0 == ":" }.count
             if colons > 1 {
                 throw .invalid(operation, "\"\(url)\": put an IPv6 address in brackets, as in mqtt://[::1]:1883")
+            }
+            if authority.contains("%") {
+                throw .invalid(
+                    operation,
+                    "\"\(url)\" has a % outside brackets; only an IPv6 address's zone may have one, as in mqtt://[fe80::1%25eth0]"
+                )
             }
             if let colon = authority.firstIndex(of: ":") {
                 hostPart = authority[..<colon]

@@ -12,6 +12,8 @@ struct BrokerAddressTests {
         ("  mqtt://localhost:1\n", BrokerAddress(host: "localhost", port: 1, tls: false)),
         ("mqtt://[::1]:65535", BrokerAddress(host: "::1", port: 65535, tls: false)),
         ("mqtts://[fe80::1%eth0]", BrokerAddress(host: "fe80::1%eth0", port: 8883, tls: true)),
+        // RFC 6874 writes the zone's % escaped, as %25; the system reads it bare.
+        ("mqtt://[fe80::1%25eth0]:1884", BrokerAddress(host: "fe80::1%eth0", port: 1884, tls: false)),
         // A Docker Compose service name may hold an underscore.
         ("mqtt://geotify_broker:1883", BrokerAddress(host: "geotify_broker", port: 1883, tls: false)),
     ])
@@ -41,6 +43,11 @@ struct BrokerAddressTests {
         ("mqtt://[::1", "never closes"),
         ("mqtt://[::1]x", "not :port"),
         ("mqtt://bad host", "characters a host name cannot have"),
+        // A % means something only as an IPv6 address's zone, in brackets.
+        ("mqtt://ho%st:1883", "% outside brackets"),
+        ("mqtt://host%25eth0", "% outside brackets"),
+        ("mqtts://%", "% outside brackets"),
+        ("mqtt://host:18%83", "% outside brackets"),
     ])
     func rejectsBadURLs(url: String, expectedText: String) {
         #expect {
@@ -56,5 +63,6 @@ struct BrokerAddressTests {
     func description() throws {
         #expect(try BrokerAddress(parsing: "mqtts://h").description == "mqtts://h:8883")
         #expect(try BrokerAddress(parsing: "mqtt://[::1]").description == "mqtt://[::1]:1883")
+        #expect(try BrokerAddress(parsing: "mqtt://[fe80::1%25eth0]").description == "mqtt://[fe80::1%eth0]:1883")
     }
 }
