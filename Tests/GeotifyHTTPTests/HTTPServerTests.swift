@@ -24,6 +24,9 @@ import Testing
             let held = Mutex(WeakBody())
             /// The last `/events` subscription, while something else keeps it.
             let subscription = Mutex(WeakSubscription())
+            /// Signalled by a `Gate` let go of, which then waits for `ungate`.
+            let gateReached = DispatchSemaphore(value: 0)
+            let ungate = DispatchSemaphore(value: 0)
         }
 
         /// A subscription not kept alive by the probe.
@@ -47,6 +50,22 @@ import Testing
 
             deinit {
                 probe.leases.withLock { $0 -= 1 }
+            }
+        }
+
+        /// Holds the thread that lets go of it (`stop()`, closing a `/gated/<bytes>`
+        /// stream whose opening is not read) until `Probe.ungate`, once it has signalled
+        /// `Probe.gateReached`; at most 10 s, so a failed test does not hang.
+        final class Gate: Sendable {
+            let probe: Probe
+
+            init(_ probe: Probe) {
+                self.probe = probe
+            }
+
+            deinit {
+                probe.gateReached.signal()
+                _ = probe.ungate.wait(timeout: .now() + 10)
             }
         }
 
@@ -79,6 +98,12 @@ import Testing
                         let opening = Array("event: state\ndata: ".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: size)
                             + Array("\ndata: end of the opening\n\n".utf8)
                         subscription.open(opening, holding: Lease(probe))
+                        responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
+                    }
+                case let path where path.hasPrefix("/gated/"):
+                    // A stream opening with that many bytes, holding a gate.
+                    if let size = Int(path.dropFirst("/gated/".count)), let subscription = stream.subscribe() {
+                        subscription.open([UInt8](repeating: UInt8(ascii: ":"), count: size), holding: Gate(probe))
                         responder.send(HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: .events(subscription)))
                     }
                 case let path where path.hasPrefix("/held/"):
@@ -696,6 +721,38 @@ import Testing
         #expect(try waiting.readResponse().status == 503)
         #expect(streamConnection.isClosedByServer())
         running.server.stop()
+    }
+
+    /// A request whose header was admitted before the server began to stop, and whose
+    /// body is complete only after, is answered 503 at once, its handler having run: the
+    /// server does not wait for the handler's answer (`stop()` answers only the requests
+    /// waiting when it began, and libmicrohttpd aborts the process when it is stopped
+    /// with a connection suspended). `stop()` is held after it began, where it closes the
+    /// streams (a stream's opening not read lets go of its `Gate`), while the body's end
+    /// arrives.
+    @Test func aRequestCompletedOnceTheServerIsStoppingIs503() throws {
+        let running = try Running()
+        let gated = try running.connection()
+        try gated.send("GET /gated/\(32 << 20) HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try gated.readStreamHeader()
+        let late = try running.connection()
+        try late.send("POST /never HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\nhel")
+        #expect(waitUntil { running.server.receivingCount == 1 }, "the header is admitted")
+        let stopped = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            running.server.stop()
+            stopped.signal()
+        }
+        #expect(running.probe.gateReached.wait(timeout: .now() + 10) == .success, "stop() has begun")
+        try late.send("lo")
+        // Checked while stop() is held: a server that waited would answer nothing until
+        // libmicrohttpd stopped, which aborts the process for the connection suspended.
+        let response = try? late.readResponse()
+        #expect(response?.status == 503, "answered while stop() is held")
+        #expect(response.flatMap { try? JSONParser().parse($0.body)["error"]?["code"]?.stringValue } == "shutting_down")
+        #expect(running.probe.parked.withLock { $0.count } == 1, "the handler ran: the header was admitted before the stop")
+        running.probe.ungate.signal()
+        #expect(stopped.wait(timeout: .now() + 10) == .success, "stop() ends")
     }
 
     @Test func aTakenAddressIsAClearError() throws {
