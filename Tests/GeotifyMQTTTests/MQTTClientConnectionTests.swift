@@ -64,8 +64,9 @@ struct MQTTClientConnectionTests {
         // The first attempt fails before the broker exists; the next waits for its backoff.
         #expect(waitUntil { clock.pendingCount == 1 })
         #expect(!fixture.client.isConnected)
-        closed.release()
+        try closed.admitServer()
         let broker = try TestBroker(port: port)
+        closed.release()
         clock.advance(by: 3)
         #expect(fixture.events.waitForConnected(timeout: 15) != nil)
         #expect(fixture.client.isConnected)
@@ -268,9 +269,10 @@ struct MQTTClientConnectionTests {
         let fixture = try ClientFixture(port: port, clock: clock) { $0.tls = MQTTTLS() }
         defer { fixture.client.stop() }
         #expect(waitUntil { clock.pendingCount == 1 })
-        closed.release()
+        try closed.admitServer()
         let broker = try TestBroker(extraConfig: certificates.brokerConfig, port: port)
         defer { broker.stop() }
+        closed.release()
         let mark = fixture.events.count
         clock.advance(by: 3)
         let failure = fixture.events.waitFor(after: mark) { event -> (Int, String)? in

@@ -226,9 +226,10 @@ struct MQTTClientMessagingTests {
             kept = error.keptMessageID
         }
         let messageID = try #require(kept)
-        closed.release()
+        try closed.admitServer()
         let broker = try TestBroker(port: port)
         defer { broker.stop() }
+        closed.release()
         #expect(fixture.events.waitForPublished(messageID, timeout: 15))
         let observer = try TestClient(port: port)
         try observer.subscribe(topic)

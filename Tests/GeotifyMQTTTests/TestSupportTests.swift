@@ -29,6 +29,17 @@ struct TestSupportTests {
         #expect(!acceptsConnections(port: closed.port))
     }
 
+    @Test("a closed port admits the test's own server while it is still held")
+    func closedPortAdmitsTheServerThatComes() throws {
+        let closed = try ClosedPort()
+        try closed.admitServer()
+        let broker = try TestBroker(port: closed.port)
+        defer { broker.stop() }
+        #expect(acceptsConnections(port: closed.port))
+        closed.release()
+        #expect(acceptsConnections(port: closed.port))
+    }
+
     @Test("a broker keeps its queue for a persistent session across restart()")
     func persistentRestart() throws {
         let broker = try TestBroker(persistence: true)
