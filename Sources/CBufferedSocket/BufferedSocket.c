@@ -47,6 +47,9 @@ struct buffered_socket {
 
 static __thread struct buffered_socket attached = { .descriptor = -1 };
 
+/* What the calling thread's last close of its attached socket dropped unsent. */
+static __thread size_t dropped_at_close;
+
 static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
     return syscall(SYS_read, descriptor, buffer, count);
 }
@@ -116,6 +119,7 @@ int geotify_buffered_socket_attach(int socket) {
         return -1;
     }
     attached = (struct buffered_socket){ .descriptor = socket, .input = input, .output = output };
+    dropped_at_close = 0;
     return 0;
 }
 
@@ -139,6 +143,10 @@ int geotify_buffered_socket_drained(void) {
 
 size_t geotify_buffered_socket_unsent(void) {
     return attached.unsent;
+}
+
+size_t geotify_buffered_socket_dropped(void) {
+    return dropped_at_close;
 }
 
 unsigned long geotify_buffered_socket_fills(void) {
@@ -342,7 +350,8 @@ ssize_t write(int descriptor, const void *buffer, size_t count) {
 }
 
 /* The C library's `close`: closing the attached socket sends what was gathered (waiting
-   up to `close_wait_ms` in all for the kernel to take it), then detaches it. */
+   up to `close_wait_ms` in all for the kernel to take it), keeps the count of what it
+   could not send (`geotify_buffered_socket_dropped`), then detaches it. */
 int close(int descriptor) {
     if (is_attached(descriptor)) {
         int waited = 0;
@@ -351,6 +360,7 @@ int close(int descriptor) {
             (void)poll(&writable, 1, 50);
             waited += 50;
         }
+        dropped_at_close = attached.unsent;
         geotify_buffered_socket_detach();
     }
     return (int)syscall(SYS_close, descriptor);

@@ -118,7 +118,8 @@ final class MQTTEventRelay: Sendable {
             MQTTEventRelay.relay(obj)?.connected(code: code, flags: flags)
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, obj, code, _ in
-            MQTTEventRelay.relay(obj)?.disconnected(code: code)
+            // libmosquitto has closed the socket, on this thread, before it calls back.
+            MQTTEventRelay.relay(obj)?.disconnected(code: code, dropped: geotify_buffered_socket_dropped())
         }
         mosquitto_message_v5_callback_set(handle) { _, obj, message, properties in
             guard let relay = MQTTEventRelay.relay(obj), let message else { return }
@@ -214,8 +215,21 @@ final class MQTTEventRelay: Sendable {
         }
     }
 
-    private func disconnected(code: Int32) {
-        ended(code: code, reason: Self.reason(disconnect: code))
+    /// The connection ended with `code`, its close having dropped `dropped` bytes the
+    /// kernel did not take (CBufferedSocket). A clean end (0) is libmosquitto's word once
+    /// it has written the DISCONNECT, into the read buffer's gathered bytes, and closed
+    /// the socket; when the close then had to drop bytes, the DISCONNECT was among them,
+    /// the broker never reads it and publishes the will: reported as a stop whose
+    /// DISCONNECT could not be sent (`MOSQ_ERR_TIMEOUT`, as `ConnectionSupervisor` reports
+    /// one that could not even be written), not as a clean end.
+    private func disconnected(code: Int32, dropped: Int) {
+        if code == 0 && dropped > 0 {
+            ended(
+                code: MOSQ_ERR_TIMEOUT.rawValue,
+                reason: "the DISCONNECT could not be sent: the connection closed before the broker took the last \(dropped) bytes written, so the broker publishes the will")
+        } else {
+            ended(code: code, reason: Self.reason(disconnect: code))
+        }
     }
 
     /// The current attempt's connection ended (or never came about) with `code`. Reported

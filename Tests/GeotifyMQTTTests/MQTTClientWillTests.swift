@@ -1,7 +1,9 @@
+import CBufferedSocket
 import CMosquitto
 import Foundation
 @testable import GeotifyMQTT
 import GeotifyTestSupport
+import Synchronization
 import Testing
 
 /// The will is tested against a real broker: the client sets it in CONNECT and the
@@ -84,6 +86,64 @@ struct MQTTClientWillTests {
         #expect(ended?.1.contains("the DISCONNECT could not be sent") == true, "\(String(describing: ended))")
         broker.resume()
         #expect(observer.waitForMessage(on: topic)?.text == "offline")
+    }
+
+    /// The same when libmosquitto could write the DISCONNECT, into the read buffer's
+    /// gathered bytes (CBufferedSocket), but the kernel does not take them: libmosquitto
+    /// closes the socket as soon as it has written the DISCONNECT and calls the end clean,
+    /// and the close, after waiting its second for the kernel, drops what was gathered,
+    /// the DISCONNECT with it. Before, such a stop said it had ended cleanly, and a real
+    /// broker published the will. Reached by handing the client one message at a time,
+    /// each written before the next, while the broker reads nothing, until five messages'
+    /// worth wait gathered behind bytes the kernel refused: the flushes of four turns took
+    /// none of them, and libmosquitto has nothing queued ahead of the DISCONNECT. Small
+    /// socket buffers of fixed size at both ends keep the kernel from finding room again.
+    @Test("a stop whose DISCONNECT is gathered but never taken by the kernel says so")
+    func stopWithTheDisconnectGatheredButNotSent() throws {
+        let broker = try SilentBroker(receiveBuffer: 4_096)
+        defer { broker.resumeReading() }
+        let recorder = EventRecorder()
+        /// The bytes the network thread had gathered, unsent, when it wrote the last message.
+        let gathered = Mutex(0)
+        var options = MQTTOptions(clientID: "geotify-gathered-\(UUID().uuidString.prefix(8))", port: broker.port)
+        options.cleanSession = true
+        let client = try MQTTClient(options: options) { event in
+            switch event {
+            case .connected:
+                // On the network thread, whose buffer has the socket attached: a send buffer
+                // of fixed size, which the kernel would otherwise grow to megabytes as soon
+                // as the broker acknowledges something.
+                var size: Int32 = 16_384
+                _ = setsockopt(geotify_buffered_socket_socket(), SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            case .published:
+                gathered.withLock { $0 = geotify_buffered_socket_unsent() }
+            default:
+                break
+            }
+            recorder.record(event)
+        }
+        try client.start()
+        try #require(recorder.waitForConnected() != nil)
+        broker.holdReading()
+        let payload = [UInt8](repeating: UInt8(ascii: "a"), count: 8_192)
+        var full = false
+        for _ in 0..<1_000 where !full {
+            let id = try client.publish(topic: "bulk", payload: payload, qos: 0, retain: false)
+            guard recorder.waitForPublished(id) else { break }
+            full = gathered.withLock { $0 } >= 5 * payload.count
+        }
+        try #require(full, "the kernel never refused what was gathered")
+        let mark = recorder.count
+        client.stop()
+        let ended = recorder.waitFor(after: mark) { event -> (code: Int, reason: String)? in
+            if case .disconnected(let code, let reason) = event { return (code, reason) }
+            return nil
+        }
+        broker.resumeReading()
+        #expect(waitUntil { broker.isClosed })
+        #expect(broker.packetTypes.last != 14, "the DISCONNECT went with what was gathered: \(broker.packetTypes.suffix(3))")
+        #expect(ended?.code == Int(MOSQ_ERR_TIMEOUT.rawValue), "\(String(describing: ended))")
+        #expect(ended?.reason.contains("the DISCONNECT could not be sent") == true, "\(String(describing: ended))")
     }
 
     @Test("a will at QoS 2 that is not retained is published at QoS 2 and not kept")

@@ -12,10 +12,19 @@ package final class SilentBroker: Sendable {
     private let listener: Int32
     /// What the client sent, and whether its connection has ended.
     private let received = Mutex<(bytes: [UInt8], closed: Bool)>(([], false))
+    /// Whether the broker holds off reading (`holdReading()`).
+    private let holding = Mutex(false)
 
-    /// Listens on 127.0.0.1, on a port the kernel picks, for one client.
-    package init() throws {
+    /// Listens on 127.0.0.1, on a port the kernel picks, for one client. With
+    /// `receiveBuffer`, the kernel keeps about that many bytes at most that the broker has
+    /// not read (SO_RCVBUF), so that while the broker holds off reading, the client's
+    /// socket is soon full and stays so.
+    package init(receiveBuffer: Int32? = nil) throws {
         (listener, port) = try listenOnLoopback()
+        if var size = receiveBuffer {
+            // The connection accepted inherits it.
+            _ = setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         let thread = Thread { [self] in serve() }
         thread.name = "silent-broker"
         thread.start()
@@ -29,6 +38,18 @@ package final class SilentBroker: Sendable {
     /// holds this broker until then).
     package func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    /// Reads nothing more, once a read under way has returned, until `resumeReading()`
+    /// (or a minute has passed), as a broker that hangs: what the client writes meanwhile
+    /// waits in the kernel's buffers, then in the client's.
+    package func holdReading() {
+        holding.withLock { $0 = true }
+    }
+
+    /// Reads again what the client sent and sends.
+    package func resumeReading() {
+        holding.withLock { $0 = false }
     }
 
     /// The type of each whole packet the client sent, in order (1 CONNECT, 3 PUBLISH,
@@ -69,6 +90,9 @@ package final class SilentBroker: Sendable {
         var answered = false
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
+            if holding.withLock({ $0 }) {
+                waitUntil(timeout: 60) { !holding.withLock { $0 } }
+            }
             var count: Int
             repeat { count = read(connection, &buffer, buffer.count) } while count < 0 && errno == EINTR
             guard count > 0 else { return }

@@ -26,7 +26,8 @@
    reads and writes the socket only on the thread that runs its loop). Closing the
    attached descriptor (libmosquitto does, on that thread, when the connection ends)
    first sends what was gathered (waiting up to a second for the kernel to take it: a
-   DISCONNECT must leave before the socket closes) and then detaches it, so a descriptor
+   DISCONNECT must leave before the socket closes; what is still not taken is dropped, and
+   counted: `geotify_buffered_socket_dropped`) and then detaches it, so a descriptor
    number used again later is never served stale bytes. The owner of the loop must treat
    buffered input as readable (the socket may have nothing left while the buffer holds
    whole packets: `geotify_buffered_socket_pending`) and gathered output as wanting to be
@@ -64,6 +65,14 @@ int geotify_buffered_socket_flush(void);
 
 /* Bytes gathered for the calling thread's attached socket and not yet written. */
 size_t geotify_buffered_socket_unsent(void);
+
+/* Bytes the calling thread's last close of its attached socket dropped: what was gathered
+   and not yet taken by the kernel when the close stopped waiting (after a second) or the
+   socket failed; 0 when all of it was sent. Attaching a socket sets it back to 0.
+   libmosquitto closes the socket as soon as it has written a DISCONNECT, and reports a
+   clean end: when this is not 0 then, the DISCONNECT was among the bytes dropped and the
+   broker never reads it. */
+size_t geotify_buffered_socket_dropped(void);
 
 /* How many times the calling thread's read buffer was filled from the kernel, and how
    many write(2) calls its flushes made, since it attached (for tests and benchmarks). */
