@@ -106,7 +106,7 @@ struct BufferedSocketTests {
         #expect(readBytes(pair.reader, 10).result == 0)
     }
 
-    @Test("a read larger than the buffer goes straight to the caller's memory")
+    @Test("a read as large as the buffer or larger goes straight to the caller's memory")
     func largeReadBypassesBuffer() throws {
         let pair = try SocketPair()
         defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
@@ -116,10 +116,13 @@ struct BufferedSocketTests {
         writer.start()
         var received: [UInt8] = []
         var waits = 0
+        var reads = 0
         while received.count < sent.count && waits < 1_000 {
-            // Always asking for more than the buffer holds, as a large packet's payload does.
-            let (result, bytes, _) = readBytes(pair.reader, sent.count)
+            // Always asking for as much as the buffer holds or more, as a large packet's
+            // payload does: exactly 64 KiB first, then more, in turn.
+            let (result, bytes, _) = readBytes(pair.reader, reads % 2 == 0 ? 65_536 : sent.count)
             if result > 0 {
+                reads += 1
                 received += bytes
             } else {
                 waits += 1
@@ -227,6 +230,56 @@ struct BufferedSocketTests {
         #expect(drain(pair.writer, expecting: sent.count) == sent)
     }
 
+    @Test("a flush that writes a single byte leaves nothing gathered")
+    func aSingleByteIsFlushedOnce() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        #expect([UInt8(1)].withUnsafeBytes { write(pair.reader, $0.baseAddress, 1) } == 1)
+        #expect(geotify_buffered_socket_flush() == 0)
+        #expect(geotify_buffered_socket_unsent() == 0)
+        #expect([UInt8(2)].withUnsafeBytes { write(pair.reader, $0.baseAddress, 1) } == 1)
+        #expect(geotify_buffered_socket_flush() == 0)
+        #expect(drain(pair.writer, expecting: 2) == [1, 2], "each byte sent once, in order")
+    }
+
+    @Test("writes that fill the buffer exactly are gathered; the next one first flushes them")
+    func writesFillingTheBufferExactly() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader); _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let first = [UInt8](repeating: 1, count: 65_536 - 10)
+        let second = [UInt8](repeating: 2, count: 10)
+        #expect(first.withUnsafeBytes { write(pair.reader, $0.baseAddress, $0.count) } == first.count)
+        #expect(second.withUnsafeBytes { write(pair.reader, $0.baseAddress, $0.count) } == second.count)
+        #expect(geotify_buffered_socket_unsent() == 65_536)
+        #expect(geotify_buffered_socket_flushes() == 0, "64 KiB fit the buffer: nothing was written yet")
+        var waiting = pollfd(fd: pair.writer, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&waiting, 1, 0) == 0)
+
+        #expect([UInt8(3)].withUnsafeBytes { write(pair.reader, $0.baseAddress, 1) } == 1)
+        #expect(geotify_buffered_socket_flushes() == 1, "one byte more: the buffer was flushed to make room")
+        #expect(geotify_buffered_socket_unsent() == 1)
+        #expect(geotify_buffered_socket_flush() == 0)
+        #expect(drain(pair.writer, expecting: 65_537) == first + second + [3])
+    }
+
+    @Test("a write that needs room, to a connection the other end closed, fails with EPIPE")
+    func aWriteThatFlushesToAClosedPeerFails() throws {
+        let pair = try SocketPair()
+        defer { geotify_buffered_socket_detach(); _ = close(pair.reader) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        #expect(pair.closeWriterAndWaitForHangUp())
+        let gathered = [UInt8](repeating: 1, count: 60_000)
+        #expect(gathered.withUnsafeBytes { write(pair.reader, $0.baseAddress, $0.count) } == gathered.count)
+        let more = [UInt8](repeating: 2, count: 10_000)
+        errno = 0
+        #expect(more.withUnsafeBytes { write(pair.reader, $0.baseAddress, $0.count) } == -1)
+        // Not EAGAIN, which libmosquitto would take as "later" and keep the packet for a
+        // connection that is gone.
+        #expect(errno == EPIPE)
+    }
+
     @Test("when the kernel takes no more, a write that does not fit is refused with EAGAIN and nothing is lost or reordered")
     func fullKernelRefusesWithEAGAIN() throws {
         let pair = try SocketPair()
@@ -281,7 +334,66 @@ struct BufferedSocketTests {
         #expect(goodbye.withUnsafeBytes { write(pair.reader, $0.baseAddress, $0.count) } == 2)
         #expect(close(pair.reader) == 0)
         #expect(geotify_buffered_socket_socket() == -1)
+        #expect(geotify_buffered_socket_dropped() == 0)
         #expect(drain(pair.writer, expecting: 2) == goodbye)
+    }
+
+    /// Writes 1 000-byte packets to `pair`'s reader, which nobody reads from the other end,
+    /// until one is refused: the kernel's buffers are full, then this one's. Returns what
+    /// was taken.
+    private func fillUntilRefused(_ pair: SocketPair) -> [UInt8] {
+        var sent: [UInt8] = []
+        for index in 0..<100_000 {
+            let packet = [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 1_000)
+            guard packet.withUnsafeBytes({ write(pair.reader, $0.baseAddress, $0.count) }) == packet.count else { break }
+            sent += packet
+        }
+        return sent
+    }
+
+    @Test("closing the attached socket waits for the kernel to take what was gathered")
+    func closeWaitsForTheKernel() throws {
+        let pair = try SocketPair()
+        defer { _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let sent = fillUntilRefused(pair)
+        #expect(geotify_buffered_socket_unsent() > 0)
+
+        // The other end starts reading only once the close waits for room (in poll), so
+        // what was gathered can only leave if the close waits.
+        let closing = try ThreadInKernel.current()
+        let received = Mutex<[UInt8]>([])
+        let done = DispatchSemaphore(value: 0)
+        let expected = sent.count
+        let reader = Thread {
+            waitUntil { closing.polls }
+            let bytes = drain(pair.writer, expecting: expected)
+            received.withLock { $0 = bytes }
+            done.signal()
+        }
+        reader.start()
+        #expect(close(pair.reader) == 0)
+        done.wait()
+        #expect(received.withLock { $0.count } == sent.count)
+        #expect(received.withLock { $0 } == sent)
+        #expect(geotify_buffered_socket_dropped() == 0)
+    }
+
+    @Test("closing when the other end reads nothing gives up, drops what was gathered and says how much", .timeLimit(.minutes(1)))
+    func closeGivesUp() throws {
+        let pair = try SocketPair()
+        defer { _ = close(pair.writer) }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        let sent = fillUntilRefused(pair)
+        let gathered = geotify_buffered_socket_unsent()
+        #expect(gathered > 0)
+        #expect(close(pair.reader) == 0)
+        #expect(geotify_buffered_socket_socket() == -1)
+        #expect(geotify_buffered_socket_dropped() == gathered)
+        #expect(drain(pair.writer, expecting: sent.count).count == sent.count - gathered, "the kernel's part arrives, then the end")
+        #expect(geotify_buffered_socket_attach(pair.writer) == 0)
+        #expect(geotify_buffered_socket_dropped() == 0, "attaching a socket starts the count again")
+        geotify_buffered_socket_detach()
     }
 
     @Test("a write larger than the buffer goes to the kernel after what was gathered")

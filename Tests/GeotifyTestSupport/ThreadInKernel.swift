@@ -17,16 +17,17 @@ package struct ThreadInKernel: Sendable {
     }
 
     /// The numbers of the calls a thread waits in on this machine: futex(2), where a
-    /// thread waiting for a lock (a `Mutex`, a semaphore) sleeps, and nanosleep(2) and
+    /// thread waiting for a lock (a `Mutex`, a semaphore) sleeps; nanosleep(2) and
     /// clock_nanosleep(2), where one sleeps for a time (SQLite's busy handler between its
-    /// tries for a lock another connection holds).
-    private static var calls: (futex: Int, sleep: Set<Int>) {
+    /// tries for a lock another connection holds); and poll(2) and ppoll(2), where one
+    /// waits for a descriptor.
+    private static var calls: (futex: Int, sleep: Set<Int>, poll: Set<Int>) {
         #if arch(x86_64)
-        (202, [35, 230])
+        (202, [35, 230], [7, 271])
         #elseif arch(arm64)
-        (98, [101, 115])
+        (98, [101, 115], [73])
         #else
-        (-1, [])
+        (-1, [], [])
         #endif
     }
 
@@ -41,4 +42,7 @@ package struct ThreadInKernel: Sendable {
 
     /// Whether the thread sleeps for a time (nanosleep(2), clock_nanosleep(2)).
     package var sleeps: Bool { call.map(Self.calls.sleep.contains) ?? false }
+
+    /// Whether the thread waits for a descriptor to be ready (poll(2), ppoll(2)).
+    package var polls: Bool { call.map(Self.calls.poll.contains) ?? false }
 }
