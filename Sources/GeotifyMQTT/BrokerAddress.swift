@@ -1,3 +1,5 @@
+import Glibc
+
 /// A broker address parsed from a URL: `mqtt://host[:port]` (plain TCP, port 1883 by
 /// default) or `mqtts://host[:port]` (TLS, port 8883 by default). IPv6 addresses go in
 /// brackets (`mqtt://[::1]:1883`), with a zone after `%25` as RFC 6874 writes it
@@ -68,6 +70,7 @@ package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
             if let percent = hostPart.firstIndex(of: "%"), hostPart[hostPart.index(after: percent)...].hasPrefix("25") {
                 hostPart = Substring(hostPart[...percent] + hostPart[hostPart.index(percent, offsetBy: 3)...])
             }
+            try Self.checkBracketed(hostPart, in: url, operation: operation)
             let rest = authority[authority.index(after: close)...]
             if rest.isEmpty {
                 portPart = nil
@@ -111,6 +114,22 @@ package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
             port = number
         } else {
             port = defaultPort
+        }
+    }
+
+    /// Refuses what brackets hold unless it is an IPv6 address (`inet_pton`'s reading),
+    /// with a zone that is not empty after a `%`: a host name in brackets, or an address
+    /// with an empty zone, would otherwise reach the resolver and fail there, in words
+    /// about the network rather than the URL. Empty brackets are left to "no host".
+    private static func checkBracketed(_ host: Substring, in url: String, operation: String) throws(MQTTError) {
+        guard !host.isEmpty else { return }
+        let address = host.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+        var bytes = in6_addr()
+        guard inet_pton(AF_INET6, String(address[0]), &bytes) == 1 else {
+            throw .invalid(operation, "\"\(url)\" has \"\(address[0])\" in brackets, which is not an IPv6 address; a host name or an IPv4 address goes without brackets")
+        }
+        if address.count == 2 && address[1].isEmpty {
+            throw .invalid(operation, "\"\(url)\" has an empty zone after the %; name the interface, as in mqtt://[fe80::1%25eth0]")
         }
     }
 

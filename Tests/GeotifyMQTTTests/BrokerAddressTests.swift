@@ -48,6 +48,13 @@ struct BrokerAddressTests {
         ("mqtt://host%25eth0", "% outside brackets"),
         ("mqtts://%", "% outside brackets"),
         ("mqtt://host:18%83", "% outside brackets"),
+        // Brackets hold an IPv6 address, with a zone that is not empty.
+        ("mqtt://[broker]:1883", "\"broker\" in brackets, which is not an IPv6 address"),
+        ("mqtt://[127.0.0.1]", "\"127.0.0.1\" in brackets, which is not an IPv6 address"),
+        ("mqtt://[fe80::1%]", "empty zone"),
+        ("mqtt://[fe80::1%25]", "empty zone"),
+        ("mqtt://[%eth0]", "\"\" in brackets, which is not an IPv6 address"),
+        ("mqtt://[]", "no host"),
     ])
     func rejectsBadURLs(url: String, expectedText: String) {
         #expect {
