@@ -1,4 +1,6 @@
+#if canImport(Glibc)
 import Glibc
+#endif
 
 /// A broker address parsed from a URL: `mqtt://host[:port]` (plain TCP, port 1883 by
 /// default) or `mqtts://host[:port]` (TLS, port 8883 by default). IPv6 addresses go in
@@ -59,18 +61,14 @@ package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
                 "\"\(url)\" holds credentials; give the username and password separately, not in the URL"
             )
         }
-        var hostPart: Substring
+        let hostPart: Substring
         let portPart: Substring?
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else {
                 throw .invalid(operation, "\"\(url)\" opens an IPv6 address with [ but never closes it with ]")
             }
-            hostPart = authority[authority.index(after: authority.startIndex)..<close]
-            // RFC 6874's zone, `%25eth0`, is the `%` escaped: the system reads `%eth0`.
-            if let percent = hostPart.firstIndex(of: "%"), hostPart[hostPart.index(after: percent)...].hasPrefix("25") {
-                hostPart = Substring(hostPart[...percent] + hostPart[hostPart.index(percent, offsetBy: 3)...])
-            }
-            try Self.checkBracketed(hostPart, in: url, operation: operation)
+            hostPart = try Self.bracketedHost(
+                authority[authority.index(after: authority.startIndex)..<close], in: url, operation: operation)
             let rest = authority[authority.index(after: close)...]
             if rest.isEmpty {
                 portPart = nil
@@ -117,20 +115,24 @@ package struct BrokerAddress: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Refuses what brackets hold unless it is an IPv6 address (`inet_pton`'s reading),
-    /// with a zone that is not empty after a `%`: a host name in brackets, or an address
-    /// with an empty zone, would otherwise reach the resolver and fail there, in words
-    /// about the network rather than the URL. Empty brackets are left to "no host".
-    private static func checkBracketed(_ host: Substring, in url: String, operation: String) throws(MQTTError) {
-        guard !host.isEmpty else { return }
-        let address = host.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+    /// The host that brackets hold, as the system reads it: an IPv6 address
+    /// (`inet_pton`'s reading), with its zone, if any, after a bare `%` (RFC 6874 writes
+    /// the `%` escaped, `%25eth0`). Anything else is refused: a host name in brackets, or
+    /// an empty zone, would otherwise reach the resolver and fail there, in words about
+    /// the network rather than the URL. Empty brackets are left to "no host".
+    private static func bracketedHost(_ inside: Substring, in url: String, operation: String) throws(MQTTError) -> Substring {
+        guard !inside.isEmpty else { return inside }
+        let parts = inside.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
         var bytes = in6_addr()
-        guard inet_pton(AF_INET6, String(address[0]), &bytes) == 1 else {
-            throw .invalid(operation, "\"\(url)\" has \"\(address[0])\" in brackets, which is not an IPv6 address; a host name or an IPv4 address goes without brackets")
+        guard inet_pton(AF_INET6, String(parts[0]), &bytes) == 1 else {
+            throw .invalid(operation, "\"\(url)\" has \"\(parts[0])\" in brackets, which is not an IPv6 address; a host name or an IPv4 address goes without brackets")
         }
-        if address.count == 2 && address[1].isEmpty {
+        guard parts.count == 2 else { return inside }
+        let zone = parts[1].hasPrefix("25") ? parts[1].dropFirst(2) : parts[1]
+        guard !zone.isEmpty else {
             throw .invalid(operation, "\"\(url)\" has an empty zone after the %; name the interface, as in mqtt://[fe80::1%25eth0]")
         }
+        return parts[0] + "%" + zone
     }
 
     /// The address as a URL, `mqtt://host:port` or `mqtts://host:port`.

@@ -240,8 +240,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
     private func endWithoutDisconnect() -> (Int32, String) {
         let socket = mosquitto_socket(handle)
         if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
-        let seconds = Self.stopGrace.components.seconds
-        return (MOSQ_ERR_TIMEOUT.rawValue, "the DISCONNECT could not be sent within \(seconds) s of the stop, so the broker publishes the will")
+        return MQTTEventRelay.disconnectNotSent("no room to write it within \(Self.stopGrace.components.seconds) s of the stop")
     }
 
     /// The most packets read in one burst before the burst's end is reported. Small

@@ -224,12 +224,19 @@ final class MQTTEventRelay: Sendable {
     /// one that could not even be written), not as a clean end.
     private func disconnected(code: Int32, dropped: Int) {
         if code == 0 && dropped > 0 {
-            ended(
-                code: MOSQ_ERR_TIMEOUT.rawValue,
-                reason: "the DISCONNECT could not be sent: the connection closed before the broker took the last \(dropped) bytes written, so the broker publishes the will")
+            let (code, reason) = Self.disconnectNotSent("the connection closed before the broker took the last \(dropped) bytes written")
+            ended(code: code, reason: reason)
         } else {
             ended(code: code, reason: Self.reason(disconnect: code))
         }
+    }
+
+    /// How a stop whose DISCONNECT never reached the broker ends, `why` saying what kept
+    /// it: `MOSQ_ERR_TIMEOUT`, and a reason saying that the broker publishes the will. One
+    /// wording for the two ways (`ConnectionSupervisor.endWithoutDisconnect`, a close that
+    /// dropped it), which the bridge logs as a stop without a clean disconnect.
+    static func disconnectNotSent(_ why: String) -> (code: Int32, reason: String) {
+        (MOSQ_ERR_TIMEOUT.rawValue, "the DISCONNECT could not be sent (\(why)), so the broker publishes the will")
     }
 
     /// The current attempt's connection ended (or never came about) with `code`. Reported

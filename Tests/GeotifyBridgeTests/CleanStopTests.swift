@@ -199,9 +199,9 @@ struct CleanStopTests {
     /// reconnection: the warning says the stop ended it uncleanly, with the client's
     /// reason (that the broker publishes the will), where before it said "reconnecting".
     @Test func aConnectionEndedWhileStoppingIsNotSaidToReconnect() {
-        let reason = "The DISCONNECT could not be sent within 2 s of the stop, so the broker publishes the will"
+        let reason = "The DISCONNECT could not be sent (no room to write it within 2 s of the stop), so the broker publishes the will"
         #expect(Bridge.connectionEnded(broker: "mqtt://b:1883", reason: reason, stopping: true, connectedOnce: true)
-            == "stopping without a clean disconnect from mqtt://b:1883: the DISCONNECT could not be sent within 2 s of the stop, so the broker publishes the will")
+            == "stopping without a clean disconnect from mqtt://b:1883: the DISCONNECT could not be sent (no room to write it within 2 s of the stop), so the broker publishes the will")
         #expect(Bridge.connectionEnded(broker: "mqtt://b:1883", reason: "Connection lost.", stopping: false, connectedOnce: true)
             == "lost the connection to the broker mqtt://b:1883: connection lost; reconnecting")
         #expect(Bridge.connectionEnded(broker: "mqtt://b:1883", reason: "Connection refused", stopping: false, connectedOnce: false)
