@@ -112,6 +112,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// any thread, the network thread included.
     func requestStop() {
         state.withLock { $0.stopping = true }
+        relay.stopRequested()
         mosquitto_disconnect(handle)
         wakeup.signal()
     }

@@ -53,6 +53,9 @@ final class MQTTEventRelay: Sendable {
         var pendingConnected: Bool?
         /// How accepted connections have been ending, to tell a session taken over.
         var takeover: SessionTakeover
+        /// Whether this client asked to disconnect (`stopRequested()`): an end with code 0
+        /// is then its own stop, else an MQTT v5 broker's DISCONNECT with reason 0.
+        var stopRequested = false
     }
 
     /// How a connection attempt failed: refused by the broker, or ended before it
@@ -98,6 +101,12 @@ final class MQTTEventRelay: Sendable {
             guard let thread = state.callbackThread else { return false }
             return pthread_equal(thread, pthread_self()) != 0
         }
+    }
+
+    /// Records that this client asked to disconnect, before it asks libmosquitto: a
+    /// connection that ends with code 0 after this is its stop.
+    func stopRequested() {
+        state.withLock { $0.stopRequested = true }
     }
 
     /// Records that the connection is gone, for when `stop()` ended it without the
@@ -216,20 +225,30 @@ final class MQTTEventRelay: Sendable {
     }
 
     /// The connection ended with `code`, its close having dropped `dropped` bytes the
-    /// kernel did not take (CBufferedSocket). A clean end (0) is libmosquitto's word once
-    /// it has written the DISCONNECT, into the read buffer's gathered bytes, and closed
-    /// the socket; when the close then had to drop bytes, the DISCONNECT was among them,
-    /// the broker never reads it and publishes the will: reported as a stop whose
-    /// DISCONNECT could not be sent (`MOSQ_ERR_TIMEOUT`, as `ConnectionSupervisor` reports
-    /// one that could not even be written), not as a clean end.
+    /// kernel did not take (CBufferedSocket). libmosquitto says 0 for two ends: its own
+    /// DISCONNECT written, and an MQTT v5 broker's DISCONNECT with reason 0 ("normal
+    /// disconnection"). Unless this client asked to stop, it is the broker's, reported
+    /// as the broker closing the connection (`SessionTakeover.closedByBroker`), which the
+    /// owner logs and the takeover detector counts; as a stop it would pass unlogged.
+    /// A stop is libmosquitto's word once it has written the DISCONNECT, into the read
+    /// buffer's gathered bytes, and closed the socket; when the close then had to drop
+    /// bytes, the DISCONNECT was among them, the broker never reads it and publishes the
+    /// will: reported as a stop whose DISCONNECT could not be sent (`MOSQ_ERR_TIMEOUT`,
+    /// as `ConnectionSupervisor` reports one that could not even be written), not as a
+    /// clean end.
     private func disconnected(code: Int32, dropped: Int) {
-        if code == 0 && dropped > 0 {
+        if code == 0 && !state.withLock({ $0.stopRequested }) {
+            ended(code: SessionTakeover.closedByBroker, reason: Self.brokerDisconnected)
+        } else if code == 0 && dropped > 0 {
             let (code, reason) = Self.disconnectNotSent("the connection closed before the broker took the last \(dropped) bytes written")
             ended(code: code, reason: reason)
         } else {
             ended(code: code, reason: Self.reason(disconnect: code))
         }
     }
+
+    /// Why a connection ended that an MQTT v5 broker closed with a DISCONNECT of reason 0.
+    static let brokerDisconnected = "the broker closed the connection (MQTT v5 DISCONNECT, reason 0: normal disconnection)"
 
     /// How a stop whose DISCONNECT never reached the broker ends, `why` saying what kept
     /// it: `MOSQ_ERR_TIMEOUT`, and a reason saying that the broker publishes the will. One

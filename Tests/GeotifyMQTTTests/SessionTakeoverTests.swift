@@ -49,7 +49,7 @@ struct SessionTakeoverTests {
 
     @Test("an MQTT v5 DISCONNECT 0x8E is reported as a session taken over, with the client id")
     func brokerSaysSo() throws {
-        let broker = try TakeoverBroker()
+        let broker = try DisconnectingBroker(reason: 0x8E)
         let fixture = try ClientFixture(port: broker.port) {
             $0.clientID = "geotify"
             $0.protocolVersion = .v5
@@ -60,6 +60,22 @@ struct SessionTakeoverTests {
             return reason
         }
         #expect(reason == #"session taken over: another client connected with client id "geotify" and the broker closed this connection (MQTT v5 reason 0x8E)"#, "\(fixture.events.all)")
+    }
+
+    /// libmosquitto reports an MQTT v5 broker's DISCONNECT with reason 0 ("normal
+    /// disconnection") with the code of a stop on request, 0, which the bridge does not
+    /// log. Unless this client asked to stop, it is the broker closing the connection.
+    @Test("an MQTT v5 DISCONNECT with reason 0 that this client did not ask for is the broker closing the connection")
+    func brokerEndsNormally() throws {
+        let broker = try DisconnectingBroker(reason: 0x00)
+        let fixture = try ClientFixture(port: broker.port) { $0.protocolVersion = .v5 }
+        defer { fixture.client.stop() }
+        let ended = fixture.events.waitFor { event -> (Int, String)? in
+            guard case .disconnected(let code, let reason) = event else { return nil }
+            return (code, reason)
+        }
+        #expect(ended?.0 == Int(SessionTakeover.closedByBroker), "\(fixture.events.all)")
+        #expect(ended?.1 == "the broker closed the connection (MQTT v5 DISCONNECT, reason 0: normal disconnection)")
     }
 
     @Test("two clients with one client id on mosquitto: both are told their session was taken over")
@@ -96,14 +112,15 @@ struct SessionTakeoverTests {
     }
 }
 
-/// A stand-in for an MQTT v5 broker from mosquitto 2.0.15 on whose client another
-/// client has just taken over: it accepts one connection on 127.0.0.1, answers CONNECT
-/// with a successful CONNACK and at once sends DISCONNECT with reason code 0x8E
-/// ("Session taken over"), which mosquitto 2.0.11 never sends.
-private final class TakeoverBroker: Sendable {
+/// A stand-in for an MQTT v5 broker that ends a client's connection at once: it accepts
+/// one connection on 127.0.0.1, answers CONNECT with a successful CONNACK and at once
+/// sends DISCONNECT with `reason`: 0x8E ("Session taken over") as mosquitto 2.0.15 does
+/// when another client takes over (mosquitto 2.0.11 never sends it), 0x00 ("Normal
+/// disconnection") as a broker may on closing a connection for its own reasons.
+private final class DisconnectingBroker: Sendable {
     let port: Int
 
-    init() throws {
+    init(reason: UInt8) throws {
         let (listener, port) = try listenOnLoopback()
         self.port = port
         Thread.detachNewThread {
@@ -116,8 +133,9 @@ private final class TakeoverBroker: Sendable {
             var count: Int
             repeat { count = read(connection, &buffer, buffer.count) } while count < 0 && errno == EINTR
             guard count > 0 else { return }
-            // CONNACK: no session present, success, no properties; DISCONNECT: 0x8E.
-            let reply: [UInt8] = [0x20, 0x03, 0x00, 0x00, 0x00, 0xE0, 0x02, 0x8E, 0x00]
+            // CONNACK: no session present, success, no properties; DISCONNECT: `reason`,
+            // no properties.
+            let reply: [UInt8] = [0x20, 0x03, 0x00, 0x00, 0x00, 0xE0, 0x02, reason, 0x00]
             guard write(connection, reply, reply.count) == reply.count else { return }
             // Until the client closes its end.
             while read(connection, &buffer, buffer.count) > 0 {}
