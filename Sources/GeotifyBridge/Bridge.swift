@@ -490,6 +490,10 @@ package final class Bridge: Sendable {
             publisher.acknowledged(messageID)
             return
         }
+        if case .publishRefused(let messageID, let code, let reason) = event {
+            reports.publishRefused(topic: publisher.acknowledged(messageID), code: code, reason: reason)
+            return
+        }
         handleOther(event)
     }
 
@@ -497,7 +501,7 @@ package final class Bridge: Sendable {
     private func handleOther(_ event: MQTTEvent) {
         guard let current = running.withLock({ $0 }) else { return }
         switch event {
-        case .message, .published:
+        case .message, .published, .publishRefused:
             break // handled in `handle(_:)`, without `current`
         case .caughtUp:
             burstArrival.store(0, ordering: .relaxed)

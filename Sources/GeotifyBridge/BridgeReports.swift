@@ -36,6 +36,10 @@ final class BridgeReports: Sendable {
     /// code (on the monotonic clock): a refusal that lasts would otherwise log a line for
     /// every message.
     private let publishFailureLog: Mutex<LogBudget<Int32>>
+    /// How many messages an MQTT 5 broker refused are still logged in full, by its reason
+    /// code (on the monotonic clock): access rules that refuse a topic refuse every
+    /// message published to it.
+    private let brokerRefusalLog: Mutex<LogBudget<Int>>
     /// How many dead letters are still logged in full, by target (on the monotonic
     /// clock): a tracker may cause notifications at will, and a target that refuses them
     /// makes a dead letter of each, each still reported on `geotify/error`.
@@ -62,6 +66,9 @@ final class BridgeReports: Sendable {
         publishFailureLog = Mutex(LogBudget(
             "lines about messages not published", ending: "each was counted under errors.\(ErrorCode.publish.rawValue)",
             everyLine: everyLine, name: { "code \($0)" }))
+        brokerRefusalLog = Mutex(LogBudget(
+            "lines about messages the broker refused", ending: "each was counted under errors.\(ErrorCode.publishRefused.rawValue)",
+            everyLine: everyLine, name: { "reason \(BridgeReports.hex($0))" }))
         deadLetterLog = Mutex(LogBudget(
             "dead-letter lines", ending: "each is in the dead letters (geotify notify status) and was reported on \(topics.error)",
             everyLine: everyLine, name: { $0 }))
@@ -93,6 +100,31 @@ final class BridgeReports: Sendable {
             if let summary { logger.error(summary) }
             if inFull { logger.error("could not publish to \(String(message.topic.prefix(200))): \(error)") }
         }
+    }
+
+    /// Counts and logs (as `brokerRefusalLog` allows) a message an MQTT 5 broker took
+    /// and refused with reason `code` (`reason` its text), published to `topic` (nil when
+    /// the publisher no longer knew it). Not reported on `geotify/error`: a broker that
+    /// refuses the bridge's topics may refuse that one too, and each refusal would then
+    /// cause another.
+    func publishRefused(topic: String?, code: Int, reason: String) {
+        counters.add(.errors(.publishRefused))
+        let (summary, inFull) = brokerRefusalLog.withLock { $0.take(code, at: scheduler.uptime) }
+        if let summary { logger.error(summary) }
+        guard inFull else { return }
+        logger.error(Self.refusedByBroker(topic: topic, code: code, reason: reason))
+    }
+
+    /// The line about a message an MQTT 5 broker refused with reason `code`.
+    static func refusedByBroker(topic: String?, code: Int, reason: String) -> String {
+        let message = topic.map { "the message published to \(String($0.prefix(200)))" } ?? "a message"
+        let hint = code == 0x87 ? "; do the broker's access rules let the bridge's login publish there?" : ""
+        return "the broker refused \(message): \(Bridge.words(reason)) (MQTT v5 reason \(hex(code))); it is not delivered\(hint)"
+    }
+
+    /// `code` as MQTT's specification writes reason codes (0x87).
+    static func hex(_ code: Int) -> String {
+        "0x" + String(code, radix: 16, uppercase: true)
     }
 
     /// Logs (as `refusalLog` allows) and reports on `geotify/error` a message the
@@ -151,6 +183,7 @@ final class BridgeReports: Sendable {
     func logSummaries(at now: Double) {
         if let summary = refusalLog.withLock({ $0.summary(at: now) }) { logger.warning(summary) }
         if let summary = publishFailureLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
+        if let summary = brokerRefusalLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
         if let summary = deadLetterLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
         if let summary = queueFullLog.withLock({ $0.summary(at: now) }) { logger.error(summary) }
     }

@@ -74,6 +74,8 @@ final class Publisher: Sendable {
     private struct Flight: Sendable {
         var outboxID: Int64?
         var acknowledged: (@Sendable () -> Void)?
+        /// Its topic, to name it should the broker refuse it (`acknowledged(_:)`).
+        var topic: String
     }
 
     private struct Tracking {
@@ -327,8 +329,11 @@ final class Publisher: Sendable {
 
     /// Records the broker's acknowledgement of `messageID`, or for a QoS 0 message that
     /// libmosquitto wrote it (on the network thread, which pumps at the end of the burst
-    /// and after writing).
-    func acknowledged(_ messageID: Int32) {
+    /// and after writing). A QoS 1 message the broker refused (`MQTTEvent.publishRefused`)
+    /// is acknowledged too: sent again it would be refused again. Returns the topic of
+    /// the QoS 1 message acknowledged, nil for a QoS 0 one.
+    @discardableResult
+    func acknowledged(_ messageID: Int32) -> String? {
         let flight = tracking.withLock { tracking -> Flight? in
             guard let flight = tracking.inFlight.removeValue(forKey: messageID) else {
                 // Not a QoS 1 message in flight: a QoS 0 one written.
@@ -340,6 +345,7 @@ final class Publisher: Sendable {
             return flight
         }
         flight?.acknowledged?()
+        return flight?.topic
     }
 
     /// Whether, online, messages wait (in memory, or spilled to the outbox) while at
@@ -593,7 +599,8 @@ final class Publisher: Sendable {
             func handedOver(_ queued: Queued, messageID: Int32) {
                 if queued.message.qos > 0 {
                     let replaced = tracking.inFlight.updateValue(
-                        Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged), forKey: messageID)
+                        Flight(outboxID: queued.outboxID, acknowledged: queued.acknowledged, topic: queued.message.topic),
+                        forKey: messageID)
                     // A message id libmosquitto gives again (they wrap at 65 535) ends
                     // the wait for the row that had it, as the search of the window did.
                     if let row = replaced?.outboxID { tracking.rowsInFlight.acknowledged(row) }

@@ -88,6 +88,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case sessionTakenOver = "session_taken_over"
     case subscriptionRefused = "subscription_refused"
     case publish
+    /// An MQTT 5 broker took a notification or last value and refused it (a PUBACK with
+    /// a reason of 0x80 or more: its access rules, a quota): it is not delivered.
+    case publishRefused = "publish_refused"
     case publishQueueFull = "publish_queue_full"
     /// A message larger than the broker takes (`maximumPacketBytes`), which it would close
     /// the connection for: not published. A command's reply that would be is answered

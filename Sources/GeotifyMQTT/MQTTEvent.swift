@@ -42,6 +42,13 @@ package enum MQTTEvent: Sendable {
     /// message, or a QoS 0 message was handed to the network. The id is the one
     /// `MQTTClient.publish` returned.
     case published(messageID: Int32)
+    /// The broker took a QoS 1 or 2 message and refused it: an MQTT v5 PUBACK (or PUBREC)
+    /// with a reason code of 0x80 or more, `reason` its text (0x87 "Not authorized": the
+    /// broker's access rules do not let this client publish to the topic; 0x97 "Quota
+    /// exceeded", ...). The message is not delivered, and sending it again would not
+    /// change that: the publish is over, as after `.published`. An MQTT 3.1.1 broker
+    /// cannot say so (mosquitto acknowledges such a message and drops it).
+    case publishRefused(messageID: Int32, code: Int, reason: String)
     /// The broker acknowledged a subscription; `grantedQoS` holds one entry a filter
     /// (128 or more means the broker refused that filter).
     case subscribed(messageID: Int32, grantedQoS: [Int])

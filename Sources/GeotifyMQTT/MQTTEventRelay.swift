@@ -134,8 +134,8 @@ final class MQTTEventRelay: Sendable {
             guard let relay = MQTTEventRelay.relay(obj), let message else { return }
             relay.deliver(.message(MQTTEventRelay.copy(message.pointee, properties: properties)), message: true)
         }
-        mosquitto_publish_v5_callback_set(handle) { _, obj, messageID, _, _ in
-            MQTTEventRelay.relay(obj)?.deliver(.published(messageID: messageID), message: true)
+        mosquitto_publish_v5_callback_set(handle) { _, obj, messageID, reasonCode, _ in
+            MQTTEventRelay.relay(obj)?.deliver(MQTTEventRelay.published(messageID: messageID, reasonCode: reasonCode), message: true)
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, obj, messageID, count, granted, _ in
             guard let relay = MQTTEventRelay.relay(obj) else { return }
@@ -245,6 +245,13 @@ final class MQTTEventRelay: Sendable {
         } else {
             ended(code: code, reason: Self.reason(disconnect: code))
         }
+    }
+
+    /// What libmosquitto's publish callback tells with `reasonCode`: a publish completed
+    /// (0 for MQTT 3.1.1, an MQTT v5 success code below 0x80), or refused by the broker.
+    static func published(messageID: Int32, reasonCode: Int32) -> MQTTEvent {
+        guard reasonCode >= 0x80 else { return .published(messageID: messageID) }
+        return .publishRefused(messageID: messageID, code: Int(reasonCode), reason: String(cString: mosquitto_reason_string(reasonCode)))
     }
 
     /// Why a connection ended that an MQTT v5 broker closed with a DISCONNECT of reason 0.

@@ -106,6 +106,37 @@ struct BrokerSecurityBridgeTests {
         #expect(harness.events("van/7", count: 1).first?["event"] as? String == "enter", "the plain location topic works on")
     }
 
+    /// An MQTT 5 broker whose access rules refuse the bridge one of its outputs (here the
+    /// notifications: a mistake in its ACL, after which no automation would hear of an
+    /// entry) says so in each PUBACK: every refusal is counted
+    /// (`errors.publish_refused`) and logged as an error naming the topic and where to
+    /// look, the message is not retried, and the bridge's other outputs work on. Before,
+    /// the refusal was taken as a delivery and nothing said why no notification came.
+    @Test func anOutputTheBrokerRefusesIsCountedAndLoggedAndTheOthersWorkOn() throws {
+        let directory = try makeTemporaryDirectory("publish-refused")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let security = try BrokerDynamicSecurity(
+            path: directory.appendingPathComponent("dynamic-security.json").path, user: "geotify", password: "bridge-secret",
+            rules: [.subscribe("#"), .publish("#"), .refusePublishing("geotify/event/#")])
+        let harness = try BridgeHarness(start: false, brokerConfig: security.brokerConfig) {
+            $0.security.protocolVersion = .v5
+            $0.security.username = "geotify"
+            $0.security.password = "bridge-secret"
+        }
+        try harness.startBridge()
+        let bridge = try #require(harness.bridge)
+        defer { harness.stopBridge() }
+        try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.0, "lon": 11.0, "tst": \#(harness.base)}"#)
+        try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.1374, "lon": 11.5755, "acc": 20, "tst": \#(harness.base + 300)}"#)
+        #expect(waitUntil { bridge.counters.value(.errors(.publishRefused)) == 1 }, "\(harness.logLines.all.suffix(10))")
+        #expect(harness.logLines.all.contains {
+            $0.hasSuffix("error   the broker refused the message published to geotify/event/van/7: not authorized (MQTT v5 reason 0x87); it is not delivered; do the broker's access rules let the bridge's login publish there?")
+        }, "\(harness.logLines.all.suffix(10))")
+        #expect(waitUntil { harness.badge("van/7") == "1" }, "the badge, on a topic the broker takes, is published")
+        #expect(waitUntil { bridge.outboundDrained }, "the refused message is not waited for, nor sent again")
+        #expect(bridge.counters.value(.errors(.publishRefused)) == 1)
+    }
+
     @Test func aWrongPasswordIsLoggedOnceAndRetriedWithBackoffNotInATightLoop() throws {
         let directory = try makeTemporaryDirectory("wrong-password")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -56,6 +56,35 @@ struct MQTTClientMessagingTests {
         fixture.client.stop()
     }
 
+    /// An MQTT 5 broker that takes a QoS 1 message and refuses it (its access rules:
+    /// mosquitto's dynamic-security plugin) says so in the PUBACK, 0x87; that is reported
+    /// as `.publishRefused`, not as `.published`, and a message it lets through as before.
+    @Test("an MQTT 5 PUBACK refusing a message is reported as .publishRefused with the broker's reason")
+    func pubackRefusalReported() throws {
+        let directory = try makeTemporaryDirectory("puback-refused")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let security = try BrokerDynamicSecurity(
+            path: directory.appendingPathComponent("dynamic-security.json").path, user: "writer", password: "secret",
+            rules: [.publish("#"), .refusePublishing("denied/#")])
+        let broker = try TestBroker(extraConfig: security.brokerConfig)
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.protocolVersion = .v5
+            $0.username = "writer"
+            $0.password = "secret"
+        }
+        defer { fixture.client.stop() }
+        try fixture.waitConnected()
+        let refused = try fixture.client.publish(topic: "denied/\(uniqueTopic("puback"))", payload: [1], qos: 1, retain: false)
+        let taken = try fixture.client.publish(topic: uniqueTopic("puback"), payload: [2], qos: 1, retain: false)
+        #expect(fixture.events.waitForPublished(taken))
+        let refusal = fixture.events.waitFor { event -> (Int32, Int, String)? in
+            guard case .publishRefused(let id, let code, let reason) = event else { return nil }
+            return (id, code, reason)
+        }
+        #expect(refusal?.0 == refused && refusal?.1 == 0x87 && refusal?.2 == "Not authorized", "\(fixture.events.all)")
+        #expect(!fixture.events.all.contains { if case .published(refused) = $0 { true } else { false } })
+    }
+
     @Test("a retained message reaches a later subscriber, flagged as retained")
     func retained() throws {
         let broker = try TestBroker()

@@ -410,7 +410,7 @@ struct FenceChangeTests {
             "no_decryption_key", "invalid_envelope", "invalid_base64", "undecryptable", "decrypted_not_json",
             "unknown_fence", "duplicate_identifier",
             "fence_limit", "rate_limited", "invalid_device", "reserved_device", "unknown_group", "invalid_file", "invalid_import", "read_only", "other_shard", "stale", "io", "state_write", "fence_file",
-            "connection_refused", "session_taken_over", "subscription_refused", "publish", "publish_queue_full", "message_too_large", "delivery_failed",
+            "connection_refused", "session_taken_over", "subscription_refused", "publish", "publish_refused", "publish_queue_full", "message_too_large", "delivery_failed",
             "delivery_queue_full",
         ])
         #expect(FenceChangeError.unknownDevice("x").description == #"unknown_device: unknown device "x": it is not in the fence file"#)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// mosquitto's dynamic-security plugin (`mosquitto_dynamic_security.so`) set up for one
-/// restricted user, for tests of a broker that refuses subscriptions: an `acl_file`
+/// restricted user, for tests of a broker that refuses subscriptions or publications: an `acl_file`
 /// never does (mosquitto grants the SUBSCRIBE and drops at delivery what the client may
 /// not read), while this plugin answers a filter the user's rules do not allow with a
 /// SUBACK of 0x80 (MQTT 5: 0x87, not authorized). `user` logs in with `password` and
@@ -30,6 +30,13 @@ package struct BrokerDynamicSecurity: Sendable {
         /// Allows publishing to the topics `pattern` covers.
         package static func publish(_ pattern: String) -> Rule {
             Rule(kind: "publishClientSend", topic: pattern, allow: true, priority: 0)
+        }
+
+        /// Refuses what is published to the topics `pattern` covers, over any allowance:
+        /// an MQTT 5 client's QoS 1 message there gets a PUBACK of 0x87 (not authorized),
+        /// an MQTT 3.1.1 client's a plain PUBACK, and the message is dropped either way.
+        package static func refusePublishing(_ pattern: String) -> Rule {
+            Rule(kind: "publishClientSend", topic: pattern, allow: false, priority: 1)
         }
     }
 
