@@ -42,6 +42,9 @@ package final class Bridge: Sendable {
     /// is queued in the same critical section that sets it, so a connection accepted
     /// while the bridge stops can never publish `online` after (or instead of) it.
     private let statusClosed = Mutex(false)
+    /// The filters of the inputs subscribed to on the current connection, by the message
+    /// id of their SUBSCRIBE, until the broker answers: a refusal names its filter.
+    private let inputSubscriptions = Mutex<[Int32: String]>([:])
 
     /// What exists only while the bridge runs.
     private struct Running: Sendable {
@@ -513,8 +516,10 @@ package final class Bridge: Sendable {
             running.withLock { $0?.connectedOnce = true }
             logger.info("connected to \(settings.broker) (session \(sessionPresent ? "resumed" : "new"))")
             do {
+                inputSubscriptions.withLock { $0 = [:] }
                 for input in SubscribedTopics(settings: settings).inputs {
-                    try current.client.subscribe(input.filter, qos: 1)
+                    let messageID = try current.client.subscribe(input.filter, qos: 1)
+                    inputSubscriptions.withLock { $0[messageID] = input.filter }
                 }
             } catch {
                 logger.error("could not subscribe: \(error)")
@@ -545,9 +550,10 @@ package final class Bridge: Sendable {
             }
         case .subscribed(let messageID, let granted):
             if current.routing.sweep.subscribed(messageID, granted: granted) { break }
-            if granted.contains(where: { $0 >= 128 }) {
+            let filter = inputSubscriptions.withLock { $0.removeValue(forKey: messageID) }
+            if let code = granted.first(where: { $0 >= 128 }) {
                 counters.add(.errors(.subscriptionRefused))
-                logger.error("the broker refused a subscription (granted QoS \(granted)); check its ACL")
+                logger.error(Bridge.subscriptionRefused(filter: filter, code: code, version: settings.security.protocolVersion))
             }
         case .unsubscribed(let messageID):
             _ = current.routing.sweep.unsubscribed(messageID)
@@ -663,6 +669,24 @@ package final class Bridge: Sendable {
         return connectedOnce
             ? "lost the connection to the broker \(broker): \(words(reason)); reconnecting"
             : "cannot reach the broker \(broker): \(words(reason)); retrying"
+    }
+
+    /// The line about the broker's refusal, with SUBACK code `code`, of the subscription
+    /// to `filter` (nil when it is not known): an MQTT 3.1.1 broker says only that it
+    /// failed (0x80), an MQTT 5 broker why (0x87 its access rules, 0xA2 no wildcards, ...).
+    package static func subscriptionRefused(filter: String?, code: Int, version: MQTTProtocolVersion) -> String {
+        let subscription = filter.map { "the subscription to \($0)" } ?? "a subscription"
+        return switch version {
+        case .v311: "the broker refused \(subscription) (SUBACK \(hex(code))); check its ACL"
+        case .v5:
+            "the broker refused \(subscription): \(words(MQTTEvent.reason(of: code))) (MQTT v5 reason \(hex(code)))"
+                + (code == 0x87 ? "; check its ACL" : "")
+        }
+    }
+
+    /// `code` as MQTT's specification writes reason codes (0x87).
+    static func hex(_ code: Int) -> String {
+        "0x" + String(code, radix: 16, uppercase: true)
     }
 
     /// A reason as libmosquitto words it ("The connection was lost."), as part of a sentence.

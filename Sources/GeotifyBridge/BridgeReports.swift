@@ -68,7 +68,7 @@ final class BridgeReports: Sendable {
             everyLine: everyLine, name: { "code \($0)" }))
         brokerRefusalLog = Mutex(LogBudget(
             "lines about messages the broker refused", ending: "each was counted under errors.\(ErrorCode.publishRefused.rawValue)",
-            everyLine: everyLine, name: { "reason \(BridgeReports.hex($0))" }))
+            everyLine: everyLine, name: { "reason \(Bridge.hex($0))" }))
         deadLetterLog = Mutex(LogBudget(
             "dead-letter lines", ending: "each is in the dead letters (geotify notify status) and was reported on \(topics.error)",
             everyLine: everyLine, name: { $0 }))
@@ -119,12 +119,7 @@ final class BridgeReports: Sendable {
     static func refusedByBroker(topic: String?, code: Int, reason: String) -> String {
         let message = topic.map { "the message published to \(String($0.prefix(200)))" } ?? "a message"
         let hint = code == 0x87 ? "; do the broker's access rules let the bridge's login publish there?" : ""
-        return "the broker refused \(message): \(Bridge.words(reason)) (MQTT v5 reason \(hex(code))); it is not delivered\(hint)"
-    }
-
-    /// `code` as MQTT's specification writes reason codes (0x87).
-    static func hex(_ code: Int) -> String {
-        "0x" + String(code, radix: 16, uppercase: true)
+        return "the broker refused \(message): \(Bridge.words(reason)) (MQTT v5 reason \(Bridge.hex(code))); it is not delivered\(hint)"
     }
 
     /// Logs (as `refusalLog` allows) and reports on `geotify/error` a message the

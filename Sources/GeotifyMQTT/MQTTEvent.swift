@@ -1,3 +1,5 @@
+import CMosquitto
+
 /// Something that happened on a client's connection, reported to the `onEvent` closure
 /// given to `MQTTClient` (on the client's network thread).
 ///
@@ -55,6 +57,12 @@ package enum MQTTEvent: Sendable {
     /// The broker acknowledged an unsubscription (UNSUBACK): nothing more comes for the
     /// filter. The id is the one `MQTTClient.unsubscribe` returned.
     case unsubscribed(messageID: Int32)
+
+    /// The text of an MQTT v5 reason code (`Not authorized` for 0x87), as libmosquitto
+    /// words it.
+    package static func reason(of code: Int) -> String {
+        String(cString: mosquitto_reason_string(Int32(code)))
+    }
 
     /// The `.disconnected` code of a session taken over by another client with the same
     /// client id: MQTT v5's reason code "Session taken over".

@@ -251,7 +251,7 @@ final class MQTTEventRelay: Sendable {
     /// (0 for MQTT 3.1.1, an MQTT v5 success code below 0x80), or refused by the broker.
     static func published(messageID: Int32, reasonCode: Int32) -> MQTTEvent {
         guard reasonCode >= 0x80 else { return .published(messageID: messageID) }
-        return .publishRefused(messageID: messageID, code: Int(reasonCode), reason: String(cString: mosquitto_reason_string(reasonCode)))
+        return .publishRefused(messageID: messageID, code: Int(reasonCode), reason: MQTTEvent.reason(of: Int(reasonCode)))
     }
 
     /// Why a connection ended that an MQTT v5 broker closed with a DISCONNECT of reason 0.

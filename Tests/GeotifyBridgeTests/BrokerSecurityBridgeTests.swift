@@ -84,14 +84,20 @@ struct BrokerSecurityBridgeTests {
     /// OwnTracks filter: a mistake in its ACL, after which no phone's position would
     /// arrive): the refusal is counted (`errors.subscription_refused`) and logged as an
     /// error saying where to look, and the bridge's other inputs work on. (mosquitto's
-    /// dynamic-security plugin: an `acl_file` never refuses a subscription.)
-    @Test func anInputTheBrokerRefusesIsCountedAndLoggedAndTheOthersWorkOn() throws {
+    /// dynamic-security plugin: an `acl_file` never refuses a subscription.) The line
+    /// names the filter refused, and over MQTT 5 the broker's reason.
+    @Test(arguments: [
+        (MQTTProtocolVersion.v311, "the broker refused the subscription to owntracks/+/+ (SUBACK 0x80); check its ACL"),
+        (.v5, "the broker refused the subscription to owntracks/+/+: not authorized (MQTT v5 reason 0x87); check its ACL"),
+    ])
+    func anInputTheBrokerRefusesIsCountedAndLoggedAndTheOthersWorkOn(version: MQTTProtocolVersion, line: String) throws {
         let directory = try makeTemporaryDirectory("acl-refused")
         defer { try? FileManager.default.removeItem(at: directory) }
         let security = try BrokerDynamicSecurity(
             path: directory.appendingPathComponent("dynamic-security.json").path, user: "geotify", password: "bridge-secret",
             rules: [.subscribe("#"), .publish("#"), .refuseSubscribing("owntracks/+/+")])
         let harness = try BridgeHarness(start: false, brokerConfig: security.brokerConfig) {
+            $0.security.protocolVersion = version
             $0.security.username = "geotify"
             $0.security.password = "bridge-secret"
         }
@@ -99,11 +105,18 @@ struct BrokerSecurityBridgeTests {
         let bridge = try #require(harness.bridge)
         defer { harness.stopBridge() }
         #expect(waitUntil { bridge.counters.value(.errors(.subscriptionRefused)) == 1 }, "\(harness.logLines.all.suffix(10))")
-        #expect(harness.logLines.all.contains { $0.hasSuffix("error   the broker refused a subscription (granted QoS [128]); check its ACL") },
-                "\(harness.logLines.all.suffix(10))")
+        #expect(harness.logLines.all.contains { $0.hasSuffix("error   " + line) }, "\(harness.logLines.all.suffix(10))")
         try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.0, "lon": 11.0, "tst": \#(harness.base)}"#)
         try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.1374, "lon": 11.5755, "acc": 20, "tst": \#(harness.base + 300)}"#)
         #expect(harness.events("van/7", count: 1).first?["event"] as? String == "enter", "the plain location topic works on")
+    }
+
+    /// Other MQTT 5 refusals are not the ACL's: the line gives the broker's reason and
+    /// no hint about access rules; a subscription whose filter is not known is named so.
+    @Test func aRefusalNotOfTheACLGivesNoHintAboutIt() {
+        #expect(Bridge.subscriptionRefused(filter: "owntracks/+/+", code: 0xA2, version: .v5)
+            == "the broker refused the subscription to owntracks/+/+: wildcard Subscriptions not supported (MQTT v5 reason 0xA2)")
+        #expect(Bridge.subscriptionRefused(filter: nil, code: 0x80, version: .v311) == "the broker refused a subscription (SUBACK 0x80); check its ACL")
     }
 
     /// An MQTT 5 broker whose access rules refuse the bridge one of its outputs (here the
