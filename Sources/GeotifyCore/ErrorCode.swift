@@ -88,8 +88,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case sessionTakenOver = "session_taken_over"
     case subscriptionRefused = "subscription_refused"
     case publish
-    /// An MQTT 5 broker took a notification or last value and refused it (a PUBACK with
-    /// a reason of 0x80 or more: its access rules, a quota): it is not delivered.
+    /// An MQTT 5 broker took a message sent at QoS 1 (a notification, an OwnTracks
+    /// transition, the status) and refused it (a PUBACK with a reason of 0x80 or more:
+    /// its access rules, a quota): it is not delivered.
     case publishRefused = "publish_refused"
     case publishQueueFull = "publish_queue_full"
     /// A message larger than the broker takes (`maximumPacketBytes`), which it would close
