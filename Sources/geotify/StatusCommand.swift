@@ -136,6 +136,8 @@ enum StatusCommand {
             var failure: ConnectionFailure?
             var status: String?
             var stats: [UInt8]?
+            /// The SUBACK code of each subscription the broker refused, by message id.
+            var refused: [Int32: Int] = [:]
         }
 
         let seen = Mutex(Seen())
@@ -173,6 +175,8 @@ enum StatusCommand {
                         seen.status = message.payload.isEmpty ? nil : String(decoding: message.payload, as: UTF8.self)
                     case .message(let message) where message.topic == statsTopic && !message.payload.isEmpty:
                         seen.stats = message.payload
+                    case .subscribed(let messageID, let granted):
+                        if let code = granted.first(where: { $0 >= 128 }) { seen.refused[messageID] = code }
                     default:
                         break
                     }
@@ -186,7 +190,8 @@ enum StatusCommand {
         // The status is subscribed first: the broker sends each subscription's retained
         // message in order, so once the statistics are here, a retained status is too.
         let deadline = Date().addingTimeInterval(timeout)
-        var subscribed = false
+        // The filter of each SUBSCRIBE, by its message id.
+        var subscriptions: [Int32: String] = [:]
         while Date() < deadline {
             let seen = inbox.seen.withLock { $0 }
             if let stats = seen.stats {
@@ -195,11 +200,14 @@ enum StatusCommand {
             if let failure = seen.failure {
                 return .failure(Failure(message: failure.description))
             }
-            if seen.connected && !subscribed {
+            // A refused subscription would only be seen as no statistics after the timeout.
+            if let (messageID, code) = seen.refused.first(where: { subscriptions[$0.key] != nil }), let filter = subscriptions[messageID] {
+                return .failure(Failure(message: Bridge.subscriptionRefused(filter: filter, code: code, version: options.protocolVersion)))
+            }
+            if seen.connected && subscriptions.isEmpty {
                 do {
-                    try client.subscribe(statusTopic, qos: 1)
-                    try client.subscribe(statsTopic, qos: 1)
-                    subscribed = true
+                    subscriptions[try client.subscribe(statusTopic, qos: 1)] = statusTopic
+                    subscriptions[try client.subscribe(statsTopic, qos: 1)] = statsTopic
                 } catch {
                     return .failure(Failure(message: "cannot subscribe at \(settings.broker): \(error)"))
                 }

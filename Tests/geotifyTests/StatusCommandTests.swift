@@ -113,6 +113,23 @@ struct StatusCommandTests {
         #expect(try StatsReport(parsing: Array(JSONWriter().string(#require(document["stats"])).utf8)).counters == Self.report.counters)
     }
 
+    /// A login the broker does not let read the statistics is told so at once, by the
+    /// broker's refusal of the subscription (mosquitto's dynamic-security plugin), not
+    /// after the timeout as if the bridge published none.
+    @Test func aSubscriptionTheBrokerRefusesIsSaidAtOnce() throws {
+        let security = try BrokerDynamicSecurity(
+            path: directory.appendingPathComponent("dynamic-security.json").path, user: "viewer", password: "secret",
+            rules: [.subscribe("#"), .refuseSubscribing("geotify/stats")])
+        let broker = try TestBroker(extraConfig: security.brokerConfig)
+        try "secret\n".write(to: directory.appendingPathComponent("password"), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: directory.appendingPathComponent("password").path)
+        try #"{"broker": "\#(broker.url)", "username": "viewer", "passwordFile": "password"}"#
+            .write(to: directory.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        let result = try runGeotify(["status", "--config", "settings.json", "--timeout", "30"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error == "geotify: the broker refused the subscription to geotify/stats (SUBACK 0x80); check its ACL\n", "\(result)")
+    }
+
     @Test func withoutStatisticsItGivesUpAfterTheTimeout() throws {
         let broker = try TestBroker()
         let publisher = try TestClient(port: broker.port)
