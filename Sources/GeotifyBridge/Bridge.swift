@@ -544,6 +544,9 @@ package final class Bridge: Sendable {
             if event.isSessionTakenOver {
                 counters.add(.errors(.sessionTakenOver))
                 logger.error("another client took over this bridge's session at \(settings.broker) (client id \"\(settings.clientID)\"): \(Bridge.words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); reconnecting")
+            } else if event.isClosedUnanswered && !current.stopping {
+                counters.add(.errors(.connectionRefused))
+                logger.error(Bridge.closedUnanswered(broker: settings.broker.description))
             } else if code != 0 {
                 logger.warning(Bridge.connectionEnded(
                     broker: settings.broker.description, reason: reason, stopping: current.stopping, connectedOnce: current.connectedOnce))
@@ -669,6 +672,15 @@ package final class Bridge: Sendable {
         return connectedOnce
             ? "lost the connection to the broker \(broker): \(words(reason)); reconnecting"
             : "cannot reach the broker \(broker): \(words(reason)); retrying"
+    }
+
+    /// The line about an attempt the broker closed without answering CONNECT
+    /// (`MQTTEvent.closedUnanswered`): what mosquitto 2.0.11 does when it refuses the
+    /// connection of an MQTT 3.1.1 client for its own limits, which the operator finds in
+    /// its log and its mosquitto.conf, not in the network. The bridge's will (`offline`,
+    /// retained, QoS 1) is refused by `retain_available false` and by `max_qos 0`.
+    package static func closedUnanswered(broker: String) -> String {
+        "the broker \(broker) closed the connection without answering CONNECT, as mosquitto does when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
     }
 
     /// The line about the broker's refusal, with SUBACK code `code`, of the subscription

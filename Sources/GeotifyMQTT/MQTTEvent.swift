@@ -64,6 +64,22 @@ package enum MQTTEvent: Sendable {
         String(cString: mosquitto_reason_string(Int32(code)))
     }
 
+    /// Why an attempt ended that the broker closed after taking the TCP connection and
+    /// CONNECT, before it answered with a CONNACK: an MQTT 3.1.1 broker cannot say why it
+    /// refuses some connections, and mosquitto 2.0.11 closes them so (with
+    /// `max_connections` reached, or a will it refuses: `retain_available false`, a will
+    /// QoS above the listener's `max_qos`). Reported as `.disconnected` with
+    /// `MOSQ_ERR_CONN_LOST` (7) and this reason, where libmosquitto's words, "The
+    /// connection was lost.", read as a network failure.
+    package static let closedUnanswered = "the broker closed the connection without answering CONNECT"
+
+    /// Whether this reports an attempt the broker closed without answering CONNECT
+    /// (`closedUnanswered`).
+    package var isClosedUnanswered: Bool {
+        if case .disconnected(let code, let reason) = self { return code == 7 && reason == MQTTEvent.closedUnanswered }
+        return false
+    }
+
     /// The `.disconnected` code of a session taken over by another client with the same
     /// client id: MQTT v5's reason code "Session taken over".
     package static let sessionTakenOver = Int(SessionTakeover.reasonCode)

@@ -278,6 +278,11 @@ final class MQTTEventRelay: Sendable {
                 reason += " (\(detail))"
             }
             let connectedFor = state.connectedAt.map { Self.seconds(ContinuousClock.now - $0) }
+            // Lost before any CONNACK, and not after a refusal: the broker took the TCP
+            // connection and closed it without a word (`MQTTEvent.closedUnanswered`).
+            if code == MOSQ_ERR_CONN_LOST.rawValue && connectedFor == nil && state.failure?.refused != true {
+                reason = MQTTEvent.closedUnanswered
+            }
             if code != 0 && state.takeover.ended(code: code, connectedFor: connectedFor) {
                 reason = code == SessionTakeover.reasonCode
                     ? "session taken over: another client connected with client id \"\(clientID)\" and the broker closed this connection (MQTT v5 reason 0x8E)"
