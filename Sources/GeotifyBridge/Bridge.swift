@@ -42,6 +42,9 @@ package final class Bridge: Sendable {
     /// is queued in the same critical section that sets it, so a connection accepted
     /// while the bridge stops can never publish `online` after (or instead of) it.
     private let statusClosed = Mutex(false)
+    /// Whether the broker refused the current attempt (`.connectionRefused`): the
+    /// `.disconnected` that follows is not logged again.
+    private let refusedAttempt = Atomic<Bool>(false)
     /// The filters of the inputs subscribed to on the current connection, by the message
     /// id of their SUBSCRIBE, until the broker answers: a refusal names its filter.
     private let inputSubscriptions = Mutex<[Int32: String]>([:])
@@ -513,6 +516,7 @@ package final class Bridge: Sendable {
             if dropped > 0 { counters.add(.messagesOtherShards, dropped) }
             publisher.pump()
         case .connected(let sessionPresent):
+            refusedAttempt.store(false, ordering: .relaxed)
             running.withLock { $0?.connectedOnce = true }
             logger.info("connected to \(settings.broker) (session \(sessionPresent ? "resumed" : "new"))")
             do {
@@ -538,12 +542,18 @@ package final class Bridge: Sendable {
         case .connectionRefused(let code, let reason):
             publisher.disconnected()
             counters.add(.errors(.connectionRefused))
-            logger.error("the broker \(settings.broker) refused the connection: \(Bridge.words(reason)) (code \(code))")
+            refusedAttempt.store(true, ordering: .relaxed)
+            logger.error(Bridge.connectionRefused(
+                broker: settings.broker.description, code: code, reason: reason, version: settings.security.protocolVersion))
         case .disconnected(let code, let reason):
             publisher.disconnected()
             if event.isSessionTakenOver {
                 counters.add(.errors(.sessionTakenOver))
                 logger.error("another client took over this bridge's session at \(settings.broker) (client id \"\(settings.clientID)\"): \(Bridge.words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); reconnecting")
+            } else if refusedAttempt.exchange(false, ordering: .relaxed) && !current.stopping {
+                // The end of an attempt the broker refused, said by the refusal's line:
+                // libmosquitto's words for it ("a network protocol error" after an MQTT 5
+                // refusal) would point at the network.
             } else if event.isClosedUnanswered && !current.stopping {
                 counters.add(.errors(.connectionRefused))
                 logger.error(Bridge.closedUnanswered(broker: settings.broker.description))
@@ -683,6 +693,22 @@ package final class Bridge: Sendable {
         "the broker \(broker) closed the connection without answering CONNECT, as mosquitto does when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
     }
 
+    /// The line about the broker's refusal of the connection with CONNACK `code`
+    /// (`reason` its text): an MQTT 3.1.1 return code, or an MQTT 5 reason code with what
+    /// to change when it is the broker's option that refuses the bridge's will (mosquitto
+    /// 2.0.11 answers 0x9A under `retain_available false` and 0x9B when the will's QoS 1
+    /// is above the listener's `max_qos`), which the bridge cannot do without.
+    package static func connectionRefused(broker: String, code: Int, reason: String, version: MQTTProtocolVersion) -> String {
+        let line = "the broker \(broker) refused the connection: \(words(reason))"
+        guard version == .v5 else { return line + " (code \(code))" }
+        let hint = switch code {
+        case 0x9A: "; the bridge's will and status are retained messages: set retain_available true in mosquitto.conf"
+        case 0x9B: "; the bridge's will and notifications go at QoS 1: the listener's max_qos must be 1 or more"
+        default: ""
+        }
+        return line + " (MQTT v5 reason \(hex(code)))" + hint
+    }
+
     /// The line about the broker's refusal, with SUBACK code `code`, of the subscription
     /// to `filter` (nil when it is not known): an MQTT 3.1.1 broker says only that it
     /// failed (0x80), an MQTT 5 broker why (0x87 its access rules, 0xA2 no wildcards, ...).
@@ -704,7 +730,10 @@ package final class Bridge: Sendable {
     /// A reason as libmosquitto words it ("The connection was lost."), as part of a sentence.
     static func words(_ reason: String) -> String {
         var text = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
-        if let first = text.first, text.dropFirst().first?.isLowercase ?? true { text = first.lowercased() + text.dropFirst() }
+        // Lowered only when the first word's other letters are all lower case: not
+        // "QoS not supported" nor an acronym.
+        let firstWord = text.prefix { $0 != " " }
+        if let first = text.first, firstWord.dropFirst().allSatisfy({ !$0.isUppercase }) { text = first.lowercased() + text.dropFirst() }
         return text
     }
 }

@@ -31,3 +31,31 @@ struct BrokerLimitsBridgeTests {
         #expect(counted() == 1, "\(bridge.logLines.all)")
     }
 }
+
+/// The same over MQTT 5, where mosquitto answers the bridge's will with a CONNACK that
+/// says why.
+@Suite("Bridge against a broker's limits over MQTT 5", .serialized, .timeLimit(.minutes(1)), .waiting)
+struct BrokerLimitsV5BridgeTests {
+    /// mosquitto 2.0.11 refuses the CONNECT of an MQTT 5 client whose will it does not
+    /// take: 0x9A under `retain_available false`, 0x9B (with Maximum QoS 0) under a
+    /// listener's `max_qos 0`. The bridge logged "refused the connection: qoS not
+    /// supported (code 155)" and then "cannot reach the broker ...: A network protocol
+    /// error occurred ...; retrying"; it now logs one line, with the reason code as MQTT 5
+    /// writes it and the option to change.
+    @Test(arguments: [
+        ("retain_available false", "retain not supported (MQTT v5 reason 0x9A); the bridge's will and status are retained messages: set retain_available true in mosquitto.conf"),
+        ("max_qos 0", "QoS not supported (MQTT v5 reason 0x9B); the bridge's will and notifications go at QoS 1: the listener's max_qos must be 1 or more"),
+    ])
+    func aWillTheBrokerRefusesNamesItsOption(config: String, ending: String) throws {
+        let broker = try TestBroker(extraConfig: config)
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-will-refused") { $0.security.protocolVersion = .v5 }
+        try bridge.start()
+        let counted = { bridge.bridge?.counters.value(.errors(.connectionRefused)) ?? 0 }
+        #expect(waitUntil { counted() == 1 }, "\(bridge.logLines.all)")
+        let line = "error   the broker mqtt://127.0.0.1:\(broker.port) refused the connection: " + ending
+        #expect(bridge.logLines.all.contains { $0.hasSuffix(line) }, "\(bridge.logLines.all)")
+        // The attempt's end, and retries refused the same way, say nothing more.
+        #expect(waitUntil { broker.log.components(separatedBy: "disconnected due to QoS too high or retain not supported").count > 2 })
+        #expect(bridge.logLines.all.filter { $0.contains("warning") || $0.contains("error") }.count == 1, "\(bridge.logLines.all)")
+    }
+}
