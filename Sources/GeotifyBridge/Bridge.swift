@@ -685,12 +685,13 @@ package final class Bridge: Sendable {
     }
 
     /// The line about an attempt the broker closed without answering CONNECT
-    /// (`MQTTEvent.closedUnanswered`): what mosquitto 2.0.11 does when it refuses the
+    /// (`MQTTEvent.closedUnanswered`): what a listener that expects TLS does with a plain
+    /// CONNECT (a handshake that fails), and what mosquitto 2.0.11 does when it refuses the
     /// connection of an MQTT 3.1.1 client for its own limits, which the operator finds in
     /// its log and its mosquitto.conf, not in the network. The bridge's will (`offline`,
     /// retained, QoS 1) is refused by `retain_available false` and by `max_qos 0`.
     package static func closedUnanswered(broker: String) -> String {
-        "the broker \(broker) closed the connection without answering CONNECT, as mosquitto does when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
+        "the broker \(broker) closed the connection without answering CONNECT: a listener that expects TLS (mqtts://) does so, and mosquitto when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
     }
 
     /// The line about the broker's refusal of the connection with CONNACK `code`

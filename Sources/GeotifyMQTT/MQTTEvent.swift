@@ -68,7 +68,8 @@ package enum MQTTEvent: Sendable {
     /// CONNECT, before it answered with a CONNACK: an MQTT 3.1.1 broker cannot say why it
     /// refuses some connections, and mosquitto 2.0.11 closes them so (with
     /// `max_connections` reached, or a will it refuses: `retain_available false`, a will
-    /// QoS above the listener's `max_qos`). Reported as `.disconnected` with
+    /// QoS above the listener's `max_qos`), as a listener that expects TLS closes a plain
+    /// one. Reported as `.disconnected` with
     /// `MOSQ_ERR_CONN_LOST` (7) and this reason, where libmosquitto's words, "The
     /// connection was lost.", read as a network failure.
     package static let closedUnanswered = "the broker closed the connection without answering CONNECT"
@@ -76,7 +77,7 @@ package enum MQTTEvent: Sendable {
     /// Whether this reports an attempt the broker closed without answering CONNECT
     /// (`closedUnanswered`).
     package var isClosedUnanswered: Bool {
-        if case .disconnected(let code, let reason) = self { return code == 7 && reason == MQTTEvent.closedUnanswered }
+        if case .disconnected(let code, let reason) = self { return code == Int(MOSQ_ERR_CONN_LOST.rawValue) && reason == MQTTEvent.closedUnanswered }
         return false
     }
 

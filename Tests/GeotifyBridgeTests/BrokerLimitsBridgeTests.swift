@@ -23,12 +23,30 @@ struct BrokerLimitsBridgeTests {
         try bridge.start()
         let counted = { bridge.bridge?.counters.value(.errors(.connectionRefused)) ?? 0 }
         #expect(waitUntil { counted() == 1 }, "\(bridge.logLines.all)")
-        let line = "error   the broker mqtt://127.0.0.1:\(broker.port) closed the connection without answering CONNECT, as mosquitto does when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
+        let line = "error   the broker mqtt://127.0.0.1:\(broker.port) closed the connection without answering CONNECT: a listener that expects TLS (mqtts://) does so, and mosquitto when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
         #expect(bridge.logLines.all.contains { $0.hasSuffix(line) }, "\(bridge.logLines.all)")
         #expect(bridge.logged("cannot reach").isEmpty, "\(bridge.logLines.all)")
         // Retries that end the same way say nothing more.
         #expect(waitUntil { broker.log.components(separatedBy: "disconnected due to QoS too high or retain not supported").count > 2 })
         #expect(counted() == 1, "\(bridge.logLines.all)")
+    }
+}
+
+extension BrokerLimitsBridgeTests {
+    /// A bridge that speaks plain MQTT to a listener that expects TLS (`mqtt://` where
+    /// `mqtts://` was meant): mosquitto reads the CONNECT as a TLS handshake that fails and
+    /// closes the connection unanswered, as for its own limits; the line names that first.
+    @Test func plainMQTTToATLSListenerIsNamedAmongTheCauses() throws {
+        let directory = try makeTemporaryDirectory("plain-to-tls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificates = try TestCertificates(in: directory)
+        let broker = try TestBroker(extraConfig: certificates.brokerConfig)
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-plain")
+        try bridge.start()
+        #expect(waitUntil { bridge.bridge?.counters.value(.errors(.connectionRefused)) == 1 }, "\(bridge.logLines.all)")
+        #expect(bridge.logLines.all.contains {
+            $0.hasSuffix("error   the broker mqtt://127.0.0.1:\(broker.port) closed the connection without answering CONNECT: a listener that expects TLS (mqtts://) does so, and mosquitto when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying")
+        }, "\(bridge.logLines.all)")
     }
 }
 
