@@ -549,7 +549,7 @@ package final class Bridge: Sendable {
             publisher.disconnected()
             if event.isSessionTakenOver {
                 counters.add(.errors(.sessionTakenOver))
-                logger.error("another client took over this bridge's session at \(settings.broker) (client id \"\(settings.clientID)\"): \(Bridge.words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); reconnecting")
+                logger.error(Bridge.sessionTakenOver(broker: settings.broker.description, clientID: settings.clientID, reason: reason))
             } else if refusedAttempt.exchange(false, ordering: .relaxed) && !current.stopping {
                 // The end of an attempt the broker refused, said by the refusal's line:
                 // libmosquitto's words for it ("a network protocol error" after an MQTT 5
@@ -682,6 +682,17 @@ package final class Bridge: Sendable {
         return connectedOnce
             ? "lost the connection to the broker \(broker): \(words(reason)); reconnecting"
             : "cannot reach the broker \(broker): \(words(reason)); retrying"
+    }
+
+    /// The line about this bridge's session taken over, `reason` saying how it was told
+    /// (`MQTTEvent.disconnected` with code `sessionTakenOver`). When only the pattern of
+    /// short connections told it (an MQTT 3.1.1 broker says nothing), the reason also
+    /// names mosquitto closing the connection for a packet larger than its
+    /// `max_packet_size`, which looks the same: the line then says which setting matches it.
+    package static func sessionTakenOver(broker: String, clientID: String, reason: String) -> String {
+        let oversize = reason.contains("max_packet_size")
+            ? "; if the broker's log says \"oversize packet\" instead, set maximumPacketBytes to its max_packet_size" : ""
+        return "another client took over this bridge's session at \(broker) (client id \"\(clientID)\"): \(words(reason)). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md)\(oversize); reconnecting"
     }
 
     /// The line about an attempt the broker closed without answering CONNECT

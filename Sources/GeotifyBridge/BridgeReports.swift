@@ -93,8 +93,8 @@ final class BridgeReports: Sendable {
     /// refused as `publishFailureLog` allows.
     func notHandedOver(_ message: OutboxMessage, _ reason: Publisher.NotHandedOver) {
         switch reason {
-        case .tooLarge(let size):
-            tooLarge(message, size: size)
+        case .tooLarge(let size, let announced):
+            tooLarge(message, size: size, announced: announced)
         case .refused(let error):
             let (summary, inFull) = publishFailureLog.withLock { $0.take(error.code, at: scheduler.uptime) }
             if let summary { logger.error(summary) }
@@ -124,11 +124,14 @@ final class BridgeReports: Sendable {
 
     /// Logs (as `refusalLog` allows) and reports on `geotify/error` a message the
     /// publisher did not hand over, its packet of `size` bytes being larger than the broker
-    /// takes; a report that is itself too large is not reported again.
-    private func tooLarge(_ message: OutboxMessage, size: Int) {
+    /// takes (`maximumPacketBytes`, or the smaller Maximum Packet Size an MQTT 5 broker
+    /// `announced`); a report that is itself too large is not reported again.
+    private func tooLarge(_ message: OutboxMessage, size: Int, announced: Int?) {
+        let limit = announced.map { "the \($0) the broker takes (the Maximum Packet Size it announced at the connection; maximumPacketBytes is \(maximumPacketBytes))" }
+            ?? "the \(maximumPacketBytes) the broker takes (maximumPacketBytes)"
         let error = InputError(
             .messageTooLarge,
-            "not published: the message would be a packet of \(size) bytes, more than the \(maximumPacketBytes) the broker takes (maximumPacketBytes), which would close the connection for it")
+            "not published: the message would be a packet of \(size) bytes, more than \(limit), which would close the connection for it")
         let topic = String(message.topic.prefix(200))
         let (summary, inFull) = refusalLog.withLock { $0.take(error.code, at: scheduler.uptime) }
         if let summary { logger.warning(summary) }

@@ -175,8 +175,10 @@ final class Publisher: Sendable {
 
     /// Why a message was not handed to libmosquitto, for the bridge to report.
     enum NotHandedOver: Sendable, Equatable {
-        /// Its packet of `size` bytes is larger than the broker takes.
-        case tooLarge(size: Int)
+        /// Its packet of `size` bytes is larger than the broker takes: than
+        /// `maximumPacketBytes`, or than the smaller `announced` Maximum Packet Size of an
+        /// MQTT 5 broker (libmosquitto refused it).
+        case tooLarge(size: Int, announced: Int? = nil)
         /// libmosquitto refused it (not for want of a connection).
         case refused(MQTTError)
     }
@@ -612,12 +614,13 @@ final class Publisher: Sendable {
                 if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
             }
             /// Takes `queued` as sent without handing it over: the broker would close the
-            /// connection for its packet of `size` bytes.
-            func leftOut(_ queued: Queued, size: Int) {
+            /// connection for its packet of `size` bytes (more than `announced`, when an
+            /// MQTT 5 broker's limit refused it).
+            func leftOut(_ queued: Queued, size: Int, announced: Int? = nil) {
                 if let id = queued.outboxID { tracking.published = max(tracking.published, id) }
                 if let acknowledged = queued.acknowledged { done.append(acknowledged) }
                 counters.add(.errors(.messageTooLarge))
-                notHandedOver.append((queued.message, .tooLarge(size: size)))
+                notHandedOver.append((queued.message, .tooLarge(size: size, announced: announced)))
             }
             // By index: `enumerated()` copied each message whole.
             publishing: for position in going.indices {
@@ -650,7 +653,7 @@ final class Publisher: Sendable {
                     }
                     if error.isOversize {
                         // A broker speaking MQTT 5 told libmosquitto a smaller limit.
-                        leftOut(queued, size: size)
+                        leftOut(queued, size: size, announced: client.brokerMaximumPacketSize)
                     } else if error.keptMessageID == nil {
                         counters.add(.errors(.publish))
                         notHandedOver.append((queued.message, .refused(error)))

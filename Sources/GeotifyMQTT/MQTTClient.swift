@@ -259,6 +259,13 @@ package final class MQTTClient: @unchecked Sendable {
         relay.takeUnretainedValue().isConnected
     }
 
+    /// The Maximum Packet Size an MQTT 5 broker announced when it accepted the last
+    /// connection, nil when it announced none (always, over MQTT 3.1.1). libmosquitto
+    /// refuses to publish a larger packet (`MQTTError.isOversize`).
+    package var brokerMaximumPacketSize: Int? {
+        relay.takeUnretainedValue().brokerMaximumPacketSize
+    }
+
     /// How many QoS 0 messages the network loop read out of its read buffer itself, not
     /// through libmosquitto (`ConnectionSupervisor.takeWholePublishes`), since the client
     /// was made: for tests and benchmarks.

@@ -53,6 +53,9 @@ final class MQTTEventRelay: Sendable {
         var pendingConnected: Bool?
         /// How accepted connections have been ending, to tell a session taken over.
         var takeover: SessionTakeover
+        /// The Maximum Packet Size an MQTT 5 broker announced in its CONNACK of the
+        /// current connection, if it did: libmosquitto refuses to send a larger packet.
+        var brokerMaximumPacketSize: Int?
         /// Whether this client asked to disconnect (`stopRequested()`): an end with code 0
         /// is then its own stop, else an MQTT v5 broker's DISCONNECT with reason 0.
         var stopRequested = false
@@ -95,6 +98,12 @@ final class MQTTEventRelay: Sendable {
         state.withLock { $0.isConnected }
     }
 
+    /// The Maximum Packet Size the broker announced when it accepted the last connection
+    /// (MQTT 5), nil when it announced none.
+    var brokerMaximumPacketSize: Int? {
+        state.withLock { $0.brokerMaximumPacketSize }
+    }
+
     /// Whether the calling thread is running one of this relay's callbacks right now.
     var isCallingBack: Bool {
         state.withLock { state in
@@ -119,12 +128,14 @@ final class MQTTEventRelay: Sendable {
     /// properties, for v3.1.1 connections) on `handle`, whose `obj` is a relay.
     static func install(on handle: OpaquePointer) {
         listenToLog(on: handle)
-        mosquitto_connect_v5_callback_set(handle) { handle, obj, code, flags, _ in
+        mosquitto_connect_v5_callback_set(handle) { handle, obj, code, flags, properties in
             // Once connected, libmosquitto's log has nothing more to tell (its errors are
             // the connection's end, reported anyway) and would format a line for every
             // packet: stop listening until the next attempt.
             if code == 0, let handle { mosquitto_log_callback_set(handle, nil) }
-            MQTTEventRelay.relay(obj)?.connected(code: code, flags: flags)
+            var limit: UInt32 = 0
+            let announced = mosquitto_property_read_int32(properties, MQTTEventRelay.propertyID(MQTT_PROP_MAXIMUM_PACKET_SIZE), &limit, false) != nil
+            MQTTEventRelay.relay(obj)?.connected(code: code, flags: flags, maximumPacketSize: announced ? Int(limit) : nil)
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, obj, code, _ in
             // libmosquitto has closed the socket, on this thread, before it calls back.
@@ -196,9 +207,10 @@ final class MQTTEventRelay: Sendable {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    private func connected(code: Int32, flags: Int32) {
+    private func connected(code: Int32, flags: Int32, maximumPacketSize: Int?) {
         if code == 0 {
             state.withLock { state in
+                state.brokerMaximumPacketSize = maximumPacketSize
                 state.connectedAt = .now
                 state.failure = nil
                 state.previousFailure = nil
@@ -286,7 +298,7 @@ final class MQTTEventRelay: Sendable {
             if code != 0 && state.takeover.ended(code: code, connectedFor: connectedFor) {
                 reason = code == SessionTakeover.reasonCode
                     ? "session taken over: another client connected with client id \"\(clientID)\" and the broker closed this connection (MQTT v5 reason 0x8E)"
-                    : "session taken over, most likely: the broker closed the connection right after accepting it, \(state.takeover.streak) times in a row, as it does when another client connects with the same client id \"\(clientID)\""
+                    : "session taken over, most likely: the broker closed the connection right after accepting it, \(state.takeover.streak) times in a row, as it does when another client connects with the same client id \"\(clientID)\" (and, if its log says \"oversize packet\", when this client sends a packet larger than its max_packet_size)"
                 code = SessionTakeover.reasonCode
             }
             if code == 0 || connectedFor != nil {

@@ -77,3 +77,41 @@ struct BrokerLimitsV5BridgeTests {
         #expect(bridge.logLines.all.filter { $0.contains("warning") || $0.contains("error") }.count == 1, "\(bridge.logLines.all)")
     }
 }
+
+extension BrokerLimitsBridgeTests {
+    /// mosquitto closes an MQTT 3.1.1 client's connection, without a word to it, for a
+    /// packet larger than its `max_packet_size`; the bridge sends its Home Assistant
+    /// configs again at each connection, so the broker closes each soon after accepting
+    /// it, which the bridge takes for a session taken over. The line says that the
+    /// broker's log tells the two apart, and which setting matches the broker's limit.
+    @Test func aPacketLargerThanTheBrokerTakesIsNamedBesideATakeover() throws {
+        let broker = try TestBroker(extraConfig: "max_packet_size 700")
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-oversize") { $0.homeAssistantEnabled = true }
+        try bridge.start()
+        #expect(waitUntil { bridge.bridge?.counters.value(.errors(.sessionTakenOver)) == 1 }, "\(bridge.logLines.all)")
+        #expect(broker.log.contains("Client geotify-oversize disconnected due to oversize packet."))
+        #expect(bridge.logLines.all.contains {
+            $0.hasSuffix(#"as it does when another client connects with the same client id "geotify-oversize" (and, if its log says "oversize packet", when this client sends a packet larger than its max_packet_size). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); if the broker's log says "oversize packet" instead, set maximumPacketBytes to its max_packet_size; reconnecting"#)
+        }, "\(bridge.logLines.all)")
+    }
+}
+
+extension BrokerLimitsV5BridgeTests {
+    /// An MQTT 5 broker announces its `max_packet_size` in the CONNACK, and libmosquitto
+    /// refuses to send a larger packet: the bridge leaves the message out (a Home
+    /// Assistant config here), counted and reported, and the line gives the broker's
+    /// limit, where it gave the bridge's own `maximumPacketBytes` as the broker's.
+    @Test func aPacketLargerThanTheBrokerAnnouncedIsLeftOutWithItsLimit() throws {
+        let broker = try TestBroker(extraConfig: "max_packet_size 700")
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-announced") {
+            $0.security.protocolVersion = .v5
+            $0.homeAssistantEnabled = true
+        }
+        try bridge.start()
+        #expect(waitUntil { (bridge.bridge?.counters.value(.errors(.messageTooLarge)) ?? 0) > 0 }, "\(bridge.logLines.all)")
+        #expect(bridge.logLines.all.contains {
+            $0.contains(" bytes, more than the 700 the broker takes (the Maximum Packet Size it announced at the connection; maximumPacketBytes is 262144), which would close the connection for it")
+        }, "\(bridge.logLines.all)")
+        #expect(bridge.logged("lost the connection").isEmpty && !broker.log.contains("oversize"), "\(bridge.logLines.all)")
+    }
+}

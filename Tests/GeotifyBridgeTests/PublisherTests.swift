@@ -419,7 +419,7 @@ private final class SpillFixture: Sendable {
     /// The topics and packet sizes of the messages the publisher left out for their size.
     var oversized: [(topic: String, size: Int)] {
         notHandedOver.compactMap { topic, reason in
-            guard case .tooLarge(let size) = reason else { return nil }
+            guard case .tooLarge(let size, _) = reason else { return nil }
             return (topic, size)
         }
     }
