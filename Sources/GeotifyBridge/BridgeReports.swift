@@ -118,7 +118,11 @@ final class BridgeReports: Sendable {
     /// The line about a message an MQTT 5 broker refused with reason `code`.
     static func refusedByBroker(topic: String?, code: Int, reason: String) -> String {
         let message = topic.map { "the message published to \(String($0.prefix(200)))" } ?? "a message"
-        let hint = code == 0x87 ? "; do the broker's access rules let the bridge's login publish there?" : ""
+        let hint = switch code {
+        case 0x87: "; do the broker's access rules let the bridge's login publish there?"
+        case 0x95: "; the broker takes smaller messages (mosquitto: message_size_limit counts the payload)"
+        default: ""
+        }
         return "the broker refused \(message): \(Bridge.words(reason)) (MQTT v5 reason \(Bridge.hex(code))); it is not delivered\(hint)"
     }
 

@@ -115,3 +115,22 @@ extension BrokerLimitsV5BridgeTests {
         #expect(bridge.logged("lost the connection").isEmpty && !broker.log.contains("oversize"), "\(bridge.logLines.all)")
     }
 }
+
+extension BrokerLimitsV5BridgeTests {
+    /// mosquitto drops a message whose payload is above its `message_size_limit` and tells
+    /// an MQTT 5 client so in the PUBACK of a QoS 1 one (0x95, "Packet too large"; an
+    /// MQTT 3.1.1 client gets a plain PUBACK): the line names the option, the bridge's
+    /// Home Assistant configs being larger than the limit here.
+    @Test func aMessageAboveTheBrokersSizeLimitNamesTheOption() throws {
+        let broker = try TestBroker(extraConfig: "message_size_limit 300")
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-size-limit") {
+            $0.security.protocolVersion = .v5
+            $0.homeAssistantEnabled = true
+        }
+        try bridge.start()
+        #expect(waitUntil { (bridge.bridge?.counters.value(.errors(.publishRefused)) ?? 0) > 0 }, "\(bridge.logLines.all)")
+        #expect(bridge.logLines.all.contains {
+            $0.contains(": packet too large (MQTT v5 reason 0x95); it is not delivered; the broker takes smaller messages (mosquitto: message_size_limit counts the payload)")
+        }, "\(bridge.logLines.all)")
+    }
+}
