@@ -69,9 +69,8 @@ package enum MQTTEvent: Sendable {
     /// refuses some connections, and mosquitto 2.0.11 closes them so (with
     /// `max_connections` reached, or a will it refuses: `retain_available false`, a will
     /// QoS above the listener's `max_qos`), as a listener that expects TLS closes a plain
-    /// one. Reported as `.disconnected` with
-    /// `MOSQ_ERR_CONN_LOST` (7) and this reason, where libmosquitto's words, "The
-    /// connection was lost.", read as a network failure.
+    /// one. Reported as `.disconnected` with `MOSQ_ERR_CONN_LOST` (7) and this reason,
+    /// where libmosquitto's words, "The connection was lost.", read as a network failure.
     package static let closedUnanswered = "the broker closed the connection without answering CONNECT"
 
     /// Whether this reports an attempt the broker closed without answering CONNECT
