@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyBridge
+import GeotifyMQTT
 import GeotifyTestSupport
 import GeotifyTime
 import Testing
@@ -10,14 +11,19 @@ import Testing
 /// delivery allows, are recognised by their id).
 @Suite("Bridge across a broker restart", .serialized, .timeLimit(.minutes(2)), .waiting)
 struct BrokerRestartTests {
-    @Test func transitionsAcrossABrokerRestartEqualThoseOfAnUninterruptedRun() throws {
+    /// Over MQTT 3.1.1 and MQTT 5 (whose session outlives the connection only by the
+    /// Session Expiry Interval the bridge asks for).
+    @Test(arguments: [MQTTProtocolVersion.v311, .v5])
+    func transitionsAcrossABrokerRestartEqualThoseOfAnUninterruptedRun(version: MQTTProtocolVersion) throws {
         let track = CrossingTrack(base: Int(Date().timeIntervalSince1970) - 3_600, fixesPerDevice: 40)
 
         let restarted = try TestBroker(persistence: true)
         // The bridge reconnects after its back-off on the test's clock, moved on only once
         // every position is published: they all wait in its session at the broker.
         let clock = ManualScheduler(now: Date().timeIntervalSince1970)
-        let bridge = try BridgeUnderTest(port: restarted.port, clientID: "geotify-restarted", clock: clock)
+        let bridge = try BridgeUnderTest(port: restarted.port, clientID: "geotify-restarted", clock: clock) {
+            $0.security.protocolVersion = version
+        }
         let observer = try BrokerObserver(port: restarted.port, subscribe: ["geotify/event/#"])
         let tracker = try BrokerObserver(port: restarted.port, subscribe: [])
 
