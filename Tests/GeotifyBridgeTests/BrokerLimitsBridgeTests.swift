@@ -23,16 +23,19 @@ struct BrokerLimitsBridgeTests {
         try bridge.start()
         let counted = { bridge.bridge?.counters.value(.errors(.connectionRefused)) ?? 0 }
         #expect(waitUntil { counted() == 1 }, "\(bridge.logLines.all)")
-        let line = "error   the broker mqtt://127.0.0.1:\(broker.port) closed the connection without answering CONNECT: a listener that expects TLS (mqtts://) does so, and mosquitto when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
-        #expect(bridge.logLines.all.contains { $0.hasSuffix(line) }, "\(bridge.logLines.all)")
+        #expect(bridge.logLines.all.contains { $0.hasSuffix(Self.closedUnanswered(port: broker.port)) }, "\(bridge.logLines.all)")
         #expect(bridge.logged("cannot reach").isEmpty, "\(bridge.logLines.all)")
         // Retries that end the same way say nothing more.
         #expect(waitUntil { broker.log.components(separatedBy: "disconnected due to QoS too high or retain not supported").count > 2 })
         #expect(counted() == 1, "\(bridge.logLines.all)")
     }
-}
 
-extension BrokerLimitsBridgeTests {
+    /// The error line about a connection the broker on `port` closed without answering
+    /// CONNECT.
+    static func closedUnanswered(port: Int) -> String {
+        "error   the broker mqtt://127.0.0.1:\(port) closed the connection without answering CONNECT: a listener that expects TLS (mqtts://) does so, and mosquitto when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying"
+    }
+
     /// A bridge that speaks plain MQTT to a listener that expects TLS (`mqtt://` where
     /// `mqtts://` was meant): mosquitto reads the CONNECT as a TLS handshake that fails and
     /// closes the connection unanswered, as for its own limits; the line names that first.
@@ -44,8 +47,21 @@ extension BrokerLimitsBridgeTests {
         let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-plain")
         try bridge.start()
         #expect(waitUntil { bridge.bridge?.counters.value(.errors(.connectionRefused)) == 1 }, "\(bridge.logLines.all)")
+        #expect(bridge.logLines.all.contains { $0.hasSuffix(Self.closedUnanswered(port: broker.port)) }, "\(bridge.logLines.all)")
+    }
+    /// mosquitto closes an MQTT 3.1.1 client's connection, without a word to it, for a
+    /// packet larger than its `max_packet_size`; the bridge sends its Home Assistant
+    /// configs again at each connection, so the broker closes each soon after accepting
+    /// it, which the bridge takes for a session taken over. The line says that the
+    /// broker's log tells the two apart, and which setting matches the broker's limit.
+    @Test func aPacketLargerThanTheBrokerTakesIsNamedBesideATakeover() throws {
+        let broker = try TestBroker(extraConfig: "max_packet_size 700")
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-oversize") { $0.homeAssistantEnabled = true }
+        try bridge.start()
+        #expect(waitUntil { bridge.bridge?.counters.value(.errors(.sessionTakenOver)) == 1 }, "\(bridge.logLines.all)")
+        #expect(broker.log.contains("Client geotify-oversize disconnected due to oversize packet."))
         #expect(bridge.logLines.all.contains {
-            $0.hasSuffix("error   the broker mqtt://127.0.0.1:\(broker.port) closed the connection without answering CONNECT: a listener that expects TLS (mqtts://) does so, and mosquitto when max_connections is reached or when it refuses the bridge's will (retained, QoS 1: retain_available false, or max_qos 0 on the listener); its log says which; retrying")
+            $0.hasSuffix(#"as it does when another client connects with the same client id "geotify-oversize" (and, if its log says "oversize packet", when this client sends a packet larger than its max_packet_size). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); if the broker's log says "oversize packet" instead, set maximumPacketBytes to its max_packet_size; reconnecting"#)
         }, "\(bridge.logLines.all)")
     }
 }
@@ -76,27 +92,7 @@ struct BrokerLimitsV5BridgeTests {
         #expect(waitUntil { broker.log.components(separatedBy: "disconnected due to QoS too high or retain not supported").count > 2 })
         #expect(bridge.logLines.all.filter { $0.contains("warning") || $0.contains("error") }.count == 1, "\(bridge.logLines.all)")
     }
-}
 
-extension BrokerLimitsBridgeTests {
-    /// mosquitto closes an MQTT 3.1.1 client's connection, without a word to it, for a
-    /// packet larger than its `max_packet_size`; the bridge sends its Home Assistant
-    /// configs again at each connection, so the broker closes each soon after accepting
-    /// it, which the bridge takes for a session taken over. The line says that the
-    /// broker's log tells the two apart, and which setting matches the broker's limit.
-    @Test func aPacketLargerThanTheBrokerTakesIsNamedBesideATakeover() throws {
-        let broker = try TestBroker(extraConfig: "max_packet_size 700")
-        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-oversize") { $0.homeAssistantEnabled = true }
-        try bridge.start()
-        #expect(waitUntil { bridge.bridge?.counters.value(.errors(.sessionTakenOver)) == 1 }, "\(bridge.logLines.all)")
-        #expect(broker.log.contains("Client geotify-oversize disconnected due to oversize packet."))
-        #expect(bridge.logLines.all.contains {
-            $0.hasSuffix(#"as it does when another client connects with the same client id "geotify-oversize" (and, if its log says "oversize packet", when this client sends a packet larger than its max_packet_size). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); if the broker's log says "oversize packet" instead, set maximumPacketBytes to its max_packet_size; reconnecting"#)
-        }, "\(bridge.logLines.all)")
-    }
-}
-
-extension BrokerLimitsV5BridgeTests {
     /// An MQTT 5 broker announces its `max_packet_size` in the CONNACK, and libmosquitto
     /// refuses to send a larger packet: the bridge leaves the message out (a Home
     /// Assistant config here), counted and reported, and the line gives the broker's
@@ -114,9 +110,6 @@ extension BrokerLimitsV5BridgeTests {
         }, "\(bridge.logLines.all)")
         #expect(bridge.logged("lost the connection").isEmpty && !broker.log.contains("oversize"), "\(bridge.logLines.all)")
     }
-}
-
-extension BrokerLimitsV5BridgeTests {
     /// mosquitto drops a message whose payload is above its `message_size_limit` and tells
     /// an MQTT 5 client so in the PUBACK of a QoS 1 one (0x95, "Packet too large"; an
     /// MQTT 3.1.1 client gets a plain PUBACK): the line names the option, the bridge's
