@@ -30,6 +30,15 @@ struct BrokerLimitsBridgeTests {
         #expect(counted() == 1, "\(bridge.logLines.all)")
     }
 
+    /// An MQTT 5 broker that says the session was taken over leaves no doubt: the line
+    /// then says nothing of packet sizes.
+    @Test func aTakeoverTheBrokerSaidNamesNoPacketSize() {
+        let line = Bridge.sessionTakenOver(
+            broker: "mqtt://b:1883", clientID: "geotify",
+            reason: #"session taken over: another client connected with client id "geotify" and the broker closed this connection (MQTT v5 reason 0x8E)"#)
+        #expect(!line.contains("maximumPacketBytes") && line.hasSuffix("(docs/security.md); reconnecting"), "\(line)")
+    }
+
     /// The error line about a connection the broker on `port` closed without answering
     /// CONNECT.
     static func closedUnanswered(port: Int) -> String {
