@@ -497,7 +497,7 @@ package final class Bridge: Sendable {
             return
         }
         if case .publishRefused(let messageID, let code, let reason) = event {
-            reports.publishRefused(topic: publisher.acknowledged(messageID), code: code, reason: reason)
+            reports.publishRefused(topic: publisher.refused(messageID), code: code, reason: reason)
             return
         }
         handleOther(event)

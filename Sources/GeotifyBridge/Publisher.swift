@@ -74,7 +74,7 @@ final class Publisher: Sendable {
     private struct Flight: Sendable {
         var outboxID: Int64?
         var acknowledged: (@Sendable () -> Void)?
-        /// Its topic, to name it should the broker refuse it (`acknowledged(_:)`).
+        /// Its topic, to name it should the broker refuse it (`refused(_:)`).
         var topic: String
     }
 
@@ -331,12 +331,24 @@ final class Publisher: Sendable {
 
     /// Records the broker's acknowledgement of `messageID`, or for a QoS 0 message that
     /// libmosquitto wrote it (on the network thread, which pumps at the end of the burst
-    /// and after writing). A QoS 1 message the broker refused (`MQTTEvent.publishRefused`)
-    /// is acknowledged too: sent again it would be refused again. Returns the topic of
-    /// the QoS 1 message acknowledged, nil for a QoS 0 one.
-    @discardableResult
-    func acknowledged(_ messageID: Int32) -> String? {
-        let flight = tracking.withLock { tracking -> Flight? in
+    /// and after writing).
+    func acknowledged(_ messageID: Int32) {
+        settle(messageID)?.acknowledged?()
+    }
+
+    /// Records the broker's refusal of the QoS 1 message `messageID`
+    /// (`MQTTEvent.publishRefused`) as its acknowledgement: sent again it would be
+    /// refused again. Returns its topic, nil when it was not in flight.
+    func refused(_ messageID: Int32) -> String? {
+        guard let flight = settle(messageID) else { return nil }
+        flight.acknowledged?()
+        return flight.topic
+    }
+
+    /// Ends the wait for `messageID`: the QoS 1 message in flight under it, returned, or
+    /// else a QoS 0 message written.
+    private func settle(_ messageID: Int32) -> Flight? {
+        tracking.withLock { tracking -> Flight? in
             guard let flight = tracking.inFlight.removeValue(forKey: messageID) else {
                 // Not a QoS 1 message in flight: a QoS 0 one written.
                 if tracking.unwritten > 0 { tracking.unwritten -= 1 }
@@ -346,8 +358,6 @@ final class Publisher: Sendable {
             tracking.marks.acknowledged = Self.acknowledgedMark(tracking)
             return flight
         }
-        flight?.acknowledged?()
-        return flight?.topic
     }
 
     /// Whether, online, messages wait (in memory, or spilled to the outbox) while at

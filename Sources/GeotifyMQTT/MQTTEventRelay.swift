@@ -221,7 +221,7 @@ final class MQTTEventRelay: Sendable {
         } else {
             let reason = switch protocolVersion {
             case .v311: String(cString: mosquitto_connack_string(code))
-            case .v5: String(cString: mosquitto_reason_string(code))
+            case .v5: MQTTEvent.reason(of: Int(code))
             }
             let isNews = state.withLock { state in
                 let failure = Failure(refused: true, code: code, reason: reason)
@@ -331,7 +331,7 @@ final class MQTTEventRelay: Sendable {
         }
         // libmosquitto's own error codes are all below 0x80, v5 reason codes above.
         if code >= 0x80 {
-            return String(cString: mosquitto_reason_string(code))
+            return MQTTEvent.reason(of: Int(code))
         }
         return String(cString: mosquitto_strerror(code))
     }

@@ -201,7 +201,7 @@ enum StatusCommand {
                 return .failure(Failure(message: failure.description))
             }
             // A refused subscription would only be seen as no statistics after the timeout.
-            if let (messageID, code) = seen.refused.first(where: { subscriptions[$0.key] != nil }), let filter = subscriptions[messageID] {
+            if let (filter, code) = seen.refused.lazy.compactMap({ id, code in subscriptions[id].map { ($0, code) } }).first {
                 return .failure(Failure(message: Bridge.subscriptionRefused(filter: filter, code: code, version: options.protocolVersion)))
             }
             if seen.connected && subscriptions.isEmpty {

@@ -108,31 +108,36 @@ struct BrokerLimitsV5BridgeTests {
     /// limit, where it gave the bridge's own `maximumPacketBytes` as the broker's.
     @Test func aPacketLargerThanTheBrokerAnnouncedIsLeftOutWithItsLimit() throws {
         let broker = try TestBroker(extraConfig: "max_packet_size 700")
-        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-announced") {
-            $0.security.protocolVersion = .v5
-            $0.homeAssistantEnabled = true
-        }
-        try bridge.start()
+        let bridge = try Self.startedWithHomeAssistant(on: broker, clientID: "geotify-announced")
         #expect(waitUntil { (bridge.bridge?.counters.value(.errors(.messageTooLarge)) ?? 0) > 0 }, "\(bridge.logLines.all)")
         #expect(bridge.logLines.all.contains {
             $0.contains(" bytes, more than the 700 the broker takes (the Maximum Packet Size it announced at the connection; maximumPacketBytes is 262144), which would close the connection for it")
         }, "\(bridge.logLines.all)")
         #expect(bridge.logged("lost the connection").isEmpty && !broker.log.contains("oversize"), "\(bridge.logLines.all)")
     }
+
     /// mosquitto drops a message whose payload is above its `message_size_limit` and tells
     /// an MQTT 5 client so in the PUBACK of a QoS 1 one (0x95, "Packet too large"; an
     /// MQTT 3.1.1 client gets a plain PUBACK): the line names the option, the bridge's
     /// Home Assistant configs being larger than the limit here.
     @Test func aMessageAboveTheBrokersSizeLimitNamesTheOption() throws {
         let broker = try TestBroker(extraConfig: "message_size_limit 300")
-        let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-size-limit") {
-            $0.security.protocolVersion = .v5
-            $0.homeAssistantEnabled = true
-        }
-        try bridge.start()
+        let bridge = try Self.startedWithHomeAssistant(on: broker, clientID: "geotify-size-limit")
         #expect(waitUntil { (bridge.bridge?.counters.value(.errors(.publishRefused)) ?? 0) > 0 }, "\(bridge.logLines.all)")
         #expect(bridge.logLines.all.contains {
             $0.contains(": packet too large (MQTT v5 reason 0x95); it is not delivered; the broker takes smaller messages (mosquitto: message_size_limit counts the payload)")
         }, "\(bridge.logLines.all)")
+    }
+
+    /// A bridge over MQTT 5 with Home Assistant on (its discovery configs, 400-700 bytes
+    /// each and published at QoS 1, are the messages that meet the broker's limits),
+    /// started against `broker`.
+    static func startedWithHomeAssistant(on broker: TestBroker, clientID: String) throws -> BridgeUnderTest {
+        let bridge = try BridgeUnderTest(port: broker.port, clientID: clientID) {
+            $0.security.protocolVersion = .v5
+            $0.homeAssistantEnabled = true
+        }
+        try bridge.start()
+        return bridge
     }
 }

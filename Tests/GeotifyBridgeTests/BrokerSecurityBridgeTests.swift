@@ -93,15 +93,7 @@ struct BrokerSecurityBridgeTests {
     func anInputTheBrokerRefusesIsCountedAndLoggedAndTheOthersWorkOn(version: MQTTProtocolVersion, line: String) throws {
         let directory = try makeTemporaryDirectory("acl-refused")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let security = try BrokerDynamicSecurity(
-            path: directory.appendingPathComponent("dynamic-security.json").path, user: "geotify", password: "bridge-secret",
-            rules: [.subscribe("#"), .publish("#"), .refuseSubscribing("owntracks/+/+")])
-        let harness = try BridgeHarness(start: false, brokerConfig: security.brokerConfig) {
-            $0.security.protocolVersion = version
-            $0.security.username = "geotify"
-            $0.security.password = "bridge-secret"
-        }
-        try harness.startBridge()
+        let harness = try Self.restrictedBridge(in: directory, version: version, refusing: .refuseSubscribing("owntracks/+/+"))
         let bridge = try #require(harness.bridge)
         defer { harness.stopBridge() }
         #expect(waitUntil { bridge.counters.value(.errors(.subscriptionRefused)) == 1 }, "\(harness.logLines.all.suffix(10))")
@@ -128,15 +120,7 @@ struct BrokerSecurityBridgeTests {
     @Test func anOutputTheBrokerRefusesIsCountedAndLoggedAndTheOthersWorkOn() throws {
         let directory = try makeTemporaryDirectory("publish-refused")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let security = try BrokerDynamicSecurity(
-            path: directory.appendingPathComponent("dynamic-security.json").path, user: "geotify", password: "bridge-secret",
-            rules: [.subscribe("#"), .publish("#"), .refusePublishing("geotify/event/#")])
-        let harness = try BridgeHarness(start: false, brokerConfig: security.brokerConfig) {
-            $0.security.protocolVersion = .v5
-            $0.security.username = "geotify"
-            $0.security.password = "bridge-secret"
-        }
-        try harness.startBridge()
+        let harness = try Self.restrictedBridge(in: directory, version: .v5, refusing: .refusePublishing("geotify/event/#"))
         let bridge = try #require(harness.bridge)
         defer { harness.stopBridge() }
         try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.0, "lon": 11.0, "tst": \#(harness.base)}"#)
@@ -148,6 +132,24 @@ struct BrokerSecurityBridgeTests {
         #expect(waitUntil { harness.badge("van/7") == "1" }, "the badge, on a topic the broker takes, is published")
         #expect(waitUntil { bridge.outboundDrained }, "the refused message is not waited for, nor sent again")
         #expect(bridge.counters.value(.errors(.publishRefused)) == 1)
+    }
+
+    /// A bridge speaking `version`, started with the login `geotify` on a broker whose
+    /// dynamic-security plugin (configured in `directory`) lets it subscribe and publish
+    /// to everything but what `refusal` refuses.
+    static func restrictedBridge(
+        in directory: URL, version: MQTTProtocolVersion, refusing refusal: BrokerDynamicSecurity.Rule
+    ) throws -> BridgeHarness {
+        let security = try BrokerDynamicSecurity(
+            path: directory.appendingPathComponent("dynamic-security.json").path, user: "geotify", password: "bridge-secret",
+            rules: [.subscribe("#"), .publish("#"), refusal])
+        let harness = try BridgeHarness(start: false, brokerConfig: security.brokerConfig) {
+            $0.security.protocolVersion = version
+            $0.security.username = "geotify"
+            $0.security.password = "bridge-secret"
+        }
+        try harness.startBridge()
+        return harness
     }
 
     @Test func aWrongPasswordIsLoggedOnceAndRetriedWithBackoffNotInATightLoop() throws {
