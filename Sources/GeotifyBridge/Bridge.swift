@@ -300,6 +300,7 @@ package final class Bridge: Sendable {
         options.cleanSession = false
         options.keepAlive = settings.keepAlive
         options.maximumInFlight = Publisher.windowSize
+        options.maximumIncomingPacketBytes = settings.largestIncomingPacketBytes
         options.will = MQTTWill(topic: topics.status, payload: Array("offline".utf8), qos: 1, retain: true)
         do {
             for warning in try settings.security.configure(&options, broker: settings.broker) { logger.warning(warning) }

@@ -33,6 +33,17 @@ package struct Settings: Sendable, Equatable {
     package var maximumPacketBytes = 262_144
     /// The largest packet MQTT can carry (a remaining length of 268 435 455 bytes).
     package static let largestPacketBytes = 268_435_460
+    /// The largest packet the bridge takes from the broker, which an MQTT 5 broker is told
+    /// on connecting and then drops a larger message for the bridge instead of sending it
+    /// (`MQTTOptions.maximumIncomingPacketBytes`): room for a payload of
+    /// `maximumPayloadBytes` with 256 KiB more for its topic and, for a command, its
+    /// response topic and correlation data (64 KiB each at most) and the headers, so that
+    /// a message a little past the payload limit still comes and is refused with a reply
+    /// (`payload_too_large`); and at least `maximumPacketBytes`, the bridge's own
+    /// messages, which the retained sweep reads back. 327 680 bytes by default.
+    package var largestIncomingPacketBytes: Int {
+        min(Settings.largestPacketBytes, max(maximumPacketBytes, maximumPayloadBytes + 256 << 10))
+    }
     /// Topics with more levels are refused.
     package var maximumTopicDepth = 16
     /// The most devices the bridge keeps state for; positions of further devices are refused.

@@ -357,17 +357,23 @@ package final class MQTTClient: @unchecked Sendable {
         if let tls = options.tls {
             try apply(tls)
         }
-        if options.protocolVersion == .v5 && !options.cleanSession {
-            try keepSessionWhileAway()
+        if options.protocolVersion == .v5 && (!options.cleanSession || options.maximumIncomingPacketBytes != nil) {
+            try setConnectProperties()
         }
     }
 
-    /// Asks an MQTT 5 broker to keep this client's session (its subscriptions, and the
-    /// QoS 1 messages published to them meanwhile) when the connection ends, as
-    /// `cleanSession` false does over MQTT 3.1.1: MQTT 5 ends a session with its
-    /// connection unless CONNECT carries a Session Expiry Interval, and without it every
-    /// position published while the bridge restarts was lost. 0xFFFFFFFF: the session
-    /// never expires (the broker's `persistent_client_expiration` still applies).
+    /// Gives an MQTT 5 broker, in every CONNECT, what this client asks of it:
+    ///
+    /// - to keep this client's session (its subscriptions, and the QoS 1 messages
+    ///   published to them meanwhile) when the connection ends, as `cleanSession` false
+    ///   does over MQTT 3.1.1: MQTT 5 ends a session with its connection unless CONNECT
+    ///   carries a Session Expiry Interval, and without it every position published while
+    ///   the bridge restarted or crashed was lost. The interval given, 0xFFFFFFFF, never
+    ///   expires (the broker's `persistent_client_expiration` still applies);
+    /// - not to send it a packet larger than `maximumIncomingPacketBytes` (the Maximum
+    ///   Packet Size property): a client allowed to publish to a topic the bridge reads
+    ///   could otherwise make it take a message of up to 256 MiB, held twice over (as
+    ///   libmosquitto reads it, and copied) before it could be refused.
     ///
     /// libmosquitto 2.0 sends CONNECT properties only when given to the blocking
     /// `mosquitto_connect_bind_v5`, which keeps them for every later connection
@@ -375,17 +381,26 @@ package final class MQTTClient: @unchecked Sendable {
     /// checks its host and port (lib/connect.c), so called with port -1 it keeps them and
     /// answers `MOSQ_ERR_INVAL` without connecting; `mosquitto_connect_async` then sends
     /// them. Any other answer means that order changed, and is an error here rather than
-    /// a session silently lost (`SessionQueueBridgeTests` shows the session kept).
-    private func keepSessionWhileAway() throws(MQTTError) {
+    /// a session silently lost (`SessionQueueBridgeTests` shows the session kept,
+    /// `IncomingPacketLimitBridgeTests` the limit).
+    private func setConnectProperties() throws(MQTTError) {
+        let operation = "set the CONNECT properties"
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
-        try MQTTError.check(
-            "ask the broker to keep the session",
-            mosquitto_property_add_int32(&properties, MQTTEventRelay.propertyID(MQTT_PROP_SESSION_EXPIRY_INTERVAL), UInt32.max))
+        if !options.cleanSession {
+            try MQTTError.check(
+                "ask the broker to keep the session",
+                mosquitto_property_add_int32(&properties, MQTTEventRelay.propertyID(MQTT_PROP_SESSION_EXPIRY_INTERVAL), UInt32.max))
+        }
+        if let bytes = options.maximumIncomingPacketBytes {
+            try MQTTError.check(
+                "tell the broker the largest packet this client takes",
+                mosquitto_property_add_int32(&properties, MQTTEventRelay.propertyID(MQTT_PROP_MAXIMUM_PACKET_SIZE), UInt32(bytes)))
+        }
         let code = mosquitto_connect_bind_v5(handle, options.host, -1, Int32(options.keepAlive), nil, properties)
         guard code == MOSQ_ERR_INVAL.rawValue else {
             throw MQTTError(
-                operation: "ask the broker to keep the session", code: code,
+                operation: operation, code: code,
                 message: "this libmosquitto does not keep CONNECT properties as 2.0.11 does (answered \(code), expected \(MOSQ_ERR_INVAL.rawValue))")
         }
     }

@@ -38,6 +38,12 @@ package struct MQTTOptions: Sendable, Equatable {
     /// acknowledged) at once; libmosquitto queues the rest. 1...65535; libmosquitto's
     /// default is 20.
     package var maximumInFlight: Int = 20
+    /// The largest packet this client takes from the broker, in bytes, nil for no limit.
+    /// Over MQTT 5 the broker is told on connecting (CONNECT's Maximum Packet Size) and
+    /// drops a larger message for this client instead of sending it (mosquitto 2.0.11
+    /// logs "Dropping too large outgoing PUBLISH"); MQTT 3.1.1 has no way to say it, so
+    /// there it is the broker's own limit (`max_packet_size`) or none.
+    package var maximumIncomingPacketBytes: Int?
 
     /// Creates options for a client; set the other fields as needed.
     package init(clientID: String, host: String = "127.0.0.1", port: Int = 1883) {
@@ -73,6 +79,9 @@ package struct MQTTOptions: Sendable, Equatable {
                 operation,
                 "reconnect delays must satisfy 0.01 <= min <= max seconds, not min \(reconnectDelayMin) max \(reconnectDelayMax)"
             )
+        }
+        if let bytes = maximumIncomingPacketBytes, !(1...Int(UInt32.max)).contains(bytes) {
+            throw .invalid(operation, "the largest incoming packet, \(bytes) bytes, is not between 1 and \(UInt32.max)")
         }
         if let will {
             try MQTTTopic.checkName(will.topic, operation: "check the will")

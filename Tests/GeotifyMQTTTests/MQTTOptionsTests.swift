@@ -29,6 +29,8 @@ struct MQTTOptionsTests {
         (options { $0.clientID = "geo\u{0}tify" }, "the client id contains a NUL character or is longer than 65535 bytes"),
         (options { $0.clientID = String(repeating: "g", count: 65_536) }, "the client id contains a NUL character or is longer than 65535 bytes"),
         (options { $0.will = MQTTWill(topic: "a", payload: Array(repeating: 0x6F, count: 65_536)) }, "the payload is 65536 bytes; a will holds at most 65535"),
+        (options { $0.maximumIncomingPacketBytes = 0 }, "the largest incoming packet, 0 bytes, is not between 1 and 4294967295"),
+        (options { $0.maximumIncomingPacketBytes = 4_294_967_296 }, "the largest incoming packet, 4294967296 bytes, is not between 1 and 4294967295"),
     ])
     func rejectsBadOptions(options: MQTTOptions, expectedText: String) {
         #expect {
@@ -41,7 +43,8 @@ struct MQTTOptionsTests {
     /// The edges of each range are taken when the client is made: port 65 535, a
     /// keep-alive of 5 s and of 65 535 s, a client id of 65 535 bytes, the shortest
     /// reconnect delay (10 ms) and equal delays, a will at QoS 0 and 2 and one of 65 535
-    /// bytes.
+    /// bytes, the largest incoming packet of 1 and of 4 294 967 295 bytes over MQTT 5
+    /// (its CONNECT properties set, with and without a session kept).
     @Test("the edges of every range are taken", arguments: [
         options { $0.port = 65_535 },
         options { $0.keepAlive = 5 },
@@ -52,6 +55,8 @@ struct MQTTOptionsTests {
         options { $0.will = MQTTWill(topic: "geotify/status", payload: [], qos: 0) },
         options { $0.will = MQTTWill(topic: "geotify/status", payload: [], qos: 2) },
         options { $0.will = MQTTWill(topic: "geotify/status", payload: Array(repeating: 0x6F, count: 65_535)) },
+        options { $0.protocolVersion = .v5; $0.maximumIncomingPacketBytes = 1 },
+        options { $0.protocolVersion = .v5; $0.cleanSession = true; $0.maximumIncomingPacketBytes = 4_294_967_295 },
     ])
     func takesTheEdgesOfEachRange(options: MQTTOptions) throws {
         _ = try MQTTClient(options: options) { _ in }
