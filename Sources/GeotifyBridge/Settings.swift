@@ -40,9 +40,11 @@ package struct Settings: Sendable, Equatable {
     /// response topic and correlation data (64 KiB each at most) and the headers, so that
     /// a message a little past the payload limit still comes and is refused with a reply
     /// (`payload_too_large`); and at least `maximumPacketBytes`, the bridge's own
-    /// messages, which the retained sweep reads back. 327 680 bytes by default.
+    /// messages, which the retained sweep reads back. 327 680 bytes by default; at most
+    /// the largest packet MQTT carries, whatever the settings say.
     package var largestIncomingPacketBytes: Int {
-        min(Settings.largestPacketBytes, max(maximumPacketBytes, maximumPayloadBytes + 256 << 10))
+        let payload = min(maximumPayloadBytes, Settings.largestPacketBytes)
+        return min(Settings.largestPacketBytes, max(maximumPacketBytes, payload + 256 << 10))
     }
     /// Topics with more levels are refused.
     package var maximumTopicDepth = 16

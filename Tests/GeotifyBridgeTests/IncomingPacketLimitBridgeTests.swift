@@ -15,6 +15,18 @@ struct IncomingPacketLimitBridgeTests {
     let away = (52.50, 13.405)
     let home = (52.52, 13.405)
 
+    /// The limit told the broker: the payload limit with 256 KiB more, at least the
+    /// bridge's own largest packet, at most what MQTT carries, even for a payload limit
+    /// no message could reach.
+    @Test func theLargestPacketFollowsThePayloadAndPacketLimits() {
+        var settings = Settings()
+        #expect(settings.largestIncomingPacketBytes == 65_536 + 262_144)
+        settings.maximumPacketBytes = 1 << 20
+        #expect(settings.largestIncomingPacketBytes == 1 << 20)
+        settings.maximumPayloadBytes = Int.max
+        #expect(settings.largestIncomingPacketBytes == Settings.largestPacketBytes)
+    }
+
     /// Past the bridge's largest packet: over MQTT 5 mosquitto drops the message for the
     /// bridge ("Dropping too large outgoing PUBLISH"), over MQTT 3.1.1 it comes and is
     /// refused (`payload_too_large`). One past `maximumPayloadBytes` but within the
