@@ -43,12 +43,25 @@ struct buffered_socket {
     struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
     int one_packet;          /* reads stop at the first packet's end after `gate_from` */
     unsigned long gate_from; /* `framing.packets` when `one_packet` was turned on */
+    /* Cutting PUBLISH packets larger than `cut_limit` (`look_ahead`): */
+    unsigned char gathered[8]; /* the start of a packet's header read from the kernel, not judged yet */
+    size_t gathered_length;
+    unsigned char prefix[8];   /* judged header bytes to hand out before the input's */
+    size_t prefix_start, prefix_end;
+    size_t pass_left;          /* input bytes of a cut packet to hand out: its topic and packet id */
+    size_t drop_left;          /* input bytes of a cut packet's payload still to drop */
+    size_t cut_payload;        /* the payload bytes the last cut packet lost, until taken */
+    unsigned long cuts;        /* packets cut so far */
 };
 
 static __thread struct buffered_socket attached = { .descriptor = -1 };
 
 /* What the calling thread's last close of its attached socket dropped unsent. */
 static __thread size_t dropped_at_close;
+
+/* PUBLISH packets larger than this are cut (`geotify_buffered_socket_cut_publishes`); 0:
+   none. The thread's, kept across attachments. */
+static __thread size_t cut_limit;
 
 static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
     return syscall(SYS_read, descriptor, buffer, count);
@@ -133,8 +146,20 @@ int geotify_buffered_socket_socket(void) {
     return attached.descriptor;
 }
 
+static int drop_pending(void);
+
 size_t geotify_buffered_socket_pending(void) {
-    return attached.end - attached.start;
+    if (attached.input == NULL) {
+        return 0;
+    }
+    /* A cut payload's bytes at hand are dropped, not read: they count for nothing. */
+    int saved = errno;
+    (void)drop_pending();
+    errno = saved;
+    if (attached.drop_left > 0) {
+        return 0;
+    }
+    return (attached.end - attached.start) + (attached.prefix_end - attached.prefix_start);
 }
 
 int geotify_buffered_socket_drained(void) {
@@ -201,10 +226,176 @@ static ssize_t fill_input(void) {
     return filled;
 }
 
+static size_t variable_integer(const unsigned char *bytes, size_t count, size_t *value);
+
+/* Writes `value` as an MQTT variable byte integer at `bytes`; returns how many bytes. */
+static size_t put_variable_integer(unsigned char *bytes, size_t value) {
+    size_t count = 0;
+    do {
+        unsigned char byte = (unsigned char)(value % 128);
+        value /= 128;
+        bytes[count++] = byte | (value > 0 ? 128 : 0);
+    } while (value > 0);
+    return count;
+}
+
+/* Drops what is left of a cut packet's payload: what the input holds of it, then what
+   the kernel has. Returns 0 once it is all dropped, or what the read that stopped it
+   returned: -1 with errno (EAGAIN: the rest has not come), or 0 at the end of the
+   stream (with `drop_left` still above 0). */
+static int drop_pending(void) {
+    while (attached.drop_left > 0) {
+        size_t available = attached.end - attached.start;
+        if (available == 0) {
+            ssize_t filled = fill_input();
+            if (filled <= 0) {
+                return (int)filled;
+            }
+            continue;
+        }
+        size_t dropped = available < attached.drop_left ? available : attached.drop_left;
+        attached.start += dropped;
+        attached.drop_left -= dropped;
+    }
+    return 0;
+}
+
+/* Judges the packet whose header begins with `head[0..<count]`: 1 when that is enough to
+   tell (`*cut` says whether to cut it, and then `*header` its fixed header's bytes,
+   `*remaining` its remaining length and `*kept` the bytes of its variable header, topic
+   and packet id), 0 when more bytes are needed. Cut: a PUBLISH of QoS 0 or 1 longer than
+   `cut_limit`, with a topic inside the packet. Any other packet, a malformed one
+   included, is left whole to libmosquitto. */
+static int judge(const unsigned char *head, size_t count, int *cut, size_t *header, size_t *remaining, size_t *kept) {
+    *cut = 0;
+    if (count == 0) {
+        return 0;
+    }
+    int qos = (head[0] >> 1) & 3;
+    if ((head[0] >> 4) != 3 || qos > 1) {
+        return 1;
+    }
+    size_t length_bytes = variable_integer(head + 1, count - 1, remaining);
+    if (length_bytes == 0) {
+        /* Not whole yet, or five length bytes (malformed: libmosquitto refuses it). */
+        return count - 1 >= 4 ? 1 : 0;
+    }
+    *header = 1 + length_bytes;
+    if (*header + *remaining <= cut_limit) {
+        return 1;
+    }
+    if (count < *header + 2) {
+        return 0;
+    }
+    size_t topic_length = ((size_t)head[*header] << 8) | head[*header + 1];
+    *kept = 2 + topic_length + (qos > 0 ? 2 : 0);
+    *cut = *kept <= *remaining;
+    return 1;
+}
+
+/* At a packet's start, when `cut_limit` is set: reads ahead as far as the packet's header
+   and its topic's length, and when it is a PUBLISH to cut, sets the cut up: `prefix`
+   gets a fixed header whose remaining length ends after the topic and packet id, and the
+   topic's length; `pass_left` the topic and packet id, handed out as they come; then
+   `drop_left` the payload, dropped. A packet not cut is handed out unchanged (what was
+   read ahead of it first, from `prefix`). A header that runs past the input buffer's end
+   is gathered (`gathered`) while the buffer is filled again. Returns 0, or -1 with errno
+   when the bytes to judge have not all come (EAGAIN) or the socket failed. */
+static int look_ahead(void) {
+    if (attached.deferred_error != 0 && attached.start == attached.end && attached.gathered_length == 0) {
+        return 0; /* the read reports the socket's failure first */
+    }
+    for (;;) {
+        unsigned char head[8];
+        size_t count = 0;
+        for (size_t at = 0; at < attached.gathered_length; at++) {
+            head[count++] = attached.gathered[at];
+        }
+        for (size_t at = attached.start; at < attached.end && count < sizeof head; at++) {
+            head[count++] = attached.input[at];
+        }
+        int cut = 0;
+        size_t header = 0, remaining = 0, kept = 0;
+        if (judge(head, count, &cut, &header, &remaining, &kept)) {
+            size_t from_input = 0;
+            if (cut) {
+                /* The header and the topic's length are replaced by the prefix. */
+                from_input = header + 2 - attached.gathered_length;
+                attached.prefix[0] = head[0];
+                size_t at = 1 + put_variable_integer(attached.prefix + 1, kept);
+                attached.prefix[at++] = head[header];
+                attached.prefix[at++] = head[header + 1];
+                attached.prefix_start = 0;
+                attached.prefix_end = at;
+                attached.pass_left = kept - 2;
+                attached.drop_left = remaining - kept;
+                attached.cut_payload = remaining - kept;
+                attached.cuts += 1;
+            } else if (attached.gathered_length > 0) {
+                memcpy(attached.prefix, attached.gathered, attached.gathered_length);
+                attached.prefix_start = 0;
+                attached.prefix_end = attached.gathered_length;
+            }
+            attached.start += from_input;
+            attached.gathered_length = 0;
+            return 0;
+        }
+        /* More is needed: what the buffer holds of the header moves aside, and the
+           buffer is filled again. */
+        size_t available = attached.end - attached.start;
+        assert(attached.gathered_length + available < sizeof attached.gathered);
+        memcpy(attached.gathered + attached.gathered_length, attached.input + attached.start, available);
+        attached.gathered_length += available;
+        attached.start = attached.end;
+        ssize_t filled = fill_input();
+        if (filled < 0) {
+            return -1;
+        }
+        if (filled == 0) {
+            /* The end of the stream: what was gathered goes out as it is, then the end. */
+            memcpy(attached.prefix, attached.gathered, attached.gathered_length);
+            attached.prefix_start = 0;
+            attached.prefix_end = attached.gathered_length;
+            attached.gathered_length = 0;
+            return 0;
+        }
+    }
+}
+
+void geotify_buffered_socket_cut_publishes(size_t limit) {
+    cut_limit = limit;
+}
+
+size_t geotify_buffered_socket_take_cut(void) {
+    size_t cut = attached.cut_payload;
+    attached.cut_payload = 0;
+    return cut;
+}
+
+unsigned long geotify_buffered_socket_cuts(void) {
+    return attached.cuts;
+}
+
+/* Whether the input's start is a packet's start as libmosquitto will read it: no header
+   read ahead, and no cut packet under way. */
+static int at_packet_start_in_input(void) {
+    return attached.gathered_length == 0 && attached.prefix_start == attached.prefix_end && attached.pass_left == 0
+        && attached.drop_left == 0 && attached.framing.phase == at_command && !attached.framing.lost;
+}
+
 ssize_t geotify_buffered_socket_fill(void) {
     if (attached.input == NULL) {
         errno = EBADF;
         return -1;
+    }
+    if (attached.drop_left > 0) {
+        int dropped = drop_pending();
+        if (dropped != 0 || attached.drop_left > 0) {
+            if (dropped < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                attached.deferred_error = errno;
+            }
+            return dropped;
+        }
     }
     if (attached.start != attached.end) {
         return (ssize_t)(attached.end - attached.start);
@@ -231,7 +422,7 @@ static size_t variable_integer(const unsigned char *bytes, size_t count, size_t 
 }
 
 int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_view *view) {
-    if (attached.input == NULL || attached.framing.lost || attached.framing.phase != at_command) {
+    if (attached.input == NULL || !at_packet_start_in_input()) {
         return 0;
     }
     const unsigned char *packet = attached.input + attached.start;
@@ -244,6 +435,9 @@ int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_
     size_t length_bytes = variable_integer(packet + 1, available - 1, &remaining);
     if (length_bytes == 0 || remaining > available - 1 - length_bytes) {
         return 0; /* not whole in the buffer (or malformed): libmosquitto reads it */
+    }
+    if (cut_limit > 0 && 1 + length_bytes + remaining > cut_limit) {
+        return 0; /* libmosquitto reads it, cut */
     }
     const unsigned char *body = packet + 1 + length_bytes;
     if (remaining < 2) {
@@ -296,6 +490,31 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
         errno = EAGAIN; /* a packet was read whole: the rest waits for the owner of the loop */
         return -1;
     }
+    if (cut_limit > 0 && attached.prefix_start == attached.prefix_end && attached.pass_left == 0) {
+        /* Between the packets libmosquitto reads: a cut payload's rest is dropped, and
+           the next packet judged before any of it is handed out. */
+        if (attached.drop_left > 0) {
+            int dropped = drop_pending();
+            if (dropped != 0 || attached.drop_left > 0) {
+                return dropped;
+            }
+        }
+        if (attached.framing.phase == at_command && !attached.framing.lost && look_ahead() != 0) {
+            return -1;
+        }
+    }
+    if (attached.prefix_start < attached.prefix_end) {
+        size_t waiting = attached.prefix_end - attached.prefix_start;
+        size_t given = count < waiting ? count : waiting;
+        memcpy(buffer, attached.prefix + attached.prefix_start, given);
+        follow(&attached.framing, attached.prefix + attached.prefix_start, given);
+        attached.prefix_start += given;
+        return (ssize_t)given;
+    }
+    /* A cut packet's topic and packet id are handed out, and nothing past them. */
+    if (attached.pass_left > 0 && count > attached.pass_left) {
+        count = attached.pass_left;
+    }
     if (attached.start == attached.end) {
         if (attached.deferred_error != 0) {
             errno = attached.deferred_error;
@@ -309,6 +528,7 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
             ssize_t direct = kernel_read(descriptor, buffer, count);
             if (direct > 0) {
                 follow(&attached.framing, buffer, (size_t)direct);
+                attached.pass_left -= attached.pass_left > 0 ? (size_t)direct : 0;
             }
             return direct;
         }
@@ -322,6 +542,7 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
     memcpy(buffer, attached.input + attached.start, given);
     follow(&attached.framing, attached.input + attached.start, given);
     attached.start += given;
+    attached.pass_left -= attached.pass_left > 0 ? given : 0;
     return (ssize_t)given;
 }
 

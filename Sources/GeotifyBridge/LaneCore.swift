@@ -125,6 +125,14 @@ package struct LaneCore: Sendable {
         // By index, reading the fields each step needs: `for inbound in batch` copied each
         // message whole (its strings and payload retained, then released).
         for position in batch.indices {
+            // Larger than the bridge takes: read without its payload (`MQTTMessage.payloadLeftOut`).
+            if batch[position].message.payloadLeftOut > 0 {
+                let bytes = batch[position].message.payload.count + batch[position].message.payloadLeftOut
+                items.append(.refused(message: position, InputError(
+                    .payloadTooLarge,
+                    "the payload is \(bytes) bytes; at most \(configuration.decoder.maximumPayloadBytes) are accepted (its packet is larger than the bridge takes, so it was not read)")))
+                continue
+            }
             switch batch[position].route {
             case .command:
                 items.append(.command(message: position))

@@ -87,7 +87,7 @@ extension Settings {
         .number("minimumRadius", \.limits.minimumRadius, atLeast: 0, unit: "m", help: "Smaller fence radii are raised to this, with a warning."),
         .number("maximumRadius", \.limits.maximumRadius, atLeast: 0, unit: "m", help: "Larger fence radii are lowered to this, with a warning."),
         .wholeNumber("maximumFencesPerDevice", \.limits.maximumFencesPerDevice, atLeast: 1, help: "The most fences one device may have (the iOS app's 20 regions)."),
-        .wholeNumber("maximumPayloadBytes", \.maximumPayloadBytes, atLeast: 1, unit: "bytes", help: "Larger position and command payloads are refused. Over MQTT 5 the broker is also told not to send the bridge a packet larger than this with 256 KiB more (and at least maximumPacketBytes): it drops such a message instead."),
+        .wholeNumber("maximumPayloadBytes", \.maximumPayloadBytes, atLeast: 1, unit: "bytes", help: "Larger position and command payloads are refused. A packet larger than this with 256 KiB more (and than maximumPacketBytes) is not taken: over MQTT 5 the broker is told to drop it, over MQTT 3.1.1 it is read without its payload and refused."),
         .wholeNumber("maximumPacketBytes", \.maximumPacketBytes, atLeast: 1_024, atMost: Settings.largestPacketBytes, unit: "bytes",
                      help: "The largest MQTT packet the broker takes (mosquitto's max_packet_size), which closes the connection of a client that sends a larger one. A larger message is not published but reported (message_too_large); a command's reply that would be is sent without its fences, or refused for a list or get."),
         .wholeNumber("maximumTopicDepth", \.maximumTopicDepth, atLeast: 2, help: "Topics with more levels are refused."),

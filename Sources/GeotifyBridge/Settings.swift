@@ -33,9 +33,9 @@ package struct Settings: Sendable, Equatable {
     package var maximumPacketBytes = 262_144
     /// The largest packet MQTT can carry (a remaining length of 268 435 455 bytes).
     package static let largestPacketBytes = 268_435_460
-    /// The largest packet the bridge takes from the broker, which an MQTT 5 broker is told
-    /// on connecting and then drops a larger message for the bridge instead of sending it
-    /// (`MQTTOptions.maximumIncomingPacketBytes`): room for a payload of
+    /// The largest packet the bridge takes from the broker (`MQTTOptions.maximumIncomingPacketBytes`:
+    /// an MQTT 5 broker is told it and drops a larger message for the bridge; over MQTT
+    /// 3.1.1 a larger one is read without its payload and refused): room for a payload of
     /// `maximumPayloadBytes` with 256 KiB more for its topic and, for a command, its
     /// response topic and correlation data (64 KiB each at most) and the headers, so that
     /// a message a little past the payload limit still comes and is refused with a reply

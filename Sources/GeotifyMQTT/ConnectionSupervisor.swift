@@ -85,17 +85,22 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// itself (`takeWholePublishes`), or nil to leave every packet to libmosquitto (a
     /// TLS connection, whose buffer holds ciphertext).
     private let wholePublishes: MQTTProtocolVersion?
+    /// The largest PUBLISH packet libmosquitto reads whole; a larger one reaches it cut,
+    /// without its payload (`geotify_buffered_socket_cut_publishes`). Nil: none is cut.
+    private let cutPublishesOver: Int?
 
     /// A supervisor for `handle`, whose callbacks reach `relay`, retrying after the
     /// delays `backoff` gives, asking `hurry` before a burst waits for more, reading the
-    /// QoS 0 PUBLISH packets of `wholePublishes` itself. Nothing runs until `begin(_:)`.
+    /// QoS 0 PUBLISH packets of `wholePublishes` itself, and handing libmosquitto PUBLISH
+    /// packets larger than `cutPublishesOver` cut. Nothing runs until `begin(_:)`.
     init(
         handle: OpaquePointer, relay: MQTTEventRelay, backoff: ReconnectBackoff, scheduler: any Scheduler,
-        hurry: (@Sendable () -> Bool)? = nil, wholePublishes: MQTTProtocolVersion? = nil
+        hurry: (@Sendable () -> Bool)? = nil, wholePublishes: MQTTProtocolVersion? = nil, cutPublishesOver: Int? = nil
     ) {
         self.handle = handle
         self.relay = relay
         self.wholePublishes = wholePublishes
+        self.cutPublishesOver = cutPublishesOver
         self.scheduler = scheduler
         self.hurry = hurry
         state = Mutex(State(backoff: backoff))
@@ -205,6 +210,8 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// could not be sent in time (`endWithoutDisconnect`). (A connection that fails while
     /// stopping ends as a stop too: libmosquitto reports it so once asked to disconnect.)
     private func loop() -> (Int32, String) {
+        // The read buffer's setting is this thread's, for every connection it makes.
+        geotify_buffered_socket_cut_publishes(cutPublishesOver ?? 0)
         var stopDeadline: ContinuousClock.Instant?
         var acknowledgements = AcknowledgementPacing.standard
         var bursts = BurstPacing.standard

@@ -428,7 +428,8 @@ final class MQTTEventRelay: Sendable {
     }
 
     /// Copies a message libmosquitto is about to free, with its Response Topic and
-    /// Correlation Data properties (freeing the copies libmosquitto makes of them).
+    /// Correlation Data properties (freeing the copies libmosquitto makes of them), and
+    /// the payload bytes the read buffer left out of it.
     private static func copy(_ message: mosquitto_message, properties: OpaquePointer?) -> MQTTMessage {
         let topic = message.topic.map { String(cString: $0) } ?? ""
         var payload: [UInt8] = []
@@ -451,7 +452,7 @@ final class MQTTEventRelay: Sendable {
             correlationData = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
             free(data)
         }
-        return MQTTMessage(
+        var copied = MQTTMessage(
             topic: topic,
             payload: payload,
             qos: Int(message.qos),
@@ -459,6 +460,9 @@ final class MQTTEventRelay: Sendable {
             responseTopic: responseTopic,
             correlationData: correlationData
         )
+        // A packet larger than the client takes reached libmosquitto cut, just now.
+        copied.payloadLeftOut = geotify_buffered_socket_take_cut()
+        return copied
     }
 
     /// A property identifier as libmosquitto's functions take it.

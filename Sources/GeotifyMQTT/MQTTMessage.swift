@@ -13,6 +13,10 @@ package struct MQTTMessage: Sendable, Equatable {
     package var responseTopic: String?
     /// The MQTT v5 Correlation Data property, echoed in a reply. Nil on v3.1.1.
     package var correlationData: [UInt8]?
+    /// The payload bytes the client did not read, the message being larger than it takes
+    /// (`MQTTOptions.maximumIncomingPacketBytes`, over MQTT 3.1.1): `payload` is then
+    /// empty. 0 for a message read whole.
+    package var payloadLeftOut = 0
 
     /// Creates a message.
     package init(

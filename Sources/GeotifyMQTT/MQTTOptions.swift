@@ -41,8 +41,10 @@ package struct MQTTOptions: Sendable, Equatable {
     /// The largest packet this client takes from the broker, in bytes, nil for no limit.
     /// Over MQTT 5 the broker is told on connecting (CONNECT's Maximum Packet Size) and
     /// drops a larger message for this client instead of sending it (mosquitto 2.0.11
-    /// logs "Dropping too large outgoing PUBLISH"); MQTT 3.1.1 has no way to say it, so
-    /// there it is the broker's own limit (`max_packet_size`) or none.
+    /// logs "Dropping too large outgoing PUBLISH"). MQTT 3.1.1 has no way to say it:
+    /// there a larger message is read without its payload, which is dropped as it comes,
+    /// and delivered with `payloadLeftOut` saying how much was left out; over TLS, whose
+    /// bytes the client reads encrypted, it is delivered whole.
     package var maximumIncomingPacketBytes: Int?
 
     /// Creates options for a client; set the other fields as needed.

@@ -9,7 +9,8 @@ import Testing
 /// copied) before it could refuse it as too large. Over MQTT 5 the bridge tells the broker
 /// the largest packet it takes (`Settings.largestIncomingPacketBytes`), and mosquitto
 /// drops a larger message for it instead of sending it; MQTT 3.1.1 has no way to say it,
-/// so there the broker's own `max_packet_size` is the bound (docs/security.md).
+/// so there the bridge reads such a message without its payload, dropping the payload's
+/// bytes as they come, and refuses it (docs/security.md).
 @Suite("The largest packet the bridge takes from the broker", .serialized, .timeLimit(.minutes(1)), .waiting)
 struct IncomingPacketLimitBridgeTests {
     let away = (52.50, 13.405)
@@ -28,13 +29,13 @@ struct IncomingPacketLimitBridgeTests {
     }
 
     /// Past the bridge's largest packet: over MQTT 5 mosquitto drops the message for the
-    /// bridge ("Dropping too large outgoing PUBLISH"), over MQTT 3.1.1 it comes and is
-    /// refused (`payload_too_large`). One past `maximumPayloadBytes` but within the
+    /// bridge ("Dropping too large outgoing PUBLISH"), over MQTT 3.1.1 it comes, is read
+    /// without its payload and refused (`payload_too_large`, saying it was not read). One past `maximumPayloadBytes` but within the
     /// packet comes either way, and is refused with its error report; a position after
     /// both brings its notification, and an empty payload after that its report, after
     /// the others'.
     @Test(arguments: [MQTTProtocolVersion.v311, .v5])
-    func aMessageLargerThanTheBridgeTakesIsDroppedByAnMQTT5Broker(version: MQTTProtocolVersion) throws {
+    func aMessageLargerThanTheBridgeTakesIsNotTakenWhole(version: MQTTProtocolVersion) throws {
         let harness = try BridgeHarness {
             $0.security.protocolVersion = version
             $0.maximumPayloadBytes = 1_024
@@ -53,6 +54,9 @@ struct IncomingPacketLimitBridgeTests {
         let errors = harness.observer.waitForMessages(on: "geotify/error", count: refused + 1).map(\.text)
         #expect(errors.count == refused + 1 && errors.last?.contains("empty_payload") == true, "\(errors)")
         #expect(errors.dropLast().allSatisfy { $0.contains("payload_too_large") }, "\(errors)")
+        // Over MQTT 3.1.1 the large one was read without its payload.
+        let unread = errors.filter { $0.contains("its packet is larger than the bridge takes, so it was not read") }
+        #expect(unread.count == (version == .v5 ? 0 : 1), "\(errors)")
         #expect(harness.bridge?.counters.value(.errors(.payloadTooLarge)) == refused)
         let dropped = harness.broker.log.contains("Dropping too large outgoing PUBLISH for geotify-test")
         #expect(dropped == (version == .v5), "\(harness.broker.log.suffix(2_000))")

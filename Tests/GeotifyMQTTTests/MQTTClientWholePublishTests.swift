@@ -96,6 +96,31 @@ struct MQTTClientWholePublishTests {
         #expect(fixture.client.messagesReadWhole >= 28, "\(fixture.client.messagesReadWhole) of 30 read out of the buffer")
     }
 
+    /// Over MQTT 3.1.1 a message larger than `maximumIncomingPacketBytes` reaches
+    /// libmosquitto without its payload (CutPublishTests has the buffer's side): it is
+    /// delivered empty, saying how much was left out, libmosquitto acknowledges it as any
+    /// QoS 1 message, and the next comes whole.
+    @Test("a message larger than the client takes comes without its payload, acknowledged, and the next one whole")
+    func largerThanItTakes() throws {
+        let broker = try ScriptedBroker(version: .v311)
+        let fixture = try ClientFixture(port: broker.port) {
+            $0.reconnectDelayMin = 30
+            $0.reconnectDelayMax = 30
+            $0.maximumIncomingPacketBytes = 1_000
+        }
+        defer { fixture.client.stop() }
+        try fixture.waitConnected()
+        let payload = [UInt8](repeating: 0x78, count: 100_000)
+        broker.send(Packet.publish(Array("big/1".utf8), payload, header: 0x32, packetID: 6) + Packet.publish(Array("a/1".utf8), Array("next".utf8)))
+        waitUntil(timeout: 10) { fixture.events.messages.count >= 2 }
+        var cut = MQTTMessage(topic: "big/1", payload: [], qos: 1)
+        cut.payloadLeftOut = payload.count
+        #expect(fixture.events.messages == [cut, MQTTMessage(topic: "a/1", payload: Array("next".utf8))])
+        let puback: [UInt8] = [0x40, 0x02, 0x00, 0x06]
+        let sent = broker.received(where: { $0.firstRange(of: puback) != nil })
+        #expect(sent.firstRange(of: puback) != nil, "libmosquitto acknowledged the cut message: \(sent)")
+    }
+
     @Test(
         "a QoS 0 message whose topic libmosquitto refuses ends the connection; it and what follows are not delivered",
         arguments: [[0x61, 0xFF] as [UInt8], [0x61, 0x00, 0x62], [0xC0, 0x80]])

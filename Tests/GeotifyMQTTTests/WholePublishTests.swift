@@ -39,7 +39,7 @@ struct WholePublishTests {
 
     /// Reads one packet through the process's `read` as libmosquitto does; nil when the
     /// socket ran dry first.
-    private func readPacket(_ descriptor: Int32) -> [UInt8]? {
+    static func readPacket(_ descriptor: Int32) -> [UInt8]? {
         func next(_ count: Int) -> [UInt8]? {
             var bytes: [UInt8] = []
             while bytes.count < count {
@@ -105,12 +105,12 @@ struct WholePublishTests {
             pair.send(connack + first + retained + qos1 + empty + long + last)
 
             #expect(take() == nil, "nothing is offered before the buffer holds anything")
-            #expect(readPacket(pair.reader) == connack)
+            #expect(Self.readPacket(pair.reader) == connack)
             #expect(take().map { [$0.topic] } == ["owntracks/a/p"])
             let second = take()
             #expect(second?.topic == "owntracks/b/p" && second?.payload == Array("{\"n\":2}".utf8) && second?.retain == true)
             #expect(take() == nil, "a QoS 1 PUBLISH is libmosquitto's: it acknowledges it")
-            #expect(readPacket(pair.reader) == qos1)
+            #expect(Self.readPacket(pair.reader) == qos1)
             let blank = take()
             #expect(blank?.topic == "t" && blank?.payload == [] && blank?.retain == false)
             #expect(take()?.payload == [UInt8](repeating: 0x7B, count: 20_000))
@@ -127,7 +127,7 @@ struct WholePublishTests {
             #expect(geotify_buffered_socket_fill() == -1 && errno == EAGAIN, "nothing at hand")
             #expect(geotify_buffered_socket_drained() != 0)
             pair.send(connack)
-            #expect(readPacket(pair.reader) == connack)
+            #expect(Self.readPacket(pair.reader) == connack)
             let first = Self.publish(Array("first".utf8), Array("1".utf8))
             let second = Self.publish(Array("second".utf8), Array("2".utf8))
             pair.send(first + second)
@@ -202,12 +202,12 @@ struct WholePublishTests {
             let whole = Self.publish(Array("a".utf8), Array("1".utf8))
             let cut = Self.publish(Array("b".utf8), Array("22".utf8))
             pair.send(connack + whole + cut.dropLast())
-            #expect(readPacket(pair.reader) == connack)
+            #expect(Self.readPacket(pair.reader) == connack)
             #expect(take()?.topic == "a")
             #expect(!offered(), "\(cut.count - 1) of its \(cut.count) bytes are here")
             pair.send([cut[cut.count - 1]] + whole)
             // Its body in two reads, the second of one byte, after the refill.
-            #expect(readPacket(pair.reader) == cut, "libmosquitto reads it across the refill")
+            #expect(Self.readPacket(pair.reader) == cut, "libmosquitto reads it across the refill")
             #expect(take()?.topic == "a", "the framing ends the body where its length says")
         }
     }
@@ -232,7 +232,7 @@ struct WholePublishTests {
             let small = Self.publish(Array("small".utf8), Array("s".utf8))
             let after = Self.publish(Array("after".utf8), Array("a".utf8))
             pair.send(small + after)
-            #expect(readPacket(pair.reader) == small)
+            #expect(Self.readPacket(pair.reader) == small)
             #expect(take()?.topic == "after")
         }
     }
@@ -256,14 +256,14 @@ struct WholePublishTests {
         for (name, packet, properties) in refused {
             try withAttachedPair { pair in
                 pair.send(connack + packet)
-                #expect(readPacket(pair.reader) == connack)
+                #expect(Self.readPacket(pair.reader) == connack)
                 #expect(!offered(properties: properties), "\(name)")
             }
         }
         // Without any property MQTT 5's packet is offered, its payload after the length byte.
         try withAttachedPair { pair in
             pair.send(connack + Self.publish(topic, [7, 8], properties: []))
-            #expect(readPacket(pair.reader) == connack)
+            #expect(Self.readPacket(pair.reader) == connack)
             #expect(take(properties: true)?.payload == [7, 8])
         }
     }
@@ -275,11 +275,11 @@ struct WholePublishTests {
             let puback: [UInt8] = [0x40, 0x02, 0x00, 0x07]
             let positions = (0..<3).map { Self.publish(Array("owntracks/a/p".utf8), Array("{\"n\":\($0)}".utf8)) }
             pair.send(connack + qos1 + puback + positions.joined())
-            #expect(readPacket(pair.reader) == connack)
+            #expect(Self.readPacket(pair.reader) == connack)
 
             // libmosquitto reads as many packets a call as the client has QoS 1 messages queued.
             geotify_buffered_socket_one_packet(1)
-            #expect(readPacket(pair.reader) == qos1, "the packet it was called for is read whole")
+            #expect(Self.readPacket(pair.reader) == qos1, "the packet it was called for is read whole")
             var byte: UInt8 = 0
             errno = 0
             #expect(read(pair.reader, &byte, 1) == -1 && errno == EAGAIN, "the next packet waits, though buffered")
@@ -287,7 +287,7 @@ struct WholePublishTests {
             geotify_buffered_socket_one_packet(0)
             #expect(take() == nil, "a PUBACK is libmosquitto's")
             geotify_buffered_socket_one_packet(1)
-            #expect(readPacket(pair.reader) == puback)
+            #expect(Self.readPacket(pair.reader) == puback)
             #expect(read(pair.reader, &byte, 1) == -1 && errno == EAGAIN)
             geotify_buffered_socket_one_packet(0)
             #expect(take()?.payload == Array("{\"n\":0}".utf8), "the positions are offered whole")
@@ -312,9 +312,9 @@ struct WholePublishTests {
             let pingresp: [UInt8] = [0xD0, 0x00]
             let position = Self.publish(Array("owntracks/a/p".utf8), Array("{}".utf8))
             pair.send(connack + pingresp + position)
-            #expect(readPacket(pair.reader) == connack)
+            #expect(Self.readPacket(pair.reader) == connack)
             geotify_buffered_socket_one_packet(1)
-            #expect(readPacket(pair.reader) == pingresp)
+            #expect(Self.readPacket(pair.reader) == pingresp)
             var byte: UInt8 = 0
             errno = 0
             #expect(read(pair.reader, &byte, 1) == -1 && errno == EAGAIN, "the next packet waits")

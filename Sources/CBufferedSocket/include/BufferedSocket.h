@@ -125,4 +125,27 @@ void geotify_buffered_socket_take_publish(const struct geotify_publish_view *vie
    before. Not for a TLS connection. */
 void geotify_buffered_socket_one_packet(int on);
 
+/* From now on, PUBLISH packets of QoS 0 or 1 larger than `limit` bytes (whole) that the
+   calling thread reads from its attached socket reach libmosquitto cut: with their topic
+   and packet id and no payload (their fixed header rewritten to say so), while the
+   payload's bytes are read from the kernel as they come and dropped, never held more
+   than the buffer's 64 KiB at a time. libmosquitto then delivers the message with an
+   empty payload and, for QoS 1, acknowledges it as usual; `geotify_buffered_socket_take_cut`
+   says, in its callback, how many payload bytes it lost. 0 turns it off (the default).
+   The thread's setting, kept across attachments. Over MQTT 3.1.1 only: an MQTT 5
+   packet's properties come between its packet id and payload (an MQTT 5 broker is told
+   the largest packet instead). Not for a TLS connection: the buffer holds its
+   ciphertext. Without it, a client allowed to publish to a topic the bridge reads could
+   make libmosquitto allocate up to 256 MiB for one message. */
+void geotify_buffered_socket_cut_publishes(size_t limit);
+
+/* The payload bytes the last packet cut on the calling thread lost (0 when none), and
+   forgets them: asked in libmosquitto's message callback, which follows that packet's
+   reading at once. */
+size_t geotify_buffered_socket_take_cut(void);
+
+/* How many packets were cut on the calling thread's socket since it attached (for tests
+   and benchmarks). */
+unsigned long geotify_buffered_socket_cuts(void);
+
 #endif
