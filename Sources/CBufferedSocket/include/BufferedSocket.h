@@ -35,7 +35,9 @@
 
    The buffer also follows the MQTT packets' framing in what it hands out, so that the
    owner of the loop can take a QoS 0 PUBLISH packet it holds whole without libmosquitto
-   (`geotify_buffered_socket_peek_publish`), at a packet's start and nowhere else. */
+   (`geotify_buffered_socket_peek_publish`), at a packet's start and nowhere else, and so
+   that a PUBLISH larger than the client takes reaches libmosquitto without its payload
+   (`geotify_buffered_socket_cut_publishes`). */
 #include <stddef.h>
 #include <sys/types.h>
 
