@@ -136,6 +136,8 @@ enum StatusCommand {
             var failure: ConnectionFailure?
             var status: String?
             var stats: [UInt8]?
+            /// The size of a statistics message larger than the bridge takes, not read.
+            var statsTooLarge: Int?
             /// The SUBACK code of each subscription the broker refused, by message id.
             var refused: [Int32: Int] = [:]
         }
@@ -155,6 +157,9 @@ enum StatusCommand {
         options.cleanSession = true
         options.keepAlive = settings.keepAlive
         options.reconnectDelayMax = 1
+        // What the bridge publishes fits; something larger on the topic (a probe runs this
+        // in the bridge's container every minute) is not taken whole.
+        options.maximumIncomingPacketBytes = settings.largestIncomingPacketBytes
         do {
             for warning in try settings.security.configure(&options, broker: settings.broker) { Logger.standardError("warning: \(warning)") }
         } catch {
@@ -173,6 +178,8 @@ enum StatusCommand {
                         }
                     case .message(let message) where message.topic == statusTopic:
                         seen.status = message.payload.isEmpty ? nil : String(decoding: message.payload, as: UTF8.self)
+                    case .message(let message) where message.topic == statsTopic && message.payloadLeftOut > 0:
+                        seen.statsTooLarge = message.payload.count + message.payloadLeftOut
                     case .message(let message) where message.topic == statsTopic && !message.payload.isEmpty:
                         seen.stats = message.payload
                     case .subscribed(let messageID, let granted):
@@ -196,6 +203,10 @@ enum StatusCommand {
             let seen = inbox.seen.withLock { $0 }
             if let stats = seen.stats {
                 return .success(Observed(stats: stats, status: seen.status))
+            }
+            if let size = seen.statsTooLarge {
+                return .failure(Failure(
+                    message: "the statistics on \(statsTopic) are \(size) bytes, more than the bridge takes (\(settings.largestIncomingPacketBytes)), so they were not read; another client wrote them there"))
             }
             if let failure = seen.failure {
                 return .failure(Failure(message: failure.description))

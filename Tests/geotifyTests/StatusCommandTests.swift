@@ -130,6 +130,18 @@ struct StatusCommandTests {
         #expect(result.error == "geotify: the broker refused the subscription to geotify/stats (SUBACK 0x80); check its ACL\n", "\(result)")
     }
 
+    /// A probe runs `geotify status` in the bridge's container: a message far larger than
+    /// the statistics on their topic, which another client could leave retained there, is
+    /// not taken whole (over MQTT 3.1.1 it is read without its payload), and said so.
+    @Test func statisticsLargerThanTheBridgeTakesAreNotRead() throws {
+        let broker = try TestBroker()
+        let publisher = try TestClient(port: broker.port)
+        try publisher.publish("geotify/stats", bytes: [UInt8](repeating: 0x7B, count: 2_000_000), qos: 1, retain: true)
+        let result = try runGeotify(["status", "--broker", broker.url, "--timeout", "20"], in: directory)
+        #expect(result.status == 1)
+        #expect(result.error == "geotify: the statistics on geotify/stats are 2000000 bytes, more than the bridge takes (327680), so they were not read; another client wrote them there\n", "\(result)")
+    }
+
     @Test func withoutStatisticsItGivesUpAfterTheTimeout() throws {
         let broker = try TestBroker()
         let publisher = try TestClient(port: broker.port)
