@@ -11,7 +11,7 @@ import Testing
 /// buffer's end included. The tests read the way libmosquitto's `packet__read` does
 /// (`WholePublishTests.readPacket`), synchronously: the buffers and the limit belong to
 /// the thread that set them.
-@Suite("PUBLISH packets larger than the client takes, cut in the read buffer")
+@Suite("PUBLISH packets larger than the client takes, cut in the read buffer", .timeLimit(.minutes(1)))
 struct CutPublishTests {
     typealias Packet = WholePublishTests
 
@@ -116,5 +116,162 @@ struct CutPublishTests {
             }
             #expect(Packet.readPacket(pair.reader) == last)
         }
+    }
+}
+
+/// Random streams of packets through the read buffer with cutting on, in random pieces,
+/// read the way libmosquitto reads (its state kept across calls that find nothing) and,
+/// at packet starts, taken whole now and then as the network loop does: every packet comes
+/// once, in order, as it was, but for each PUBLISH of QoS 0 or 1 over the limit, which
+/// comes cut with its payload's size said once.
+@Suite("The read buffer's cut under random streams", .timeLimit(.minutes(1)))
+struct CutPublishStreamTests {
+    typealias Packet = WholePublishTests
+
+    /// A reader with libmosquitto's `packet__read` state: the command, the remaining
+    /// length's bytes, then the body, each read as far as bytes are at hand.
+    struct LibmosquittoReader {
+        let descriptor: Int32
+        private var packet: [UInt8] = []
+        private var remaining: Int?
+        private var shift = 0
+        private var length = 0
+        private var scratch: [UInt8] = []
+
+        init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+        /// Whether no packet is under way.
+        var atPacketStart: Bool { packet.isEmpty }
+
+        /// Reads until nothing is at hand or a packet is complete; returns the packet
+        /// completed, if one was, with what `geotify_buffered_socket_take_cut` said right
+        /// after it (as the callback asks).
+        mutating func readOne() -> [(packet: [UInt8], cut: Int)] {
+            var done: [(packet: [UInt8], cut: Int)] = []
+            while done.isEmpty {
+                if packet.isEmpty || remaining == nil {
+                    var byte: UInt8 = 0
+                    guard read(descriptor, &byte, 1) == 1 else { return done }
+                    packet.append(byte)
+                    if packet.count > 1 {
+                        length |= Int(byte & 127) << shift
+                        shift += 7
+                        if byte & 128 == 0 { remaining = length }
+                    }
+                } else if let left = remaining, left > 0 {
+                    // Asked for all that is left, as libmosquitto asks (past 64 KiB the
+                    // buffer reads straight into the caller's memory).
+                    if scratch.count < left { scratch = [UInt8](repeating: 0, count: left) }
+                    let count = scratch.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, left) }
+                    guard count > 0 else { return done }
+                    packet += scratch[..<count]
+                    remaining = left - count
+                }
+                if remaining == 0 {
+                    done.append((packet, Int(geotify_buffered_socket_take_cut())))
+                    packet = []
+                    remaining = nil
+                    shift = 0
+                    length = 0
+                }
+            }
+            return done
+        }
+    }
+
+    /// SplitMix64: the same streams on every run.
+    struct Random {
+        var state: UInt64
+        mutating func next(_ upTo: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(upTo))
+        }
+    }
+
+    @Test("every packet once, in order, cut exactly when over the limit", arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
+    func randomStreams(seed: UInt64) throws {
+        let limit = 2_000
+        var random = Random(state: seed)
+        var packets: [[UInt8]] = []
+        var expected: [(packet: [UInt8], cut: Int)] = []
+        for number in 0..<150 {
+            let topic = Array("t/\(number)/".utf8) + [UInt8](repeating: 0x61, count: random.next(40))
+            let sizes = [random.next(200), random.next(3_000), 1_900 + random.next(200), random.next(150_000)]
+            let payload = [UInt8](repeating: UInt8(truncatingIfNeeded: number), count: sizes[random.next(sizes.count)])
+            let qos = random.next(3)
+            let packetID = UInt16(1 + random.next(65_000))
+            switch random.next(5) {
+            case 0:
+                let puback: [UInt8] = [0x40, 0x02, UInt8(packetID >> 8), UInt8(packetID & 0xFF)]
+                packets.append(puback)
+                expected.append((puback, 0))
+            default:
+                let header = UInt8(0x30 | (qos << 1) | random.next(2))
+                let packet = Packet.publish(topic, payload, header: header, packetID: qos > 0 ? packetID : nil)
+                packets.append(packet)
+                if packet.count > limit && qos < 2 {
+                    expected.append((Packet.publish(topic, [], header: header, packetID: qos > 0 ? packetID : nil), payload.count))
+                } else {
+                    expected.append((packet, 0))
+                }
+            }
+        }
+        // Appended whole: `joined()` goes byte by byte through a generic iterator.
+        let stream = packets.reduce(into: [UInt8]()) { $0 += $1 }
+        let pair = try BufferedSocketTests.SocketPair()
+        defer {
+            geotify_buffered_socket_cut_publishes(0)
+            geotify_buffered_socket_detach()
+            _ = close(pair.reader)
+            _ = close(pair.writer)
+        }
+        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
+        geotify_buffered_socket_cut_publishes(limit)
+        var reader = LibmosquittoReader(pair.reader)
+        var received: [(packet: [UInt8], cut: Int)] = []
+        var takenWhole = 0
+        var sent = 0
+        // Sent without waiting, so that a reader that stops reading ends the test instead of
+        // blocking it: it ends after rounds in which nothing was sent or received.
+        _ = fcntl(pair.writer, F_SETFL, fcntl(pair.writer, F_GETFL) | O_NONBLOCK)
+        var idle = 0
+        while received.count < expected.count && idle < 100 {
+            let before = (sent, received.count)
+            if sent < stream.count {
+                let piece = min(stream.count - sent, 1 + random.next([7, 300, 5_000, 70_000][random.next(4)]))
+                let written = stream[sent..<sent + piece].withUnsafeBytes { write(pair.writer, $0.baseAddress, $0.count) }
+                if written > 0 { sent += written }
+            }
+            // As the network loop: at a packet's start, now and then, the QoS 0 packets the
+            // buffer offers whole; then one packet of libmosquitto's, until nothing is at hand.
+            while true {
+                if reader.atPacketStart && random.next(4) > 0 {
+                    var view = geotify_publish_view()
+                    while geotify_buffered_socket_pending() > 0 || geotify_buffered_socket_fill() > 0,
+                          geotify_buffered_socket_peek_publish(0, &view) != 0 {
+                        let topic = Array(UnsafeBufferPointer(start: view.topic, count: view.topic_length))
+                        let payload = Array(UnsafeBufferPointer(start: view.payload, count: view.payload_length))
+                        received.append((Packet.publish(topic, payload, header: view.retain != 0 ? 0x31 : 0x30), 0))
+                        geotify_buffered_socket_take_publish(&view)
+                        takenWhole += 1
+                    }
+                }
+                let one = reader.readOne()
+                guard !one.isEmpty else { break }
+                received += one
+            }
+            idle = before == (sent, received.count) ? idle + 1 : 0
+        }
+        #expect(received.count == expected.count)
+        for (index, (got, want)) in zip(received, expected).enumerated() where got.packet != want.packet || got.cut != want.cut {
+            Issue.record("packet \(index): got \(got.packet.prefix(12)) (\(got.packet.count) bytes, cut \(got.cut)), expected \(want.packet.prefix(12)) (\(want.packet.count) bytes, cut \(want.cut))")
+            break
+        }
+        #expect(Int(geotify_buffered_socket_cuts()) == expected.filter { $0.cut > 0 }.count)
+        #expect(expected.contains { $0.cut > 0 }, "the stream has packets to cut")
+        #expect(takenWhole > 0 || !expected.contains { $0.packet.first == 0x30 && $0.packet.count <= limit }, "QoS 0 packets taken whole")
     }
 }
