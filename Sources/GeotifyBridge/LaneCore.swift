@@ -128,9 +128,7 @@ package struct LaneCore: Sendable {
             // Larger than the bridge takes: read without its payload (`MQTTMessage.payloadLeftOut`).
             if batch[position].message.payloadLeftOut > 0 {
                 let bytes = batch[position].message.payload.count + batch[position].message.payloadLeftOut
-                items.append(.refused(message: position, InputError(
-                    .payloadTooLarge,
-                    "the payload is \(bytes) bytes; at most \(configuration.decoder.maximumPayloadBytes) are accepted (its packet is larger than the bridge takes, so it was not read)")))
+                items.append(.refused(message: position, configuration.decoder.payloadTooLarge(bytes, unread: true)))
                 continue
             }
             switch batch[position].route {

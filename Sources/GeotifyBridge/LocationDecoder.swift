@@ -53,13 +53,18 @@ public struct LocationDecoder: Sendable {
         try decode(payload, device: device, format: format, arrival: arrival, decrypted: false)
     }
 
+    /// The refusal of a payload of `bytes`, more than `maximumPayloadBytes`; `unread`: its
+    /// packet was larger than the bridge takes, so it was not read (`MQTTMessage.payloadLeftOut`).
+    package func payloadTooLarge(_ bytes: Int, unread: Bool = false) -> InputError {
+        let note = unread ? " (its packet is larger than the bridge takes, so it was not read)" : ""
+        return InputError(.payloadTooLarge, "the payload is \(bytes) bytes; at most \(maximumPayloadBytes) are accepted\(note)")
+    }
+
     /// `decode`, for `payload` as it came (`decrypted` false) or for the cleartext of an
     /// encrypted envelope (true), whose problems get the decryption's own codes.
     private func decode(_ payload: [UInt8], device: String, format: Format, arrival: Double, decrypted: Bool) throws(InputError) -> Fix? {
         if payload.isEmpty { throw InputError(decrypted ? .decryptedNotJSON : .emptyPayload, "the \(decrypted ? "decrypted " : "")payload is empty") }
-        if payload.count > maximumPayloadBytes {
-            throw InputError(.payloadTooLarge, "the payload is \(payload.count) bytes; at most \(maximumPayloadBytes) are accepted")
-        }
+        if payload.count > maximumPayloadBytes { throw payloadTooLarge(payload.count) }
         var fields = Fields()
         let notAnObject: JSON?
         if scansFlatObjects, let scanned = payload.withUnsafeBufferPointer({ FlatObjectScan.scan($0, keeping: Fields.names) }) {

@@ -17,7 +17,7 @@ struct CutPublishTests {
 
     /// Runs `body` with a socket pair whose reader end this thread's buffer has attached,
     /// cutting packets over `limit`; then turns cutting off, detaches and closes.
-    private func withCutting(over limit: Int, _ body: (BufferedSocketTests.SocketPair) throws -> Void) throws {
+    static func withCutting(over limit: Int, _ body: (BufferedSocketTests.SocketPair) throws -> Void) throws {
         let pair = try BufferedSocketTests.SocketPair()
         defer {
             geotify_buffered_socket_cut_publishes(0)
@@ -38,7 +38,7 @@ struct CutPublishTests {
 
     @Test("a packet over the limit comes cut, its payload dropped across fills as it arrives, the packets around it whole")
     func cutAcrossFills() throws {
-        try withCutting(over: 1_000) { pair in
+        try Self.withCutting(over: 1_000) { pair in
             let before = Packet.publish(Array("a/1".utf8), Array("small".utf8))
             let payload = [UInt8](repeating: 0x78, count: 200_000)
             let big = Packet.publish(Array("owntracks/big/phone".utf8), payload, header: 0x32, packetID: 9)
@@ -61,7 +61,7 @@ struct CutPublishTests {
 
     @Test("a packet within the limit, one of another kind and one of QoS 2 come as they are; a QoS 0 one over it is not offered whole but cut")
     func onlyLargePublishesOfQoS0And1() throws {
-        try withCutting(over: 100) { pair in
+        try Self.withCutting(over: 100) { pair in
             let within = Packet.publish(Array("a".utf8), [UInt8](repeating: 0x61, count: 90))
             let suback: [UInt8] = [0x90, 0x03, 0x00, 0x01, 0x01]
             let qos2 = Packet.publish(Array("q".utf8), [UInt8](repeating: 0x62, count: 300), header: 0x34, packetID: 3)
@@ -93,7 +93,7 @@ struct CutPublishTests {
     /// a packet within the limit comes as it was, one over it cut.
     @Test("a header cut off at the buffer's end is judged once the rest has come", arguments: [1, 2, 5], [false, true])
     func headerPastTheBuffersEnd(inFirstFill: Int, large: Bool) throws {
-        try withCutting(over: 2_000) { pair in
+        try Self.withCutting(over: 2_000) { pair in
             // Packets of 1 000 bytes and one of the rest (all within the limit): 64 KiB
             // less the header's start.
             let total = 65_536 - inFirstFill
@@ -221,57 +221,50 @@ struct CutPublishStreamTests {
         }
         // Appended whole: `joined()` goes byte by byte through a generic iterator.
         let stream = packets.reduce(into: [UInt8]()) { $0 += $1 }
-        let pair = try BufferedSocketTests.SocketPair()
-        defer {
-            geotify_buffered_socket_cut_publishes(0)
-            geotify_buffered_socket_detach()
-            _ = close(pair.reader)
-            _ = close(pair.writer)
-        }
-        #expect(geotify_buffered_socket_attach(pair.reader) == 0)
-        geotify_buffered_socket_cut_publishes(limit)
-        var reader = LibmosquittoReader(pair.reader)
-        var received: [(packet: [UInt8], cut: Int)] = []
-        var takenWhole = 0
-        var sent = 0
-        // Sent without waiting, so that a reader that stops reading ends the test instead of
-        // blocking it: it ends after rounds in which nothing was sent or received.
-        _ = fcntl(pair.writer, F_SETFL, fcntl(pair.writer, F_GETFL) | O_NONBLOCK)
-        var idle = 0
-        while received.count < expected.count && idle < 100 {
-            let before = (sent, received.count)
-            if sent < stream.count {
-                let piece = min(stream.count - sent, 1 + random.next([7, 300, 5_000, 70_000][random.next(4)]))
-                let written = stream[sent..<sent + piece].withUnsafeBytes { write(pair.writer, $0.baseAddress, $0.count) }
-                if written > 0 { sent += written }
-            }
-            // As the network loop: at a packet's start, now and then, the QoS 0 packets the
-            // buffer offers whole; then one packet of libmosquitto's, until nothing is at hand.
-            while true {
-                if reader.atPacketStart && random.next(4) > 0 {
-                    var view = geotify_publish_view()
-                    while geotify_buffered_socket_pending() > 0 || geotify_buffered_socket_fill() > 0,
-                          geotify_buffered_socket_peek_publish(0, &view) != 0 {
-                        let topic = Array(UnsafeBufferPointer(start: view.topic, count: view.topic_length))
-                        let payload = Array(UnsafeBufferPointer(start: view.payload, count: view.payload_length))
-                        received.append((Packet.publish(topic, payload, header: view.retain != 0 ? 0x31 : 0x30), 0))
-                        geotify_buffered_socket_take_publish(&view)
-                        takenWhole += 1
-                    }
+        try CutPublishTests.withCutting(over: limit) { pair in
+            var reader = LibmosquittoReader(pair.reader)
+            var received: [(packet: [UInt8], cut: Int)] = []
+            var takenWhole = 0
+            var sent = 0
+            // Sent without waiting, so that a reader that stops reading ends the test instead of
+            // blocking it: it ends after rounds in which nothing was sent or received.
+            _ = fcntl(pair.writer, F_SETFL, fcntl(pair.writer, F_GETFL) | O_NONBLOCK)
+            var idle = 0
+            while received.count < expected.count && idle < 100 {
+                let before = (sent, received.count)
+                if sent < stream.count {
+                    let piece = min(stream.count - sent, 1 + random.next([7, 300, 5_000, 70_000][random.next(4)]))
+                    let written = stream[sent..<sent + piece].withUnsafeBytes { write(pair.writer, $0.baseAddress, $0.count) }
+                    if written > 0 { sent += written }
                 }
-                let one = reader.readOne()
-                guard !one.isEmpty else { break }
-                received += one
+                // As the network loop: at a packet's start, now and then, the QoS 0 packets the
+                // buffer offers whole; then one packet of libmosquitto's, until nothing is at hand.
+                while true {
+                    if reader.atPacketStart && random.next(4) > 0 {
+                        var view = geotify_publish_view()
+                        while geotify_buffered_socket_pending() > 0 || geotify_buffered_socket_fill() > 0,
+                              geotify_buffered_socket_peek_publish(0, &view) != 0 {
+                            let topic = Array(UnsafeBufferPointer(start: view.topic, count: view.topic_length))
+                            let payload = Array(UnsafeBufferPointer(start: view.payload, count: view.payload_length))
+                            received.append((Packet.publish(topic, payload, header: view.retain != 0 ? 0x31 : 0x30), 0))
+                            geotify_buffered_socket_take_publish(&view)
+                            takenWhole += 1
+                        }
+                    }
+                    let one = reader.readOne()
+                    guard !one.isEmpty else { break }
+                    received += one
+                }
+                idle = before == (sent, received.count) ? idle + 1 : 0
             }
-            idle = before == (sent, received.count) ? idle + 1 : 0
+            #expect(received.count == expected.count)
+            for (index, (got, want)) in zip(received, expected).enumerated() where got.packet != want.packet || got.cut != want.cut {
+                Issue.record("packet \(index): got \(got.packet.prefix(12)) (\(got.packet.count) bytes, cut \(got.cut)), expected \(want.packet.prefix(12)) (\(want.packet.count) bytes, cut \(want.cut))")
+                break
+            }
+            #expect(Int(geotify_buffered_socket_cuts()) == expected.filter { $0.cut > 0 }.count)
+            #expect(expected.contains { $0.cut > 0 }, "the stream has packets to cut")
+            #expect(takenWhole > 0 || !expected.contains { $0.packet.first == 0x30 && $0.packet.count <= limit }, "QoS 0 packets taken whole")
         }
-        #expect(received.count == expected.count)
-        for (index, (got, want)) in zip(received, expected).enumerated() where got.packet != want.packet || got.cut != want.cut {
-            Issue.record("packet \(index): got \(got.packet.prefix(12)) (\(got.packet.count) bytes, cut \(got.cut)), expected \(want.packet.prefix(12)) (\(want.packet.count) bytes, cut \(want.cut))")
-            break
-        }
-        #expect(Int(geotify_buffered_socket_cuts()) == expected.filter { $0.cut > 0 }.count)
-        #expect(expected.contains { $0.cut > 0 }, "the stream has packets to cut")
-        #expect(takenWhole > 0 || !expected.contains { $0.packet.first == 0x30 && $0.packet.count <= limit }, "QoS 0 packets taken whole")
     }
 }
