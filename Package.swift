@@ -48,8 +48,14 @@ let package = Package(
             pkgConfig: "libcrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
-        // Buffered reads of the MQTT socket underneath libmosquitto (see its header).
-        .target(name: "CBufferedSocket"),
+        // Buffered reads of the MQTT socket underneath libmosquitto (see its header). Its
+        // `SSL_read` stands in front of OpenSSL's for libmosquitto, which takes it from
+        // libssl (a library the executable does not link itself), so the linker is told
+        // to export it, as it exports `read` for the libraries it links.
+        .target(
+            name: "CBufferedSocket",
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_read"])]
+        ),
         .target(name: "GeotifyJSON", swiftSettings: optimizedInDebugBuilds),
         .target(name: "GeotifyTime"),
         // The prefetch hint the evaluator gives (Swift cannot emit the instruction).

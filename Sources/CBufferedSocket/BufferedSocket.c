@@ -1,7 +1,10 @@
 #include "BufferedSocket.h"
 
 #include <assert.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +32,17 @@ struct mqtt_framing {
     unsigned long packets;   /* packets handed out whole so far */
 };
 
+/* One buffered stream of MQTT bytes: the attached socket's (`attached`), or over TLS the
+   plaintext its SSL connection decrypts (`decrypted`). */
 struct buffered_socket {
     int descriptor;          /* the attached socket, -1 when none */
+    struct ssl_st *ssl;      /* `decrypted`: the connection whose SSL_read fills it */
+    int ciphertext;          /* `attached` of a TLS connection: no MQTT framing to follow or cut */
     unsigned char *input;    /* `capacity` bytes read from the kernel */
     size_t start;            /* first input byte not handed out */
     size_t end;              /* one past the last input byte */
     int drained;             /* the last read from the kernel found nothing at hand */
-    unsigned char *output;   /* `capacity` bytes gathered for the kernel */
+    unsigned char *output;   /* `capacity` bytes gathered for the kernel (not `decrypted`) */
     size_t unsent;           /* output bytes not written yet, from output[0] */
     unsigned long fills;     /* reads from the kernel into `input` */
     unsigned long flushes;   /* writes to the kernel from `output` */
@@ -56,6 +63,11 @@ struct buffered_socket {
 
 static __thread struct buffered_socket attached = { .descriptor = -1 };
 
+/* Over TLS, the plaintext of the attached socket's SSL connection, served to
+   libmosquitto's SSL_read calls as `attached` serves its reads of a plain connection,
+   and where oversized packets are cut (`geotify_buffered_socket_attach_tls`). */
+static __thread struct buffered_socket decrypted = { .descriptor = -1 };
+
 /* What the calling thread's last close of its attached socket dropped unsent. */
 static __thread size_t dropped_at_close;
 
@@ -66,6 +78,34 @@ static __thread size_t cut_limit;
 static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
     return syscall(SYS_read, descriptor, buffer, count);
 }
+
+/* OpenSSL's own SSL_read, which the executable's (below) stands in front of. */
+typedef int (*ssl_read_function)(struct ssl_st *, void *, int);
+static ssl_read_function openssl_read;
+static pthread_once_t openssl_read_found = PTHREAD_ONCE_INIT;
+
+static void find_openssl_read(void) {
+    openssl_read = (ssl_read_function)dlsym(RTLD_NEXT, "SSL_read");
+}
+
+static int ssl_read(struct ssl_st *ssl, void *buffer, int count) {
+    (void)pthread_once(&openssl_read_found, find_openssl_read);
+    assert(openssl_read != NULL && "SSL_read is called only by code linked to libssl");
+    return openssl_read(ssl, buffer, count);
+}
+
+/* A read from where `s`'s bytes come: the kernel, or for `decrypted` OpenSSL, whose
+   result (a count, or 0 or below with the reason SSL_get_error gives) is returned as it
+   is, so that libmosquitto's SSL_get_error after a failed read sees what happened. */
+static ssize_t source_read(struct buffered_socket *s, void *buffer, size_t count) {
+    if (s->ssl != NULL) {
+        return ssl_read(s->ssl, buffer, count > INT_MAX ? INT_MAX : (int)count);
+    }
+    return kernel_read(s->descriptor, buffer, count);
+}
+
+/* Whether PUBLISH packets over the thread's limit are cut in what `s` hands out. */
+static int cutting(const struct buffered_socket *s);
 
 static ssize_t kernel_write(int descriptor, const void *buffer, size_t count) {
     return syscall(SYS_write, descriptor, buffer, count);
@@ -136,30 +176,72 @@ int geotify_buffered_socket_attach(int socket) {
     return 0;
 }
 
+static void detach_decrypted(void) {
+    free(decrypted.input);
+    decrypted = (struct buffered_socket){ .descriptor = -1 };
+}
+
 void geotify_buffered_socket_detach(void) {
+    detach_decrypted();
     free(attached.input);
     free(attached.output);
     attached = (struct buffered_socket){ .descriptor = -1 };
+}
+
+int geotify_buffered_socket_attach_tls(void *connection) {
+    struct ssl_st *ssl = connection;
+    if (attached.input == NULL) {
+        return -1;
+    }
+    /* Ciphertext has no packets to follow: the framing is lost for good (no gate, no
+       cut, no packet taken whole). */
+    attached.ciphertext = 1;
+    attached.framing.lost = 1;
+    if (ssl == NULL || decrypted.ssl == ssl) {
+        return 0;
+    }
+    detach_decrypted();
+    unsigned char *input = malloc(capacity);
+    if (input == NULL) {
+        return -1;
+    }
+    decrypted = (struct buffered_socket){ .descriptor = attached.descriptor, .ssl = ssl, .input = input };
+    return 0;
 }
 
 int geotify_buffered_socket_socket(void) {
     return attached.descriptor;
 }
 
-static int drop_pending(void);
+static int drop_pending(struct buffered_socket *s);
+
+/* The bytes `s` holds to hand out; a cut payload's bytes at hand are dropped, not read:
+   they count for nothing. Over TLS nothing is read to drop them (a read of OpenSSL's
+   between libmosquitto's read and its SSL_get_error would change the reason it gets). */
+static size_t held(struct buffered_socket *s) {
+    if (s->input == NULL) {
+        return 0;
+    }
+    size_t available = s->end - s->start;
+    if (s->ssl == NULL) {
+        int saved = errno;
+        (void)drop_pending(s);
+        errno = saved;
+        available = s->end - s->start;
+    } else if (s->drop_left > 0) {
+        size_t dropped = available < s->drop_left ? available : s->drop_left;
+        s->start += dropped;
+        s->drop_left -= dropped;
+        available -= dropped;
+    }
+    if (s->drop_left > 0) {
+        return 0;
+    }
+    return available + (s->prefix_end - s->prefix_start);
+}
 
 size_t geotify_buffered_socket_pending(void) {
-    if (attached.input == NULL) {
-        return 0;
-    }
-    /* A cut payload's bytes at hand are dropped, not read: they count for nothing. */
-    int saved = errno;
-    (void)drop_pending();
-    errno = saved;
-    if (attached.drop_left > 0) {
-        return 0;
-    }
-    return (attached.end - attached.start) + (attached.prefix_end - attached.prefix_start);
+    return held(&attached) + held(&decrypted);
 }
 
 int geotify_buffered_socket_drained(void) {
@@ -209,20 +291,21 @@ int geotify_buffered_socket_flush(void) {
     return result;
 }
 
-/* Fills the empty input buffer with what the kernel has for the attached socket: the
-   bytes read, 0 at the end of the stream, or -1 with errno (EAGAIN: nothing at hand). */
-static ssize_t fill_input(void) {
-    assert(attached.input != NULL && attached.start == attached.end);
-    attached.start = 0;
-    attached.end = 0;
-    ssize_t filled = kernel_read(attached.descriptor, attached.input, capacity);
+/* Fills `s`'s empty input buffer with what its source has at hand: the bytes read, 0 at
+   the end of the stream, or what the source's read returned (`source_read`: -1 with
+   errno from the kernel, EAGAIN when nothing is at hand). */
+static ssize_t fill_input(struct buffered_socket *s) {
+    assert(s->input != NULL && s->start == s->end);
+    s->start = 0;
+    s->end = 0;
+    ssize_t filled = source_read(s, s->input, capacity);
     if (filled <= 0) {
-        attached.drained = filled < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        s->drained = filled < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
         return filled;
     }
-    attached.drained = 0;
-    attached.fills += 1;
-    attached.end = (size_t)filled;
+    s->drained = 0;
+    s->fills += 1;
+    s->end = (size_t)filled;
     return filled;
 }
 
@@ -240,22 +323,22 @@ static size_t put_variable_integer(unsigned char *bytes, size_t value) {
 }
 
 /* Drops what is left of a cut packet's payload: what the input holds of it, then what
-   the kernel has. Returns 0 once it is all dropped, or what the read that stopped it
-   returned: -1 with errno (EAGAIN: the rest has not come), or 0 at the end of the
-   stream (with `drop_left` still above 0). */
-static int drop_pending(void) {
-    while (attached.drop_left > 0) {
-        size_t available = attached.end - attached.start;
+   the source has. Returns 0 once it is all dropped, or what the read that stopped it
+   returned: -1 with errno (EAGAIN: the rest has not come; over TLS OpenSSL's result),
+   or 0 at the end of the stream (with `drop_left` still above 0). */
+static int drop_pending(struct buffered_socket *s) {
+    while (s->drop_left > 0) {
+        size_t available = s->end - s->start;
         if (available == 0) {
-            ssize_t filled = fill_input();
+            ssize_t filled = fill_input(s);
             if (filled <= 0) {
                 return (int)filled;
             }
             continue;
         }
-        size_t dropped = available < attached.drop_left ? available : attached.drop_left;
-        attached.start += dropped;
-        attached.drop_left -= dropped;
+        size_t dropped = available < s->drop_left ? available : s->drop_left;
+        s->start += dropped;
+        s->drop_left -= dropped;
     }
     return 0;
 }
@@ -300,19 +383,20 @@ static int judge(const unsigned char *head, size_t count, int *cut, size_t *head
    `drop_left` the payload, dropped. A packet not cut is handed out unchanged (what was
    read ahead of it first, from `prefix`). A header that runs past the input buffer's end
    is gathered (`gathered`) while the buffer is filled again. Returns 0, or -1 with errno
-   when the bytes to judge have not all come (EAGAIN) or the socket failed. */
-static int look_ahead(void) {
-    if (attached.deferred_error != 0 && attached.start == attached.end && attached.gathered_length == 0) {
+   when the bytes to judge have not all come (EAGAIN) or the socket failed (over TLS,
+   OpenSSL's -1: SSL_get_error says which). */
+static int look_ahead(struct buffered_socket *s) {
+    if (s->deferred_error != 0 && s->start == s->end && s->gathered_length == 0) {
         return 0; /* the read reports the socket's failure first */
     }
     for (;;) {
         unsigned char head[8];
         size_t count = 0;
-        for (size_t at = 0; at < attached.gathered_length; at++) {
-            head[count++] = attached.gathered[at];
+        for (size_t at = 0; at < s->gathered_length; at++) {
+            head[count++] = s->gathered[at];
         }
-        for (size_t at = attached.start; at < attached.end && count < sizeof head; at++) {
-            head[count++] = attached.input[at];
+        for (size_t at = s->start; at < s->end && count < sizeof head; at++) {
+            head[count++] = s->input[at];
         }
         int cut = 0;
         size_t header = 0, remaining = 0, kept = 0;
@@ -320,43 +404,43 @@ static int look_ahead(void) {
             size_t from_input = 0;
             if (cut) {
                 /* The header and the topic's length are replaced by the prefix. */
-                from_input = header + 2 - attached.gathered_length;
-                attached.prefix[0] = head[0];
-                size_t at = 1 + put_variable_integer(attached.prefix + 1, kept);
-                attached.prefix[at++] = head[header];
-                attached.prefix[at++] = head[header + 1];
-                attached.prefix_start = 0;
-                attached.prefix_end = at;
-                attached.pass_left = kept - 2;
-                attached.drop_left = remaining - kept;
-                attached.cut_payload = remaining - kept;
-                attached.cuts += 1;
-            } else if (attached.gathered_length > 0) {
-                memcpy(attached.prefix, attached.gathered, attached.gathered_length);
-                attached.prefix_start = 0;
-                attached.prefix_end = attached.gathered_length;
+                from_input = header + 2 - s->gathered_length;
+                s->prefix[0] = head[0];
+                size_t at = 1 + put_variable_integer(s->prefix + 1, kept);
+                s->prefix[at++] = head[header];
+                s->prefix[at++] = head[header + 1];
+                s->prefix_start = 0;
+                s->prefix_end = at;
+                s->pass_left = kept - 2;
+                s->drop_left = remaining - kept;
+                s->cut_payload = remaining - kept;
+                s->cuts += 1;
+            } else if (s->gathered_length > 0) {
+                memcpy(s->prefix, s->gathered, s->gathered_length);
+                s->prefix_start = 0;
+                s->prefix_end = s->gathered_length;
             }
-            attached.start += from_input;
-            attached.gathered_length = 0;
+            s->start += from_input;
+            s->gathered_length = 0;
             return 0;
         }
         /* More is needed: what the buffer holds of the header moves aside, and the
            buffer is filled again. */
-        size_t available = attached.end - attached.start;
-        assert(attached.gathered_length + available < sizeof attached.gathered);
-        memcpy(attached.gathered + attached.gathered_length, attached.input + attached.start, available);
-        attached.gathered_length += available;
-        attached.start = attached.end;
-        ssize_t filled = fill_input();
+        size_t available = s->end - s->start;
+        assert(s->gathered_length + available < sizeof s->gathered);
+        memcpy(s->gathered + s->gathered_length, s->input + s->start, available);
+        s->gathered_length += available;
+        s->start = s->end;
+        ssize_t filled = fill_input(s);
         if (filled < 0) {
             return -1;
         }
         if (filled == 0) {
             /* The end of the stream: what was gathered goes out as it is, then the end. */
-            memcpy(attached.prefix, attached.gathered, attached.gathered_length);
-            attached.prefix_start = 0;
-            attached.prefix_end = attached.gathered_length;
-            attached.gathered_length = 0;
+            memcpy(s->prefix, s->gathered, s->gathered_length);
+            s->prefix_start = 0;
+            s->prefix_end = s->gathered_length;
+            s->gathered_length = 0;
             return 0;
         }
     }
@@ -367,20 +451,25 @@ void geotify_buffered_socket_cut_publishes(size_t limit) {
 }
 
 size_t geotify_buffered_socket_take_cut(void) {
-    size_t cut = attached.cut_payload;
+    size_t cut = attached.cut_payload + decrypted.cut_payload;
     attached.cut_payload = 0;
+    decrypted.cut_payload = 0;
     return cut;
 }
 
 unsigned long geotify_buffered_socket_cuts(void) {
-    return attached.cuts;
+    return attached.cuts + decrypted.cuts;
+}
+
+static int cutting(const struct buffered_socket *s) {
+    return cut_limit > 0 && !s->ciphertext;
 }
 
 /* Whether the input's start is a packet's start as libmosquitto will read it: no header
    read ahead, and no cut packet under way. */
-static int at_packet_start_in_input(void) {
-    return attached.gathered_length == 0 && attached.prefix_start == attached.prefix_end && attached.pass_left == 0
-        && attached.drop_left == 0 && attached.framing.phase == at_command && !attached.framing.lost;
+static int at_packet_start_in_input(const struct buffered_socket *s) {
+    return s->gathered_length == 0 && s->prefix_start == s->prefix_end && s->pass_left == 0
+        && s->drop_left == 0 && s->framing.phase == at_command && !s->framing.lost;
 }
 
 ssize_t geotify_buffered_socket_fill(void) {
@@ -389,7 +478,7 @@ ssize_t geotify_buffered_socket_fill(void) {
         return -1;
     }
     if (attached.drop_left > 0) {
-        int dropped = drop_pending();
+        int dropped = drop_pending(&attached);
         if (dropped != 0 || attached.drop_left > 0) {
             if (dropped < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 attached.deferred_error = errno;
@@ -400,7 +489,7 @@ ssize_t geotify_buffered_socket_fill(void) {
     if (attached.start != attached.end) {
         return (ssize_t)(attached.end - attached.start);
     }
-    ssize_t filled = fill_input();
+    ssize_t filled = fill_input(&attached);
     if (filled < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         /* The socket failed: libmosquitto's next read must hear it, as it would have. */
         attached.deferred_error = errno;
@@ -422,7 +511,7 @@ static size_t variable_integer(const unsigned char *bytes, size_t count, size_t 
 }
 
 int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_view *view) {
-    if (attached.input == NULL || !at_packet_start_in_input()) {
+    if (attached.input == NULL || !at_packet_start_in_input(&attached)) {
         return 0;
     }
     const unsigned char *packet = attached.input + attached.start;
@@ -476,74 +565,91 @@ void geotify_buffered_socket_one_packet(int on) {
     attached.gate_from = attached.framing.packets;
 }
 
+/* A read of `s`, as libmosquitto makes them: the bytes handed out, 0 at the end of the
+   stream, or what the read of the source that stopped it returned (-1 with errno from
+   the kernel; OpenSSL's result for `decrypted`). */
+static ssize_t serve(struct buffered_socket *s, void *buffer, size_t count) {
+    assert(s->start <= s->end && s->end <= capacity);
+    if (count == 0) {
+        return 0;
+    }
+    /* A lost framing never comes back to a packet's start, so it never stops here. */
+    if (s->one_packet && s->framing.phase == at_command && s->framing.packets != s->gate_from) {
+        errno = EAGAIN; /* a packet was read whole: the rest waits for the owner of the loop */
+        return -1;
+    }
+    if (cutting(s) && s->prefix_start == s->prefix_end && s->pass_left == 0) {
+        /* Between the packets libmosquitto reads: a cut payload's rest is dropped, and
+           the next packet judged before any of it is handed out. */
+        if (s->drop_left > 0) {
+            int dropped = drop_pending(s);
+            if (dropped != 0 || s->drop_left > 0) {
+                return dropped;
+            }
+        }
+        if (s->framing.phase == at_command && !s->framing.lost && look_ahead(s) != 0) {
+            return -1;
+        }
+    }
+    if (s->prefix_start < s->prefix_end) {
+        size_t waiting = s->prefix_end - s->prefix_start;
+        size_t given = count < waiting ? count : waiting;
+        memcpy(buffer, s->prefix + s->prefix_start, given);
+        follow(&s->framing, s->prefix + s->prefix_start, given);
+        s->prefix_start += given;
+        return (ssize_t)given;
+    }
+    /* A cut packet's topic and packet id are handed out, and nothing past them. */
+    if (s->pass_left > 0 && count > s->pass_left) {
+        count = s->pass_left;
+    }
+    if (s->start == s->end) {
+        if (s->deferred_error != 0) {
+            errno = s->deferred_error;
+            s->deferred_error = 0;
+            return -1;
+        }
+        s->start = 0;
+        s->end = 0;
+        if (count >= capacity) {
+            /* Larger than the buffer: straight into the caller's memory, copied once. */
+            ssize_t direct = source_read(s, buffer, count);
+            if (direct > 0) {
+                follow(&s->framing, buffer, (size_t)direct);
+                s->pass_left -= s->pass_left > 0 ? (size_t)direct : 0;
+            }
+            return direct;
+        }
+        ssize_t filled = fill_input(s);
+        if (filled <= 0) {
+            return filled; /* end of stream, or the source's failure (EAGAIN: nothing at hand) */
+        }
+    }
+    size_t available = s->end - s->start;
+    size_t given = count < available ? count : available;
+    memcpy(buffer, s->input + s->start, given);
+    follow(&s->framing, s->input + s->start, given);
+    s->start += given;
+    s->pass_left -= s->pass_left > 0 ? given : 0;
+    return (ssize_t)given;
+}
+
 /* The C library's `read`, for every caller in the process (libmosquitto among them). */
 ssize_t read(int descriptor, void *buffer, size_t count) {
     if (!is_attached(descriptor)) {
         return kernel_read(descriptor, buffer, count);
     }
-    assert(attached.start <= attached.end && attached.end <= capacity);
-    if (count == 0) {
-        return 0;
+    return serve(&attached, buffer, count);
+}
+
+/* OpenSSL's `SSL_read`, for every caller in the process (libmosquitto over TLS, libcurl):
+   the attached socket's SSL connection is served from `decrypted`, any other as OpenSSL
+   serves it. */
+int SSL_read(struct ssl_st *ssl, void *buffer, int count) {
+    if (ssl == NULL || ssl != decrypted.ssl || decrypted.input == NULL || count <= 0) {
+        return ssl_read(ssl, buffer, count);
     }
-    /* A lost framing never comes back to a packet's start, so it never stops here. */
-    if (attached.one_packet && attached.framing.phase == at_command && attached.framing.packets != attached.gate_from) {
-        errno = EAGAIN; /* a packet was read whole: the rest waits for the owner of the loop */
-        return -1;
-    }
-    if (cut_limit > 0 && attached.prefix_start == attached.prefix_end && attached.pass_left == 0) {
-        /* Between the packets libmosquitto reads: a cut payload's rest is dropped, and
-           the next packet judged before any of it is handed out. */
-        if (attached.drop_left > 0) {
-            int dropped = drop_pending();
-            if (dropped != 0 || attached.drop_left > 0) {
-                return dropped;
-            }
-        }
-        if (attached.framing.phase == at_command && !attached.framing.lost && look_ahead() != 0) {
-            return -1;
-        }
-    }
-    if (attached.prefix_start < attached.prefix_end) {
-        size_t waiting = attached.prefix_end - attached.prefix_start;
-        size_t given = count < waiting ? count : waiting;
-        memcpy(buffer, attached.prefix + attached.prefix_start, given);
-        follow(&attached.framing, attached.prefix + attached.prefix_start, given);
-        attached.prefix_start += given;
-        return (ssize_t)given;
-    }
-    /* A cut packet's topic and packet id are handed out, and nothing past them. */
-    if (attached.pass_left > 0 && count > attached.pass_left) {
-        count = attached.pass_left;
-    }
-    if (attached.start == attached.end) {
-        if (attached.deferred_error != 0) {
-            errno = attached.deferred_error;
-            attached.deferred_error = 0;
-            return -1;
-        }
-        attached.start = 0;
-        attached.end = 0;
-        if (count >= capacity) {
-            /* Larger than the buffer: straight into the caller's memory, copied once. */
-            ssize_t direct = kernel_read(descriptor, buffer, count);
-            if (direct > 0) {
-                follow(&attached.framing, buffer, (size_t)direct);
-                attached.pass_left -= attached.pass_left > 0 ? (size_t)direct : 0;
-            }
-            return direct;
-        }
-        ssize_t filled = fill_input();
-        if (filled <= 0) {
-            return filled; /* end of stream, or -1 with errno (EAGAIN: nothing at hand) */
-        }
-    }
-    size_t available = attached.end - attached.start;
-    size_t given = count < available ? count : available;
-    memcpy(buffer, attached.input + attached.start, given);
-    follow(&attached.framing, attached.input + attached.start, given);
-    attached.start += given;
-    attached.pass_left -= attached.pass_left > 0 ? given : 0;
-    return (ssize_t)given;
+    return (int)serve(&decrypted, buffer, (size_t)count);
 }
 
 /* The C library's `write`, for every caller in the process. */

@@ -35,11 +35,11 @@ package struct Settings: Sendable, Equatable {
     package static let largestPacketBytes = 268_435_460
     /// The largest packet the bridge takes from the broker (`MQTTOptions.maximumIncomingPacketBytes`:
     /// an MQTT 5 broker is told it and drops a larger message for the bridge; over MQTT
-    /// 3.1.1 a larger one is read without its payload and refused, but over TLS, whose
-    /// bytes the read buffer sees encrypted): room for a payload of
-    /// `maximumPayloadBytes` with 256 KiB more for its topic and, for a command, its
-    /// response topic and correlation data (64 KiB each at most) and the headers, so that
-    /// a message a little past the payload limit still comes and is refused with a reply
+    /// 3.1.1 a larger one is read without its payload and refused, over TLS too): room
+    /// for a payload of `maximumPayloadBytes` with 256 KiB more for its topic and, for a
+    /// command, its response topic and correlation data (64 KiB each at most) and the
+    /// headers, so that a message a little past the payload limit still comes and is
+    /// refused with a reply
     /// (`payload_too_large`); and at least `maximumPacketBytes`, the bridge's own
     /// messages, which the retained sweep reads back. 327 680 bytes by default; at most
     /// the largest packet MQTT carries, whatever the settings say.

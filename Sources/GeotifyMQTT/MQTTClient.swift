@@ -128,7 +128,8 @@ package final class MQTTClient: @unchecked Sendable {
                 // A TLS connection's read buffer holds ciphertext: libmosquitto reads it all.
                 wholePublishes: options.tls == nil ? options.protocolVersion : nil,
                 // An MQTT 5 broker is told the largest packet instead (`setConnectProperties`).
-                cutPublishesOver: options.tls == nil && options.protocolVersion == .v311 ? options.maximumIncomingPacketBytes : nil)
+                cutPublishesOver: options.protocolVersion == .v311 ? options.maximumIncomingPacketBytes : nil,
+                tls: options.tls != nil)
             guard supervisor.begin(first) else {
                 throw MQTTError(
                     operation: "start", code: MOSQ_ERR_NOMEM.rawValue,

@@ -43,8 +43,8 @@ package struct MQTTOptions: Sendable, Equatable {
     /// drops a larger message for this client instead of sending it (mosquitto 2.0.11
     /// logs "Dropping too large outgoing PUBLISH"). MQTT 3.1.1 has no way to say it:
     /// there a larger message is read without its payload, which is dropped as it comes,
-    /// and delivered with `payloadLeftOut` saying how much was left out; over TLS, whose
-    /// bytes the client reads encrypted, it is delivered whole.
+    /// and delivered with `payloadLeftOut` saying how much was left out (over TLS it is
+    /// cut in the plaintext OpenSSL decrypts: `geotify_buffered_socket_attach_tls`).
     package var maximumIncomingPacketBytes: Int?
 
     /// Creates options for a client; set the other fields as needed.

@@ -6,20 +6,36 @@ import GeotifyTestSupport
 /// on its own topic sends a 32 MB position to a broker that limits no packet (mosquitto's
 /// default), over MQTT 3.1.1, the bridge's default. The bridge took it whole, three times
 /// its size in peak memory (a 100 MB one raised it from 17 to 305 MB); read without its
-/// payload, its peak stays where it was, and the position is refused as too large.
+/// payload, its peak stays where it was, and the position is refused as too large. Over
+/// TLS too: there the plaintext is cut, not the socket's bytes.
 @Suite("A large message and the bridge's memory", .serialized, .waiting)
 struct LargeMessageMemoryTests {
-    @Test func aPositionOf32MegabytesLeavesThePeakMemoryWhereItWas() throws {
+    @Test(arguments: [false, true])
+    func aPositionOf32MegabytesLeavesThePeakMemoryWhereItWas(tls: Bool) throws {
         let directory = try makeTemporaryDirectory("large-message")
+        defer { try? FileManager.default.removeItem(at: directory) }
         try CommandLineTests.fences.write(to: directory.appendingPathComponent("fences.json"), atomically: true, encoding: .utf8)
-        let broker = try TestBroker()
+        // Over TLS the bridge connects to a second listener of the broker's, a TLS one;
+        // the tracker publishes to the plain one.
+        var settings: [String: Any] = [:]
+        var extraConfig = ""
+        if tls {
+            let certificates = try TestCertificates(in: directory)
+            let port = try freePort()
+            extraConfig = "listener \(port) 127.0.0.1\n" + certificates.brokerConfig
+            settings = ["broker": "mqtts://127.0.0.1:\(port)", "tls": ["caFile": certificates.caFile]]
+        }
+        let broker = try TestBroker(extraConfig: extraConfig)
+        if !tls { settings["broker"] = broker.url }
+        let settingsFile = directory.appendingPathComponent("settings.json")
+        try JSONSerialization.data(withJSONObject: settings).write(to: settingsFile)
         let observer = try TestClient(port: broker.port)
         try observer.subscribe("geotify/#")
         let bridge = try ChildProcess(
             executable: geotifyExecutable.path,
             arguments: [
-                "run", "--fences", directory.appendingPathComponent("fences.json").path,
-                "--state-dir", directory.appendingPathComponent("state").path, "--broker", broker.url,
+                "run", "--config", settingsFile.path, "--fences", directory.appendingPathComponent("fences.json").path,
+                "--state-dir", directory.appendingPathComponent("state").path,
             ],
             outputFile: directory.appendingPathComponent("run.log"))
         defer {
@@ -27,6 +43,8 @@ struct LargeMessageMemoryTests {
             _ = bridge.waitForExit()
         }
         #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
+        let log = { (try? String(contentsOf: directory.appendingPathComponent("run.log"), encoding: .utf8)) ?? "" }
+        #expect(log().contains(tls ? "connected to mqtts://" : "connected to mqtt://"), "\(log())")
         let before = try #require(Self.peakResidentKilobytes(of: bridge.pid))
         try observer.publish("owntracks/alice/phone", bytes: [UInt8](repeating: 0x78, count: 32_000_000))
         let error = observer.waitForMessage(on: "geotify/error", timeout: 30)?.text ?? ""

@@ -37,7 +37,9 @@
    owner of the loop can take a QoS 0 PUBLISH packet it holds whole without libmosquitto
    (`geotify_buffered_socket_peek_publish`), at a packet's start and nowhere else, and so
    that a PUBLISH larger than the client takes reaches libmosquitto without its payload
-   (`geotify_buffered_socket_cut_publishes`). */
+   (`geotify_buffered_socket_cut_publishes`). Over TLS the socket's bytes are ciphertext:
+   the packets are followed, and cut, in the plaintext libmosquitto reads with OpenSSL's
+   `SSL_read`, which this file also defines (`geotify_buffered_socket_attach_tls`). */
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -46,6 +48,18 @@
    buffers could not be allocated (reads and writes then go to the kernel as before). */
 int geotify_buffered_socket_attach(int socket);
 
+/* Says that the calling thread's attached socket carries TLS, and `ssl` (an OpenSSL
+   `SSL *`, libmosquitto's `mosquitto_ssl_get`; may be NULL) its connection: the socket's
+   buffer then holds ciphertext, whose bytes are never judged as MQTT packets (no packet
+   is taken whole, gated or cut there), and the plaintext libmosquitto reads with
+   `SSL_read` goes through a buffer of its own, where PUBLISH packets over the limit are
+   cut as `geotify_buffered_socket_cut_publishes` says. This file defines `SSL_read` for
+   the whole process, as it defines `read`: any other SSL connection (libcurl's, another
+   thread's) is OpenSSL's alone. Called again with the same `ssl`, it does nothing; the
+   plaintext buffer goes with the socket's (closing or detaching it). Returns 0, or -1
+   when nothing is attached or the buffer could not be allocated (nothing is cut then). */
+int geotify_buffered_socket_attach_tls(void *ssl);
+
 /* Stops buffering the calling thread's socket and frees its buffers; bytes unread and
    unsent are dropped. Safe to call when nothing is attached. */
 void geotify_buffered_socket_detach(void);
@@ -53,7 +67,8 @@ void geotify_buffered_socket_detach(void);
 /* The socket the calling thread attached, or -1. */
 int geotify_buffered_socket_socket(void);
 
-/* Bytes read from the calling thread's attached socket and not handed out yet. */
+/* Bytes read from the calling thread's attached socket and not handed out yet (over
+   TLS, ciphertext and plaintext alike). */
 size_t geotify_buffered_socket_pending(void);
 
 /* Whether the calling thread's last read from its attached socket found nothing at hand
@@ -136,8 +151,8 @@ void geotify_buffered_socket_one_packet(int on);
    says, in its callback, how many payload bytes it lost. 0 turns it off (the default).
    The thread's setting, kept across attachments. Over MQTT 3.1.1 only: an MQTT 5
    packet's properties come between its packet id and payload (an MQTT 5 broker is told
-   the largest packet instead). Not for a TLS connection: the buffer holds its
-   ciphertext. Without it, a client allowed to publish to a topic the bridge reads could
+   the largest packet instead). Over TLS the plaintext is cut, once the connection is
+   known (`geotify_buffered_socket_attach_tls`). Without it, a client allowed to publish to a topic the bridge reads could
    make libmosquitto allocate up to 256 MiB for one message. */
 void geotify_buffered_socket_cut_publishes(size_t limit);
 
