@@ -49,12 +49,14 @@ let package = Package(
             providers: [.apt(["libcrypt-dev"])]
         ),
         // Buffered reads of the MQTT socket underneath libmosquitto (see its header). Its
-        // `SSL_read` stands in front of OpenSSL's for libmosquitto, which takes it from
-        // libssl (a library the executable does not link itself), so the linker is told
-        // to export it, as it exports `read` for the libraries it links.
+        // `SSL_read` and `SSL_get_error` stand in front of OpenSSL's for libmosquitto, which
+        // takes them from libssl (a library the executable does not link itself), so the
+        // linker is told to export them, as it exports `read` for the libraries it links.
         .target(
             name: "CBufferedSocket",
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_read"])]
+            linkerSettings: [
+                .unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_read", "-Xlinker", "--export-dynamic-symbol=SSL_get_error"])
+            ]
         ),
         .target(name: "GeotifyJSON", swiftSettings: optimizedInDebugBuilds),
         .target(name: "GeotifyTime"),
@@ -83,7 +85,8 @@ let package = Package(
         .executableTarget(name: "geotify", dependencies: ["GeotifyBridge", "GeotifyDelivery", "GeotifyHTTP", "GeotifyStore", "GeotifyTime"]),
         .executableTarget(
             name: "geotify-bench",
-            dependencies: ["CMosquitto", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore"]
+            // GeotifyTestSupport: the throwaway certificates of `sidebyside --tls`.
+            dependencies: ["CMosquitto", "GeotifyBridge", "GeotifyCore", "GeotifyJSON", "GeotifyMQTT", "GeotifyStore", "GeotifyTestSupport"]
         ),
 
         .target(name: "GeotifyTestSupport", dependencies: ["GeotifyMQTT", "GeotifyTime"], path: "Tests/GeotifyTestSupport", exclude: ["Scripts"]),

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ struct mqtt_framing {
    plaintext its SSL connection decrypts (`decrypted`). */
 struct buffered_socket {
     int descriptor;          /* the attached socket, -1 when none */
-    struct ssl_st *ssl;      /* `decrypted`: the connection whose SSL_read fills it */
+    SSL *ssl;                /* `decrypted`: the connection whose SSL_read fills it */
     int ciphertext;          /* `attached` of a TLS connection: no MQTT framing to follow or cut */
     unsigned char *input;    /* `capacity` bytes read from the kernel */
     size_t start;            /* first input byte not handed out */
@@ -49,6 +50,7 @@ struct buffered_socket {
     int deferred_error;      /* an error `geotify_buffered_socket_fill` met, for the next read */
     struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
     int one_packet;          /* reads stop at the first packet's end after `gate_from` */
+    int gated;               /* `decrypted`: the last read stopped there (SSL_get_error) */
     unsigned long gate_from; /* `framing.packets` when `one_packet` was turned on */
     /* Cutting PUBLISH packets larger than `cut_limit` (`look_ahead`): */
     unsigned char gathered[8]; /* the start of a packet's header read from the kernel, not judged yet */
@@ -79,17 +81,19 @@ static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
     return syscall(SYS_read, descriptor, buffer, count);
 }
 
-/* OpenSSL's own SSL_read, which the executable's (below) stands in front of. */
-typedef int (*ssl_read_function)(struct ssl_st *, void *, int);
-static ssl_read_function openssl_read;
-static pthread_once_t openssl_read_found = PTHREAD_ONCE_INIT;
+/* OpenSSL's own SSL_read and SSL_get_error, which the executable's (below) stand in
+   front of. */
+static int (*openssl_read)(SSL *, void *, int);
+static int (*openssl_get_error)(const SSL *, int);
+static pthread_once_t openssl_found = PTHREAD_ONCE_INIT;
 
-static void find_openssl_read(void) {
-    openssl_read = (ssl_read_function)dlsym(RTLD_NEXT, "SSL_read");
+static void find_openssl(void) {
+    openssl_read = (int (*)(SSL *, void *, int))dlsym(RTLD_NEXT, "SSL_read");
+    openssl_get_error = (int (*)(const SSL *, int))dlsym(RTLD_NEXT, "SSL_get_error");
 }
 
-static int ssl_read(struct ssl_st *ssl, void *buffer, int count) {
-    (void)pthread_once(&openssl_read_found, find_openssl_read);
+static int ssl_read(SSL *ssl, void *buffer, int count) {
+    (void)pthread_once(&openssl_found, find_openssl);
     assert(openssl_read != NULL && "SSL_read is called only by code linked to libssl");
     return openssl_read(ssl, buffer, count);
 }
@@ -189,7 +193,7 @@ void geotify_buffered_socket_detach(void) {
 }
 
 int geotify_buffered_socket_attach_tls(void *connection) {
-    struct ssl_st *ssl = connection;
+    SSL *ssl = connection;
     if (attached.input == NULL) {
         return -1;
     }
@@ -306,7 +310,18 @@ static ssize_t fill_input(struct buffered_socket *s) {
     s->drained = 0;
     s->fills += 1;
     s->end = (size_t)filled;
-    return filled;
+    /* OpenSSL hands out one record a read, and a broker writes a record a packet: read on
+       while it has more at hand, so that the buffer holds a burst's packets whole, as a
+       plain connection's does. The read that finds nothing (or fails) ends it; the next
+       read of libmosquitto's meets that again, and OpenSSL tells it so. */
+    while (s->ssl != NULL && s->end < capacity) {
+        ssize_t more = source_read(s, s->input + s->end, capacity - s->end);
+        if (more <= 0) {
+            break;
+        }
+        s->end += (size_t)more;
+    }
+    return (ssize_t)s->end;
 }
 
 static size_t variable_integer(const unsigned char *bytes, size_t count, size_t *value);
@@ -472,27 +487,35 @@ static int at_packet_start_in_input(const struct buffered_socket *s) {
         && s->drop_left == 0 && s->framing.phase == at_command && !s->framing.lost;
 }
 
+/* Where the calling thread's MQTT packets are followed: over TLS the plaintext, else the
+   socket's bytes. */
+static struct buffered_socket *mqtt_stream(void) {
+    return decrypted.input != NULL ? &decrypted : &attached;
+}
+
 ssize_t geotify_buffered_socket_fill(void) {
-    if (attached.input == NULL) {
+    struct buffered_socket *packets = mqtt_stream();
+    if (packets->input == NULL) {
         errno = EBADF;
         return -1;
     }
-    if (attached.drop_left > 0) {
-        int dropped = drop_pending(&attached);
-        if (dropped != 0 || attached.drop_left > 0) {
-            if (dropped < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                attached.deferred_error = errno;
+    /* The socket failed: libmosquitto's next read must hear it, as it would have. (An
+       SSL connection that failed fails libmosquitto's next SSL_read again itself.) */
+    if (packets->drop_left > 0) {
+        int dropped = drop_pending(packets);
+        if (dropped != 0 || packets->drop_left > 0) {
+            if (dropped < 0 && packets->ssl == NULL && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                packets->deferred_error = errno;
             }
             return dropped;
         }
     }
-    if (attached.start != attached.end) {
-        return (ssize_t)(attached.end - attached.start);
+    if (packets->start != packets->end) {
+        return (ssize_t)(packets->end - packets->start);
     }
-    ssize_t filled = fill_input(&attached);
-    if (filled < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        /* The socket failed: libmosquitto's next read must hear it, as it would have. */
-        attached.deferred_error = errno;
+    ssize_t filled = fill_input(packets);
+    if (filled < 0 && packets->ssl == NULL && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        packets->deferred_error = errno;
     }
     return filled;
 }
@@ -511,11 +534,12 @@ static size_t variable_integer(const unsigned char *bytes, size_t count, size_t 
 }
 
 int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_view *view) {
-    if (attached.input == NULL || !at_packet_start_in_input(&attached)) {
+    const struct buffered_socket *packets = mqtt_stream();
+    if (packets->input == NULL || !at_packet_start_in_input(packets)) {
         return 0;
     }
-    const unsigned char *packet = attached.input + attached.start;
-    size_t available = attached.end - attached.start;
+    const unsigned char *packet = packets->input + packets->start;
+    size_t available = packets->end - packets->start;
     /* PUBLISH (3), QoS 0, DUP clear; RETAIN either way. */
     if (available < 2 || (packet[0] & 0xFE) != 0x30) {
         return 0;
@@ -554,15 +578,17 @@ int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_
 }
 
 void geotify_buffered_socket_take_publish(const struct geotify_publish_view *view) {
-    assert(attached.input != NULL && attached.framing.phase == at_command);
-    assert(view->packet_length <= attached.end - attached.start);
-    attached.start += view->packet_length;
-    attached.framing.packets += 1;
+    struct buffered_socket *packets = mqtt_stream();
+    assert(packets->input != NULL && packets->framing.phase == at_command);
+    assert(view->packet_length <= packets->end - packets->start);
+    packets->start += view->packet_length;
+    packets->framing.packets += 1;
 }
 
 void geotify_buffered_socket_one_packet(int on) {
-    attached.one_packet = on != 0;
-    attached.gate_from = attached.framing.packets;
+    struct buffered_socket *packets = mqtt_stream();
+    packets->one_packet = on != 0;
+    packets->gate_from = packets->framing.packets;
 }
 
 /* A read of `s`, as libmosquitto makes them: the bytes handed out, 0 at the end of the
@@ -576,8 +602,10 @@ static ssize_t serve(struct buffered_socket *s, void *buffer, size_t count) {
     /* A lost framing never comes back to a packet's start, so it never stops here. */
     if (s->one_packet && s->framing.phase == at_command && s->framing.packets != s->gate_from) {
         errno = EAGAIN; /* a packet was read whole: the rest waits for the owner of the loop */
+        s->gated = s->ssl != NULL; /* and SSL_get_error says "want read" */
         return -1;
     }
+    s->gated = 0;
     if (cutting(s) && s->prefix_start == s->prefix_end && s->pass_left == 0) {
         /* Between the packets libmosquitto reads: a cut payload's rest is dropped, and
            the next packet judged before any of it is handed out. */
@@ -645,11 +673,24 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
 /* OpenSSL's `SSL_read`, for every caller in the process (libmosquitto over TLS, libcurl):
    the attached socket's SSL connection is served from `decrypted`, any other as OpenSSL
    serves it. */
-int SSL_read(struct ssl_st *ssl, void *buffer, int count) {
+int SSL_read(SSL *ssl, void *buffer, int count) {
     if (ssl == NULL || ssl != decrypted.ssl || decrypted.input == NULL || count <= 0) {
         return ssl_read(ssl, buffer, count);
     }
     return (int)serve(&decrypted, buffer, (size_t)count);
+}
+
+/* OpenSSL's `SSL_get_error`, for every caller in the process: after a read of the attached
+   socket's SSL connection that stopped at a packet's end (`geotify_buffered_socket_one_packet`),
+   which no read of OpenSSL's explains, "want read", as libmosquitto takes an EAGAIN; any
+   other question is OpenSSL's. */
+int SSL_get_error(const SSL *ssl, int result) {
+    if (ssl != NULL && ssl == decrypted.ssl && decrypted.gated && result == -1) {
+        return SSL_ERROR_WANT_READ;
+    }
+    (void)pthread_once(&openssl_found, find_openssl);
+    assert(openssl_get_error != NULL && "SSL_get_error is called only by code linked to libssl");
+    return openssl_get_error(ssl, result);
 }
 
 /* The C library's `write`, for every caller in the process. */

@@ -82,14 +82,14 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// the burst's end at once.
     private let hurry: (@Sendable () -> Bool)?
     /// The protocol whose QoS 0 PUBLISH packets this loop reads out of the read buffer
-    /// itself (`takeWholePublishes`), or nil to leave every packet to libmosquitto (a
-    /// TLS connection, whose buffer holds ciphertext).
+    /// itself (`takeWholePublishes`; over TLS the plaintext's), or nil to leave every
+    /// packet to libmosquitto.
     private let wholePublishes: MQTTProtocolVersion?
     /// The largest PUBLISH packet libmosquitto reads whole; a larger one reaches it cut,
     /// without its payload (`geotify_buffered_socket_cut_publishes`). Nil: none is cut.
     private let cutPublishesOver: Int?
     /// Whether the connection is TLS: its read buffer holds ciphertext, and the packets
-    /// are followed (and cut) in the plaintext (`geotify_buffered_socket_attach_tls`).
+    /// are followed, taken whole and cut in the plaintext (`geotify_buffered_socket_attach_tls`).
     private let tls: Bool
 
     /// A supervisor for `handle`, whose callbacks reach `relay`, retrying after the
@@ -102,7 +102,6 @@ final class ConnectionSupervisor: @unchecked Sendable {
         hurry: (@Sendable () -> Bool)? = nil, wholePublishes: MQTTProtocolVersion? = nil, cutPublishesOver: Int? = nil,
         tls: Bool = false
     ) {
-        precondition(!tls || wholePublishes == nil, "a TLS connection's read buffer holds ciphertext: nothing is taken whole")
         self.handle = handle
         self.relay = relay
         self.wholePublishes = wholePublishes
@@ -364,9 +363,9 @@ final class ConnectionSupervisor: @unchecked Sendable {
         // the socket has nothing, so they count as readable and the poll does not wait;
         // bytes the kernel did not take yet want the socket writable, as queued packets do.
         // Over TLS the buffer holds ciphertext, and the plaintext libmosquitto reads has a
-        // buffer of its own, where oversized packets are cut (the connection's first turn
-        // says which SSL connection; later turns find it known). Should its buffer not be
-        // had, nothing is cut, as nothing is buffered when the socket's is not.
+        // buffer of its own, where packets are taken whole and cut (the connection's first
+        // turn says which SSL connection; later turns find it known). Should its buffer not
+        // be had, libmosquitto reads every packet itself, whole, as when the socket's is not.
         let attached = geotify_buffered_socket_attach(socket) == 0
         if attached && tls { _ = geotify_buffered_socket_attach_tls(mosquitto_ssl_get(handle)) }
         let buffered = attached && geotify_buffered_socket_pending() > 0

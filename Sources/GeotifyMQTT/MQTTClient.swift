@@ -125,8 +125,8 @@ package final class MQTTClient: @unchecked Sendable {
                 handle: handle, relay: relay,
                 backoff: Self.backoff(options),
                 scheduler: scheduler, hurry: hurry,
-                // A TLS connection's read buffer holds ciphertext: libmosquitto reads it all.
-                wholePublishes: options.tls == nil ? options.protocolVersion : nil,
+                // Over TLS out of the plaintext's buffer (`geotify_buffered_socket_attach_tls`).
+                wholePublishes: options.protocolVersion,
                 // An MQTT 5 broker is told the largest packet instead (`setConnectProperties`).
                 cutPublishesOver: options.protocolVersion == .v311 ? options.maximumIncomingPacketBytes : nil,
                 tls: options.tls != nil)

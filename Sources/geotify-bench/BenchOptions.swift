@@ -32,7 +32,7 @@ struct BenchOptions: Sendable {
         usage: geotify-bench [core|decode|lane|e2e|memory|sidebyside|all] [--quick] [--json] [--seed N]
                              [--rounds N] [--devices N] [--fences N] [--messages N]
                              [--latency-rate N] [--publisher-segment BYTES] [--publisher-mqttclient] [--broker-nodelay]
-                             [--device-topics LIST]
+                             [--tls] [--device-topics LIST]
                              [--geotify PATH] [--sidebyside-json PATH] [--sidebyside-dir DIR] [--perf DIR]
 
         Builds a deterministic synthetic workload and prints one table: each row measured
@@ -57,7 +57,9 @@ struct BenchOptions: Sendable {
         --publisher-mqttclient publishes through an MQTTClient instead, as the runs
         before 5 December 2026 did (its flow stalled 200 ms now and then).
         --broker-nodelay runs the brokers with set_tcp_nodelay true (mosquitto's
-        default is false). --device-topics state,badge
+        default is false). --tls connects both consumers (mosquitto_sub --cafile, the
+        bridge mqtts://) to a TLS listener of the broker's; the publishers keep a plain
+        one. --device-topics state,badge
         sets the bridge's deviceTopics (default: all four). --sidebyside-json writes
         every measurement as JSON; --sidebyside-dir keeps the traffic (traffic.txt,
         fences.json) for replaying with ../shared/bench/pubfile.c; --perf DIR adds one
@@ -94,6 +96,7 @@ struct BenchOptions: Sendable {
                 default: options.sideBySide.messages = number
                 }
             case "--broker-nodelay": options.sideBySide.brokerNoDelay = true
+            case "--tls": options.sideBySide.tls = true
             case "--publisher-mqttclient": options.sideBySide.publisherIsMQTTClient = true
             case "--device-topics":
                 // Read as the setting is, so a wrong name gets the setting's refusal.

@@ -15,7 +15,7 @@ final class GeotifyProcess {
     let observer: ArrivalObserver
     let directory: URL
 
-    /// Starts the bridge on `broker` with the fences at `fencesPath`, `lanes` lanes and
+    /// Starts the bridge on `broker` (its TLS listener, if it has one) with the fences at `fencesPath`, `lanes` lanes and
     /// `limits`, the device topics `deviceTopics` (nil: the default, all), the observer
     /// counting messages on `filters`, and waits (up to 60 s) until the bridge says it is
     /// online (after it has subscribed).
@@ -27,7 +27,7 @@ final class GeotifyProcess {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Written by the JSON writer, so that no path or name can break the document.
         var settings = JSONObject([
-            .init(key: "broker", value: .string("mqtt://127.0.0.1:\(broker.port)")),
+            .init(key: "broker", value: .string(broker.tls.map { "mqtts://127.0.0.1:\($0.port)" } ?? "mqtt://127.0.0.1:\(broker.port)")),
             .init(key: "clientId", value: .string("geotify-bench-sidebyside")),
             .init(key: "fences", value: .string(fencesPath)),
             .init(key: "stateDir", value: .string(directory.appendingPathComponent("state").path)),
@@ -38,6 +38,7 @@ final class GeotifyProcess {
             .init(key: "maximumFencesPerDevice", value: .number(Double(limits.maximumFencesPerDevice))),
         ])
         if let deviceTopics { settings["deviceTopics"] = .array(deviceTopics.map { .string($0.rawValue) }) }
+        if let tls = broker.tls { settings["tls"] = .object(JSONObject([.init(key: "caFile", value: .string(tls.caFile))])) }
         let settingsPath = directory.appendingPathComponent("geotify.json").path
         try JSONWriter().string(.object(settings)).write(toFile: settingsPath, atomically: true, encoding: .utf8)
         observer = try ArrivalObserver(port: broker.port, filters: filters, keptTopics: ["geotify/status", "geotify/stats"])

@@ -2,7 +2,7 @@ import Foundation
 import GeotifyBridge
 
 /// What the side-by-side scenario runs (`--rounds`, `--devices`, `--fences`,
-/// `--messages`, `--latency-rate`, `--publisher-segment`, `--publisher-mqttclient`, `--broker-nodelay`, `--device-topics`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
+/// `--messages`, `--latency-rate`, `--publisher-segment`, `--publisher-mqttclient`, `--broker-nodelay`, `--tls`, `--device-topics`, `--geotify`) and where it keeps what it made (`--sidebyside-json`,
 /// `--sidebyside-dir`, `--perf`). Unset counts follow `--quick`.
 struct SideBySideOptions: Sendable {
     /// The most seconds of fix time a device's fixes may span: they are 30 s apart and
@@ -18,6 +18,8 @@ struct SideBySideOptions: Sendable {
     var directory: String?
     /// Whether the brokers run with `set_tcp_nodelay true` (mosquitto's default is false).
     var brokerNoDelay = false
+    /// Whether the consumers (mosquitto_sub and the bridge) connect over TLS (`--tls`).
+    var tls = false
     /// The rate of the latency run; nil: half the bridge's median rate.
     var latencyRate: Double?
     /// The maximum segment size of the latency run's publisher in bytes (`SocketPublisher`):

@@ -17,6 +17,8 @@ struct SideBySideResult {
     var brokerLatency: SideBySideScenario.Latency
     /// Whether the brokers ran with `set_tcp_nodelay true`.
     var brokerNoDelay: Bool
+    /// Whether the consumers connected over TLS (`--tls`).
+    var consumersOverTLS: Bool
     /// The bridge's `deviceTopics` when given (`--device-topics`); nil: all.
     var deviceTopics: [DeviceTopic]?
     /// Whether the latency run's rate was given (`--latency-rate`) rather than half the bridge's.
@@ -86,7 +88,7 @@ struct SideBySideResult {
 
     var rows: [ResultRow] {
         let rounds = runs(.geotify).count
-        let traffic = "\(ResultRow.count(workload.traffic.count)) QoS 0 messages, \(ResultRow.count(workload.devices)) devices × \(workload.fencesPerDevice) fences\(brokerNoDelay ? ", brokers with set_tcp_nodelay" : "")\(deviceTopics.map { ", Geotify's deviceTopics \($0.map(\.rawValue).joined(separator: "+"))" } ?? "")"
+        let traffic = "\(ResultRow.count(workload.traffic.count)) QoS 0 messages, \(ResultRow.count(workload.devices)) devices × \(workload.fencesPerDevice) fences\(brokerNoDelay ? ", brokers with set_tcp_nodelay" : "")\(consumersOverTLS ? ", consumers over TLS" : "")\(deviceTopics.map { ", Geotify's deviceTopics \($0.map(\.rawValue).joined(separator: "+"))" } ?? "")"
         let checked = problems.isEmpty
             ? "every run checked: all \(ResultRow.count(workload.traffic.count)) messages handled, \(ResultRow.count(expectation.transitions)) transitions and \(ResultRow.count(expectation.notifications)) notifications as the Evaluator gives them (gen.py's plain rule: \(ResultRow.count(workload.plainRuleTransitions)))"
             : "**problems**: " + problems.joined(separator: "; ")
@@ -129,6 +131,7 @@ struct SideBySideResult {
         object["seed"] = .number(Double(seed))
         object["loadAverageBefore"] = .number(loadBefore)
         object["brokerTCPNoDelay"] = .bool(brokerNoDelay)
+        object["consumersOverTLS"] = .bool(consumersOverTLS)
         object["deviceTopics"] = deviceTopics.map { .array($0.map { .string($0.rawValue) }) } ?? .null
         var traffic = JSONObject()
         traffic["devices"] = .number(Double(workload.devices))

@@ -81,7 +81,8 @@ struct SideBySideScenario {
         let result = SideBySideResult(
             workload: workload, expectation: expectation, lanes: lanes, geotify: geotify, seed: options.seed,
             loadBefore: loadBefore, measurements: measurements, latency: latency, brokerLatency: brokerLatency,
-            brokerNoDelay: settings.brokerNoDelay, deviceTopics: settings.deviceTopics, latencyRequested: settings.latencyRate != nil)
+            brokerNoDelay: settings.brokerNoDelay, consumersOverTLS: settings.tls, deviceTopics: settings.deviceTopics,
+            latencyRequested: settings.latencyRate != nil)
         if let path = settings.jsonPath {
             try Data((JSONWriter(pretty: true).string(result.json) + "\n").utf8).write(to: URL(fileURLWithPath: path))
             Progress.note("sidebyside: wrote \(path)")
@@ -109,16 +110,23 @@ struct SideBySideScenario {
         }
     }
 
+    /// A fresh broker for one run: no queue limit, `--broker-nodelay`'s setting, and with
+    /// `--tls` a TLS listener the consumers connect to (the publishers keep the plain one).
+    private func makeBroker() throws -> BrokerProcess {
+        try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay, tls: options.sideBySide.tls)
+    }
+
     /// `mosquitto_sub -C <all messages>`: it exits on the last one, and `wait4` gives its
     /// CPU to that moment.
     private func measureSubscriber(_ workload: SideBySideWorkload, round: Int, position: Int) throws -> ConsumerMeasurement {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
+        let broker = try makeBroker()
         defer { broker.stop() }
         let total = workload.traffic.count
         let client = "geotify-bench-sub-\(getpid())"
         let subscriber = try MeasuredProcess(
             BrokerProcess.executable("mosquitto_sub", in: ["/usr/bin"]),
-            ["-h", "127.0.0.1", "-p", String(broker.port), "-i", client, "-t", "owntracks/#", "-C", String(total)])
+            ["-h", "127.0.0.1", "-p", String(broker.tls?.port ?? broker.port), "-i", client, "-t", "owntracks/#", "-C", String(total)]
+                + (broker.tls.map { ["--cafile", $0.caFile] } ?? []))
         defer { subscriber.stop() }
         guard BenchClock.wait(timeout: 10, until: { broker.hasSubscription(client: client, filter: "owntracks/#") }) else {
             throw BenchError("mosquitto_sub did not subscribe")
@@ -147,7 +155,7 @@ struct SideBySideScenario {
         _ workload: SideBySideWorkload, _ expectation: BridgeExpectation, geotify: String, fencesPath: String, lanes: Int,
         round: Int, position: Int
     ) throws -> ConsumerMeasurement {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
+        let broker = try makeBroker()
         defer { broker.stop() }
         let total = workload.traffic.count
         let bridge = try GeotifyProcess(
@@ -264,7 +272,7 @@ struct SideBySideScenario {
     /// up, then 10 s of traffic, in which each notification's latency is its arrival
     /// minus that time.
     private func measureLatency(_ workload: SideBySideWorkload, geotify: String, fencesPath: String, lanes: Int, rate: Double) throws -> Latency {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
+        let broker = try makeBroker()
         defer { broker.stop() }
         let bridge = try GeotifyProcess(
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,
@@ -336,7 +344,7 @@ struct SideBySideScenario {
     /// as many messages as it gets notifications from the bridge (what the broker, the
     /// observer and the machine add by themselves).
     private func measureBrokerLatency(_ workload: SideBySideWorkload, rate: Double) throws -> Latency {
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
+        let broker = try makeBroker()
         defer { broker.stop() }
         let watched = max(1, workload.devices / 20)
         let observer = try ArrivalObserver(port: broker.port, filters: (0..<watched).map { workload.traffic.prepared($0).topic })
@@ -362,7 +370,7 @@ struct SideBySideScenario {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let data = (directory as NSString).appendingPathComponent("perf.data")
         try? FileManager.default.removeItem(atPath: data)
-        let broker = try BrokerProcess(maximumQueued: 0, noDelay: options.sideBySide.brokerNoDelay)
+        let broker = try makeBroker()
         defer { broker.stop() }
         let bridge = try GeotifyProcess(
             executable: geotify, broker: broker, fencesPath: fencesPath, lanes: lanes, limits: workload.limits,

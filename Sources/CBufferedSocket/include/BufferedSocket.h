@@ -38,8 +38,8 @@
    (`geotify_buffered_socket_peek_publish`), at a packet's start and nowhere else, and so
    that a PUBLISH larger than the client takes reaches libmosquitto without its payload
    (`geotify_buffered_socket_cut_publishes`). Over TLS the socket's bytes are ciphertext:
-   the packets are followed, and cut, in the plaintext libmosquitto reads with OpenSSL's
-   `SSL_read`, which this file also defines (`geotify_buffered_socket_attach_tls`). */
+   the packets are followed, taken whole and cut in the plaintext libmosquitto reads with
+   OpenSSL's `SSL_read`, which this file also defines (`geotify_buffered_socket_attach_tls`). */
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -52,9 +52,10 @@ int geotify_buffered_socket_attach(int socket);
    `SSL *`, libmosquitto's `mosquitto_ssl_get`; may be NULL) its connection: the socket's
    buffer then holds ciphertext, whose bytes are never judged as MQTT packets (no packet
    is taken whole, gated or cut there), and the plaintext libmosquitto reads with
-   `SSL_read` goes through a buffer of its own, where PUBLISH packets over the limit are
-   cut as `geotify_buffered_socket_cut_publishes` says. This file defines `SSL_read` for
-   the whole process, as it defines `read`: any other SSL connection (libcurl's, another
+   `SSL_read` goes through a buffer of its own, where the packets are followed as on a
+   plain connection: QoS 0 PUBLISH packets taken whole, reads held to one packet, PUBLISH
+   packets over the limit cut. This file defines `SSL_read` and `SSL_get_error` for the
+   whole process, as it defines `read`: any other SSL connection (libcurl's, another
    thread's) is OpenSSL's alone. Called again with the same `ssl`, it does nothing; the
    plaintext buffer goes with the socket's (closing or detaching it). Returns 0, or -1
    when nothing is attached or the buffer could not be allocated (nothing is cut then). */
@@ -113,14 +114,15 @@ struct geotify_publish_view {
    no properties; if so fills `view` and returns 1, else returns 0 and the packet is
    libmosquitto's to read. The buffer follows the stream's packet framing from the
    connection's first byte (its reads and these packets alike), so the answer is 0 but
-   at a packet's start. Not for a TLS connection: the buffer holds its ciphertext. This is
+   at a packet's start. Over TLS, from the plaintext's buffer (never the ciphertext's,
+   whose framing is lost: `geotify_buffered_socket_attach_tls`). This is
    the one packet libmosquitto handles without any state of its own (handle__publish of
    QoS 0: the message to the callback, nothing kept or answered), and the one that comes
    by the hundred thousand; reading it here spares its allocations, locks and copies. */
 int geotify_buffered_socket_peek_publish(int properties, struct geotify_publish_view *view);
 
-/* Fills the calling thread's read buffer from its attached socket if the buffer is
-   empty, as the next read would: returns the bytes it holds then, 0 at the end of the
+/* Fills the calling thread's read buffer from its attached socket (over TLS the
+   plaintext's, from OpenSSL) if the buffer is empty, as the next read would: returns the bytes it holds then, 0 at the end of the
    stream, or -1 with errno (EAGAIN: nothing at hand; EBADF: nothing attached). Lets the
    first packet of a burst be taken whole too. A failure of the socket (ECONNRESET, say)
    is also kept for the next read, which returns it, so that libmosquitto hears of it as
@@ -139,7 +141,9 @@ void geotify_buffered_socket_take_publish(const struct geotify_publish_view *vie
    the slow way. At a packet's start an EAGAIN is what libmosquitto takes as "nothing at
    hand": it returns, and the owner of the loop takes the next packets whole. Once the
    framing is lost (a malformed length) no packet's start is known, so reads go on as
-   before. Not for a TLS connection. */
+   before. Over TLS the plaintext's reads stop so (-1 from SSL_read), and this file's
+   `SSL_get_error` answers SSL_ERROR_WANT_READ for that connection then, which
+   libmosquitto takes as an EAGAIN; every other answer is OpenSSL's. */
 void geotify_buffered_socket_one_packet(int on);
 
 /* From now on, PUBLISH packets of QoS 0 or 1 larger than `limit` bytes (whole) that the
