@@ -269,9 +269,26 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// libmosquitto writes only in `mosquitto_loop_write`.)
     static let burstLimit = 256
 
-    /// Reads packets until the socket has no more or `packets` (counting those read so
-    /// far in the burst) reaches `burstLimit`; returns libmosquitto's code when a read
-    /// failed (the connection ended), nil otherwise.
+    /// The most topic and payload bytes one burst's messages hold before the burst's end is
+    /// reported. The owner holds a burst's messages until its end (the lanes take a burst
+    /// as one batch), so without it a burst of 256 messages just within the largest
+    /// packet the client takes (`MQTTOptions.maximumIncomingPacketBytes`, 320 KiB for the
+    /// bridge) held 80 MB, and a burst of 256 at 64 KiB each (the most a whole packet of
+    /// the read buffer holds) 16 MB. A position is about 200 bytes: at full speed a burst
+    /// of 256 holds about 50 KB, far below it.
+    static let burstBytes = 1 << 20
+
+    /// Whether a burst that read `packets` packets, and delivered messages since the
+    /// relay's byte count was `bytesBefore`, is to end: `burstLimit` packets or
+    /// `burstBytes` bytes.
+    private func isFull(_ packets: Int, bytesBefore: Int) -> Bool {
+        packets >= Self.burstLimit || relay.deliveredBytes - bytesBefore >= Self.burstBytes
+    }
+
+    /// Reads packets until the socket has no more or the burst is full (`isFull`:
+    /// `packets` counts those read so far in the burst, `bytesBefore` is the relay's byte
+    /// count at its start); returns libmosquitto's code when a read failed (the
+    /// connection ended), nil otherwise.
     ///
     /// A `mosquitto_loop_read` call reads one packet, or, while the client has QoS 1 or 2
     /// messages queued, as many as it has queued (libmosquitto's rule, whatever its
@@ -284,14 +301,14 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// for their PUBACK. Counted one a call, a burst of the bridge at full speed, with
     /// dozens of notifications waiting for their PUBACK, read hundreds of positions a
     /// call and thousands before its end.
-    private func readBurst(_ packets: inout Int) -> Int32? {
+    private func readBurst(_ packets: inout Int, bytesBefore: Int) -> Int32? {
         var delivered = relay.deliveredPackets
         let whole = wholePublishes.flatMap { relay.isConnected ? $0 : nil }
         repeat {
             if let whole {
-                takeWholePublishes(whole, &packets)
+                takeWholePublishes(whole, &packets, bytesBefore: bytesBefore)
                 delivered = relay.deliveredPackets
-                if packets >= Self.burstLimit { break }
+                if isFull(packets, bytesBefore: bytesBefore) { break }
             }
             errno = 0
             // libmosquitto reads one packet here, the one the buffer did not offer whole;
@@ -303,7 +320,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
             let now = relay.deliveredPackets
             packets += max(1, now - delivered)
             delivered = now
-        } while packets < Self.burstLimit && Self.hasMoreToRead(socket: mosquitto_socket(handle))
+        } while !isFull(packets, bytesBefore: bytesBefore) && Self.hasMoreToRead(socket: mosquitto_socket(handle))
         return nil
     }
 
@@ -316,7 +333,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// and copy the bytes twice, which a profile put at a tenth of the bridge's CPU. The
     /// topic passes libmosquitto's own check (`mosquitto_validate_utf8`) or the packet is
     /// left to libmosquitto, which refuses it as before.
-    private func takeWholePublishes(_ version: MQTTProtocolVersion, _ packets: inout Int) {
+    private func takeWholePublishes(_ version: MQTTProtocolVersion, _ packets: inout Int, bytesBefore: Int) {
         var view = geotify_publish_view()
         let properties: Int32 = version == .v5 ? 1 : 0
         // An empty buffer is filled here, as libmosquitto's first read would fill it, so
@@ -324,16 +341,19 @@ final class ConnectionSupervisor: @unchecked Sendable {
         // the stream or an error: libmosquitto's read meets it next and says so.
         guard geotify_buffered_socket_pending() > 0 || geotify_buffered_socket_fill() > 0 else { return }
         var taken = 0
-        while packets < Self.burstLimit && geotify_buffered_socket_peek_publish(properties, &view) != 0
+        let held = relay.deliveredBytes - bytesBefore
+        var added = 0
+        while packets < Self.burstLimit && held + added < Self.burstBytes && geotify_buffered_socket_peek_publish(properties, &view) != 0
             && MQTTEventRelay.acceptsTopic(view) {
             let message = MQTTEventRelay.message(view)
+            added += view.topic_length + view.payload_length
             geotify_buffered_socket_take_publish(&view)
             if taken == 0 { relay.beginWhole() }
             relay.deliverWhole(message)
             taken += 1
             packets += 1
         }
-        if taken > 0 { relay.endWhole(taken) }
+        if taken > 0 { relay.endWhole(taken, bytes: added) }
     }
 
     /// Whether the read buffer or the socket has something to read now (a poll that
@@ -381,18 +401,19 @@ final class ConnectionSupervisor: @unchecked Sendable {
         let reading = buffered || descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
         if reading {
             var packets = 0
-            if let code = readBurst(&packets) { return code }
+            let bytesBefore = relay.deliveredBytes
+            if let code = readBurst(&packets, bytesBefore: bytesBefore) { return code }
             // Dense traffic: wait for more before the burst ends (BurstPacing).
             while true {
                 let wait = bursts.wait(
-                    at: DispatchTime.now().uptimeNanoseconds, full: packets >= Self.burstLimit,
+                    at: DispatchTime.now().uptimeNanoseconds, full: isFull(packets, bytesBefore: bytesBefore),
                     mustWrite: mosquitto_want_write(handle) || geotify_buffered_socket_unsent() > 0,
                     hurried: hurry?() ?? false)
                 guard wait > 0 else { break }
                 var duration = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
                 nanosleep(&duration, nil)
                 guard Self.hasArrived(socket: mosquitto_socket(handle)) else { break }
-                if let code = readBurst(&packets) { return code }
+                if let code = readBurst(&packets, bytesBefore: bytesBefore) { return code }
             }
             bursts.ended(at: DispatchTime.now().uptimeNanoseconds)
         }

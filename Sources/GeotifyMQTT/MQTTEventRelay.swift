@@ -79,6 +79,9 @@ final class MQTTEventRelay: Sendable {
     /// How many of those messages the network loop read whole out of the read buffer
     /// itself (`beginWhole()`), not through libmosquitto.
     private let wholeMessages = Atomic<Int>(0)
+    /// The topic and payload bytes of the messages delivered so far: how the loop tells
+    /// how much a burst holds (`ConnectionSupervisor.burstBytes`).
+    private let messageBytes = Atomic<Int>(0)
 
     /// A relay for a client with `clientID` speaking `protocolVersion`; a connection the
     /// broker closes within `shortConnection` seconds of accepting it counts towards a
@@ -143,7 +146,9 @@ final class MQTTEventRelay: Sendable {
         }
         mosquitto_message_v5_callback_set(handle) { _, obj, message, properties in
             guard let relay = MQTTEventRelay.relay(obj), let message else { return }
-            relay.deliver(.message(MQTTEventRelay.copy(message.pointee, properties: properties)), message: true)
+            let copied = MQTTEventRelay.copy(message.pointee, properties: properties)
+            relay.messageBytes.add(copied.topic.utf8.count + copied.payload.count, ordering: .relaxed)
+            relay.deliver(.message(copied), message: true)
         }
         mosquitto_publish_v5_callback_set(handle) { _, obj, messageID, reasonCode, _ in
             MQTTEventRelay.relay(obj)?.deliver(MQTTEventRelay.published(messageID: messageID, reasonCode: reasonCode), message: true)
@@ -354,6 +359,9 @@ final class MQTTEventRelay: Sendable {
     /// How many messages and acknowledgements have been delivered so far.
     var deliveredPackets: Int { packets.load(ordering: .relaxed) }
 
+    /// The topic and payload bytes of the messages delivered so far.
+    var deliveredBytes: Int { messageBytes.load(ordering: .relaxed) }
+
     /// Hands `event` to the owner, after a `.connected` still waiting
     /// (`State.pendingConnected`), noting this thread as the one calling back meanwhile.
     /// One lock before and one after, as every message and acknowledgement comes here.
@@ -386,7 +394,7 @@ final class MQTTEventRelay: Sendable {
 
     /// Begins handing the owner QoS 0 messages the network loop reads itself
     /// (`ConnectionSupervisor.takeWholePublishes`), as libmosquitto's callback would:
-    /// `deliverWhole(_:)` for each, then `endWhole(_:)` with how many. The thread counts
+    /// `deliverWhole(_:)` for each, then `endWhole(_:bytes:)` with how many. The thread counts
     /// as calling back from the first to the last, with one lock before and one after
     /// rather than two for each message (a burst holds up to
     /// `ConnectionSupervisor.burstLimit`).
@@ -394,15 +402,17 @@ final class MQTTEventRelay: Sendable {
         beginCallback(message: true)
     }
 
-    /// Hands the owner one message between `beginWhole()` and `endWhole(_:)`. Taken,
+    /// Hands the owner one message between `beginWhole()` and `endWhole(_:bytes:)`. Taken,
     /// not borrowed, so it moves on to the owner without a copy.
     func deliverWhole(_ message: __owned MQTTMessage) {
         onEvent(.message(message))
     }
 
-    /// Ends what `beginWhole()` began, after `count` messages.
-    func endWhole(_ count: Int) {
+    /// Ends what `beginWhole()` began, after `count` messages of `bytes` topic and payload
+    /// bytes in all.
+    func endWhole(_ count: Int, bytes: Int) {
         packets.add(count, ordering: .relaxed)
+        messageBytes.add(bytes, ordering: .relaxed)
         wholeMessages.add(count, ordering: .relaxed)
         endCallback()
     }
