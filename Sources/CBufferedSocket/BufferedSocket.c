@@ -682,10 +682,11 @@ int SSL_read(SSL *ssl, void *buffer, int count) {
 
 /* OpenSSL's `SSL_get_error`, for every caller in the process: after a read of the attached
    socket's SSL connection that stopped at a packet's end (`geotify_buffered_socket_one_packet`),
-   which no read of OpenSSL's explains, "want read", as libmosquitto takes an EAGAIN; any
-   other question is OpenSSL's. */
+   which no read of OpenSSL's explains, "want read" (once), as libmosquitto takes an
+   EAGAIN; any other question is OpenSSL's. */
 int SSL_get_error(const SSL *ssl, int result) {
     if (ssl != NULL && ssl == decrypted.ssl && decrypted.gated && result == -1) {
+        decrypted.gated = 0;
         return SSL_ERROR_WANT_READ;
     }
     (void)pthread_once(&openssl_found, find_openssl);
