@@ -23,7 +23,7 @@ struct BrokerLimitsBridgeTests {
         try bridge.start()
         let counted = { bridge.bridge?.counters.value(.errors(.connectionRefused)) ?? 0 }
         #expect(waitUntil { counted() == 1 }, "\(bridge.logLines.all)")
-        #expect(bridge.logLines.all.contains { $0.hasSuffix(Self.closedUnanswered(port: broker.port)) }, "\(bridge.logLines.all)")
+        #expect(waitUntil { bridge.logLines.all.contains { $0.hasSuffix(Self.closedUnanswered(port: broker.port)) } }, "\(bridge.logLines.all)")
         #expect(bridge.logged("cannot reach").isEmpty, "\(bridge.logLines.all)")
         // Retries that end the same way say nothing more.
         #expect(waitUntil { broker.log.components(separatedBy: "disconnected due to QoS too high or retain not supported").count > 2 })
@@ -56,7 +56,7 @@ struct BrokerLimitsBridgeTests {
         let bridge = try BridgeUnderTest(port: broker.port, clientID: "geotify-plain")
         try bridge.start()
         #expect(waitUntil { bridge.bridge?.counters.value(.errors(.connectionRefused)) == 1 }, "\(bridge.logLines.all)")
-        #expect(bridge.logLines.all.contains { $0.hasSuffix(Self.closedUnanswered(port: broker.port)) }, "\(bridge.logLines.all)")
+        #expect(waitUntil { bridge.logLines.all.contains { $0.hasSuffix(Self.closedUnanswered(port: broker.port)) } }, "\(bridge.logLines.all)")
     }
     /// mosquitto closes an MQTT 3.1.1 client's connection, without a word to it, for a
     /// packet larger than its `max_packet_size`; the bridge sends its Home Assistant
@@ -69,8 +69,10 @@ struct BrokerLimitsBridgeTests {
         try bridge.start()
         #expect(waitUntil { bridge.bridge?.counters.value(.errors(.sessionTakenOver)) == 1 }, "\(bridge.logLines.all)")
         #expect(broker.log.contains("Client geotify-oversize disconnected due to oversize packet."))
-        #expect(bridge.logLines.all.contains {
-            $0.hasSuffix(#"as it does when another client connects with the same client id "geotify-oversize" (and, if its log says "oversize packet", when this client sends a packet larger than its max_packet_size). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); if the broker's log says "oversize packet" instead, set maximumPacketBytes to its max_packet_size; reconnecting"#)
+        #expect(waitUntil {
+            bridge.logLines.all.contains {
+                $0.hasSuffix(#"as it does when another client connects with the same client id "geotify-oversize" (and, if its log says "oversize packet", when this client sends a packet larger than its max_packet_size). A second bridge with the same clientId, or a broker login that may choose its client id? Give each bridge its own clientId and set use_username_as_clientid in the broker (docs/security.md); if the broker's log says "oversize packet" instead, set maximumPacketBytes to its max_packet_size; reconnecting"#)
+            }
         }, "\(bridge.logLines.all)")
     }
 }
@@ -96,7 +98,7 @@ struct BrokerLimitsV5BridgeTests {
         let counted = { bridge.bridge?.counters.value(.errors(.connectionRefused)) ?? 0 }
         #expect(waitUntil { counted() == 1 }, "\(bridge.logLines.all)")
         let line = "error   the broker mqtt://127.0.0.1:\(broker.port) refused the connection: " + ending
-        #expect(bridge.logLines.all.contains { $0.hasSuffix(line) }, "\(bridge.logLines.all)")
+        #expect(waitUntil { bridge.logLines.all.contains { $0.hasSuffix(line) } }, "\(bridge.logLines.all)")
         // The attempt's end, and retries refused the same way, say nothing more.
         #expect(waitUntil { broker.log.components(separatedBy: "disconnected due to QoS too high or retain not supported").count > 2 })
         #expect(bridge.logLines.all.filter { $0.contains("warning") || $0.contains("error") }.count == 1, "\(bridge.logLines.all)")
@@ -110,8 +112,10 @@ struct BrokerLimitsV5BridgeTests {
         let broker = try TestBroker(extraConfig: "max_packet_size 700")
         let bridge = try Self.startedWithHomeAssistant(on: broker, clientID: "geotify-announced")
         #expect(waitUntil { (bridge.bridge?.counters.value(.errors(.messageTooLarge)) ?? 0) > 0 }, "\(bridge.logLines.all)")
-        #expect(bridge.logLines.all.contains {
-            $0.contains(" bytes, more than the 700 the broker takes (the Maximum Packet Size it announced at the connection; maximumPacketBytes is 262144), which would close the connection for it")
+        #expect(waitUntil {
+            bridge.logLines.all.contains {
+                $0.contains(" bytes, more than the 700 the broker takes (the Maximum Packet Size it announced at the connection; maximumPacketBytes is 262144), which would close the connection for it")
+            }
         }, "\(bridge.logLines.all)")
         #expect(bridge.logged("lost the connection").isEmpty && !broker.log.contains("oversize"), "\(bridge.logLines.all)")
     }
@@ -124,8 +128,11 @@ struct BrokerLimitsV5BridgeTests {
         let broker = try TestBroker(extraConfig: "message_size_limit 300")
         let bridge = try Self.startedWithHomeAssistant(on: broker, clientID: "geotify-size-limit")
         #expect(waitUntil { (bridge.bridge?.counters.value(.errors(.publishRefused)) ?? 0) > 0 }, "\(bridge.logLines.all)")
-        #expect(bridge.logLines.all.contains {
-            $0.contains(": packet too large (MQTT v5 reason 0x95); it is not delivered; the broker takes smaller messages (mosquitto: message_size_limit counts the payload)")
+        // The count comes before its log line: each line is waited for, not looked for at once.
+        #expect(waitUntil {
+            bridge.logLines.all.contains {
+                $0.contains(": packet too large (MQTT v5 reason 0x95); it is not delivered; the broker takes smaller messages (mosquitto: message_size_limit counts the payload)")
+            }
         }, "\(bridge.logLines.all)")
     }
 
