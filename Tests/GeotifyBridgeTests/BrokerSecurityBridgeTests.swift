@@ -97,7 +97,8 @@ struct BrokerSecurityBridgeTests {
         let bridge = try #require(harness.bridge)
         defer { harness.stopBridge() }
         #expect(waitUntil { bridge.counters.value(.errors(.subscriptionRefused)) == 1 }, "\(harness.logLines.all.suffix(10))")
-        #expect(harness.logLines.all.contains { $0.hasSuffix("error   " + line) }, "\(harness.logLines.all.suffix(10))")
+        // Counted before it is logged: the line is waited for.
+        #expect(waitUntil { harness.logLines.all.contains { $0.hasSuffix("error   " + line) } }, "\(harness.logLines.all.suffix(10))")
         try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.0, "lon": 11.0, "tst": \#(harness.base)}"#)
         try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.1374, "lon": 11.5755, "acc": 20, "tst": \#(harness.base + 300)}"#)
         #expect(harness.events("van/7", count: 1).first?["event"] as? String == "enter", "the plain location topic works on")
@@ -126,8 +127,10 @@ struct BrokerSecurityBridgeTests {
         try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.0, "lon": 11.0, "tst": \#(harness.base)}"#)
         try harness.observer.publish("geotify/location/van/7", #"{"lat": 48.1374, "lon": 11.5755, "acc": 20, "tst": \#(harness.base + 300)}"#)
         #expect(waitUntil { bridge.counters.value(.errors(.publishRefused)) == 1 }, "\(harness.logLines.all.suffix(10))")
-        #expect(harness.logLines.all.contains {
-            $0.hasSuffix("error   the broker refused the message published to geotify/event/van/7: not authorized (MQTT v5 reason 0x87); it is not delivered; do the broker's access rules let the bridge's login publish there?")
+        #expect(waitUntil {
+            harness.logLines.all.contains {
+                $0.hasSuffix("error   the broker refused the message published to geotify/event/van/7: not authorized (MQTT v5 reason 0x87); it is not delivered; do the broker's access rules let the bridge's login publish there?")
+            }
         }, "\(harness.logLines.all.suffix(10))")
         #expect(waitUntil { harness.badge("van/7") == "1" }, "the badge, on a topic the broker takes, is published")
         #expect(waitUntil { bridge.outboundDrained }, "the refused message is not waited for, nor sent again")
