@@ -88,25 +88,20 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// The largest PUBLISH packet libmosquitto reads whole; a larger one reaches it cut,
     /// without its payload (`geotify_buffered_socket_cut_publishes`). Nil: none is cut.
     private let cutPublishesOver: Int?
-    /// Whether the connection is TLS: its read buffer holds ciphertext, and the packets
-    /// are followed, taken whole and cut in the plaintext (`geotify_buffered_socket_attach_tls`).
-    private let tls: Bool
 
     /// A supervisor for `handle`, whose callbacks reach `relay`, retrying after the
     /// delays `backoff` gives, asking `hurry` before a burst waits for more, reading the
     /// QoS 0 PUBLISH packets of `wholePublishes` itself, and handing libmosquitto PUBLISH
-    /// packets larger than `cutPublishesOver` cut (in the plaintext, when `tls`). Nothing
-    /// runs until `begin(_:)`.
+    /// packets larger than `cutPublishesOver` cut (over TLS in the plaintext). Nothing runs
+    /// until `begin(_:)`.
     init(
         handle: OpaquePointer, relay: MQTTEventRelay, backoff: ReconnectBackoff, scheduler: any Scheduler,
-        hurry: (@Sendable () -> Bool)? = nil, wholePublishes: MQTTProtocolVersion? = nil, cutPublishesOver: Int? = nil,
-        tls: Bool = false
+        hurry: (@Sendable () -> Bool)? = nil, wholePublishes: MQTTProtocolVersion? = nil, cutPublishesOver: Int? = nil
     ) {
         self.handle = handle
         self.relay = relay
         self.wholePublishes = wholePublishes
         self.cutPublishesOver = cutPublishesOver
-        self.tls = tls
         self.scheduler = scheduler
         self.hurry = hurry
         state = Mutex(State(backoff: backoff))
@@ -382,12 +377,13 @@ final class ConnectionSupervisor: @unchecked Sendable {
         // end of the turn (CBufferedSocket). Whole packets may wait in the buffer while
         // the socket has nothing, so they count as readable and the poll does not wait;
         // bytes the kernel did not take yet want the socket writable, as queued packets do.
-        // Over TLS the buffer holds ciphertext, and the plaintext libmosquitto reads has a
-        // buffer of its own, where packets are taken whole and cut (the connection's first
-        // turn says which SSL connection; later turns find it known). Should its buffer not
-        // be had, libmosquitto reads every packet itself, whole, as when the socket's is not.
+        // Over TLS (libmosquitto made the connection's SSL object as it connected) the buffer
+        // holds ciphertext, and the plaintext libmosquitto reads has a buffer of its own,
+        // where packets are taken whole and cut (the connection's first turn says which SSL
+        // connection; later turns find it known). Should its buffer not be had,
+        // libmosquitto reads every packet itself, whole, as when the socket's is not.
         let attached = geotify_buffered_socket_attach(socket) == 0
-        if attached && tls { _ = geotify_buffered_socket_attach_tls(mosquitto_ssl_get(handle)) }
+        if attached, let ssl = mosquitto_ssl_get(handle) { _ = geotify_buffered_socket_attach_tls(ssl) }
         let buffered = attached && geotify_buffered_socket_pending() > 0
         let wantsWrite = mosquitto_want_write(handle) || geotify_buffered_socket_unsent() > 0
         var descriptors = [

@@ -128,8 +128,7 @@ package final class MQTTClient: @unchecked Sendable {
                 // Over TLS out of the plaintext's buffer (`geotify_buffered_socket_attach_tls`).
                 wholePublishes: options.protocolVersion,
                 // An MQTT 5 broker is told the largest packet instead (`setConnectProperties`).
-                cutPublishesOver: options.protocolVersion == .v311 ? options.maximumIncomingPacketBytes : nil,
-                tls: options.tls != nil)
+                cutPublishesOver: options.protocolVersion == .v311 ? options.maximumIncomingPacketBytes : nil)
             guard supervisor.begin(first) else {
                 throw MQTTError(
                     operation: "start", code: MOSQ_ERR_NOMEM.rawValue,

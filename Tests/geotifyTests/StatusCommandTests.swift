@@ -142,6 +142,28 @@ struct StatusCommandTests {
         #expect(result.error == "geotify: the statistics on geotify/stats are 2000000 bytes, more than the bridge takes (327680), so they were not read; another client wrote them there\n", "\(result)")
     }
 
+    /// The same over TLS (the health check of a bridge whose broker takes only TLS): the
+    /// statistics are read out of the plaintext's buffer, and ones far too large are cut
+    /// there, not taken whole.
+    @Test func overTLSTheStatisticsAreReadAndTooLargeOnesAreNot() throws {
+        let certificates = try TestCertificates(in: directory.appendingPathComponent("tls"))
+        let port = try freePort()
+        let broker = try TestBroker(extraConfig: "listener \(port) 127.0.0.1\n" + certificates.brokerConfig)
+        let publisher = try TestClient(port: broker.port)
+        let message = Self.report.message(topics: Topics(prefix: "geotify"))
+        try publisher.publish(message.topic, bytes: message.payload, qos: 1, retain: true)
+        try #"{"broker": "mqtts://127.0.0.1:\#(port)", "tls": {"caFile": "\#(certificates.caFile)"}}"#
+            .write(to: directory.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        let read = try runGeotify(["status", "--config", "settings.json", "--json", "--timeout", "20"], in: directory)
+        #expect(read.status == 0, "\(read)")
+        let document = try JSONParser().parse(read.output)
+        #expect(try StatsReport(parsing: Array(JSONWriter().string(#require(document["stats"])).utf8)).counters == Self.report.counters)
+        try publisher.publish("geotify/stats", bytes: [UInt8](repeating: 0x7B, count: 2_000_000), qos: 1, retain: true)
+        let cut = try runGeotify(["status", "--config", "settings.json", "--timeout", "20"], in: directory)
+        #expect(cut.status == 1)
+        #expect(cut.error == "geotify: the statistics on geotify/stats are 2000000 bytes, more than the bridge takes (327680), so they were not read; another client wrote them there\n", "\(cut)")
+    }
+
     @Test func withoutStatisticsItGivesUpAfterTheTimeout() throws {
         let broker = try TestBroker()
         let publisher = try TestClient(port: broker.port)
