@@ -15,10 +15,10 @@ final class GeotifyProcess {
     let observer: ArrivalObserver
     let directory: URL
 
-    /// Starts the bridge on `broker` (its TLS listener, if it has one) with the fences at `fencesPath`, `lanes` lanes and
-    /// `limits`, the device topics `deviceTopics` (nil: the default, all), the observer
-    /// counting messages on `filters`, and waits (up to 60 s) until the bridge says it is
-    /// online (after it has subscribed).
+    /// Starts the bridge on `broker` (its TLS listener, if it has one) with the fences at
+    /// `fencesPath`, `lanes` lanes and `limits`, the device topics `deviceTopics` (nil: the
+    /// default, all), the observer counting messages on `filters`, and waits (up to 60 s)
+    /// until the bridge says it is online (after it has subscribed).
     init(
         executable: String, broker: BrokerProcess, fencesPath: String, lanes: Int, limits: FenceLimits,
         deviceTopics: [DeviceTopic]?, filters: [String]

@@ -12,11 +12,48 @@ import GeotifyTestSupport
 struct LargeMessageMemoryTests {
     @Test(arguments: [false, true])
     func aPositionOf32MegabytesLeavesThePeakMemoryWhereItWas(tls: Bool) throws {
+        try Self.withBridge(tls: tls) { observer, bridge, log in
+            #expect(log().contains(tls ? "connected to mqtts://" : "connected to mqtt://"), "\(log())")
+            let before = try #require(Self.peakResidentKilobytes(of: bridge.pid))
+            try observer.publish("owntracks/alice/phone", bytes: [UInt8](repeating: 0x78, count: 32_000_000))
+            let error = observer.waitForMessage(on: "geotify/error", timeout: 30)?.text ?? ""
+            #expect(error.contains(#""error":"payload_too_large""#) && error.contains("so it was not read"), "\(error)")
+            let after = try #require(Self.peakResidentKilobytes(of: bridge.pid))
+            #expect(after - before < 8_000, "peak resident memory \(before) kB before, \(after) kB after")
+        }
+    }
+
+    /// Many messages within the largest packet the bridge takes but past the payload limit
+    /// (256 of 300 000 bytes, 77 MB in all), waiting for the bridge all at once: the
+    /// bridge held a burst's messages until its end, up to 256 of them (its peak grew by
+    /// 65 MB here, 72 MB on the shipped build); a burst now ends once its messages hold a
+    /// megabyte (`ConnectionSupervisor.burstBytes`). Each is refused.
+    @Test func aBurstOfLargeMessagesIsNotHeldWhole() throws {
+        try Self.withBridge(tls: false) { observer, bridge, _ in
+            let before = try #require(Self.peakResidentKilobytes(of: bridge.pid))
+            // All of them waiting when the bridge reads: it is stopped while they are sent
+            // (the QoS 1 message after them is acknowledged once the broker has queued them
+            // all for it), so that it reads them in bursts as full as the socket allows.
+            let payload = [UInt8](repeating: 0x78, count: 300_000)
+            #expect(kill(bridge.pid, SIGSTOP) == 0)
+            for _ in 0..<255 { try observer.publish("owntracks/alice/phone", bytes: payload, qos: 0) }
+            try observer.publish("owntracks/alice/phone", bytes: payload, qos: 1)
+            #expect(kill(bridge.pid, SIGCONT) == 0)
+            let errors = observer.waitForMessages(on: "geotify/error", count: 256, timeout: 60)
+            #expect(errors.count == 256 && errors.allSatisfy { $0.text.contains(#""error":"payload_too_large""#) })
+            let after = try #require(Self.peakResidentKilobytes(of: bridge.pid))
+            #expect(after - before < 8_000, "peak resident memory \(before) kB before, \(after) kB after")
+        }
+    }
+
+    /// Runs `body` with a `geotify run` process (the command-line tests' fences) online on
+    /// a fresh broker, an observer subscribed to `geotify/#` there, and the bridge's log;
+    /// over TLS (`tls`) the bridge connects to a second listener of the broker's, a TLS
+    /// one, and the observer (the tracker) stays on the plain one. Kills the bridge after.
+    static func withBridge(tls: Bool, _ body: (TestClient, ChildProcess, () -> String) throws -> Void) throws {
         let directory = try makeTemporaryDirectory("large-message")
         defer { try? FileManager.default.removeItem(at: directory) }
         try CommandLineTests.fences.write(to: directory.appendingPathComponent("fences.json"), atomically: true, encoding: .utf8)
-        // Over TLS the bridge connects to a second listener of the broker's, a TLS one;
-        // the tracker publishes to the plain one.
         var settings: [String: Any] = [:]
         var extraConfig = ""
         if tls {
@@ -43,53 +80,7 @@ struct LargeMessageMemoryTests {
             _ = bridge.waitForExit()
         }
         #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
-        let log = { (try? String(contentsOf: directory.appendingPathComponent("run.log"), encoding: .utf8)) ?? "" }
-        #expect(log().contains(tls ? "connected to mqtts://" : "connected to mqtt://"), "\(log())")
-        let before = try #require(Self.peakResidentKilobytes(of: bridge.pid))
-        try observer.publish("owntracks/alice/phone", bytes: [UInt8](repeating: 0x78, count: 32_000_000))
-        let error = observer.waitForMessage(on: "geotify/error", timeout: 30)?.text ?? ""
-        #expect(error.contains(#""error":"payload_too_large""#) && error.contains("so it was not read"), "\(error)")
-        let after = try #require(Self.peakResidentKilobytes(of: bridge.pid))
-        #expect(after - before < 8_000, "peak resident memory \(before) kB before, \(after) kB after")
-    }
-
-    /// Many messages within the largest packet the bridge takes but past the payload limit
-    /// (256 of 300 000 bytes, 77 MB in all), waiting for the bridge all at once: the
-    /// bridge held a burst's messages until its end, up to 256 of them (its peak grew by
-    /// 21 MB on the shipped build, 80 MB at the worst); a burst now ends once its messages
-    /// hold a megabyte (`ConnectionSupervisor.burstBytes`). Each is refused.
-    @Test func aBurstOfLargeMessagesIsNotHeldWhole() throws {
-        let directory = try makeTemporaryDirectory("large-burst")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try CommandLineTests.fences.write(to: directory.appendingPathComponent("fences.json"), atomically: true, encoding: .utf8)
-        let broker = try TestBroker()
-        let observer = try TestClient(port: broker.port)
-        try observer.subscribe("geotify/#")
-        let bridge = try ChildProcess(
-            executable: geotifyExecutable.path,
-            arguments: [
-                "run", "--broker", broker.url, "--fences", directory.appendingPathComponent("fences.json").path,
-                "--state-dir", directory.appendingPathComponent("state").path,
-            ],
-            outputFile: directory.appendingPathComponent("run.log"))
-        defer {
-            bridge.terminate(signal: SIGKILL)
-            _ = bridge.waitForExit()
-        }
-        #expect(observer.waitForMessage(on: "geotify/status")?.text == "online")
-        let before = try #require(Self.peakResidentKilobytes(of: bridge.pid))
-        // All of them waiting when the bridge reads: it is stopped while they are sent
-        // (the QoS 1 message after them is acknowledged once the broker has queued them
-        // all for it), so that it reads them in bursts as full as the socket allows.
-        let payload = [UInt8](repeating: 0x78, count: 300_000)
-        #expect(kill(bridge.pid, SIGSTOP) == 0)
-        for _ in 0..<255 { try observer.publish("owntracks/alice/phone", bytes: payload, qos: 0) }
-        try observer.publish("owntracks/alice/phone", bytes: payload, qos: 1)
-        #expect(kill(bridge.pid, SIGCONT) == 0)
-        let errors = observer.waitForMessages(on: "geotify/error", count: 256, timeout: 60)
-        #expect(errors.count == 256 && errors.allSatisfy { $0.text.contains(#""error":"payload_too_large""#) })
-        let after = try #require(Self.peakResidentKilobytes(of: bridge.pid))
-        #expect(after - before < 8_000, "peak resident memory \(before) kB before, \(after) kB after")
+        try body(observer, bridge) { (try? String(contentsOf: directory.appendingPathComponent("run.log"), encoding: .utf8)) ?? "" }
     }
 
     /// The process's peak resident memory (`VmHWM`), in kilobytes.
