@@ -58,7 +58,8 @@ int geotify_buffered_socket_attach(int socket);
    whole process, as it defines `read`: any other SSL connection (libcurl's, another
    thread's) is OpenSSL's alone. Called again with the same `ssl`, it does nothing; the
    plaintext buffer goes with the socket's (closing or detaching it). Returns 0, or -1
-   when nothing is attached or the buffer could not be allocated (nothing is cut then). */
+   when nothing is attached or the buffer could not be allocated (libmosquitto then reads
+   every packet itself, whole, as before). */
 int geotify_buffered_socket_attach_tls(void *ssl);
 
 /* Stops buffering the calling thread's socket and frees its buffers; bytes unread and
