@@ -29,7 +29,7 @@ struct mqtt_framing {
     int length_bytes;        /* remaining-length bytes seen of this packet */
     size_t length;           /* the remaining length, as far as read */
     size_t body_left;        /* body bytes of this packet not handed out yet */
-    int lost;                /* a remaining length longer than four bytes: no boundary is known */
+    int lost;                /* a remaining length longer than four bytes, or ciphertext: no boundary is known */
     unsigned long packets;   /* packets handed out whole so far */
 };
 
@@ -38,7 +38,6 @@ struct mqtt_framing {
 struct buffered_socket {
     int descriptor;          /* the attached socket, -1 when none */
     SSL *ssl;                /* `decrypted`: the connection whose SSL_read fills it */
-    int ciphertext;          /* `attached` of a TLS connection: no MQTT framing to follow or cut */
     unsigned char *input;    /* `capacity` bytes read from the kernel */
     size_t start;            /* first input byte not handed out */
     size_t end;              /* one past the last input byte */
@@ -107,9 +106,6 @@ static ssize_t source_read(struct buffered_socket *s, void *buffer, size_t count
     }
     return kernel_read(s->descriptor, buffer, count);
 }
-
-/* Whether PUBLISH packets over the thread's limit are cut in what `s` hands out. */
-static int cutting(const struct buffered_socket *s);
 
 static ssize_t kernel_write(int descriptor, const void *buffer, size_t count) {
     return syscall(SYS_write, descriptor, buffer, count);
@@ -197,9 +193,8 @@ int geotify_buffered_socket_attach_tls(void *connection) {
     if (attached.input == NULL) {
         return -1;
     }
-    /* Ciphertext has no packets to follow: the framing is lost for good (no gate, no
-       cut, no packet taken whole). */
-    attached.ciphertext = 1;
+    /* Ciphertext has no packets to follow: the framing is lost for good, so no packet is
+       gated, cut or taken whole there. */
     attached.framing.lost = 1;
     if (ssl == NULL || decrypted.ssl == ssl) {
         return 0;
@@ -217,31 +212,22 @@ int geotify_buffered_socket_socket(void) {
     return attached.descriptor;
 }
 
-static int drop_pending(struct buffered_socket *s);
-
-/* The bytes `s` holds to hand out; a cut payload's bytes at hand are dropped, not read:
-   they count for nothing. Over TLS nothing is read to drop them (a read of OpenSSL's
-   between libmosquitto's read and its SSL_get_error would change the reason it gets). */
+/* The bytes `s` holds to hand out. A cut payload's bytes at hand are dropped here, and
+   count for nothing; the rest of it is dropped by the next read, once the socket has it
+   (nothing is read here: over TLS a read of OpenSSL's between libmosquitto's read and
+   its SSL_get_error would change the reason it gets). */
 static size_t held(struct buffered_socket *s) {
     if (s->input == NULL) {
         return 0;
     }
     size_t available = s->end - s->start;
-    if (s->ssl == NULL) {
-        int saved = errno;
-        (void)drop_pending(s);
-        errno = saved;
-        available = s->end - s->start;
-    } else if (s->drop_left > 0) {
-        size_t dropped = available < s->drop_left ? available : s->drop_left;
-        s->start += dropped;
-        s->drop_left -= dropped;
-        available -= dropped;
-    }
+    size_t dropped = available < s->drop_left ? available : s->drop_left;
+    s->start += dropped;
+    s->drop_left -= dropped;
     if (s->drop_left > 0) {
         return 0;
     }
-    return available + (s->prefix_end - s->prefix_start);
+    return available - dropped + (s->prefix_end - s->prefix_start);
 }
 
 size_t geotify_buffered_socket_pending(void) {
@@ -476,10 +462,6 @@ unsigned long geotify_buffered_socket_cuts(void) {
     return attached.cuts + decrypted.cuts;
 }
 
-static int cutting(const struct buffered_socket *s) {
-    return cut_limit > 0 && !s->ciphertext;
-}
-
 /* Whether the input's start is a packet's start as libmosquitto will read it: no header
    read ahead, and no cut packet under way. */
 static int at_packet_start_in_input(const struct buffered_socket *s) {
@@ -606,7 +588,7 @@ static ssize_t serve(struct buffered_socket *s, void *buffer, size_t count) {
         return -1;
     }
     s->gated = 0;
-    if (cutting(s) && s->prefix_start == s->prefix_end && s->pass_left == 0) {
+    if (cut_limit > 0 && s->prefix_start == s->prefix_end && s->pass_left == 0) {
         /* Between the packets libmosquitto reads: a cut payload's rest is dropped, and
            the next packet judged before any of it is handed out. */
         if (s->drop_left > 0) {

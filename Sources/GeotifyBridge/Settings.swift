@@ -39,10 +39,9 @@ package struct Settings: Sendable, Equatable {
     /// for a payload of `maximumPayloadBytes` with 256 KiB more for its topic and, for a
     /// command, its response topic and correlation data (64 KiB each at most) and the
     /// headers, so that a message a little past the payload limit still comes and is
-    /// refused with a reply
-    /// (`payload_too_large`); and at least `maximumPacketBytes`, the bridge's own
-    /// messages, which the retained sweep reads back. 327 680 bytes by default; at most
-    /// the largest packet MQTT carries, whatever the settings say.
+    /// refused with a reply (`payload_too_large`); and at least `maximumPacketBytes`, the
+    /// bridge's own messages, which the retained sweep reads back. 327 680 bytes by
+    /// default; at most the largest packet MQTT carries, whatever the settings say.
     package var largestIncomingPacketBytes: Int {
         let payload = min(maximumPayloadBytes, Settings.largestPacketBytes)
         return min(Settings.largestPacketBytes, max(maximumPacketBytes, payload + 256 << 10))

@@ -273,11 +273,15 @@ final class ConnectionSupervisor: @unchecked Sendable {
     /// of 256 holds about 50 KB, far below it.
     static let burstBytes = 1 << 20
 
-    /// Whether a burst that read `packets` packets, and delivered messages since the
-    /// relay's byte count was `bytesBefore`, is to end: `burstLimit` packets or
-    /// `burstBytes` bytes.
+    /// Whether a burst that read `packets` packets whose messages hold `bytes` is to end:
+    /// `burstLimit` packets or `burstBytes` bytes.
+    static func isFull(packets: Int, bytes: Int) -> Bool {
+        packets >= burstLimit || bytes >= burstBytes
+    }
+
+    /// `isFull` for a burst that began when the relay's byte count was `bytesBefore`.
     private func isFull(_ packets: Int, bytesBefore: Int) -> Bool {
-        packets >= Self.burstLimit || relay.deliveredBytes - bytesBefore >= Self.burstBytes
+        Self.isFull(packets: packets, bytes: relay.deliveredBytes - bytesBefore)
     }
 
     /// Reads packets until the socket has no more or the burst is full (`isFull`:
@@ -338,7 +342,7 @@ final class ConnectionSupervisor: @unchecked Sendable {
         var taken = 0
         let held = relay.deliveredBytes - bytesBefore
         var added = 0
-        while packets < Self.burstLimit && held + added < Self.burstBytes && geotify_buffered_socket_peek_publish(properties, &view) != 0
+        while !Self.isFull(packets: packets, bytes: held + added) && geotify_buffered_socket_peek_publish(properties, &view) != 0
             && MQTTEventRelay.acceptsTopic(view) {
             let message = MQTTEventRelay.message(view)
             added += view.topic_length + view.payload_length

@@ -30,10 +30,10 @@ struct IncomingPacketLimitBridgeTests {
 
     /// Past the bridge's largest packet: over MQTT 5 mosquitto drops the message for the
     /// bridge ("Dropping too large outgoing PUBLISH"), over MQTT 3.1.1 it comes, is read
-    /// without its payload and refused (`payload_too_large`, saying it was not read). One past `maximumPayloadBytes` but within the
-    /// packet comes either way, and is refused with its error report; a position after
-    /// both brings its notification, and an empty payload after that its report, after
-    /// the others'.
+    /// without its payload and refused (`payload_too_large`, saying it was not read). One
+    /// past `maximumPayloadBytes` but within the packet comes either way, and is refused
+    /// with its error report; a position after both brings its notification, and an empty
+    /// payload after that its report, after the others'. (Over TLS: MQTTClientTLSCutTests.)
     @Test(arguments: [MQTTProtocolVersion.v311, .v5])
     func aMessageLargerThanTheBridgeTakesIsNotTakenWhole(version: MQTTProtocolVersion) throws {
         let harness = try BridgeHarness {

@@ -59,6 +59,33 @@ struct CutPublishTests {
         }
     }
 
+    /// A TLS connection's socket carries ciphertext (`geotify_buffered_socket_attach_tls`):
+    /// bytes that happen to read as a PUBLISH over the limit are handed out as they came,
+    /// neither cut, nor offered whole, nor gated.
+    @Test("the socket of a TLS connection holds ciphertext: nothing in it is cut, offered whole or gated")
+    func ciphertextIsNotCut() throws {
+        try Self.withCutting(over: 100) { pair in
+            #expect(geotify_buffered_socket_attach_tls(nil) == 0)
+            let bytes = Packet.publish(Array("a/1".utf8), [UInt8](repeating: 0x78, count: 300))
+                + Packet.publish(Array("a/2".utf8), Array("small".utf8))
+            pair.send(bytes)
+            var view = geotify_publish_view()
+            #expect(geotify_buffered_socket_fill() == bytes.count)
+            #expect(geotify_buffered_socket_peek_publish(0, &view) == 0)
+            geotify_buffered_socket_one_packet(1)
+            defer { geotify_buffered_socket_one_packet(0) }
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 7)
+            while received.count < bytes.count {
+                let count = chunk.withUnsafeMutableBytes { read(pair.reader, $0.baseAddress, $0.count) }
+                guard count > 0 else { break }
+                received += chunk[..<count]
+            }
+            #expect(received == bytes)
+            #expect(geotify_buffered_socket_cuts() == 0)
+        }
+    }
+
     @Test("a packet within the limit, one of another kind and one of QoS 2 come as they are; a QoS 0 one over it is not offered whole but cut")
     func onlyLargePublishesOfQoS0And1() throws {
         try Self.withCutting(over: 100) { pair in
