@@ -55,7 +55,10 @@ let package = Package(
         .target(
             name: "CBufferedSocket",
             linkerSettings: [
-                .unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_read", "-Xlinker", "--export-dynamic-symbol=SSL_get_error"])
+                .unsafeFlags([
+                    "-Xlinker", "--export-dynamic-symbol=SSL_read", "-Xlinker", "--export-dynamic-symbol=SSL_write",
+                    "-Xlinker", "--export-dynamic-symbol=SSL_shutdown", "-Xlinker", "--export-dynamic-symbol=SSL_get_error",
+                ])
             ]
         ),
         .target(name: "GeotifyJSON", swiftSettings: optimizedInDebugBuilds),

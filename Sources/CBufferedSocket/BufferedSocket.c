@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,12 @@ struct buffered_socket {
     size_t start;            /* first input byte not handed out */
     size_t end;              /* one past the last input byte */
     int drained;             /* the last read from the kernel found nothing at hand */
-    unsigned char *output;   /* `capacity` bytes gathered for the kernel (not `decrypted`) */
+    unsigned char *output;   /* `capacity` bytes gathered for the kernel; `decrypted`: plaintext for one SSL_write */
     size_t unsent;           /* output bytes not written yet, from output[0] */
     unsigned long fills;     /* reads from the kernel into `input` */
-    unsigned long flushes;   /* writes to the kernel from `output` */
+    unsigned long flushes;   /* writes to the kernel from `output`; `decrypted`: SSL_write calls */
+    int write_again;         /* `decrypted`: OpenSSL wants the SSL_write of `output` again, as it was */
+    int write_refused;       /* `decrypted`: the last SSL_write was refused for that (SSL_get_error) */
     int deferred_error;      /* an error `geotify_buffered_socket_fill` met, for the next read */
     struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
     int one_packet;          /* reads stop at the first packet's end after `gate_from` */
@@ -76,6 +79,10 @@ static __thread size_t dropped_at_close;
    none. The thread's, kept across attachments. */
 static __thread size_t cut_limit;
 
+/* SSL_write calls refused while OpenSSL wanted the gathered plaintext's write again, by
+   every thread (`geotify_buffered_socket_write_refusals`). */
+static _Atomic unsigned long write_refusals;
+
 static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
     return syscall(SYS_read, descriptor, buffer, count);
 }
@@ -83,11 +90,15 @@ static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
 /* OpenSSL's own SSL_read and SSL_get_error, which the executable's (below) stand in
    front of. */
 static int (*openssl_read)(SSL *, void *, int);
+static int (*openssl_write)(SSL *, const void *, int);
+static int (*openssl_shutdown)(SSL *);
 static int (*openssl_get_error)(const SSL *, int);
 static pthread_once_t openssl_found = PTHREAD_ONCE_INIT;
 
 static void find_openssl(void) {
     openssl_read = (int (*)(SSL *, void *, int))dlsym(RTLD_NEXT, "SSL_read");
+    openssl_write = (int (*)(SSL *, const void *, int))dlsym(RTLD_NEXT, "SSL_write");
+    openssl_shutdown = (int (*)(SSL *))dlsym(RTLD_NEXT, "SSL_shutdown");
     openssl_get_error = (int (*)(const SSL *, int))dlsym(RTLD_NEXT, "SSL_get_error");
 }
 
@@ -95,6 +106,12 @@ static int ssl_read(SSL *ssl, void *buffer, int count) {
     (void)pthread_once(&openssl_found, find_openssl);
     assert(openssl_read != NULL && "SSL_read is called only by code linked to libssl");
     return openssl_read(ssl, buffer, count);
+}
+
+static int ssl_write(SSL *ssl, const void *buffer, int count) {
+    (void)pthread_once(&openssl_found, find_openssl);
+    assert(openssl_write != NULL && "SSL_write is called only by code linked to libssl");
+    return openssl_write(ssl, buffer, count);
 }
 
 /* A read from where `s`'s bytes come: the kernel, or for `decrypted` OpenSSL, whose
@@ -178,6 +195,7 @@ int geotify_buffered_socket_attach(int socket) {
 
 static void detach_decrypted(void) {
     free(decrypted.input);
+    free(decrypted.output);
     decrypted = (struct buffered_socket){ .descriptor = -1 };
 }
 
@@ -201,11 +219,52 @@ int geotify_buffered_socket_attach_tls(void *connection) {
     }
     detach_decrypted();
     unsigned char *input = malloc(capacity);
-    if (input == NULL) {
+    unsigned char *output = malloc(capacity);
+    if (input == NULL || output == NULL) {
+        free(input);
+        free(output);
         return -1;
     }
-    decrypted = (struct buffered_socket){ .descriptor = attached.descriptor, .ssl = ssl, .input = input };
+    decrypted = (struct buffered_socket){ .descriptor = attached.descriptor, .ssl = ssl, .input = input, .output = output };
     return 0;
+}
+
+/* Hands the plaintext gathered for the attached socket's SSL connection to OpenSSL in one
+   SSL_write, which writes its records into the socket's buffer: 0 when all of it went;
+   -1 when OpenSSL wants the same write again (`write_again`: it holds what it encrypted
+   so far, and the next call passes it the same bytes) or the connection failed. Then the
+   bytes are dropped, as the kernel's are on a failed socket, and the socket is shut
+   down, so that libmosquitto's next read ends the connection (and its session sends the
+   QoS 1 messages again) instead of the connection living on without them. OpenSSL's
+   writes land in `write`, which flushes the socket's buffer without coming back here. */
+static int encrypt_gathered(void) {
+    static __thread int encrypting;
+    struct buffered_socket *s = &decrypted;
+    if (s->ssl == NULL || s->unsent == 0) {
+        return 0;
+    }
+    assert(s->unsent <= capacity);
+    assert(!encrypting && "OpenSSL's write of the gathered plaintext does not come back to it");
+    encrypting = 1;
+    int result = ssl_write(s->ssl, s->output, (int)s->unsent);
+    encrypting = 0;
+    s->flushes += 1;
+    if (result > 0) {
+        /* Without SSL_MODE_ENABLE_PARTIAL_WRITE (libmosquitto does not set it), all of it. */
+        assert((size_t)result == s->unsent);
+        s->unsent = 0;
+        s->write_again = 0;
+        return 0;
+    }
+    int error = openssl_get_error(s->ssl, result);
+    if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
+        s->write_again = 1;
+    } else {
+        s->unsent = 0;
+        s->write_again = 0;
+        (void)shutdown(s->descriptor, SHUT_RDWR);
+    }
+    return -1;
 }
 
 int geotify_buffered_socket_socket(void) {
@@ -239,7 +298,7 @@ int geotify_buffered_socket_drained(void) {
 }
 
 size_t geotify_buffered_socket_unsent(void) {
-    return attached.unsent;
+    return attached.unsent + decrypted.unsent;
 }
 
 size_t geotify_buffered_socket_dropped(void) {
@@ -254,7 +313,18 @@ unsigned long geotify_buffered_socket_flushes(void) {
     return attached.flushes;
 }
 
-int geotify_buffered_socket_flush(void) {
+unsigned long geotify_buffered_socket_encryptions(void) {
+    return decrypted.flushes;
+}
+
+unsigned long geotify_buffered_socket_write_refusals(void) {
+    return atomic_load_explicit(&write_refusals, memory_order_relaxed);
+}
+
+/* Writes what was gathered for the attached socket, as much as the kernel takes without
+   waiting: `geotify_buffered_socket_flush` but for the plaintext gathered for OpenSSL,
+   which OpenSSL's own writes (in `encrypt_gathered`) must not re-enter. */
+static int flush_output(void) {
     size_t written = 0;
     int result = 0;
     while (written < attached.unsent) {
@@ -279,6 +349,11 @@ int geotify_buffered_socket_flush(void) {
         attached.unsent -= written;
     }
     return result;
+}
+
+int geotify_buffered_socket_flush(void) {
+    (void)encrypt_gathered();
+    return flush_output();
 }
 
 /* Fills `s`'s empty input buffer with what its source has at hand: the bytes read, 0 at
@@ -662,14 +737,59 @@ int SSL_read(SSL *ssl, void *buffer, int count) {
     return (int)serve(&decrypted, buffer, (size_t)count);
 }
 
+/* OpenSSL's `SSL_write`, for every caller in the process: what libmosquitto writes on the
+   attached socket's SSL connection is gathered as plaintext and encrypted in one SSL_write
+   when the socket's buffer is flushed (`geotify_buffered_socket_flush`) or the plaintext's
+   is full, so that a turn's packets make a few TLS records, not one each (an SSL_write a
+   packet was about a tenth of the bridge's CPU over TLS); any other connection is OpenSSL's. A
+   write that finds the plaintext's buffer full while OpenSSL cannot take it is refused
+   as "want write" (libmosquitto keeps the packet queued, as on a plain socket); one
+   larger than the buffer goes to OpenSSL directly once the buffer is empty. */
+int SSL_write(SSL *ssl, const void *buffer, int count) {
+    if (ssl == NULL || ssl != decrypted.ssl || decrypted.output == NULL || count <= 0) {
+        return ssl_write(ssl, buffer, count);
+    }
+    decrypted.write_refused = 0;
+    if ((size_t)count > capacity - decrypted.unsent) {
+        if (encrypt_gathered() != 0 && decrypted.write_again) {
+            decrypted.write_refused = 1;
+            atomic_fetch_add_explicit(&write_refusals, 1, memory_order_relaxed);
+            return -1;
+        }
+        if ((size_t)count >= capacity) {
+            return ssl_write(ssl, buffer, count);
+        }
+    }
+    memcpy(decrypted.output + decrypted.unsent, buffer, (size_t)count);
+    decrypted.unsent += (size_t)count;
+    return count;
+}
+
+/* OpenSSL's `SSL_shutdown`, for every caller in the process: the attached socket's SSL
+   connection first encrypts what was gathered for it, so that its close_notify follows
+   the packets written before it. */
+int SSL_shutdown(SSL *ssl) {
+    if (ssl != NULL && ssl == decrypted.ssl) {
+        (void)encrypt_gathered();
+    }
+    (void)pthread_once(&openssl_found, find_openssl);
+    assert(openssl_shutdown != NULL && "SSL_shutdown is called only by code linked to libssl");
+    return openssl_shutdown(ssl);
+}
+
 /* OpenSSL's `SSL_get_error`, for every caller in the process: after a read of the attached
    socket's SSL connection that stopped at a packet's end (`geotify_buffered_socket_one_packet`),
    which no read of OpenSSL's explains, "want read" (once), as libmosquitto takes an
-   EAGAIN; any other question is OpenSSL's. */
+   EAGAIN; after a write refused while OpenSSL wants the gathered plaintext's write again
+   (`SSL_write`), "want write" (once); any other question is OpenSSL's. */
 int SSL_get_error(const SSL *ssl, int result) {
     if (ssl != NULL && ssl == decrypted.ssl && decrypted.gated && result == -1) {
         decrypted.gated = 0;
         return SSL_ERROR_WANT_READ;
+    }
+    if (ssl != NULL && ssl == decrypted.ssl && decrypted.write_refused && result == -1) {
+        decrypted.write_refused = 0;
+        return SSL_ERROR_WANT_WRITE;
     }
     (void)pthread_once(&openssl_found, find_openssl);
     assert(openssl_get_error != NULL && "SSL_get_error is called only by code linked to libssl");
@@ -684,7 +804,7 @@ ssize_t write(int descriptor, const void *buffer, size_t count) {
     assert(attached.unsent <= capacity);
     if (count > capacity - attached.unsent) {
         /* No room: make some, in order. */
-        if (geotify_buffered_socket_flush() != 0) {
+        if (flush_output() != 0) {
             return -1;
         }
         if (attached.unsent > 0) {
@@ -706,12 +826,12 @@ ssize_t write(int descriptor, const void *buffer, size_t count) {
 int close(int descriptor) {
     if (is_attached(descriptor)) {
         int waited = 0;
-        while (attached.unsent > 0 && geotify_buffered_socket_flush() == 0 && attached.unsent > 0 && waited < close_wait_ms) {
+        while (attached.unsent > 0 && flush_output() == 0 && attached.unsent > 0 && waited < close_wait_ms) {
             struct pollfd writable = { .fd = descriptor, .events = POLLOUT };
             (void)poll(&writable, 1, 50);
             waited += 50;
         }
-        dropped_at_close = attached.unsent;
+        dropped_at_close = attached.unsent + decrypted.unsent;
         geotify_buffered_socket_detach();
     }
     return (int)syscall(SYS_close, descriptor);

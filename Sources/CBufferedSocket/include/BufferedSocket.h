@@ -39,7 +39,9 @@
    that a PUBLISH larger than the client takes reaches libmosquitto without its payload
    (`geotify_buffered_socket_cut_publishes`). Over TLS the socket's bytes are ciphertext:
    the packets are followed, taken whole and cut in the plaintext libmosquitto reads with
-   OpenSSL's `SSL_read`, which this file also defines (`geotify_buffered_socket_attach_tls`). */
+   OpenSSL's `SSL_read`, and what it writes with `SSL_write` is gathered as plaintext and
+   encrypted in one call when the turn's writes are flushed, both of which this file also
+   defines (`geotify_buffered_socket_attach_tls`). */
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -54,12 +56,16 @@ int geotify_buffered_socket_attach(int socket);
    is taken whole, gated or cut there), and the plaintext libmosquitto reads with
    `SSL_read` goes through a buffer of its own, where the packets are followed as on a
    plain connection: QoS 0 PUBLISH packets taken whole, reads held to one packet, PUBLISH
-   packets over the limit cut. This file defines `SSL_read` and `SSL_get_error` for the
-   whole process, as it defines `read`: any other SSL connection (libcurl's, another
-   thread's) is OpenSSL's alone. Called again with the same `ssl`, it does nothing; the
-   plaintext buffer goes with the socket's (closing or detaching it). Returns 0, or -1
-   when nothing is attached or the buffer could not be allocated (libmosquitto then reads
-   every packet itself, whole, as before). */
+   packets over the limit cut; and what libmosquitto writes with `SSL_write` is gathered
+   as plaintext in a buffer of its own, which `geotify_buffered_socket_flush` (or a full
+   buffer, or `SSL_shutdown`) hands to OpenSSL in one `SSL_write`, so a turn's packets
+   make a few TLS records instead of one each. This file defines `SSL_read`,
+   `SSL_write`, `SSL_shutdown` and `SSL_get_error` for the whole process, as it defines
+   `read`: any other SSL connection (libcurl's, another thread's) is OpenSSL's alone.
+   Called again with the same `ssl`, it does nothing; the plaintext buffers go with the
+   socket's (closing or detaching it). Returns 0, or -1 when nothing is attached or the
+   buffers could not be allocated (libmosquitto then reads every packet itself, whole,
+   and OpenSSL encrypts each packet it writes, as before). */
 int geotify_buffered_socket_attach_tls(void *ssl);
 
 /* Stops buffering the calling thread's socket and frees its buffers; bytes unread and
@@ -78,16 +84,20 @@ size_t geotify_buffered_socket_pending(void);
 int geotify_buffered_socket_drained(void);
 
 /* Writes what was gathered for the calling thread's attached socket, as much as the
-   kernel takes without waiting. Returns 0 (the rest, if any, stays gathered: see
-   `geotify_buffered_socket_unsent`), or -1 with errno when the socket failed. */
+   kernel takes without waiting; over TLS, first encrypts the plaintext gathered for its
+   SSL connection (what OpenSSL cannot take now stays gathered). Returns 0 (the rest, if
+   any, stays gathered: see `geotify_buffered_socket_unsent`), or -1 with errno when the
+   socket failed. */
 int geotify_buffered_socket_flush(void);
 
-/* Bytes gathered for the calling thread's attached socket and not yet written. */
+/* Bytes gathered for the calling thread's attached socket and not yet written, over TLS
+   the plaintext not yet encrypted among them. */
 size_t geotify_buffered_socket_unsent(void);
 
 /* Bytes the calling thread's last close of its attached socket dropped: what was gathered
    and not yet taken by the kernel when the close stopped waiting (after a second) or the
-   socket failed; 0 when all of it was sent. Attaching a socket sets it back to 0.
+   socket failed (over TLS, with the plaintext never encrypted); 0 when all of it was
+   sent. Attaching a socket sets it back to 0.
    libmosquitto closes the socket as soon as it has written a DISCONNECT, and reports a
    clean end: when this is not 0 then, the DISCONNECT was among the bytes dropped and the
    broker never reads it. */
@@ -97,6 +107,15 @@ size_t geotify_buffered_socket_dropped(void);
    many write(2) calls its flushes made, since it attached (for tests and benchmarks). */
 unsigned long geotify_buffered_socket_fills(void);
 unsigned long geotify_buffered_socket_flushes(void);
+
+/* How many SSL_write calls the calling thread's attached SSL connection made to OpenSSL
+   for the plaintext gathered (`SSL_write`), since it was attached (for tests). */
+unsigned long geotify_buffered_socket_encryptions(void);
+
+/* How many SSL_write calls on an attached SSL connection, of any thread, were refused
+   ("want write") because OpenSSL could not take the plaintext gathered before them (the
+   kernel would not take the records), since the process started (for tests). */
+unsigned long geotify_buffered_socket_write_refusals(void);
 
 /* A whole MQTT PUBLISH packet in the calling thread's read buffer: its topic's bytes
    (not validated), its payload's, its RETAIN flag and its length in the stream. The
