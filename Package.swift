@@ -48,10 +48,11 @@ let package = Package(
             pkgConfig: "libcrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
-        // Buffered reads of the MQTT socket underneath libmosquitto (see its header). Its
-        // `SSL_read` and `SSL_get_error` stand in front of OpenSSL's for libmosquitto, which
-        // takes them from libssl (a library the executable does not link itself), so the
-        // linker is told to export them, as it exports `read` for the libraries it links.
+        // Buffered reads and writes of the MQTT socket underneath libmosquitto (see its
+        // header). Its `SSL_read`, `SSL_write`, `SSL_shutdown` and `SSL_get_error` stand in
+        // front of OpenSSL's for libmosquitto, which takes them from libssl (a library the
+        // executable does not link itself), so the linker is told to export them, as it
+        // exports `read` for the libraries it links.
         .target(
             name: "CBufferedSocket",
             linkerSettings: [

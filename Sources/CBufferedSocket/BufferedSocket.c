@@ -48,7 +48,6 @@ struct buffered_socket {
     unsigned long fills;     /* reads from the kernel into `input` */
     unsigned long flushes;   /* writes to the kernel from `output`; `decrypted`: SSL_write calls */
     int write_again;         /* `decrypted`: OpenSSL wants the SSL_write of `output` again, as it was */
-    int write_refused;       /* `decrypted`: the last SSL_write was refused for that (SSL_get_error) */
     int deferred_error;      /* an error `geotify_buffered_socket_fill` met, for the next read */
     struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
     int one_packet;          /* reads stop at the first packet's end after `gate_from` */
@@ -87,31 +86,31 @@ static ssize_t kernel_read(int descriptor, void *buffer, size_t count) {
     return syscall(SYS_read, descriptor, buffer, count);
 }
 
-/* OpenSSL's own SSL_read and SSL_get_error, which the executable's (below) stand in
-   front of. */
-static int (*openssl_read)(SSL *, void *, int);
-static int (*openssl_write)(SSL *, const void *, int);
-static int (*openssl_shutdown)(SSL *);
-static int (*openssl_get_error)(const SSL *, int);
-static pthread_once_t openssl_found = PTHREAD_ONCE_INIT;
+/* OpenSSL's own SSL_read, SSL_write, SSL_shutdown and SSL_get_error, which the
+   executable's (below) stand in front of. */
+struct openssl_functions {
+    int (*read)(SSL *, void *, int);
+    int (*write)(SSL *, const void *, int);
+    int (*shutdown)(SSL *);
+    int (*get_error)(const SSL *, int);
+};
+static struct openssl_functions openssl_found;
+static pthread_once_t openssl_looked_up = PTHREAD_ONCE_INIT;
 
 static void find_openssl(void) {
-    openssl_read = (int (*)(SSL *, void *, int))dlsym(RTLD_NEXT, "SSL_read");
-    openssl_write = (int (*)(SSL *, const void *, int))dlsym(RTLD_NEXT, "SSL_write");
-    openssl_shutdown = (int (*)(SSL *))dlsym(RTLD_NEXT, "SSL_shutdown");
-    openssl_get_error = (int (*)(const SSL *, int))dlsym(RTLD_NEXT, "SSL_get_error");
+    openssl_found.read = (int (*)(SSL *, void *, int))dlsym(RTLD_NEXT, "SSL_read");
+    openssl_found.write = (int (*)(SSL *, const void *, int))dlsym(RTLD_NEXT, "SSL_write");
+    openssl_found.shutdown = (int (*)(SSL *))dlsym(RTLD_NEXT, "SSL_shutdown");
+    openssl_found.get_error = (int (*)(const SSL *, int))dlsym(RTLD_NEXT, "SSL_get_error");
 }
 
-static int ssl_read(SSL *ssl, void *buffer, int count) {
-    (void)pthread_once(&openssl_found, find_openssl);
-    assert(openssl_read != NULL && "SSL_read is called only by code linked to libssl");
-    return openssl_read(ssl, buffer, count);
-}
-
-static int ssl_write(SSL *ssl, const void *buffer, int count) {
-    (void)pthread_once(&openssl_found, find_openssl);
-    assert(openssl_write != NULL && "SSL_write is called only by code linked to libssl");
-    return openssl_write(ssl, buffer, count);
+/* OpenSSL's own functions, looked up at the first call of any (only code linked to libssl
+   calls them, so it is loaded by then). */
+static const struct openssl_functions *openssl(void) {
+    (void)pthread_once(&openssl_looked_up, find_openssl);
+    assert(openssl_found.read != NULL && openssl_found.write != NULL && openssl_found.shutdown != NULL
+           && openssl_found.get_error != NULL && "OpenSSL's functions are called only by code linked to libssl");
+    return &openssl_found;
 }
 
 /* A read from where `s`'s bytes come: the kernel, or for `decrypted` OpenSSL, whose
@@ -119,7 +118,7 @@ static int ssl_write(SSL *ssl, const void *buffer, int count) {
    is, so that libmosquitto's SSL_get_error after a failed read sees what happened. */
 static ssize_t source_read(struct buffered_socket *s, void *buffer, size_t count) {
     if (s->ssl != NULL) {
-        return ssl_read(s->ssl, buffer, count > INT_MAX ? INT_MAX : (int)count);
+        return openssl()->read(s->ssl, buffer, count > INT_MAX ? INT_MAX : (int)count);
     }
     return kernel_read(s->descriptor, buffer, count);
 }
@@ -246,7 +245,7 @@ static int encrypt_gathered(void) {
     assert(s->unsent <= capacity);
     assert(!encrypting && "OpenSSL's write of the gathered plaintext does not come back to it");
     encrypting = 1;
-    int result = ssl_write(s->ssl, s->output, (int)s->unsent);
+    int result = openssl()->write(s->ssl, s->output, (int)s->unsent);
     encrypting = 0;
     s->flushes += 1;
     if (result > 0) {
@@ -256,7 +255,7 @@ static int encrypt_gathered(void) {
         s->write_again = 0;
         return 0;
     }
-    int error = openssl_get_error(s->ssl, result);
+    int error = openssl()->get_error(s->ssl, result);
     if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
         s->write_again = 1;
     } else {
@@ -732,7 +731,7 @@ ssize_t read(int descriptor, void *buffer, size_t count) {
    serves it. */
 int SSL_read(SSL *ssl, void *buffer, int count) {
     if (ssl == NULL || ssl != decrypted.ssl || decrypted.input == NULL || count <= 0) {
-        return ssl_read(ssl, buffer, count);
+        return openssl()->read(ssl, buffer, count);
     }
     return (int)serve(&decrypted, buffer, (size_t)count);
 }
@@ -741,23 +740,22 @@ int SSL_read(SSL *ssl, void *buffer, int count) {
    attached socket's SSL connection is gathered as plaintext and encrypted in one SSL_write
    when the socket's buffer is flushed (`geotify_buffered_socket_flush`) or the plaintext's
    is full, so that a turn's packets make a few TLS records, not one each (an SSL_write a
-   packet was about a tenth of the bridge's CPU over TLS); any other connection is OpenSSL's. A
-   write that finds the plaintext's buffer full while OpenSSL cannot take it is refused
-   as "want write" (libmosquitto keeps the packet queued, as on a plain socket); one
+   packet was about a tenth of the bridge's CPU over TLS); any other connection is
+   OpenSSL's. A write that finds the plaintext's buffer full while OpenSSL cannot take it
+   is refused with OpenSSL's reason, which its SSL_get_error gives ("want write": the
+   kernel takes no more; libmosquitto keeps the packet queued, as on a plain socket); one
    larger than the buffer goes to OpenSSL directly once the buffer is empty. */
 int SSL_write(SSL *ssl, const void *buffer, int count) {
     if (ssl == NULL || ssl != decrypted.ssl || decrypted.output == NULL || count <= 0) {
-        return ssl_write(ssl, buffer, count);
+        return openssl()->write(ssl, buffer, count);
     }
-    decrypted.write_refused = 0;
     if ((size_t)count > capacity - decrypted.unsent) {
         if (encrypt_gathered() != 0 && decrypted.write_again) {
-            decrypted.write_refused = 1;
             atomic_fetch_add_explicit(&write_refusals, 1, memory_order_relaxed);
             return -1;
         }
         if ((size_t)count >= capacity) {
-            return ssl_write(ssl, buffer, count);
+            return openssl()->write(ssl, buffer, count);
         }
     }
     memcpy(decrypted.output + decrypted.unsent, buffer, (size_t)count);
@@ -772,28 +770,20 @@ int SSL_shutdown(SSL *ssl) {
     if (ssl != NULL && ssl == decrypted.ssl) {
         (void)encrypt_gathered();
     }
-    (void)pthread_once(&openssl_found, find_openssl);
-    assert(openssl_shutdown != NULL && "SSL_shutdown is called only by code linked to libssl");
-    return openssl_shutdown(ssl);
+    return openssl()->shutdown(ssl);
 }
 
 /* OpenSSL's `SSL_get_error`, for every caller in the process: after a read of the attached
    socket's SSL connection that stopped at a packet's end (`geotify_buffered_socket_one_packet`),
    which no read of OpenSSL's explains, "want read" (once), as libmosquitto takes an
-   EAGAIN; after a write refused while OpenSSL wants the gathered plaintext's write again
-   (`SSL_write`), "want write" (once); any other question is OpenSSL's. */
+   EAGAIN; any other question is OpenSSL's (after a write `SSL_write` refused, too: OpenSSL's
+   write of the gathered plaintext failed just before, and says why). */
 int SSL_get_error(const SSL *ssl, int result) {
     if (ssl != NULL && ssl == decrypted.ssl && decrypted.gated && result == -1) {
         decrypted.gated = 0;
         return SSL_ERROR_WANT_READ;
     }
-    if (ssl != NULL && ssl == decrypted.ssl && decrypted.write_refused && result == -1) {
-        decrypted.write_refused = 0;
-        return SSL_ERROR_WANT_WRITE;
-    }
-    (void)pthread_once(&openssl_found, find_openssl);
-    assert(openssl_get_error != NULL && "SSL_get_error is called only by code linked to libssl");
-    return openssl_get_error(ssl, result);
+    return openssl()->get_error(ssl, result);
 }
 
 /* The C library's `write`, for every caller in the process. */

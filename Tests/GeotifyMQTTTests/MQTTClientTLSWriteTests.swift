@@ -20,41 +20,32 @@ struct MQTTClientTLSWriteTests {
     @Test("300 messages handed over at once go out over TLS in far fewer SSL_writes, whole and in order", arguments: [100, 1_000])
     func aTurnsPacketsAreEncryptedTogether(size: Int) throws {
         try Self.withReceiver(subscribedTo: "gathered/#", qos: 1) { broker, tls, receiver in
-            try Self.turnsPacketsAreEncryptedTogether(size: size, broker: broker, tls: tls, receiver: receiver)
-        }
-    }
+            let events = EventRecorder()
+            /// The sender's encryptions when each of its QoS 1 messages was acknowledged.
+            let encryptions = Mutex<[Int32: UInt]>([:])
+            var options = MQTTOptions(clientID: "geotify-\(UUID().uuidString.prefix(12))", port: broker.port)
+            options.cleanSession = true
+            options.tls = tls
+            let sender = try MQTTClient(options: options) { event in
+                if case .published(let id) = event { encryptions.withLock { $0[id] = geotify_buffered_socket_encryptions() } }
+                events.record(event)
+            }
+            try sender.start()
+            defer { sender.stop() }
+            #expect(events.waitForConnected() != nil)
 
-    private static func turnsPacketsAreEncryptedTogether(size: Int, broker: TestBroker, tls: MQTTTLS, receiver: ClientFixture) throws {
-        let events = EventRecorder()
-        /// The sender's encryptions when each of its QoS 1 messages was acknowledged.
-        let encryptions = Mutex<[Int32: UInt]>([:])
-        var options = MQTTOptions(clientID: "geotify-\(UUID().uuidString.prefix(12))", port: broker.port)
-        options.cleanSession = true
-        options.tls = tls
-        let sender = try MQTTClient(options: options) { event in
-            if case .published(let id) = event { encryptions.withLock { $0[id] = geotify_buffered_socket_encryptions() } }
-            events.record(event)
+            let count = 300
+            let sizes = (0..<count).map { size > 100 && $0 == count / 2 ? 70_000 : size }
+            for number in 0..<count {
+                _ = try sender.publish(topic: "gathered/\(number)", payload: Array(repeating: UInt8(number % 256), count: sizes[number]), qos: 0, retain: false)
+            }
+            let last = try sender.publish(topic: "gathered/last", payload: [1], qos: 1, retain: false)
+            #expect(events.waitForPublished(last))
+            #expect(waitUntil { receiver.events.messages.count >= count + 1 })
+            Self.expectInOrderAndWhole(receiver.events.messages, prefix: "gathered/", sizes: sizes)
+            let made = try #require(encryptions.withLock { $0[last] })
+            #expect(made > 0 && made <= UInt(count / 4), "\(count + 1) packets written in \(made) SSL_writes of gathered plaintext")
         }
-        try sender.start()
-        defer { sender.stop() }
-        #expect(events.waitForConnected() != nil)
-
-        let count = 300
-        let sizes = (0..<count).map { size > 100 && $0 == count / 2 ? 70_000 : size }
-        for number in 0..<count {
-            _ = try sender.publish(topic: "gathered/\(number)", payload: Array(repeating: UInt8(number % 256), count: sizes[number]), qos: 0, retain: false)
-        }
-        let last = try sender.publish(topic: "gathered/last", payload: [1], qos: 1, retain: false)
-        #expect(events.waitForPublished(last))
-        #expect(waitUntil { receiver.events.messages.count >= count + 1 })
-        let received = receiver.events.messages.map(\.topic)
-        #expect(received == (0..<count).map { "gathered/\($0)" } + ["gathered/last"], "every message once, in order")
-        #expect(receiver.events.messages.dropLast().allSatisfy { message in
-            let number = Int(message.topic.dropFirst(9)) ?? 0
-            return message.payload.count == sizes[number] && message.payload.allSatisfy { $0 == UInt8(number % 256) }
-        })
-        let made = try #require(encryptions.withLock { $0[last] })
-        #expect(made > 0 && made <= UInt(count / 4), "\(count + 1) packets written in \(made) SSL_writes of gathered plaintext")
     }
 
     /// 12 MB handed over while the broker reads nothing (stopped: the kernel's buffers
@@ -64,37 +55,39 @@ struct MQTTClientTLSWriteTests {
     @Test("over TLS, what waits while the broker reads nothing arrives whole and in order afterwards")
     func aBrokerThatReadsNothingHoldsTheGatheredPlaintext() throws {
         try Self.withReceiver(subscribedTo: "held/#", qos: 0) { broker, tls, receiver in
-            try Self.gatheredPlaintextIsHeld(broker: broker, tls: tls, receiver: receiver)
+            let sender = try ClientFixture(port: broker.port) {
+                $0.tls = tls
+                $0.keepAlive = 60
+            }
+            defer { sender.client.stop() }
+            try sender.waitConnected()
+
+            let count = 3_000
+            let refusals = geotify_buffered_socket_write_refusals()
+            broker.pause()
+            for number in 0..<count {
+                _ = try sender.client.publish(topic: "held/\(number)", payload: Array(repeating: UInt8(number % 256), count: 4_000), qos: 0, retain: false)
+            }
+            let last = try sender.client.publish(topic: "held/last", payload: [1], qos: 1, retain: false)
+            // 12 MB is more than the kernel's buffers of a connection hold: the sender's
+            // network thread comes to a write it must refuse.
+            #expect(waitUntil(timeout: 30) { geotify_buffered_socket_write_refusals() > refusals }, "a write was refused while the broker read nothing")
+            broker.resume()
+            #expect(sender.events.waitForPublished(last, timeout: 30))
+            #expect(waitUntil(timeout: 30) { receiver.events.messages.count >= count + 1 })
+            Self.expectInOrderAndWhole(receiver.events.messages, prefix: "held/", sizes: Array(repeating: 4_000, count: count))
+            #expect(sender.events.all.filter { if case .disconnected = $0 { true } else { false } }.isEmpty, "\(sender.events.all.suffix(5))")
         }
     }
 
-    private static func gatheredPlaintextIsHeld(broker: TestBroker, tls: MQTTTLS, receiver: ClientFixture) throws {
-        let sender = try ClientFixture(port: broker.port) {
-            $0.tls = tls
-            $0.keepAlive = 60
-        }
-        defer { sender.client.stop() }
-        try sender.waitConnected()
-
-        let count = 3_000
-        let refusals = geotify_buffered_socket_write_refusals()
-        broker.pause()
-        for number in 0..<count {
-            _ = try sender.client.publish(topic: "held/\(number)", payload: Array(repeating: UInt8(number % 256), count: 4_000), qos: 0, retain: false)
-        }
-        let last = try sender.client.publish(topic: "held/last", payload: [1], qos: 1, retain: false)
-        // 12 MB is more than the kernel's buffers of a connection hold: the sender's
-        // network thread comes to a write it must refuse.
-        #expect(waitUntil(timeout: 30) { geotify_buffered_socket_write_refusals() > refusals }, "a write was refused while the broker read nothing")
-        broker.resume()
-        #expect(sender.events.waitForPublished(last, timeout: 30))
-        #expect(waitUntil(timeout: 30) { receiver.events.messages.count >= count + 1 })
-        let received = receiver.events.messages
-        #expect(received.map(\.topic) == (0..<count).map { "held/\($0)" } + ["held/last"], "every message once, in order")
-        // Compared as `Data` (one memcmp each): 12 MB byte by byte in a debug build took seconds.
-        let payloads = (0..<256).map { Data(repeating: UInt8($0), count: 4_000) }
-        #expect(received.dropLast().allSatisfy { message in Data(message.payload) == payloads[(Int(message.topic.dropFirst(5)) ?? 0) % 256] })
-        #expect(sender.events.all.filter { if case .disconnected = $0 { true } else { false } }.isEmpty, "\(sender.events.all.suffix(5))")
+    /// Expects `messages` to be `prefix` + 0, 1, … in order, message `n` of `sizes[n]`
+    /// bytes, each `n % 256`, then `prefix` + `last`. Payloads are compared as `Data`
+    /// (one memcmp each): 12 MB byte by byte in a debug build took seconds.
+    static func expectInOrderAndWhole(_ messages: [MQTTMessage], prefix: String, sizes: [Int]) {
+        #expect(messages.map(\.topic) == sizes.indices.map { "\(prefix)\($0)" } + ["\(prefix)last"], "every message once, in order")
+        #expect(zip(messages, sizes.enumerated()).allSatisfy { message, expected in
+            Data(message.payload) == Data(repeating: UInt8(expected.offset % 256), count: expected.element)
+        }, "every message whole")
     }
 
     /// Runs `body` with a broker with a TLS listener only, the TLS settings that trust
