@@ -330,7 +330,7 @@ final class Lane: @unchecked Sendable {
         var outbox: [OutboxMessage] = []
         for (lane, commit) in commits {
             dispatchPrecondition(condition: .onQueue(lane.queue))
-            saves += commit.saves.map { ($0.key, $0.value, lane.core.savesAsNamed($0.key)) }
+            saves += lane.core.rows(saving: commit.saves)
             forgotten += commit.forgotten
             deliveries += commit.deliveries
             refusedBefore.merge(commit.refusedBefore, uniquingKeysWith: +)

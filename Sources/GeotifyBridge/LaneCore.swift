@@ -312,13 +312,14 @@ package struct LaneCore: Sendable {
         body(&devices[slot: index])
     }
 
-    /// What `record` reads of a device's record after an evaluation.
+    /// What `record` reads of a device's record after an evaluation: its state only when
+    /// it is to be saved (a copy retains the state's fix and fence entries, and releases
+    /// them again, on every fix).
     private struct RecordOutcome {
-        var state: DeviceState
+        var saved: DeviceState?
         var ownTracks: Bool
         var deadlineChanged: Bool
         var deadline: Double?
-        var mustSave: Bool
     }
 
     /// What of a device's state a restart needs, to tell whether an evaluation changed
@@ -353,20 +354,19 @@ package struct LaneCore: Sendable {
             let deadline = evaluator.nextDeadline(fences: fences, state: record.state).map { $0 + record.clockOffset }
             let deadlineChanged = deadline != record.deadline
             record.deadline = deadline
-            let state = record.state
-            let mustSave = isNew || evaluation.changedFences || state.badge != before.badge || state.revision != before.revision
+            let mustSave = isNew || evaluation.changedFences || record.state.badge != before.badge
+                || record.state.revision != before.revision
             if mustSave {
                 record.unsavedFix = false
-            } else if state.lastFix?.timestamp != before.fixTime {
+            } else if record.state.lastFix?.timestamp != before.fixTime {
                 record.unsavedFix = true
             }
-            return RecordOutcome(state: state, ownTracks: record.ownTracks, deadlineChanged: deadlineChanged, deadline: deadline, mustSave: mustSave)
+            return RecordOutcome(
+                saved: mustSave ? record.state : nil, ownTracks: record.ownTracks, deadlineChanged: deadlineChanged, deadline: deadline)
         }
-        let state = outcome.state
         let ownTracks = outcome.ownTracks
-        let mustSave = outcome.mustSave
         if outcome.deadlineChanged { deadlines[device] = outcome.deadline }
-        if mustSave { effects.saves[device] = state }
+        if let saved = outcome.saved { effects.saves[device] = saved }
         if !evaluation.transitions.isEmpty {
             effects.counters.add(.transitions, evaluation.transitions.count)
             effects.counters.add(.notifications, evaluation.notifications.count)
@@ -398,7 +398,7 @@ package struct LaneCore: Sendable {
             }
         }
         for identifier in evaluation.established where !evaluation.transitions.contains(where: { $0.fence.identifier == identifier }) {
-            let inside = state.isInside(identifier)
+            let inside = withRecord(at: index) { $0.state.isInside(identifier) }
             let set = fences.owner(of: identifier)
             if inside || (set.map { $0.fences.count <= configuration.announceLimit } ?? true) {
                 keep(.presence, in: &effects.outbox) { configuration.presence.presence(of: device, fence: identifier, inside: inside) }
@@ -773,6 +773,13 @@ package struct LaneCore: Sendable {
     /// book no longer names it (`leaveRemovedFences`).
     package func savesAsNamed(_ device: String) -> Bool {
         decidedWith?.knows(device) ?? loadedAsNamed.contains(device)
+    }
+
+    /// The states of `saves` as the store takes them, each with `savesAsNamed`: the
+    /// lane's commit reads them here, in one call, since each read of the core through
+    /// the lane copies it (every field retained and released).
+    package func rows(saving saves: [String: DeviceState]) -> [(device: String, state: DeviceState, named: Bool)] {
+        saves.map { ($0.key, $0.value, savesAsNamed($0.key)) }
     }
 
     /// When the next timer of any device here is due, nil when none waits.

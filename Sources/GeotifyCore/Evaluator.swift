@@ -194,9 +194,11 @@ public struct Evaluator: Sendable {
     /// when nothing is waiting.
     public func nextDeadline(fences: DeviceFences, state: DeviceState) -> Double? {
         var earliest: Double?
-        // Most entries wait for nothing (outside, or inside with the dwell done): they
-        // are passed over before their fence is looked up, on every fix and every retiming.
-        for entry in state.fences where entry.pending != nil || (entry.inside && !entry.dwelled) {
+        // Most entries wait for nothing (outside, or inside with the dwell done, or with
+        // no dwell time in the rules or any of the fences): they are passed over before
+        // their fence is looked up, on every fix and every retiming.
+        let mayDwell = rules.dwell != nil || fences.anyDwell
+        for entry in state.fences where entry.pending != nil || (mayDwell && entry.inside && !entry.dwelled) {
             guard let fence = fences.fence(entry.fence) else { continue }
             let rules = rules(for: fence)
             if let pending = entry.pending {
