@@ -313,8 +313,8 @@ package struct LaneCore: Sendable {
     }
 
     /// What `record` reads of a device's record after an evaluation: its state only when
-    /// it is to be saved (a copy retains the state's fix and fence entries, and releases
-    /// them again, on every fix).
+    /// it is to be saved, the only use of a copy of it (each copy retains the state's
+    /// fix and fence entries and releases them again).
     private struct RecordOutcome {
         var saved: DeviceState?
         var ownTracks: Bool
@@ -351,7 +351,7 @@ package struct LaneCore: Sendable {
     ) {
         let evaluator = configuration.evaluator
         let outcome: RecordOutcome = withRecord(at: index) { record in
-            let deadline = evaluator.nextDeadline(fences: fences, state: record.state).map { $0 + record.clockOffset }
+            let deadline = evaluator.nextDeadline(fences: fences, entries: record.state.fences).map { $0 + record.clockOffset }
             let deadlineChanged = deadline != record.deadline
             record.deadline = deadline
             let mustSave = isNew || evaluation.changedFences || record.state.badge != before.badge

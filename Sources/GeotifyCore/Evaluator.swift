@@ -193,12 +193,20 @@ public struct Evaluator: Sendable {
     /// The earliest time at which `advance` would do something for this device, nil
     /// when nothing is waiting.
     public func nextDeadline(fences: DeviceFences, state: DeviceState) -> Double? {
+        nextDeadline(fences: fences, entries: state.fences)
+    }
+
+    /// The earliest time at which `advance` would do something for a device with these
+    /// fence `entries` (its state's), nil when nothing is waiting: what a caller that
+    /// holds the state in place passes, since passing the state copied it (its fix and
+    /// entries retained and released, on every fix of a lane).
+    public func nextDeadline(fences: DeviceFences, entries: [FenceState]) -> Double? {
         var earliest: Double?
         // Most entries wait for nothing (outside, or inside with the dwell done, or with
         // no dwell time in the rules or any of the fences): they are passed over before
         // their fence is looked up, on every fix and every retiming.
         let mayDwell = rules.dwell != nil || fences.anyDwell
-        for entry in state.fences where entry.pending != nil || (mayDwell && entry.inside && !entry.dwelled) {
+        for entry in entries where entry.pending != nil || (mayDwell && entry.inside && !entry.dwelled) {
             guard let fence = fences.fence(entry.fence) else { continue }
             let rules = rules(for: fence)
             if let pending = entry.pending {
