@@ -702,7 +702,7 @@ package struct LaneCore: Sendable {
         }
         for (device, index) in candidates(since: timedEdition, in: book) {
             let deadline = withRecord(at: index) { record in
-                record.deadline = evaluator.nextDeadline(fences: book.deviceFences(of: device), state: record.state).map { $0 + record.clockOffset }
+                record.deadline = evaluator.nextDeadline(fences: book.deviceFences(of: device), entries: record.state.fences).map { $0 + record.clockOffset }
                 return record.deadline
             }
             deadlines[device] = deadline
