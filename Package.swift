@@ -42,6 +42,11 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CSSL",
+            pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .systemLibrary(name: "CMicroHTTPD"),
         .systemLibrary(
             name: "CCrypt",
@@ -124,7 +129,7 @@ let package = Package(
             ],
             exclude: ["Python"]
         ),
-        .testTarget(name: "GeotifyMQTTTests", dependencies: ["CBufferedSocket", "GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
+        .testTarget(name: "GeotifyMQTTTests", dependencies: ["CBufferedSocket", "CSSL", "GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]),
         .testTarget(
             name: "GeotifyBridgeTests",
             dependencies: ["GeotifyBridge", "GeotifyConsole", "GeotifyHTTP", "GeotifyJSON", "GeotifyMQTT", "GeotifyTestSupport", "GeotifyTime"]

@@ -47,7 +47,8 @@ struct buffered_socket {
     size_t unsent;           /* output bytes not written yet, from output[0] */
     unsigned long fills;     /* reads from the kernel into `input` */
     unsigned long flushes;   /* writes to the kernel from `output`; `decrypted`: SSL_write calls */
-    int write_again;         /* `decrypted`: OpenSSL wants the SSL_write of `output` again, as it was */
+    size_t write_again;      /* `decrypted`: the length of the SSL_write of `output` OpenSSL wants
+                                again (nothing is gathered until then), 0 when none */
     int deferred_error;      /* an error `geotify_buffered_socket_fill` met, for the next read */
     struct mqtt_framing framing; /* where the bytes handed out so far end, in MQTT packets */
     int one_packet;          /* reads stop at the first packet's end after `gate_from` */
@@ -231,11 +232,12 @@ int geotify_buffered_socket_attach_tls(void *connection) {
 /* Hands the plaintext gathered for the attached socket's SSL connection to OpenSSL in one
    SSL_write, which writes its records into the socket's buffer: 0 when all of it went;
    -1 when OpenSSL wants the same write again (`write_again`: it holds what it encrypted
-   so far, and the next call passes it the same bytes) or the connection failed. Then the
-   bytes are dropped, as the kernel's are on a failed socket, and the socket is shut
-   down, so that libmosquitto's next read ends the connection (and its session sends the
-   QoS 1 messages again) instead of the connection living on without them. OpenSSL's
-   writes land in `write`, which flushes the socket's buffer without coming back here. */
+   so far, and must be passed the same bytes, as its manual says; `SSL_write` gathers
+   nothing more meanwhile) or the connection failed. Then the bytes are dropped, as the
+   kernel's are on a failed socket, and the socket is shut down, so that libmosquitto's
+   next read ends the connection (and its session sends the QoS 1 messages again)
+   instead of the connection living on without them. OpenSSL's writes land in `write`,
+   which flushes the socket's buffer without coming back here. */
 static int encrypt_gathered(void) {
     static __thread int encrypting;
     struct buffered_socket *s = &decrypted;
@@ -243,6 +245,7 @@ static int encrypt_gathered(void) {
         return 0;
     }
     assert(s->unsent <= capacity);
+    assert((s->write_again == 0 || s->unsent == s->write_again) && "OpenSSL is given the write it wants again, as it was");
     assert(!encrypting && "OpenSSL's write of the gathered plaintext does not come back to it");
     encrypting = 1;
     int result = openssl()->write(s->ssl, s->output, (int)s->unsent);
@@ -257,7 +260,7 @@ static int encrypt_gathered(void) {
     }
     int error = openssl()->get_error(s->ssl, result);
     if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
-        s->write_again = 1;
+        s->write_again = s->unsent;
     } else {
         s->unsent = 0;
         s->write_again = 0;
@@ -741,16 +744,17 @@ int SSL_read(SSL *ssl, void *buffer, int count) {
    when the socket's buffer is flushed (`geotify_buffered_socket_flush`) or the plaintext's
    is full, so that a turn's packets make a few TLS records, not one each (an SSL_write a
    packet was about a tenth of the bridge's CPU over TLS); any other connection is
-   OpenSSL's. A write that finds the plaintext's buffer full while OpenSSL cannot take it
-   is refused with OpenSSL's reason, which its SSL_get_error gives ("want write": the
-   kernel takes no more; libmosquitto keeps the packet queued, as on a plain socket); one
-   larger than the buffer goes to OpenSSL directly once the buffer is empty. */
+   OpenSSL's. A write that finds the plaintext's buffer full, or OpenSSL wanting its last
+   write again (whose bytes must not change), while OpenSSL cannot take the gathered
+   plaintext is refused with OpenSSL's reason, which its SSL_get_error gives ("want
+   write": the kernel takes no more; libmosquitto keeps the packet queued, as on a plain
+   socket); one larger than the buffer goes to OpenSSL directly once the buffer is empty. */
 int SSL_write(SSL *ssl, const void *buffer, int count) {
     if (ssl == NULL || ssl != decrypted.ssl || decrypted.output == NULL || count <= 0) {
         return openssl()->write(ssl, buffer, count);
     }
-    if ((size_t)count > capacity - decrypted.unsent) {
-        if (encrypt_gathered() != 0 && decrypted.write_again) {
+    if (decrypted.write_again > 0 || (size_t)count > capacity - decrypted.unsent) {
+        if (encrypt_gathered() != 0 && decrypted.write_again > 0) {
             atomic_fetch_add_explicit(&write_refusals, 1, memory_order_relaxed);
             return -1;
         }
