@@ -187,19 +187,13 @@ public struct Evaluator: Sendable {
     /// The earliest time at which `advance` would do something for this device, nil
     /// when nothing is waiting.
     public func nextDeadline(fences: [Fence], state: DeviceState) -> Double? {
-        nextDeadline(fences: DeviceFences(own: fences), state: state)
-    }
-
-    /// The earliest time at which `advance` would do something for this device, nil
-    /// when nothing is waiting.
-    public func nextDeadline(fences: DeviceFences, state: DeviceState) -> Double? {
-        nextDeadline(fences: fences, entries: state.fences)
+        nextDeadline(fences: DeviceFences(own: fences), entries: state.fences)
     }
 
     /// The earliest time at which `advance` would do something for a device with these
-    /// fence `entries` (its state's), nil when nothing is waiting: what a caller that
-    /// holds the state in place passes, since passing the state copied it (its fix and
-    /// entries retained and released, on every fix of a lane).
+    /// fence `entries` (its state's), nil when nothing is waiting. The entries, not the
+    /// state: a lane holds the state in place, and passing it copied it (its fix and
+    /// entries retained and released, on every fix).
     public func nextDeadline(fences: DeviceFences, entries: [FenceState]) -> Double? {
         var earliest: Double?
         // Most entries wait for nothing (outside, or inside with the dwell done, or with
