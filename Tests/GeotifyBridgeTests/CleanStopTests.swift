@@ -45,7 +45,7 @@ struct CleanStopTests {
         return #"{"devices": {\#(entries.joined(separator: ", "))}}"#
     }()
 
-    @Test func fiftyStopsAtRandomMomentsEachLeaveOfflineRetained() throws {
+    @Test(.longWaiting) func fiftyStopsAtRandomMomentsEachLeaveOfflineRetained() throws {
         let broker = try TestBroker()
         let directory = try makeTemporaryDirectory("clean-stop")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -11,7 +11,7 @@ import Testing
 /// statistics, which `geotify status` reads.
 @Suite("A session taken over, seen by the bridge", .serialized, .timeLimit(.minutes(2)), .waiting)
 struct SessionTakeoverBridgeTests {
-    @Test func aSecondClientWithTheBridgesClientIDIsLoggedAndCounted() throws {
+    @Test(.longWaiting) func aSecondClientWithTheBridgesClientIDIsLoggedAndCounted() throws {
         // The bridge and the intruder reconnect on the test's clock: moving it on while
         // the test waits makes them throw each other off at once, not every second or two.
         let clock = ManualScheduler(now: Date().timeIntervalSince1970)

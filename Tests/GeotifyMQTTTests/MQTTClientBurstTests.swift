@@ -146,7 +146,7 @@ struct MQTTClientBurstTests {
         #expect(events[published..<message].contains { if case .caughtUp = $0 { return true } else { return false } }, "\(events)")
     }
 
-    @Test("messages of every size, across the read buffer's 64 KiB, arrive whole and in order")
+    @Test("messages of every size, across the read buffer's 64 KiB, arrive whole and in order", .longWaiting)
     func everySizeArrivesWhole() throws {
         let broker = try TestBroker()
         let topic = uniqueTopic("sizes")

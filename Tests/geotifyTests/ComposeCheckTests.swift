@@ -41,7 +41,7 @@ struct ComposeCheckTests {
         return file.path
     }
 
-    @Test func theShippedComposeFilesPass() throws {
+    @Test(.longWaiting) func theShippedComposeFilesPass() throws {
         let result = try check(["docker-compose.yml", "docker-compose.cluster.yml"].map { Self.root.appendingPathComponent($0).path })
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.isEmpty)

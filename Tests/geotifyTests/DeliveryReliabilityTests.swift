@@ -8,7 +8,7 @@ import Testing
 /// way a deduplicating receiver would.
 @Suite("Delivery through geotify run", .waiting)
 struct DeliveryReliabilityTests {
-    @Test func aTargetDownForAWhileGetsEveryNotificationOnceInOrderPerDeviceWhenBack() throws {
+    @Test(.longWaiting) func aTargetDownForAWhileGetsEveryNotificationOnceInOrderPerDeviceWhenBack() throws {
         let scenario = try DeliveryScenario("delivery-down", devices: 3)
         let receiver = try WebhookReceiver(["/hook": .failRetryAfter(seconds: 1)])
         // One attempt at a time: a failure rests the target for the second its
@@ -47,7 +47,7 @@ struct DeliveryReliabilityTests {
         #expect(DeliveryScenario.perDevice(scenario.notifications(of: bridge).map(\.id)) == expected)
     }
 
-    @Test func killedWithDeliveriesPendingUnderWayAndRetryingItDeliversEachOnceAfterTheRestart() throws {
+    @Test(.longWaiting) func killedWithDeliveriesPendingUnderWayAndRetryingItDeliversEachOnceAfterTheRestart() throws {
         let scenario = try DeliveryScenario("delivery-kill", devices: 3)
         let receiver = try WebhookReceiver(["/steady": .accept, "/flaky": .failRetryAfter(seconds: 2), "/stuck": .hold(seconds: 60)])
         let bridge = try scenario.startBridge("killed", extra: DeliveryScenario.notify(
