@@ -159,11 +159,25 @@ public struct Evaluator: Sendable {
         return fences.identifiers.firstIndex(of: identifier)
     }
 
-    /// Whether any of the device's fence states may have a timer: a pending change, or
-    /// a stay that has not dwelled while some rule sets a dwell time.
+    /// Whether any of the device's fence states may have a timer (`mayHaveTimer`).
     private func mayHaveTimers(_ fences: DeviceFences, _ state: DeviceState) -> Bool {
-        let dwell = rules.dwell != nil || fences.anyDwell
-        return state.fences.contains { $0.pending != nil || (dwell && $0.inside && !$0.dwelled) }
+        let dwellCanRun = mayDwell(fences)
+        return state.fences.contains { Self.mayHaveTimer($0, mayDwell: dwellCanRun) }
+    }
+
+    /// Whether a stay in one of `fences` can wait for a dwell: the rules or one of the
+    /// fences set a dwell time.
+    private func mayDwell(_ fences: DeviceFences) -> Bool {
+        rules.dwell != nil || fences.anyDwell
+    }
+
+    /// Whether `entry` may have a timer: a pending change, or a stay that has not
+    /// dwelled while a dwell can run (`mayDwell`). Most entries have none (outside, or
+    /// inside with the dwell done or no dwell time anywhere), and are passed over before
+    /// their fence is looked up, on every fix and every retiming.
+    @inline(__always)
+    private static func mayHaveTimer(_ entry: FenceState, mayDwell: Bool) -> Bool {
+        entry.pending != nil || (mayDwell && entry.inside && !entry.dwelled)
     }
 
     /// Evaluates `fix` against a list of own fences (see the other `evaluate`).
@@ -196,11 +210,8 @@ public struct Evaluator: Sendable {
     /// entries retained and released, on every fix).
     public func nextDeadline(fences: DeviceFences, entries: [FenceState]) -> Double? {
         var earliest: Double?
-        // Most entries wait for nothing (outside, or inside with the dwell done, or with
-        // no dwell time in the rules or any of the fences): they are passed over before
-        // their fence is looked up, on every fix and every retiming.
-        let mayDwell = rules.dwell != nil || fences.anyDwell
-        for entry in entries where entry.pending != nil || (mayDwell && entry.inside && !entry.dwelled) {
+        let dwellCanRun = mayDwell(fences)
+        for entry in entries where Self.mayHaveTimer(entry, mayDwell: dwellCanRun) {
             guard let fence = fences.fence(entry.fence) else { continue }
             let rules = rules(for: fence)
             if let pending = entry.pending {

@@ -8,12 +8,6 @@ import GeotifyTestSupport
 /// alone (its last 5 s of 46 on 6 Dec 2026).
 @Suite("A signal while the start is blocked", .waiting)
 struct BlockedStartSignalTests {
-    let directory: URL
-
-    init() throws {
-        directory = try makeTemporaryDirectory("blocked-start")
-    }
-
     /// A SIGTERM while the start was blocked (here waiting for the lock on the fence
     /// file's directory, which the start takes to remove the temporary files of
     /// interrupted writes, held by a process that does not let go) logged "received
@@ -21,6 +15,8 @@ struct BlockedStartSignalTests {
     /// start. It now exits without a graceful stop when the start has not ended
     /// `startGrace` (5 s) later, and at once on a second SIGTERM or SIGINT.
     @Test(.longWaiting) func aSignalWhileTheStartIsBlockedEndsTheProcess() throws {
+        let directory = try makeTemporaryDirectory("blocked-start")
+        defer { try? FileManager.default.removeItem(at: directory) }
         let locked = directory.appendingPathComponent("locked")
         try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: false)
         try CommandLineTests.fences.write(to: locked.appendingPathComponent("fences.json"), atomically: true, encoding: .utf8)
