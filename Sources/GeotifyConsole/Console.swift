@@ -69,17 +69,19 @@ package final class Console: Sendable {
     package static let maximumUnsentAnswers = 4
 
     /// A console for `backend`, following its updates from now on; reads the users file
-    /// now, refusing one that is missing or has a bad line.
+    /// now, refusing one that is missing or has a bad line. A page's stream is closed when
+    /// more than `maximumPendingPerStream` bytes wait for it (1 MiB; a test makes it small
+    /// to reach the bound in a few updates).
     package init(
         settings: ConsoleSettings, backend: any ConsoleBackend, scheduler: any Scheduler,
-        log: @escaping HTTPServer.Log, count: @escaping HTTPServer.Count
+        log: @escaping HTTPServer.Log, count: @escaping HTTPServer.Count, maximumPendingPerStream: Int = 1 << 20
     ) throws(HTTPSettingsError) {
         self.settings = settings
         self.backend = backend
         self.scheduler = scheduler
         self.log = log
         self.count = count
-        stream = EventStream(onOverflow: { count(HTTPRefusalCode.tooFarBehind.counter) })
+        stream = EventStream(maximumPending: maximumPendingPerStream, onOverflow: { count(HTTPRefusalCode.tooFarBehind.counter) })
         recent = RecentNotifications(capacity: settings.recentNotifications)
         leaflet = StaticFiles(directory: settings.leafletDirectory)
         if let path = settings.usersFile {

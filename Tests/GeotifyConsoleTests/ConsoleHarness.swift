@@ -41,7 +41,9 @@ final class ConsoleHarness {
         let all = Mutex<[String]>([])
     }
 
-    init(logins: Bool = false, settings extra: JSON = [:]) throws {
+    /// A console on a fresh fence file; `streamBound`: the bytes a page's stream may have
+    /// waiting (the console's own 1 MiB when nil).
+    init(logins: Bool = false, settings extra: JSON = [:], streamBound: Int? = nil) throws {
         directory = try makeTemporaryDirectory("console")
         fencesPath = directory.appendingPathComponent("fences.json").path
         try Data(Self.fences.utf8).write(to: URL(fileURLWithPath: fencesPath))
@@ -56,7 +58,7 @@ final class ConsoleHarness {
         bridge = FixtureBridge(fencesPath: fencesPath, scheduler: scheduler)
         console = try Console(
             settings: settings, backend: bridge, scheduler: scheduler, log: { [lines] level, message in lines.all.withLock { $0.append("\(level) \(message)") } },
-            count: { [bridge] in bridge.add($0) })
+            count: { [bridge] in bridge.add($0) }, maximumPendingPerStream: streamBound ?? 1 << 20)
         application = console.application
     }
 

@@ -127,15 +127,21 @@ package final class RawHTTPConnection {
         return (status, headers)
     }
 
-    /// Reads until the text read so far (raw, chunk framing included) contains `marker`;
-    /// returns it all, or nil when the stream ends or times out first.
+    /// Reads until the bytes read so far (raw, chunk framing included) contain `marker`'s
+    /// UTF-8; returns them all as text, or nil when the stream ends or times out first.
+    /// Each read's bytes are searched once (with the marker's length before them), not the
+    /// whole buffer again: a stream of megabytes read in 64 KiB pieces took seconds of CPU.
     package func read(until marker: String) -> String? {
+        let pattern = Array(marker.utf8)
+        var searched = 0
         while true {
-            let text = String(decoding: buffer, as: UTF8.self)
-            if text.contains(marker) {
+            let from = max(0, searched - pattern.count + 1)
+            if buffer[from...].firstRange(of: pattern) != nil {
+                let text = String(decoding: buffer, as: UTF8.self)
                 buffer = []
                 return text
             }
+            searched = buffer.count
             guard fill() else { return nil }
         }
     }
