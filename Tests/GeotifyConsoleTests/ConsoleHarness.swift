@@ -42,8 +42,8 @@ final class ConsoleHarness {
     }
 
     /// A console on a fresh fence file; `streamBound`: the bytes a page's stream may have
-    /// waiting (the console's own 1 MiB when nil).
-    init(logins: Bool = false, settings extra: JSON = [:], streamBound: Int? = nil) throws {
+    /// waiting.
+    init(logins: Bool = false, settings extra: JSON = [:], streamBound: Int = Console.defaultStreamBound) throws {
         directory = try makeTemporaryDirectory("console")
         fencesPath = directory.appendingPathComponent("fences.json").path
         try Data(Self.fences.utf8).write(to: URL(fileURLWithPath: fencesPath))
@@ -58,7 +58,7 @@ final class ConsoleHarness {
         bridge = FixtureBridge(fencesPath: fencesPath, scheduler: scheduler)
         console = try Console(
             settings: settings, backend: bridge, scheduler: scheduler, log: { [lines] level, message in lines.all.withLock { $0.append("\(level) \(message)") } },
-            count: { [bridge] in bridge.add($0) }, maximumPendingPerStream: streamBound ?? 1 << 20)
+            count: { [bridge] in bridge.add($0) }, maximumPendingPerStream: streamBound)
         application = console.application
     }
 
