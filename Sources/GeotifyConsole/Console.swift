@@ -68,17 +68,13 @@ package final class Console: Sendable {
     /// unsent at once (`UnsentAnswers`).
     package static let maximumUnsentAnswers = 4
 
-    /// The bytes that may wait for one page's stream before it is closed, unless a test
-    /// gives another bound.
-    package static let defaultStreamBound = 1 << 20
-
     /// A console for `backend`, following its updates from now on; reads the users file
     /// now, refusing one that is missing or has a bad line. A page's stream is closed when
     /// more than `maximumPendingPerStream` bytes wait for it (a test makes it small to
     /// reach the bound in a few updates).
     package init(
         settings: ConsoleSettings, backend: any ConsoleBackend, scheduler: any Scheduler,
-        log: @escaping HTTPServer.Log, count: @escaping HTTPServer.Count, maximumPendingPerStream: Int = Console.defaultStreamBound
+        log: @escaping HTTPServer.Log, count: @escaping HTTPServer.Count, maximumPendingPerStream: Int = EventStream.defaultMaximumPending
     ) throws(HTTPSettingsError) {
         self.settings = settings
         self.backend = backend

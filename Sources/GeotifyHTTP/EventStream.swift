@@ -13,6 +13,8 @@ import Synchronization
 /// closed for them. `keepAlive()` sends a comment to all, which the owner calls every
 /// few seconds so proxies keep idle streams open and dead clients are found.
 package final class EventStream: Sendable {
+    /// The most bytes that may wait for one client unless the owner gives another bound.
+    package static let defaultMaximumPending = 1 << 20
     /// The most bytes that may wait for one client.
     package let maximumPending: Int
     /// How long a browser waits before reconnecting, in milliseconds (`retry:`).
@@ -32,7 +34,7 @@ package final class EventStream: Sendable {
     /// `maximumPendingTotal` is at least `maximumPending`: a send one client may take
     /// then always fits once the others are closed.
     package init(
-        maximumPending: Int = 1 << 20, maximumPendingTotal: Int = 16 << 20, retryMilliseconds: Int = 2000,
+        maximumPending: Int = EventStream.defaultMaximumPending, maximumPendingTotal: Int = 16 << 20, retryMilliseconds: Int = 2000,
         maximumSubscribers: Int = 256, onOverflow: @escaping @Sendable () -> Void = {}
     ) {
         precondition(maximumPendingTotal >= maximumPending, "EventStream: maximumPendingTotal \(maximumPendingTotal) is below maximumPending \(maximumPending)")

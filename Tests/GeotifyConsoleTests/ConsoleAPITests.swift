@@ -194,7 +194,7 @@ import Testing
             return
         }
         #expect(!subscription.isClosed)
-        #expect(subscription.pendingCount > Console.defaultStreamBound, "the state is larger than the bound")
+        #expect(subscription.pendingCount > EventStream.defaultMaximumPending, "the state is larger than the bound")
         var received: [UInt8] = []
         while case .bytes(let bytes) = subscription.take(maximum: 1 << 16, park: {}, wake: {}) {
             received += bytes

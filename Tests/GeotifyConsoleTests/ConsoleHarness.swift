@@ -43,7 +43,7 @@ final class ConsoleHarness {
 
     /// A console on a fresh fence file; `streamBound`: the bytes a page's stream may have
     /// waiting.
-    init(logins: Bool = false, settings extra: JSON = [:], streamBound: Int = Console.defaultStreamBound) throws {
+    init(logins: Bool = false, settings extra: JSON = [:], streamBound: Int = EventStream.defaultMaximumPending) throws {
         directory = try makeTemporaryDirectory("console")
         fencesPath = directory.appendingPathComponent("fences.json").path
         try Data(Self.fences.utf8).write(to: URL(fileURLWithPath: fencesPath))

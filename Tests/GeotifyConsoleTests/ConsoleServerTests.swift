@@ -108,7 +108,7 @@ import Testing
         }
         try Data("{\"devices\":{\(devices.joined(separator: ","))}}".utf8).write(to: URL(fileURLWithPath: served.harness.fencesPath))
         let listed = try served.send("GET /api/fences HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        #expect(listed.body.count > Console.defaultStreamBound, "the list is larger than a stream's bound")
+        #expect(listed.body.count > EventStream.defaultMaximumPending, "the list is larger than a stream's bound")
 
         let page = try RawHTTPConnection(port: served.port)
         try page.send("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
