@@ -1,10 +1,11 @@
 # Geotify in a container: built with the Swift toolchain, run on a slim Debian with
-# only the C libraries the binary links (libmosquitto, libsodium, SQLite, libcurl,
-# OpenSSL, libmicrohttpd), Leaflet for the map page and the CA certificates for
-# mqtts:// and https://. scripts/check-image proves this runtime stage without a
-# Docker engine: it builds the binary with the same script, makes a root filesystem of
-# the same base with the same packages (RUNTIME_PACKAGES, read from this file), runs
-# the same set-up (docker/runtime-setup) and starts the bridge in it.
+# only the C libraries the binary uses (libmosquitto, libsodium, SQLite and OpenSSL,
+# linked; libcurl and libmicrohttpd, opened when first used), Leaflet for the map
+# page and the CA certificates for mqtts:// and https://. scripts/check-image proves
+# this runtime stage without a Docker engine: it builds the binary with the same
+# script, makes a root filesystem of the same base with the same packages
+# (RUNTIME_PACKAGES, read from this file), runs the same set-up (docker/runtime-setup)
+# and starts the bridge in it.
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
 # The build dependencies, from the one list scripts/install and CI use too.
