@@ -70,4 +70,30 @@ struct LaneCoreHostileInputTests {
         #expect(run.hostile.core.reportedOnce.count == LaneCore.reportedOnceKept)
         #expect(run.outcomes["position refused: no_decryption_key"] == flood)
     }
+
+    /// A new device refused at a limit is counted every time and reported once for each
+    /// limit, and the limits remembered as reported are bounded too: a flood of owners,
+    /// each at its own limit, is counted in full but reported at most `reportedOnceKept`
+    /// times (on `geotify/error` and in the log alike).
+    @Test func aFloodOfOwnersAtTheirLimitsIsCountedInFullAndReportedBoundedly() throws {
+        var lane = try LaneFixture(fences: LaneCoreTests.fences) {
+            $0.maximumDevicesPerOwner = 1
+            $0.maximumDevices = 4_096
+        }
+        let owners = LaneCore.reportedOnceKept + 100
+        var refused = 0
+        var reports = 0
+        var lines = 0
+        for owner in 0..<owners {
+            #expect(lane.ownTracks("flood\(owner)/phone", 52.52, 13.405).counters[.errors(.tooManyDevices)] == 0)
+            let effects = lane.ownTracks("flood\(owner)/watch", 52.52, 13.405)
+            refused += effects.counters[.errors(.tooManyDevices)]
+            reports += effects.direct.filter { $0.topic == "geotify/error" && String(decoding: $0.payload, as: UTF8.self).contains("too_many_devices") }.count
+            lines += effects.log.filter { $0.message.contains("errors.too_many_devices") }.count
+        }
+        #expect(refused == owners)
+        #expect(reports == LaneCore.reportedOnceKept)
+        #expect(lines == LaneCore.reportedOnceKept)
+        #expect(lane.core.reportedOnce.count == LaneCore.reportedOnceKept)
+    }
 }

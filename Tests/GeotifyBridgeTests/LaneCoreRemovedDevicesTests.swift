@@ -281,6 +281,27 @@ struct LaneCoreRemovedDevicesTests {
         #expect(!effects.outbox.contains { $0.topic.contains("bob/phone") }, "Bob's are live")
     }
 
+    /// For a device the file does not name, only the lane's state speaks: the start's
+    /// sweep keeps the retained topics of `u/1`, whose state the lane kept from before
+    /// the stop, and clears those of `u/2`, which it keeps no state for (evicted, or
+    /// refused, before the stop), the presence of a shared fence both may enter included.
+    @Test func theStartsSweepKeepsAnUnnamedDevicesTopicsOnlyWhileTheLaneKeepsItsState() throws {
+        var lane = try LaneFixture(fences: Self.fences, states: try Self.statesLeftAtAStop(), named: ["alice/phone", "bob/phone"])
+        let sweep = RetainedSweepTests.sweep(homeAssistant: false)
+        let presence = PresenceMessages(topics: Topics())
+        let topics = { (device: String) in
+            [presence.stateTopic(device), presence.trackerTopic(device), Topics().badge(device), presence.presenceTopic(device, fence: "mall")]
+        }
+        let found = (topics("u/1") + topics("u/2")).compactMap { sweep.read(topic: $0, payload: Array("x".utf8)) }
+        #expect(found.count == 8 && found.allSatisfy { $0.laneDevice != nil })
+        #expect(lane.core.state(of: "u/1") != nil && lane.core.state(of: "u/2") == nil)
+        var effects = LaneEffects()
+        lane.core.clearStale(found, sweep: sweep, book: lane.book, into: &effects)
+        #expect(effects.outbox.map(\.topic) == topics("u/2"))
+        #expect(effects.outbox.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == 1 })
+        #expect(effects.counters.amounts[.sweepCleared] == 4)
+    }
+
     /// A start's sweep that finds nothing stale on a lane leaves no trace there: no
     /// message, no count, and no "clearing 0 retained topics" in the log.
     @Test func aSweepThatFindsNothingStaleOnALaneSaysNothing() throws {
