@@ -35,9 +35,6 @@ package struct DeviceRecord: Sendable, Equatable {
     /// The value of its tracker topic last published (`LaneCore.showTracker`): nil until
     /// one is, as after a start, so the first is always published.
     package var shownTracker: String?
-    /// Whether it was said once that this unnamed device matches a named one but for
-    /// letter case.
-    package var warnedCase = false
 
     package init(state: DeviceState, lastSeen: Double, admitted: Bool = false) {
         self.state = state

@@ -506,11 +506,11 @@ package struct LaneCore: Sendable {
         }
     }
 
-    /// Says once, when positions arrive for a device the fence file does not name, that
-    /// it names one that differs only in letter case (`Alice/Phone` for `alice/phone`).
+    /// Says, at the first fix of a device the fence file does not name (so once a
+    /// device), that the file names one that differs only in letter case (`Alice/Phone`
+    /// for `alice/phone`).
     private mutating func warnAboutCase(of device: String, book: FenceBook, at now: Double, into effects: inout LaneEffects) {
         guard !book.knows(device), let named = book.device(matchingIgnoringCase: device) else { return }
-        devices[device]?.warnedCase = true
         let error = InputError(.unknownDevice, "positions arrive for \"\(device)\", which has no fences; the fence file names \"\(named)\", which differs only in letter case (device identifiers are case-sensitive)")
         effects.counters.add(.errors(.unknownDevice))
         logRefusal(.unknownDevice, at: now, into: &effects, error.message)
