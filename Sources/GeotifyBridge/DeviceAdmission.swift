@@ -79,4 +79,7 @@ package final class DeviceAdmission: Sendable {
 
     /// The unnamed devices admitted now.
     package var admitted: Int { count.withLock { $0.total } }
+
+    /// The owners counted now: those with an unnamed device admitted (read by tests).
+    package var ownersCounted: Int { count.withLock { $0.owners.count } }
 }

@@ -629,4 +629,19 @@ struct LaneCoreTests {
         #expect(admission.admit("dave/a") == .admitted)
         #expect(admission.admitted == 3)
     }
+
+    /// An owner whose last unnamed device is released is forgotten, so owners made up
+    /// one after another, each admitted and dropped again, cost no memory that stays.
+    @Test func anOwnerWhoseLastDeviceIsReleasedIsForgotten() {
+        let admission = DeviceAdmission(maximum: 8, perOwner: 2)
+        for owner in 0..<1_000 {
+            #expect(admission.admit("made-up\(owner)/a") == .admitted)
+            #expect(admission.admit("made-up\(owner)/b") == .admitted)
+            admission.release("made-up\(owner)/a")
+            #expect(admission.ownersCounted == 1, "one device left")
+            admission.release("made-up\(owner)/b")
+        }
+        #expect(admission.admitted == 0)
+        #expect(admission.ownersCounted == 0)
+    }
 }
