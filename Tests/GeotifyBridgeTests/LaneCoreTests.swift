@@ -113,6 +113,26 @@ struct LaneCoreTests {
         #expect(again.saves.isEmpty, "and only once")
     }
 
+    /// The revision of the fences a device has seen is state a restart needs (a fence
+    /// added after it is looked at as new, `DeviceState.hasSeen`), so the first fix after
+    /// a fence was added far away is saved at once, though it crosses nothing.
+    @Test func theFirstFixAfterAFenceWasAddedIsSavedAtOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        let seen = try #require(lane.core.state(of: "alice/phone")?.revision)
+        try lane.edit(Self.fences.replacingOccurrences(of: #""note": "", "eventType": "onEntry" } ],"#, with: """
+            "note": "", "eventType": "onEntry" },
+              { "identifier": "gym", "latitude": 48.14, "longitude": 11.58, "radius": 100, "eventType": "onEntry" } ],
+            """))
+        _ = lane.advance(0.2)
+        lane.now += 30
+        let effects = lane.ownTracks("alice/phone", Self.away.0 + 0.001, Self.away.1)
+        #expect(effects.events.isEmpty)
+        let saved = try #require(effects.saves["alice/phone"], "saved with the fix, not with the next flush")
+        #expect(try #require(saved.revision) > seen)
+        #expect(saved.lastFix?.coordinate.latitude == Self.away.0 + 0.001)
+    }
+
     /// A lane with Home Assistant on and the tracker throttled to 60 s and 50 m, whose
     /// alice/phone has had its first fix, away from its fences.
     static func trackedAway() throws -> LaneFixture {
