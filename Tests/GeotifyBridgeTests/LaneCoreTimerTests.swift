@@ -33,6 +33,22 @@ struct LaneCoreTimerTests {
         #expect(lane.advance(1_000).events.isEmpty, "once a stay")
     }
 
+    /// The settings' `dwell`, the default of every fence, times a fence that sets none
+    /// of its own as the fence's own would: fired by the clock, from the entry.
+    @Test func theSettingsDwellFiresFromTheClockForAFenceWithoutOne() throws {
+        var lane = try LaneFixture(fences: Self.fences(dwell: nil).replacingOccurrences(
+            of: #""eventType": ["onEntry", "onExit"]"#, with: #""eventType": ["onEntry", "onExit", "onDwell"]"#)) { $0.rules.dwell = 300 }
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        #expect(lane.ownTracks("alice/phone", 52.52, 13.405).events.map { $0["event"] as? String } == ["enter"])
+        let entry = lane.now
+        #expect(lane.core.nextDeadline == entry + 300)
+        #expect(lane.advance(299).events.isEmpty, "not yet")
+        let dwelled = lane.advance(1)
+        #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
+        #expect(dwelled.events.first?["tst"] as? Int == Int(entry + 300))
+    }
+
     /// The home fence with `dwell` (seconds; none when nil), the shop as in `fences`.
     static func fences(dwell: Int?) -> String {
         let home = dwell.map { #""eventType": ["onEntry", "onExit", "onDwell"], "dwell": \#($0)"# } ?? #""eventType": ["onEntry", "onExit"]"#
