@@ -45,6 +45,8 @@ struct CommandTests {
         #expect(refusal(#"{"action":"preview","change":{"action":"rename"}}"#)?.code == .unknownAction)
         #expect(refusal(#"{"action":"list","id":7}"#) == InputError(.wrongType, "\"id\" must be a string, not a number"))
         #expect(refusal(String(repeating: " ", count: 1_001))?.code == .payloadTooLarge)
+        let list = #"{"action":"list"}"#
+        #expect(refusal(list + String(repeating: " ", count: 1_000 - list.utf8.count)) == nil, "exactly the limit is taken")
         let decoded = decode(#"{"action":"get","id":"q1"}"#)
         #expect(decoded.id == "q1")
         #expect(decoded.actionName == "get")
