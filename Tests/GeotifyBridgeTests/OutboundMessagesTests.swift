@@ -32,4 +32,20 @@ struct OutboundMessagesTests {
         #expect(String(decoding: message.payload, as: UTF8.self) ==
             #"{"id":"alice/phone/shop/exit/1700000060","device":"alice/phone","fence":"shop","event":"exit","event_type":"exit","note":"Shopping","badge":2,"lat":52.52,"lon":13.405,"tst":1700000060}"#)
     }
+
+    /// What goes to `geotify/error` and to a device's reply topic is said once, to whoever
+    /// listens then: never retained, or every later subscriber would be greeted with a
+    /// refusal or a reply long past.
+    @Test func refusalsFailuresAndRepliesAreNotRetained() {
+        let refusal = messages.error(InputError(.outOfRange, "lat 95 is outside -90...90"), topic: "geotify/location/alice/phone", device: "alice/phone")
+        #expect(refusal.topic == "geotify/error" && refusal.qos == 0 && !refusal.retain)
+        #expect(String(decoding: refusal.payload, as: UTF8.self) ==
+            #"{"error":"out_of_range","message":"lat 95 is outside -90...90","topic":"geotify/location/alice/phone","device":"alice/phone"}"#)
+        let failure = messages.failure(.fenceFile, "the fence file cannot be read")
+        #expect(failure.topic == "geotify/error" && failure.qos == 0 && !failure.retain)
+        var ok = JSONObject()
+        ok["ok"] = .bool(true)
+        let reply = messages.reply(ok, to: "alice/phone")
+        #expect(reply.topic == "geotify/reply/alice/phone" && reply.qos == 1 && !reply.retain)
+    }
 }
