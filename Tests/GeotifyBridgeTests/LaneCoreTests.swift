@@ -168,6 +168,21 @@ struct LaneCoreTests {
         #expect(effects.outboxTopics == ["geotify/state/alice/phone"])
     }
 
+    /// "Only once the device moved at least `trackerDistance`": a position exactly that
+    /// far from the last one published, an interval later, is published.
+    @Test func theTrackerFollowsAPositionExactlyTheDistanceAway() throws {
+        let moved = Coordinate(latitude: Self.away.0 + 0.01, longitude: Self.away.1)
+        let distance = Geodesy.sphericalDistance(Coordinate(latitude: Self.away.0, longitude: Self.away.1), moved)
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.homeAssistantEnabled = true
+            $0.trackerInterval = 60
+            $0.trackerDistance = distance
+        }
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        lane.now += 60
+        #expect(lane.ownTracks("alice/phone", moved.latitude, moved.longitude).outboxTopics == ["geotify/state/alice/phone"])
+    }
+
     /// The tracker topic is a retained last value: published when what it says changes
     /// (and after each connection, `LaneCoreTimerTests`), not again with every position
     /// the state document follows, which would be a message a position saying nothing new.
