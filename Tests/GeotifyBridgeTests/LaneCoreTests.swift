@@ -264,6 +264,16 @@ struct LaneCoreTests {
         #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside")
     }
 
+    /// A first fix inside one of the device's own fences still tells the shared fences
+    /// it is outside of, each once.
+    @Test func aFirstFixInsideAnOwnFenceAnnouncesTheSharedFencesItIsOutsideOf() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.outboxText("geotify/presence/alice/phone/home") == "inside")
+        #expect(effects.outboxTopics.filter { $0 == "geotify/presence/alice/phone/school" }.count == 1, "\(effects.outboxTopics)")
+        #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside")
+    }
+
     /// Inside one of its own fences and a shared fence around it, a device's tracker
     /// shows its own fence, and the state document lists its own fences first: a device's
     /// own fences are the specific ones (`LaneCore.relevantFences`).
