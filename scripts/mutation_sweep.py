@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""A mutation sweep over the decision code: would a test notice if a behaviour were gone?
+
+Each mutant changes one token of one line of the evaluator or the lane's core (a
+comparison turned around, `&&` for `||`, `true` for `false`, `first` for `last`, a line
+that counts or appends left out). For each, in a copy of HEAD of its own, the tests are
+built and the tests that need no other process (the pure subset, a few seconds) run; a
+mutant they do not kill is run against the whole suite with --full. What no test kills is
+either an equivalent mutant (the same behaviour, as a sort by `<=` of distinct keys, or
+a fast path that falls back to the slow one) or a behaviour no test names: look at each.
+
+Usage: scripts/mutation-sweep [--count N] [--seed S] [--full]
+Prints a line for each mutant (where, what, the verdict and the failing tests), then a
+summary. The copy is a git worktree in .build/mutation-sweep, kept between runs so that
+its build is incremental; the working tree of the repository is never touched.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COPY = os.path.join(ROOT, '.build', 'mutation-sweep')
+
+# The files whose decisions the sweep mutates: the evaluator's and the lane core's.
+FILES = [
+    'Sources/GeotifyCore/Evaluator.swift', 'Sources/GeotifyCore/FixAcceptance.swift',
+    'Sources/GeotifyCore/TransitionRules.swift', 'Sources/GeotifyCore/DeviceState.swift',
+    'Sources/GeotifyBridge/LaneCore.swift', 'Sources/GeotifyBridge/LaneCore+Commands.swift',
+    'Sources/GeotifyBridge/LaneCore+LiveUpdates.swift', 'Sources/GeotifyBridge/LaneCore+RemovedFences.swift',
+    'Sources/GeotifyBridge/LaneCore+Sweep.swift', 'Sources/GeotifyBridge/Occupancy.swift',
+    'Sources/GeotifyBridge/OwnTracksTransition.swift', 'Sources/GeotifyBridge/PresenceMessages.swift',
+    'Sources/GeotifyBridge/OutboundMessages.swift', 'Sources/GeotifyBridge/PreviewBook.swift',
+    'Sources/GeotifyBridge/DeviceAdmission.swift', 'Sources/GeotifyBridge/RetainedSweep.swift',
+    'Sources/GeotifyBridge/HeldDeliveries.swift', 'Sources/GeotifyBridge/FenceWriteBudget.swift',
+    'Sources/GeotifyBridge/LogBudget.swift', 'Sources/GeotifyBridge/Command.swift',
+]
+
+# The tests that start no broker, bridge, browser or script: the core's and the lane
+# core's, through `LaneFixture`. (A few of the suites named also have broker tests.)
+PURE_TESTS = (
+    r'GeotifyCoreTests|GeotifyBridgeTests\.(LaneCore|Occupancy|OwnTracks|PresenceMessages|OutboundMessages|'
+    r'DeviceTable|Command|FenceCommand|RetainedSweepTests|HeldDeliveries|LiveFenceBook|Settings|LocationDecoder|'
+    r'FenceChangeAnnouncer|CounterDelta|LogBudget|RefusalLogBudget|FenceWriteBudget|LaneCommit|RowsInFlight|'
+    r'ShardRouting|MessageRouter)')
+
+# One-token replacements, tried at every place they match outside comments and strings.
+SWAPS = [
+    (' <= ', ' < '), (' < ', ' <= '), (' >= ', ' > '), (' > ', ' >= '), (' == ', ' != '), (' != ', ' == '),
+    (' && ', ' || '), (' || ', ' && '), ('true', 'false'), ('false', 'true'), ('if !', 'if '),
+    ('guard !', 'guard '), ('min(', 'max('), ('max(', 'min('), (' += 1', ' += 0'), (' - 1', ' + 1'),
+    (' + 1', ' - 1'), ('.first', '.last'), ('.last', '.first'),
+]
+# A line that counts or appends, left out whole (a single-line statement only).
+DELETABLE = re.compile(r'^\s*[A-Za-z_][\w.\[\]]*\s*(\+=|-=|\.append\(|\.insert\(|\.remove)')
+
+
+def code_of(line):
+    """The line before any comment, with the insides of string literals blanked."""
+    out, in_string = [], False
+    for at, character in enumerate(line):
+        if not in_string and line.startswith('//', at):
+            break
+        if character == '"':
+            in_string = not in_string
+        out.append('\0' if in_string and character != '"' else character)
+    return ''.join(out)
+
+
+def mutants():
+    """Every mutant of FILES, as (path, line index, column, old, new)."""
+    found = []
+    for path in FILES:
+        with open(os.path.join(ROOT, path)) as file:
+            lines = file.read().split('\n')
+        for number, line in enumerate(lines):
+            code = code_of(line)
+            stripped = code.strip()
+            if not stripped or stripped.startswith(('import', 'assert', 'precondition', 'dispatchPrecondition')):
+                continue
+            for old, new in SWAPS:
+                at = code.find(old)
+                while at >= 0:
+                    word = old in ('true', 'false')
+                    if not word or not (code[at - 1:at].isalnum() or code[at + len(old):at + len(old) + 1].isalnum()):
+                        found.append((path, number, at, old, new))
+                    at = code.find(old, at + 1)
+            balanced = code.count('(') == code.count(')') and code.count('[') == code.count(']')
+            if DELETABLE.match(code) and balanced and '{' not in code and not code.rstrip().endswith((',', '(')):
+                found.append((path, number, 0, None, None))
+    return found
+
+
+def descendants(pid):
+    """The processes under `pid`, from /proc (`swift test` starts the test binary in a
+    process group of its own, so killing the group of `swift test` misses it)."""
+    children = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/stat') as stat:
+                    parent = int(stat.read().rsplit(')', 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, waiting = [], [pid]
+    while waiting:
+        for child in children.get(waiting.pop(), []):
+            found.append(child)
+            waiting.append(child)
+    return found
+
+
+def run(command, timeout, environment=None):
+    """Runs `command` in the copy; a timeout kills it and every process under it (a
+    mutant that loops must not leave a test process spinning)."""
+    process = subprocess.Popen(
+        command, cwd=COPY, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        return process.returncode, output
+    except subprocess.TimeoutExpired:
+        for pid in [process.pid] + descendants(process.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        output, _ = process.communicate()
+        return None, output
+
+
+def test(filter_pattern):
+    """Runs the built tests (those matching `filter_pattern`, all when None) with their
+    files in a scratch directory; returns the verdict."""
+    parent = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else None
+    scratch = tempfile.mkdtemp(prefix='geotify-mutant.', dir=parent)
+    try:
+        command = ['swift', 'test', '--skip-build'] + (['--filter', filter_pattern] if filter_pattern else [])
+        code, output = run(command, 1_800 if filter_pattern is None else 120, dict(os.environ, TMPDIR=scratch))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if code is None:
+        return 'killed (timed out)'
+    if code == 0:
+        return None
+    failing = sorted(set(re.findall(r'✘ Test (\w+)\(', output)))
+    return 'killed' + (' by ' + ', '.join(failing[:3]) + (' …' if len(failing) > 3 else '') if failing else ' (crashed)')
+
+
+def prepare():
+    """Makes or updates the copy at HEAD, with the tests' Python packages of the
+    repository's own build, and builds its tests."""
+    if not os.path.isdir(COPY):
+        # A copy removed with .build is still registered: forget it first.
+        subprocess.run(['git', 'worktree', 'prune'], cwd=ROOT, check=True)
+        subprocess.run(['git', 'worktree', 'add', '--detach', COPY, 'HEAD'], cwd=ROOT, check=True)
+    subprocess.run(['git', 'checkout', '--quiet', '--force', '--detach',
+                    subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=ROOT, check=True, stdout=subprocess.PIPE,
+                                   text=True).stdout.strip()], cwd=COPY, check=True)
+    os.makedirs(os.path.join(COPY, '.build'), exist_ok=True)
+    python = os.path.join(COPY, '.build', 'python')
+    if not os.path.lexists(python):
+        os.symlink(os.path.join(ROOT, '.build', 'python'), python)
+    print('building the tests of the copy in .build/mutation-sweep', file=sys.stderr, flush=True)
+    code, output = run(['swift', 'build', '--build-tests'], 3_600)
+    if code != 0:
+        sys.exit('the copy does not build:\n' + output[-3_000:])
+    if test(PURE_TESTS) is not None:
+        sys.exit('the pure tests fail without a mutant: mend that first')
+
+
+def main():
+    parser = argparse.ArgumentParser(description='A mutation sweep over the evaluator and the lane core.')
+    parser.add_argument('--count', type=int, default=100, help='how many mutants to try (default 100)')
+    parser.add_argument('--seed', type=int, default=1, help='which mutants: the order they are drawn in')
+    parser.add_argument('--full', action='store_true', help='run the whole suite against each survivor of the pure tests')
+    options = parser.parse_args()
+
+    prepare()
+    chosen = mutants()
+    random.Random(options.seed).shuffle(chosen)
+    chosen = chosen[:options.count]
+    print(f'{len(chosen)} mutants', file=sys.stderr, flush=True)
+    tally, survivors = {}, []
+    # A stop (Ctrl-C, SIGTERM) still puts the mutated file back (`finally`).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    for path, number, column, old, new in chosen:
+        full_path = os.path.join(COPY, path)
+        with open(full_path) as file:
+            original = file.read()
+        lines = original.split('\n')
+        line = lines[number]
+        if old is None:
+            lines[number] = re.sub(r'^(\s*)', r'\1// ', line, count=1)
+            what = 'line left out'
+        else:
+            lines[number] = line[:column] + new + line[column + len(old):]
+            what = f'{old.strip()} -> {new.strip()}'
+        try:
+            with open(full_path, 'w') as file:
+                file.write('\n'.join(lines))
+            code, _ = run(['swift', 'build', '--build-tests'], 1_800)
+            if code != 0:
+                verdict = 'does not compile'
+            else:
+                verdict = test(PURE_TESTS)
+                if verdict is None and options.full:
+                    verdict = test(None)
+                    verdict = verdict and verdict + ' (the whole suite only)'
+                verdict = verdict or 'SURVIVED'
+        finally:
+            with open(full_path, 'w') as file:
+                file.write(original)
+        kind = 'survived' if verdict == 'SURVIVED' else 'did not compile' if verdict == 'does not compile' else 'killed'
+        tally[kind] = tally.get(kind, 0) + 1
+        if kind == 'survived':
+            survivors.append(f'{path}:{number + 1}  {what}  {line.strip()}')
+        print(f'{path}:{number + 1}\t{what}\t{verdict}\t{line.strip()}', flush=True)
+    print('\n' + ', '.join(f'{count} {kind}' for kind, count in sorted(tally.items())))
+    for survivor in survivors:
+        print('survived: ' + survivor)
+
+
+if __name__ == '__main__':
+    main()
