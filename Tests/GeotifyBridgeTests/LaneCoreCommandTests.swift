@@ -35,6 +35,18 @@ struct LaneCoreCommandTests {
         #expect(unknown.counters[.commandsRefused(.unknownFence)] == 1)
     }
 
+    /// A command's `relation` decides as the evaluator does: with `accuracyAware` off,
+    /// by the fix's centre alone (outside, 150 m from the centre of a fence of 100 m);
+    /// on, the same fix's accuracy circle of 80 m crosses the edge (unknown).
+    @Test func theRelationUsesTheFixsAccuracyOnlyWhenAccuracyAware() throws {
+        for (aware, expected) in [(false, "outside"), (true, "unknown")] {
+            var lane = try LaneFixture(fences: Self.fences) { $0.rules.accuracyAware = aware }
+            _ = lane.ownTracks("alice/phone", 52.52 + 150 / 111_250, 13.405, acc: 80)
+            let get = lane.command("alice/phone", #"{"action":"get","fence":"home"}"#).reply("alice/phone")
+            #expect((get?["relation"] as? [String: Any])?["state"] as? String == expected, "accuracyAware \(aware)")
+        }
+    }
+
     @Test func addIsWrittenThenAnswered() throws {
         var lane = try LaneFixture(fences: Self.fences)
         let asked = lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#)
