@@ -16,8 +16,17 @@ struct LaneCoreTimerTests {
               "note": "", "eventType": "onEntryAndExit", "minimumDuration": 120 } ] } }
         """
 
-    @Test func aDwellFiresFromTheClockWithoutAFix() throws {
-        var lane = try LaneFixture(fences: Self.fences)
+    /// Where the dwell time of 300 s comes from: the fence's own `dwell`, or the
+    /// settings' `dwell`, the default of every fence that sets none.
+    enum DwellSource: CaseIterable, Sendable { case fence, settings }
+
+    /// A dwell fires from the clock, 300 s after the entry, once a stay, whether the
+    /// fence sets its dwell time or the settings do.
+    @Test(arguments: DwellSource.allCases)
+    func aDwellFiresFromTheClockWithoutAFix(_ source: DwellSource) throws {
+        let fences = source == .fence ? Self.fences : Self.fences.replacingOccurrences(of: #", "dwell": 300"#, with: "")
+        #expect(fences.contains(#""dwell""#) == (source == .fence))
+        var lane = try LaneFixture(fences: fences) { if source == .settings { $0.rules.dwell = 300 } }
         _ = lane.ownTracks("alice/phone", 52.50, 13.405)
         lane.now += 60
         let entered = lane.ownTracks("alice/phone", 52.52, 13.405)
@@ -31,22 +40,6 @@ struct LaneCoreTimerTests {
         #expect(dwelled.saves["alice/phone"]?.badge == 2)
         #expect(lane.core.nextDeadline == nil)
         #expect(lane.advance(1_000).events.isEmpty, "once a stay")
-    }
-
-    /// The settings' `dwell`, the default of every fence, times a fence that sets none
-    /// of its own as the fence's own would: fired by the clock, from the entry.
-    @Test func theSettingsDwellFiresFromTheClockForAFenceWithoutOne() throws {
-        var lane = try LaneFixture(fences: Self.fences(dwell: nil).replacingOccurrences(
-            of: #""eventType": ["onEntry", "onExit"]"#, with: #""eventType": ["onEntry", "onExit", "onDwell"]"#)) { $0.rules.dwell = 300 }
-        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
-        lane.now += 60
-        #expect(lane.ownTracks("alice/phone", 52.52, 13.405).events.map { $0["event"] as? String } == ["enter"])
-        let entry = lane.now
-        #expect(lane.core.nextDeadline == entry + 300)
-        #expect(lane.advance(299).events.isEmpty, "not yet")
-        let dwelled = lane.advance(1)
-        #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
-        #expect(dwelled.events.first?["tst"] as? Int == Int(entry + 300))
     }
 
     /// The home fence with `dwell` (seconds; none when nil), the shop as in `fences`.

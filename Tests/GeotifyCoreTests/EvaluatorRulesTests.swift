@@ -165,37 +165,26 @@ struct EvaluatorRulesTests {
         let steps: [(Double, Double?, Double)] = [(500, 5, 0), (0, 5, 10), (0, 5, 200), (0, 5, 320), (0, 5, 900), (500, 5, 1_000), (0, 5, 1_100), (0, 5, 1_500)]
         #expect(run(fence: dwelling, steps) == ["enter@10", "dwell@310", "exit@1000", "enter@1100", "dwell@1400"])
         #expect(run(fence: fence([.onEntry, .onDwell]), steps) == ["enter@10", "exit@1000", "enter@1100"], "no dwell without a dwell time")
+        #expect(run(TransitionRules(dwell: 300), fence: fence([.onEntry, .onDwell]), steps) == ["enter@10", "dwell@310", "exit@1000", "enter@1100", "dwell@1400"],
+                "the rules' dwell, for a fence that sets none")
     }
 
-    @Test func dwellFiresByTimerWhenNoFixComes() {
-        let dwelling = fence([.onDwell], rules: FenceRules(dwell: 300))
-        let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
+    /// By the clock too, whether the fence sets its dwell time or the rules do for every
+    /// fence that sets none.
+    @Test(arguments: [true, false])
+    func dwellFiresByTimerWhenNoFixComes(fenceSetsIt: Bool) {
+        let dwelling = fenceSetsIt ? fence([.onDwell], rules: FenceRules(dwell: 300)) : fence([.onDwell])
+        let evaluator = Evaluator(rules: TransitionRules(dwell: fenceSetsIt ? nil : 300), acceptance: FixAcceptance(maximumAge: 0))
         var state = DeviceState()
         for (metres, time) in [(500.0, 0.0), (0, 10)] {
             _ = evaluator.evaluate(Fix(device: "d", coordinate: north(metres), accuracy: 5, timestamp: time), fences: [dwelling], revision: 1, now: time, state: &state)
         }
         #expect(evaluator.nextDeadline(fences: [dwelling], state: state) == 310)
+        #expect(evaluator.advance(to: 309, fences: [dwelling], state: &state).transitions.isEmpty, "not yet")
         let dwell = evaluator.advance(to: 311, fences: [dwelling], state: &state)
         #expect(dwell.notifications.map(\.kind) == [.dwell])
         #expect(dwell.notifications.first?.eventID == "d/home/dwell/310")
         #expect(evaluator.advance(to: 900, fences: [dwelling], state: &state).transitions.isEmpty)
-    }
-
-    /// A dwell time the rules set for every fence times the fences that set none, by
-    /// fixes and by the clock alike, as one a fence sets for itself does.
-    @Test func theRulesDwellTimesFencesWithoutOneOfTheirOwn() {
-        let steps: [(Double, Double?, Double)] = [(500, 5, 0), (0, 5, 10), (0, 5, 200), (0, 5, 320), (0, 5, 900)]
-        #expect(run(TransitionRules(dwell: 300), fence: fence([.onEntry, .onDwell]), steps) == ["enter@10", "dwell@310"])
-        let evaluator = Evaluator(rules: TransitionRules(dwell: 300), acceptance: FixAcceptance(maximumAge: 0))
-        let plain = fence([.onDwell])
-        var state = DeviceState()
-        for (metres, time) in [(500.0, 0.0), (0, 10)] {
-            _ = evaluator.evaluate(Fix(device: "d", coordinate: north(metres), accuracy: 5, timestamp: time), fences: [plain], revision: 1, now: time, state: &state)
-        }
-        #expect(evaluator.nextDeadline(fences: [plain], state: state) == 310)
-        #expect(evaluator.advance(to: 309, fences: [plain], state: &state).transitions.isEmpty)
-        let dwell = evaluator.advance(to: 311, fences: [plain], state: &state)
-        #expect(dwell.notifications.map(\.eventID) == ["d/home/dwell/310"])
     }
 
     /// A dwell the clock fires has no fix of its own: it carries where the device was
