@@ -5,7 +5,8 @@ Each mutant changes one token of one line of the evaluator or the lane's core (a
 comparison turned around, `&&` for `||`, `true` for `false`, `first` for `last`, a line
 that counts or appends left out). For each, in a copy of HEAD of its own, the tests are
 built and the tests that need no other process (the pure subset, a few seconds) run; a
-mutant they do not kill is run against the whole suite with --full. What no test kills is
+mutant they do not kill is run against the whole suite with --full. A mutant of an
+`@inlinable` body has every other module built again, which inlined the old body. What no test kills is
 either an equivalent mutant (the same behaviour, as a sort by `<=` of distinct keys, or
 a fast path that falls back to the slow one) or a behaviour no test names: look at each.
 
@@ -94,6 +95,43 @@ def mutants():
             if DELETABLE.match(code) and balanced and '{' not in code and not code.rstrip().endswith((',', '(')):
                 found.append((path, number, 0, None, None))
     return found
+
+
+def indentation(line):
+    return len(line) - len(line.lstrip())
+
+
+def in_inlinable_body(lines, number):
+    """Whether line `number` lies in the body of an `@inlinable` declaration: the modules
+    that call it compiled the old body into themselves, and an incremental build
+    recompiles only the module the file is in (docs/testing.md)."""
+    depth = indentation(lines[number])
+    for above in range(number - 1, -1, -1):
+        line = lines[above]
+        if not line.strip() or indentation(line) >= depth:
+            continue
+        depth = indentation(line)
+        words = line.split()
+        if any(word in ('struct', 'class', 'enum', 'extension', 'protocol', 'actor') for word in words[:3]):
+            return False
+        if any(word in ('func', 'var', 'init', 'init(', 'subscript') or word.startswith(('init(', 'subscript('))
+               for word in words[:4]):
+            return above > 0 and lines[above - 1].strip().startswith('@inlinable')
+    return False
+
+
+def touch_dependents(path):
+    """Marks every Swift file outside `path`'s module (the other modules' sources and
+    all the tests) as changed, so the next build compiles them again."""
+    module = os.path.join(ROOT, 'Sources', path.split('/')[1])
+    for top in ('Sources', 'Tests'):
+        for folder, _, names in os.walk(os.path.join(COPY, top)):
+            inside = os.path.join(ROOT, os.path.relpath(folder, COPY))
+            if inside == module or inside.startswith(module + os.sep):
+                continue
+            for name in names:
+                if name.endswith('.swift'):
+                    os.utime(os.path.join(folder, name))
 
 
 def descendants(pid):
@@ -201,9 +239,12 @@ def main():
         else:
             lines[number] = line[:column] + new + line[column + len(old):]
             what = f'{old.strip()} -> {new.strip()}'
+        inlinable = in_inlinable_body(lines, number)
         try:
             with open(full_path, 'w') as file:
                 file.write('\n'.join(lines))
+            if inlinable:
+                touch_dependents(path)
             code, _ = run(['swift', 'build', '--build-tests'], 1_800)
             if code != 0:
                 verdict = 'does not compile'
@@ -216,6 +257,9 @@ def main():
         finally:
             with open(full_path, 'w') as file:
                 file.write(original)
+            if inlinable:
+                # The others compiled the mutant into themselves: compile them again.
+                touch_dependents(path)
         kind = 'survived' if verdict == 'SURVIVED' else 'did not compile' if verdict == 'does not compile' else 'killed'
         tally[kind] = tally.get(kind, 0) + 1
         if kind == 'survived':
