@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""A mutation sweep over the decision code: would a test notice if a behaviour were gone?
+"""A mutation sweep: would a test notice if a behaviour were gone?
 
-Each mutant changes one token of one line of the evaluator or the lane's core (a
-comparison turned around, `&&` for `||`, `true` for `false`, `first` for `last`, a line
-that counts or appends left out). For each, in a copy of HEAD of its own, the tests are
-built and the tests that need no other process (the pure subset, a few seconds) run; a
-mutant they do not kill is run against the whole suite with --full. A mutant of an
-`@inlinable` body has every other module built again, which inlined the old body. What no test kills is
-either an equivalent mutant (the same behaviour, as a sort by `<=` of distinct keys, or
-a fast path that falls back to the slow one) or a behaviour no test names: look at each.
+Each mutant changes one token of one line (a comparison turned around, `&&` for `||`,
+`true` for `false`, `first` for `last`, a line that counts or appends left out) of the
+evaluator and the lane's core (`--scope decisions`, the default) or of what reads a
+client's input (`--scope input`: topics, payloads, commands, fences, HTTP requests). For
+each, in a copy of HEAD of its own, the tests are built and the quick tests run (every
+suite without `.waiting`, about 1 200 tests in seconds); a mutant they do not kill is run
+against the whole suite with --full. A mutant of an `@inlinable` body has every other
+module built again, which inlined the old body. What no test kills is either an
+equivalent mutant (the same behaviour, as a sort by `<=` of distinct keys, or a fast path
+that falls back to the slow one) or a behaviour no test names: look at each.
 
-Usage: scripts/mutation-sweep [--count N] [--seed S] [--full]
+Usage: scripts/mutation-sweep [--scope decisions|input] [--count N] [--seed S] [--skip N] [--full]
 Prints a line for each mutant (where, what, the verdict and the failing tests), then a
 summary. The copy is a git worktree in .build/mutation-sweep, kept between runs so that
 its build is incremental; the working tree of the repository is never touched.
@@ -28,27 +30,67 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COPY = os.path.join(ROOT, '.build', 'mutation-sweep')
 
-# The files whose decisions the sweep mutates: the evaluator's and the lane core's.
-FILES = [
-    'Sources/GeotifyCore/Evaluator.swift', 'Sources/GeotifyCore/FixAcceptance.swift',
-    'Sources/GeotifyCore/TransitionRules.swift', 'Sources/GeotifyCore/DeviceState.swift',
-    'Sources/GeotifyBridge/LaneCore.swift', 'Sources/GeotifyBridge/LaneCore+Commands.swift',
-    'Sources/GeotifyBridge/LaneCore+LiveUpdates.swift', 'Sources/GeotifyBridge/LaneCore+RemovedFences.swift',
-    'Sources/GeotifyBridge/LaneCore+Sweep.swift', 'Sources/GeotifyBridge/Occupancy.swift',
-    'Sources/GeotifyBridge/OwnTracksTransition.swift', 'Sources/GeotifyBridge/PresenceMessages.swift',
-    'Sources/GeotifyBridge/OutboundMessages.swift', 'Sources/GeotifyBridge/PreviewBook.swift',
-    'Sources/GeotifyBridge/DeviceAdmission.swift', 'Sources/GeotifyBridge/RetainedSweep.swift',
-    'Sources/GeotifyBridge/HeldDeliveries.swift', 'Sources/GeotifyBridge/FenceWriteBudget.swift',
-    'Sources/GeotifyBridge/LogBudget.swift', 'Sources/GeotifyBridge/Command.swift',
-]
+# The files each scope mutates. `decisions`: the evaluator's and the lane core's.
+# `input`: what reads what a client sends, which may be anything (a tracker's topic and
+# payload, a command, a fence in a command or a file, an HTTP request to the console).
+SCOPES = {
+    'decisions': [
+        'Sources/GeotifyCore/Evaluator.swift', 'Sources/GeotifyCore/FixAcceptance.swift',
+        'Sources/GeotifyCore/TransitionRules.swift', 'Sources/GeotifyCore/DeviceState.swift',
+        'Sources/GeotifyBridge/LaneCore.swift', 'Sources/GeotifyBridge/LaneCore+Commands.swift',
+        'Sources/GeotifyBridge/LaneCore+LiveUpdates.swift', 'Sources/GeotifyBridge/LaneCore+RemovedFences.swift',
+        'Sources/GeotifyBridge/LaneCore+Sweep.swift', 'Sources/GeotifyBridge/Occupancy.swift',
+        'Sources/GeotifyBridge/OwnTracksTransition.swift', 'Sources/GeotifyBridge/PresenceMessages.swift',
+        'Sources/GeotifyBridge/OutboundMessages.swift', 'Sources/GeotifyBridge/PreviewBook.swift',
+        'Sources/GeotifyBridge/DeviceAdmission.swift', 'Sources/GeotifyBridge/RetainedSweep.swift',
+        'Sources/GeotifyBridge/HeldDeliveries.swift', 'Sources/GeotifyBridge/FenceWriteBudget.swift',
+        'Sources/GeotifyBridge/LogBudget.swift', 'Sources/GeotifyBridge/Command.swift',
+    ],
+    'input': [
+        'Sources/GeotifyBridge/LocationDecoder.swift', 'Sources/GeotifyBridge/MessageRouter.swift',
+        'Sources/GeotifyBridge/DeviceTopic.swift', 'Sources/GeotifyBridge/CommandRequest.swift',
+        'Sources/GeotifyBridge/OwnTracksWaypoints.swift', 'Sources/GeotifyBridge/OwnTracksDecryption.swift',
+        'Sources/GeotifyJSON/JSONParser.swift', 'Sources/GeotifyJSON/FlatObjectScan.swift',
+        'Sources/GeotifyJSON/JSONNumberText.swift', 'Sources/GeotifyJSON/ByteOrderMark.swift',
+        'Sources/GeotifyStore/FenceCodec.swift', 'Sources/GeotifyStore/JSONField.swift',
+        'Sources/GeotifyCore/Identifier.swift', 'Sources/GeotifyCore/ForbiddenCharacter.swift',
+        'Sources/GeotifyCore/InvisibleFormatCharacter.swift', 'Sources/GeotifyCore/TopicLevels.swift',
+        'Sources/GeotifyCore/Polygon.swift', 'Sources/GeotifyCore/PolygonEdges.swift',
+        'Sources/GeotifyHTTP/HostHeader.swift', 'Sources/GeotifyHTTP/PercentDecoding.swift',
+        'Sources/GeotifyHTTP/BasePath.swift', 'Sources/GeotifyHTTP/BasicCredentials.swift',
+        'Sources/GeotifyHTTP/Authenticator.swift', 'Sources/GeotifyHTTP/RequestLimits.swift',
+        'Sources/GeotifyHTTP/Route.swift', 'Sources/GeotifyHTTP/HeldBody.swift',
+    ],
+}
 
-# The tests that start no broker, bridge, browser or script: the core's and the lane
-# core's, through `LaneFixture`. (A few of the suites named also have broker tests.)
-PURE_TESTS = (
-    r'GeotifyCoreTests|GeotifyBridgeTests\.(LaneCore|Occupancy|OwnTracks|PresenceMessages|OutboundMessages|'
-    r'DeviceTable|Command|FenceCommand|RetainedSweepTests|HeldDeliveries|LiveFenceBook|Settings|LocationDecoder|'
-    r'FenceChangeAnnouncer|CounterDelta|LogBudget|RefusalLogBudget|FenceWriteBudget|LaneCommit|RowsInFlight|'
-    r'ShardRouting|MessageRouter)')
+
+def quick_tests():
+    """The tests each mutant meets first, as a `--skip` pattern: every test but those that
+    wait for other processes, which carry `.waiting` or `.longWaiting` on their suite or
+    themselves (docs/testing.md). About 1 400 tests in ten seconds; a new test joins by not
+    carrying the trait."""
+    waiting = []
+    tests = os.path.join(ROOT, 'Tests')
+    for module in sorted(os.listdir(tests)):
+        folder = os.path.join(tests, module)
+        if not module.endswith('Tests') or not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith('.swift'):
+                continue
+            with open(os.path.join(folder, name)) as file:
+                text = file.read()
+            waiting += [f'{module}\\.{match.group(2)}/' for match in SUITE.finditer(text)
+                        if WAITING.search(match.group(1) or '')]
+            waiting += [f'/{match.group(2)}\\(' for match in TEST.finditer(text) if WAITING.search(match.group(1))]
+    if not waiting:
+        sys.exit('no test with .waiting found under Tests: has the trait been renamed?')
+    return '|'.join(waiting)
+
+
+SUITE = re.compile(r'@Suite\b(\([^\n]*\))?\s*(?:(?:private|fileprivate|package|final)\s+)*(?:struct|class|enum)\s+(\w+)')
+TEST = re.compile(r'@Test\(([^\n]*)\)\s*func\s+(\w+)')
+WAITING = re.compile(r'\.(waiting|longWaiting)\b')
 
 # One-token replacements, tried at every place they match outside comments and strings.
 SWAPS = [
@@ -73,10 +115,10 @@ def code_of(line):
     return ''.join(out)
 
 
-def mutants():
-    """Every mutant of FILES, as (path, line index, column, old, new)."""
+def mutants(files):
+    """Every mutant of `files`, as (path, line index, column, old, new)."""
     found = []
-    for path in FILES:
+    for path in files:
         with open(os.path.join(ROOT, path)) as file:
             lines = file.read().split('\n')
         for number, line in enumerate(lines):
@@ -158,7 +200,8 @@ def run(command, timeout, environment=None):
     """Runs `command` in the copy; a timeout kills it and every process under it (a
     mutant that loops must not leave a test process spinning)."""
     process = subprocess.Popen(
-        command, cwd=COPY, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
+        command, cwd=COPY, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace',
+        env=environment)
     try:
         output, _ = process.communicate(timeout=timeout)
         return process.returncode, output
@@ -172,14 +215,15 @@ def run(command, timeout, environment=None):
         return None, output
 
 
-def test(filter_pattern):
-    """Runs the built tests (those matching `filter_pattern`, all when None) with their
-    files in a scratch directory; returns the verdict."""
+def test(skip):
+    """Runs the built tests (all but those `skip` matches, all when None) with their files
+    in a scratch directory; returns the verdict."""
     parent = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else None
     scratch = tempfile.mkdtemp(prefix='geotify-mutant.', dir=parent)
     try:
-        command = ['swift', 'test', '--skip-build'] + (['--filter', filter_pattern] if filter_pattern else [])
-        code, output = run(command, 1_800 if filter_pattern is None else 120, dict(os.environ, TMPDIR=scratch))
+        command = ['swift', 'test', '--skip-build']
+        command += ['--skip', skip] if skip else []
+        code, output = run(command, 1_800 if skip is None else 180, dict(os.environ, TMPDIR=scratch))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if code is None:
@@ -190,7 +234,7 @@ def test(filter_pattern):
     return 'killed' + (' by ' + ', '.join(failing[:3]) + (' …' if len(failing) > 3 else '') if failing else ' (crashed)')
 
 
-def prepare():
+def prepare(quick):
     """Makes or updates the copy at HEAD, with the tests' Python packages of the
     repository's own build, and builds its tests."""
     if not os.path.isdir(COPY):
@@ -208,21 +252,27 @@ def prepare():
     code, output = run(['swift', 'build', '--build-tests'], 3_600)
     if code != 0:
         sys.exit('the copy does not build:\n' + output[-3_000:])
-    if test(PURE_TESTS) is not None:
-        sys.exit('the pure tests fail without a mutant: mend that first')
+    if test(quick) is not None:
+        sys.exit('the quick tests fail without a mutant: mend that first')
 
 
 def main():
-    parser = argparse.ArgumentParser(description='A mutation sweep over the evaluator and the lane core.')
+    parser = argparse.ArgumentParser(description='A mutation sweep over the decision code or the input code.')
+    parser.add_argument('--scope', choices=sorted(SCOPES), default='decisions',
+                        help='which files: the evaluator and the lane core (decisions, the default), or what reads '
+                             "clients' input (input)")
     parser.add_argument('--count', type=int, default=100, help='how many mutants to try (default 100)')
     parser.add_argument('--seed', type=int, default=1, help='which mutants: the order they are drawn in')
-    parser.add_argument('--full', action='store_true', help='run the whole suite against each survivor of the pure tests')
+    parser.add_argument('--skip', type=int, default=0, metavar='N',
+                        help='leave out the first N mutants drawn: go on with a sweep that stopped')
+    parser.add_argument('--full', action='store_true', help='run the whole suite against each survivor of the quick tests')
     options = parser.parse_args()
 
-    prepare()
-    chosen = mutants()
+    quick = quick_tests()
+    prepare(quick)
+    chosen = mutants(SCOPES[options.scope])
     random.Random(options.seed).shuffle(chosen)
-    chosen = chosen[:options.count]
+    chosen = chosen[options.skip:options.skip + options.count]
     print(f'{len(chosen)} mutants', file=sys.stderr, flush=True)
     tally, survivors = {}, []
     # A stop (Ctrl-C, SIGTERM) still puts the mutated file back (`finally`).
@@ -249,7 +299,7 @@ def main():
             if code != 0:
                 verdict = 'does not compile'
             else:
-                verdict = test(PURE_TESTS)
+                verdict = test(quick)
                 if verdict is None and options.full:
                     verdict = test(None)
                     verdict = verdict and verdict + ' (the whole suite only)'

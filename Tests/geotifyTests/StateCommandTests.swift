@@ -8,7 +8,7 @@ import Testing
 /// and starting M: what it prints when it moved the states, and how it fails (a usage
 /// error, status 2; a reshard that cannot be done, status 1 with the reason, nothing
 /// changed). What the move itself keeps is `StateReshardTests`' and `ShardTests`'.
-@Suite("geotify state")
+@Suite("geotify state", .waiting)
 struct StateCommandTests {
     let directory: URL
     let states: [String]
