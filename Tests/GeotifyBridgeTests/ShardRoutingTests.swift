@@ -93,6 +93,28 @@ struct ShardRoutingTests {
         }
     }
 
+    /// A topic with an empty level names no usable device. Like any message, it is one
+    /// instance's to answer: the instance its device's hash picks refuses it with its
+    /// reason, the others count it as another's, so it is refused and counted once.
+    @Test func aTopicWithAnEmptyLevelIsRefusedByOneInstance() throws {
+        let routers = try (0..<3).map { try router(ShardAssignment(index: $0, count: 3)) }
+        for user in (0..<30).map({ "u\($0)" }) {
+            for (topic, device) in [("owntracks/\(user)/", "\(user)/"), ("geotify/location/\(user)//p", "\(user)//p"),
+                                    ("geotify/cmd/\(user)/", "\(user)/")] {
+                let refusing = routers.indices.filter { index in
+                    switch routers[index].route(message(topic), arrival: 0) {
+                    case .refused(let error, _): return error.code == .invalidTopic
+                    case .otherShard: return false
+                    default:
+                        Issue.record("\(topic) was neither refused nor another's")
+                        return false
+                    }
+                }
+                #expect(refusing == [ShardAssignment.shard(of: device, among: 3)], "\(topic)")
+            }
+        }
+    }
+
     @Test func filtersWithALiteralAfterAWildcardRouteTheSame() throws {
         var settings = Settings()
         settings.ownTracksTopic = "trackers/+/pos"

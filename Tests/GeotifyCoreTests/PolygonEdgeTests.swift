@@ -51,6 +51,18 @@ struct PolygonEdgeTests {
         } else {
             Issue.record("a figure eight was accepted: \(String(describing: eight))")
         }
+        // A spike from the southern side whose tip touches an edge along the northern
+        // side, met by the sweep after both of the spike's edges, which reach that
+        // edge's latitude only at the tip; and the same upside down.
+        let touching: [(Double, Double)] = [(0, 0), (0, 0.5), (2, 1.5), (0, 1), (0, 3), (2, 3), (2, 1.2), (3, 0)]
+        for side in [1.0, -1.0] {
+            let touch = failure(ring(touching.map { (side * $0.0, $0.1) }))
+            if case .edgesIntersect(_, _, let at)? = touch {
+                #expect(at == Coordinate(latitude: side * 2, longitude: 1.5))
+            } else {
+                Issue.record("a spike touching another edge was accepted: \(String(describing: touch))")
+            }
+        }
         // A spike: out to (3, 0) and back along the same line to (2, 0).
         let spike = failure(ring([(0, 0), (1, 0), (3, 0), (2, 0), (2, 2)]))
         #expect(spike == .edgesIntersect(edge(1, 2), edge(2, 3), at: Coordinate(latitude: 2, longitude: 0)))

@@ -19,10 +19,12 @@ import Testing
     }
 
     /// An `IPvFuture` literal needs its version's hex digits and text after the dot:
-    /// `[v.1]` and `[v1.]` are refused, `[v1.a]` is served.
+    /// `[v.1]`, `[v1.]` and `[v1]` (no dot) are refused, `[v1.a]` is served.
     @Test func aFutureAddressNeedsAVersionAndAText() {
         #expect(refused("[v.1]"))
         #expect(refused("[v1.]:80"))
+        #expect(refused("[v1]"), "no dot between the version and the text")
+        #expect(refused("[vA:b]:80"))
         #expect(!refused("[v1.a]"))
     }
 
@@ -33,6 +35,15 @@ import Testing
             #expect(refused(value), "\(value)")
         }
         #expect(!refused("[2001:db8::1]:443"))
+    }
+
+    /// A name may hold every unreserved character and sub-delimiter of RFC 3986's
+    /// `reg-name`, and nothing else: not a space, `/`, `@`, `"` or a second `:`.
+    @Test func aNameTakesUnreservedCharactersAndSubDelimiters() {
+        #expect(!refused("Az09-._~!$&'()*+,;=:8091"))
+        for value in ["a b", "a/b", "a@b", "a\"b", "a:1:2", "a:b", "a#", "a?"] {
+            #expect(refused(value), "\(value)")
+        }
     }
 
     /// Only HTTP/1.0 may leave `Host` out; a later HTTP/1 minor version (which

@@ -86,7 +86,8 @@ struct FlatObjectScanTests {
         "{lat: 1}", #"{"lat": [1]}"#, #"{"lat": {}}"#, #"{"l\u0061t": 1}"#, #"{"lat": "a\"b"}"#, #"{"Zürich": 1}"#,
         #"{"lat": "é"}"#, "{\"lat\": \"\u{01}\"}", #"{"lat": 01}"#, #"{"lat": 1.}"#, #"{"lat": -}"#, #"{"lat": 1e}"#,
         #"{"lat": 1e400}"#, #"{"lat": tru}"#, #"{"lat": nul}"#, #"{"lat": 1, "lat": 2}"#, #"{"x": 1, "y": 2, "x": 3}"#,
-        #"{"lat": +1}"#, #"{"lat": .5}"#, #"{"lat": 1"#, #"{"lat": "1"#, #"{"lat""#, "{\"lat\":\u{0B}1}",
+        #"{"lat": +1}"#, #"{"lat": .5}"#, #"{"lat": 1"#, #"{"lat": "1"#, #"{"lat""#, #"{"lat":"#, #"{"lat": "#,
+        #"{"tst": 1, "lat": "#, "{\"lat\":\u{0B}1}",
     ])
     func leftToTheParser(text: String) {
         #expect(scan(text) == nil, "\(text)")
