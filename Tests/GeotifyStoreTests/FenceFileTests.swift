@@ -121,6 +121,8 @@ struct FenceFileTests {
         (#""latitude": 1, "radius": 5, "eventType": "onEntry""#, #"missing "longitude""#),
         (#""longitude": 1, "radius": 5, "eventType": "onEntry""#, #"missing "latitude""#),
         (#""latitude": 1, "longitude": 2, "eventType": "onEntry""#, #"missing "radius""#),
+        (#""latitude": 1, "longitude": 2, "radius": 5"#,
+         #"missing "eventType" (one of onEntry, onExit, onEntryAndExit, onDwell, or the app's "On Entry" / "On Exit"; several in an array)"#),
         (#""latitude": 1, "longitude": 2, "radius": 5, "eventType": ["onEntry", "onDwell"], "dwell": -60"#, "dwell -60 must not be negative"),
         (#""latitude": 1, "longitude": 2, "radius": 5, "eventType": "onEntry", "accuracyAware": "yes""#,
          #""accuracyAware" must be true or false, not a string"#),
