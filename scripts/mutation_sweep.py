@@ -215,6 +215,20 @@ def run(command, timeout, environment=None):
         return None, output
 
 
+def left_behind(scratch):
+    """Kills what a test process that crashed left running in `scratch` (the brokers it
+    had started, whose stop never ran): every process whose command line names it."""
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/cmdline', 'rb') as file:
+                    named = scratch.encode() in file.read()
+                if named:
+                    os.kill(int(entry), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+
+
 def test(skip):
     """Runs the built tests (all but those `skip` matches, all when None) with their files
     in a scratch directory; returns the verdict."""
@@ -225,6 +239,7 @@ def test(skip):
         command += ['--skip', skip] if skip else []
         code, output = run(command, 1_800 if skip is None else 180, dict(os.environ, TMPDIR=scratch))
     finally:
+        left_behind(scratch)
         shutil.rmtree(scratch, ignore_errors=True)
     if code is None:
         return 'killed (timed out)'
