@@ -216,14 +216,16 @@ def run(command, timeout, environment=None):
 
 
 def left_behind(scratch):
-    """Kills what a test process that crashed left running in `scratch` (the brokers it
-    had started, whose stop never ran): every process whose command line names it."""
+    """Kills what a test process that crashed left running (the brokers and bridges it
+    had started, whose stop never ran): every process that inherited `TMPDIR=scratch`,
+    the run's own scratch directory, whatever its command line says."""
+    marker = b'TMPDIR=' + scratch.encode() + b'\0'
     for entry in os.listdir('/proc'):
         if entry.isdigit():
             try:
-                with open(f'/proc/{entry}/cmdline', 'rb') as file:
-                    named = scratch.encode() in file.read()
-                if named:
+                with open(f'/proc/{entry}/environ', 'rb') as file:
+                    inherited = marker in b'\0' + file.read()
+                if inherited:
                     os.kill(int(entry), signal.SIGKILL)
             except (OSError, ProcessLookupError):
                 pass
