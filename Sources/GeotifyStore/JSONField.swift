@@ -33,15 +33,23 @@ package enum JSONField {
         return number
     }
 
-    /// A whole number within `range`.
+    /// A whole number within `range`, and of fewer than 16 digits (`Int` takes any
+    /// such `Double` exactly), so that a range without an upper bound still has one.
     package static func wholeNumber(_ value: JSON, key: String, range: ClosedRange<Int>) throws(FenceIssue) -> Int {
         let upper = range.upperBound == .max ? Double.greatestFiniteMagnitude : Double(range.upperBound)
         let number = try number(value, key: key, range: Double(range.lowerBound)...upper)
-        guard number == number.rounded(), abs(number) < 1e15 else {
+        guard number == number.rounded() else {
             throw FenceIssue(.invalidValue, "\"\(key)\" must be a whole number, not \(JSONWriter.text(of: number))")
+        }
+        guard abs(number) <= largestWholeNumber else {
+            let bound = number < 0 ? "at least -\(Int(largestWholeNumber))" : "at most \(Int(largestWholeNumber))"
+            throw FenceIssue(.outOfRange, "\(key) \(JSONWriter.text(of: number)) must be \(bound)")
         }
         return Int(number)
     }
+
+    /// The largest magnitude `wholeNumber` takes: 15 nines.
+    static let largestWholeNumber = 999_999_999_999_999.0
 
     /// The value of the one of `choices` that `value` names, with the nearest name
     /// suggested when it names none of them.

@@ -109,6 +109,17 @@ struct LocationDecoderTests {
         #expect(refusal(Array(repeating: 0xFF, count: 1 << 20), .plain)?.code == .payloadTooLarge)
     }
 
+    /// `maximumPayloadBytes` is the largest payload taken, not the first refused: a
+    /// position of exactly that many bytes is read, one byte more is refused.
+    @Test func aPayloadOfExactlyTheMaximumIsRead() throws {
+        let position = Array(#"{"_type":"location","lat":1,"lon":2,"tst":10}"#.utf8)
+        let padded = position.dropLast() + Array(repeating: UInt8(ascii: " "), count: 65_536 - position.count) + [UInt8(ascii: "}")]
+        #expect(padded.count == 65_536)
+        #expect(try decoder.decode(Array(padded), device: "alice/phone", format: .ownTracks, arrival: 1_000)?.coordinate
+                == Coordinate(latitude: 1, longitude: 2))
+        #expect(refusal(Array(padded) + [UInt8(ascii: " ")]) == InputError(.payloadTooLarge, "the payload is 65537 bytes; at most 65536 are accepted"))
+    }
+
     /// What decoding `bytes` gives: the fix (nil when not a position) or the refusal.
     private func outcome(_ bytes: [UInt8], _ format: LocationDecoder.Format, decoder: LocationDecoder) -> Result<Fix?, InputError> {
         Result { () throws(InputError) -> Fix? in try decoder.decode(bytes, device: "alice/phone", format: format, arrival: 1_000.5) }

@@ -260,7 +260,8 @@ struct SettingsTests {
         (#"{"maximumTopicDepth": 1}"#, #": maximumTopicDepth 1 must be at least 2"#),
         (#"{"previewTimeout": 0.5}"#, #": previewTimeout 0.5 must be at least 1"#),
         (#"{"statsInterval": -1}"#, #": statsInterval -1 must not be negative"#),
-        (#"{"maximumDevices": 1e300}"#, #": "maximumDevices" must be a whole number, not 1e+300"#),
+        (#"{"maximumDevices": 1e300}"#, #": maximumDevices 1e+300 must be at most 999999999999999"#),
+        (#"{"maximumDevices": 1e15}"#, #": maximumDevices 1000000000000000.0 must be at most 999999999999999"#),
         (#"{"durability": "fsync"}"#, #": "durability" must be one of normal, full, not "fsync""#),
         (#"{"fences": ""}"#, #": "fences" must not be empty (leave it out instead)"#),
         (#"{"lanes": 257}"#, #": lanes 257 is outside 1...256"#),
@@ -268,6 +269,11 @@ struct SettingsTests {
     ])
     func valuesOutsideTheirRangeAreRefused(text: String, expected: String) {
         #expect(message(text) == expected)
+    }
+
+    /// A whole number without an upper bound of its own is taken up to 15 digits.
+    @Test func theLargestWholeNumberIsTaken() throws {
+        #expect(try load(#"{"maximumDevices": 999999999999999}"#).maximumDevices == 999_999_999_999_999)
     }
 
     @Test func flagsAreCheckedAsTheFileIsButPathsStayAsGiven() throws {

@@ -93,6 +93,30 @@ struct ShardRoutingTests {
         }
     }
 
+    /// Under a filter of a single `+` level (`positions/+`) a topic with a level more
+    /// fits no filter: no instance takes it for another's device by the hash of its
+    /// first levels (the quick hash of a device counts the topic's levels).
+    @Test func aTopicALevelDeeperThanASinglePlusFilterIsUnroutedOnEveryInstance() throws {
+        let routers = try (0..<3).map { index in
+            var settings = Settings()
+            settings.locationTopic = "positions/+"
+            settings.shard = try ShardAssignment(index: index, count: 3)
+            return try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: settings.shard))
+        }
+        for user in (0..<30).map({ "u\($0)" }) {
+            for router in routers {
+                let unrouted: Bool
+                if case .unrouted = router.route(message("positions/\(user)/p"), arrival: 0) { unrouted = true } else { unrouted = false }
+                #expect(unrouted, "positions/\(user)/p")
+            }
+            let taken = routers.indices.filter { index in
+                if case .lane = routers[index].route(message("positions/\(user)"), arrival: 0) { return true }
+                return false
+            }
+            #expect(taken == [ShardAssignment.shard(of: user, among: 3)])
+        }
+    }
+
     /// A topic with an empty level names no usable device. Like any message, it is one
     /// instance's to answer: the instance its device's hash picks refuses it with its
     /// reason, the others count it as another's, so it is refused and counted once.

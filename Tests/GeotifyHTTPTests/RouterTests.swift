@@ -26,6 +26,10 @@ import Testing
             Issue.record("a longer path matched")
             return
         }
+        guard case .notFound = router.route("GET", "/api") else {
+            Issue.record("a shorter path matched")
+            return
+        }
     }
 
     @Test func theRootIsItsOwnRoute() {
@@ -54,6 +58,12 @@ import Testing
             return
         }
         #expect(captures["id"] == "7")
+        for path in ["/api/things", "/api/things/", "/api/things/7/8"] {
+            guard case .notFound = router.route("GET", path) else {
+                Issue.record("\(path) matched a pattern of one segment more or less")
+                continue
+            }
+        }
     }
 
     @Test func headIsServedByGet() {

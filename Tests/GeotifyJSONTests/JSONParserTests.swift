@@ -90,6 +90,11 @@ struct JSONParserTests {
         ("-", "line 1, column 2: a number needs a digit after '-'"),
         ("1e999", "line 1, column 1: the number 1e999 is out of range"),
         ("NaN", "line 1, column 1: unexpected character 'N', expected a JSON value"),
+        // The printable ASCII characters by themselves, from '!' to '~'; the others by their byte.
+        ("!", "line 1, column 1: unexpected character '!', expected a JSON value"),
+        ("[~]", "line 1, column 2: unexpected character '~', expected a JSON value"),
+        ("[\u{7F}]", "line 1, column 2: unexpected byte 0x7F, expected a JSON value"),
+        ("[\u{0C}]", "line 1, column 2: unexpected byte 0xC, expected a JSON value"),
         ("{} x", "line 1, column 4: unexpected character 'x' after the JSON value"),
         ("tru", "line 1, column 1: unexpected end of text in 'true'"),
         ("{\"a\": 1", "line 1, column 8: unexpected end of text, expected ',' or '}'"),
