@@ -15,7 +15,9 @@ that falls back to the slow one) or a behaviour no test names: look at each.
 Usage: scripts/mutation-sweep [--scope decisions|input] [--count N] [--seed S] [--skip N] [--full]
 Prints a line for each mutant (where, what, the verdict and the failing tests), then a
 summary. The copy is a git worktree in .build/mutation-sweep, kept between runs so that
-its build is incremental; the working tree of the repository is never touched.
+its build is incremental; the working tree of the repository is never touched. The
+output of a whole-suite run that killed a mutant is kept in .build/mutation-sweep-logs,
+to tell a kill from a test that failed for another reason.
 """
 import argparse
 import os
@@ -29,6 +31,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COPY = os.path.join(ROOT, '.build', 'mutation-sweep')
+# The output of each whole-suite run that killed a mutant.
+LOGS = os.path.join(ROOT, '.build', 'mutation-sweep-logs')
 
 # The files each scope mutates. `decisions`: the evaluator's and the lane core's.
 # `input`: what reads what a client sends, which may be anything (a tracker's topic and
@@ -231,9 +235,10 @@ def left_behind(scratch):
                 pass
 
 
-def test(skip):
+def test(skip, keep=None):
     """Runs the built tests (all but those `skip` matches, all when None) with their files
-    in a scratch directory; returns the verdict."""
+    in a scratch directory; returns the verdict. A run that fails leaves its output in
+    the file `keep` when one is named."""
     parent = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else None
     scratch = tempfile.mkdtemp(prefix='geotify-mutant.', dir=parent)
     try:
@@ -247,6 +252,10 @@ def test(skip):
         return 'killed (timed out)'
     if code == 0:
         return None
+    if keep:
+        os.makedirs(os.path.dirname(keep), exist_ok=True)
+        with open(keep, 'w') as file:
+            file.write(output)
     failing = sorted(set(re.findall(r'✘ Test (\w+)\(', output)))
     return 'killed' + (' by ' + ', '.join(failing[:3]) + (' …' if len(failing) > 3 else '') if failing else ' (crashed)')
 
@@ -294,7 +303,7 @@ def main():
     tally, survivors = {}, []
     # A stop (Ctrl-C, SIGTERM) still puts the mutated file back (`finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    for path, number, column, old, new in chosen:
+    for drawn, (path, number, column, old, new) in enumerate(chosen, start=options.skip + 1):
         full_path = os.path.join(COPY, path)
         with open(full_path) as file:
             original = file.read()
@@ -318,8 +327,11 @@ def main():
             else:
                 verdict = test(quick)
                 if verdict is None and options.full:
-                    verdict = test(None)
-                    verdict = verdict and verdict + ' (the whole suite only)'
+                    # A test that fails only in the whole suite may fail for another
+                    # reason (a wait cut short on a loaded machine): keep what it said.
+                    keep = os.path.join(LOGS, f'{options.scope}-seed{options.seed}-{drawn}.log')
+                    verdict = test(None, keep)
+                    verdict = verdict and verdict + f' (the whole suite only; its output in {os.path.relpath(keep, ROOT)})'
                 verdict = verdict or 'SURVIVED'
         finally:
             with open(full_path, 'w') as file:

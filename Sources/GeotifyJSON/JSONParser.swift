@@ -22,10 +22,16 @@ public struct JSONParser: Sendable {
     /// Parses one JSON value that makes up the whole of `bytes` (surrounding whitespace allowed).
     public func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
         let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
-            return Result { () throws(JSONError) in try reader.document() }
+            Result { () throws(JSONError) in try parse(buffer) }
         }
         return try result.get()
+    }
+
+    /// `parse(_:)` over bytes wherever the caller keeps them (a test puts them at the end
+    /// of readable memory, where a read past them crashes).
+    package func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSON {
+        var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
+        return try reader.document()
     }
 
     /// Parses one JSON value from UTF-8 text.
@@ -146,10 +152,17 @@ public struct JSONParser: Sendable {
         _ bytes: [UInt8], visitingMembers keys: MemberNames, _ visit: (Int, JSON) -> Void
     ) throws(JSONError) -> JSON? {
         let result: Result<JSON?, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
-            return Result { () throws(JSONError) in try reader.document(visiting: keys, visit) }
+            Result { () throws(JSONError) in try parse(buffer, visitingMembers: keys, visit) }
         }
         return try result.get()
+    }
+
+    /// `parse(_:visitingMembers:_:)` over bytes wherever the caller keeps them.
+    package func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, visitingMembers keys: MemberNames, _ visit: (Int, JSON) -> Void
+    ) throws(JSONError) -> JSON? {
+        var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
+        return try reader.document(visiting: keys, visit)
     }
 
     /// One member of the object `parse(_:streamingMembersOf:_:)` streams.
@@ -178,25 +191,31 @@ public struct JSONParser: Sendable {
     public func parse(
         _ bytes: [UInt8], streamingMembersOf key: String, _ visit: (StreamedMember) -> Void
     ) throws(JSONError) -> JSON {
-        guard !rejectingDuplicateMembers else {
-            let document = try parse(bytes)
-            guard case .object(var root) = document else { return document }
-            var occurrence = 0
-            for position in root.members.indices where root.members[position].key == key {
-                guard case .object(let streamed) = root.members[position].value else { continue }
-                for member in streamed.members {
-                    visit(StreamedMember(name: member.key, value: member.value, objectLine: streamed.line, occurrence: occurrence))
-                }
-                root.members[position].value = .object(JSONObject([], line: streamed.line))
-                occurrence += 1
-            }
-            return .object(root)
-        }
         let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: false)
-            return Result { () throws(JSONError) in try reader.document(streaming: key, visit: visit) }
+            Result { () throws(JSONError) in try parse(buffer, streamingMembersOf: key, visit) }
         }
         return try result.get()
+    }
+
+    /// `parse(_:streamingMembersOf:_:)` over bytes wherever the caller keeps them.
+    package func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, streamingMembersOf key: String, _ visit: (StreamedMember) -> Void
+    ) throws(JSONError) -> JSON {
+        guard !rejectingDuplicateMembers else {
+            let document = try parse(buffer)
+            guard case .object(var root) = document,
+                  let position = root.members.firstIndex(where: { $0.key == key }),
+                  case .object(let streamed) = root.members[position].value
+            else { return document }
+            // A member given twice was refused: `key` is there at most once (occurrence 0).
+            for member in streamed.members {
+                visit(StreamedMember(name: member.key, value: member.value, objectLine: streamed.line, occurrence: 0))
+            }
+            root.members[position].value = .object(JSONObject([], line: streamed.line))
+            return .object(root)
+        }
+        var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: false)
+        return try reader.document(streaming: key, visit: visit)
     }
 }
 

@@ -160,6 +160,29 @@ struct LocationDecoderTests {
         #expect(fixes > 4_000 && refusals > 4_000, "\(fixes) fixes, \(refusals) refusals of 40 000")
     }
 
+    /// A payload cut anywhere (every prefix of two positions, with and without spaces
+    /// after each token, and spaces alone): the quick scan answers as the parser does and
+    /// never reads past the text's end.
+    @Test func aPayloadCutAnywhereIsDecidedAsTheParserAlone() {
+        var parserAlone = decoder
+        parserAlone.scansFlatObjects = false
+        let payloads = [
+            #"{"_type":"location","lat":52.5,"lon":13.4,"acc":12,"tst":1700000000,"inregions":["home","work"],"x":[1,true,null]}"#,
+            #"{ "lat" : 52.5 , "lon" : -13.4 , "ok" : false , "list" : [ 1 , "a" , [ ] ] }"#,
+            " ", "  \n",
+        ].map { Array($0.utf8) }
+        for payload in payloads {
+            for end in 1...payload.count {
+                let text = Array(payload[..<end])
+                for format in [LocationDecoder.Format.ownTracks, .plain] {
+                    let scanned = outcome(text, format, decoder: decoder)
+                    let parsed = outcome(text, format, decoder: parserAlone)
+                    #expect(scanned == parsed, "\(String(decoding: text, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
     @Test func deeplyNestedGarbageIsRefusedNotACrash() {
         let deep = String(repeating: "[", count: 50_000)
         #expect(refusal(Array(deep.utf8))?.code == .invalidJSON)

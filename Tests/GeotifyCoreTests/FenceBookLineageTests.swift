@@ -48,6 +48,25 @@ struct FenceBookLineageTests {
         #expect(unchanged.lineage.devicesChanged(since: replaced.edition) == [])
     }
 
+    /// Polygon fences are compared by their rings, not by the objects that hold them: a
+    /// polygon read again as it was leaves its device out of the lineage's step, one with
+    /// a vertex moved or a hole added puts it in.
+    @Test func aPolygonReadAgainAsItWasIsUnchanged() throws {
+        let outer = [(52.50, 13.40), (52.50, 13.42), (52.52, 13.42), (52.52, 13.40)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
+        let hole = [(52.505, 13.405), (52.505, 13.41), (52.51, 13.41)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
+        func book(_ outer: [Coordinate], holes: [[Coordinate]] = []) throws -> FenceBook {
+            let park = Fence(identifier: "park", region: .polygon(try Polygon(outer: outer, holes: holes)), note: "", eventType: [.onEntry])
+            return FenceBook(devices: ["alice/phone": [park], "bob/phone": [Self.fence("home")]])
+        }
+        let first = try book(outer)
+        let same = try book(outer).revised(from: first)
+        #expect(same.lineage.devicesChanged(since: first.edition) == [])
+        var moved = outer
+        moved[2] = Coordinate(latitude: 52.53, longitude: 13.42)
+        #expect(try book(moved).revised(from: first).lineage.devicesChanged(since: first.edition) == ["alice/phone"])
+        #expect(try book(outer, holes: [hole]).revised(from: first).lineage.devicesChanged(since: first.edition) == ["alice/phone"])
+    }
+
     /// A group or a shared set that changes may change what any device is evaluated
     /// against: the book read again has no forebear, and a lane looks at every device.
     @Test func aBookReadAgainWithOtherGroupsOrSharedSetsHasNoForebears() {

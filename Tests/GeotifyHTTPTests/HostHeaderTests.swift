@@ -8,6 +8,30 @@ import Testing
         HostHeader.refusal(values: [value], version: "HTTP/1.1")?.refusalCode == .http(.badHost)
     }
 
+    /// `Host` values that are not a `uri-host [ ":" port ]` (RFC 9112 §3.2), which
+    /// `HTTPServerTests` sends over a socket too.
+    static let invalid = [
+        "", "local host", "local\thost", "localhost/x", "user@localhost", "local\u{01}host", "local\u{7f}host", "local\rhost",
+        "h\u{e9}te", "::1", "[::1", "[::1]x", "[::g]", "[fe80::1%eth0]", ":8080", "localhost:80:80", "localhost:8o",
+        "local%zzhost", "local[host]", "localhost?", "localhost#",
+    ]
+
+    /// A name, an IPv4 or bracketed IPv6 address or an `IPvFuture`, each with or without
+    /// a port (and the spaces and tabs libmicrohttpd leaves after a value).
+    static let valid = [
+        "[::1]:8080", "localhost:8080", "localhost", "127.0.0.1:8091", "[::ffff:127.0.0.1]", "geotify.example.org",
+        "localhost:", "local%2Dhost", "a-b_c~d!$&'()*+,;=", "[v1.fe80::a+en1]:80", "localhost \t",
+    ]
+
+    @Test func eachValueTheServerIsSentIsJudgedAlikeHere() {
+        for value in Self.invalid {
+            #expect(refused(value), "\(value.debugDescription)")
+        }
+        for value in Self.valid {
+            #expect(!refused(value), "\(value.debugDescription)")
+        }
+    }
+
     /// A `%XX` escape is whole wherever it stands, also as the name's last three
     /// characters (`local%2D`), with or without a port; a `%` with fewer than two hex
     /// digits after it is not.

@@ -93,6 +93,24 @@ struct FlatObjectScanTests {
         #expect(scan(text) == nil, "\(text)")
     }
 
+    /// A text cut anywhere, placed at the very end of readable memory (`PageEndBuffer`):
+    /// the scan never reads past the end (the test would crash), and answers as it does
+    /// for the same bytes anywhere else.
+    @Test func noTextCutAnywhereIsReadPastItsEnd() {
+        let buffer = PageEndBuffer()
+        let payloads = [
+            #" { "_type":"location","lat" : 52.5,"lon":-13.4e0 ,"ok":true,"none":null,"f":false,"inregions":["home", 7, true, null],"t":"u" } "#,
+            #"{"x":[],"lat":1}"#,
+        ]
+        for payload in payloads.map({ Array($0.utf8) }) {
+            for end in 0...payload.count {
+                let text = Array(payload[..<end])
+                let atTheEdge = buffer.with(text) { FlatObjectScan.scan($0, keeping: Self.keys).map { asJSON($0, text) } }
+                #expect(atTheEdge == scan(text).map { asJSON($0, text) }, "\(String(decoding: text, as: UTF8.self))")
+            }
+        }
+    }
+
     @Test("an array of plain scalars under a name not kept is checked and skipped; any other array is the parser's")
     func flatArrays() throws {
         let scanned = try #require(scan(#"{"inregions":["home", "work"],"inrids":[],"n":[1,-2.5e3,true,false,null],"lat":1}"#))

@@ -13,6 +13,37 @@ struct JSONParserTests {
         #expect(value["c"] == .object(JSONObject()))
     }
 
+    /// A text cut anywhere, placed at the very end of readable memory (`PageEndBuffer`):
+    /// none of the parser's three readings (the tree, the members visited, the members
+    /// streamed) reads past the end (the test would crash), with duplicate names refused
+    /// or not, and each answers as it does for the same bytes anywhere else.
+    @Test func noTextCutAnywhereIsReadPastItsEnd() {
+        let buffer = PageEndBuffer()
+        let text = Array(#" {"devices": {"a/b": [{"id": "x", "r": -1.5e+3, "ok": true, "n": null, "f": false}], "c\u00e9": "\"\\\/\b\f\n\r\t\ud83d\ude00é"}, "list": [ 1 , [ ], { } ], "z": 0.25E-2 } "#.utf8)
+        let keys = JSONParser.MemberNames(["devices", "z"])
+        func outcome(_ read: () throws -> Any?) -> String {
+            do { return "\(String(describing: try read()))" } catch { return "\(error)" }
+        }
+        for rejecting in [false, true] {
+            let parser = JSONParser(maxDepth: 16, rejectingDuplicateMembers: rejecting)
+            for end in 0...text.count {
+                let cut = Array(text[..<end])
+                let what = "\(String(decoding: cut, as: UTF8.self)), rejecting duplicates: \(rejecting)"
+                #expect(outcome { try buffer.with(cut) { try parser.parse($0) } } == outcome { try parser.parse(cut) }, "\(what)")
+                var visited: [String] = []
+                var visitedHere: [String] = []
+                #expect(outcome { try buffer.with(cut) { try parser.parse($0, visitingMembers: keys) { visited.append("\($0) \($1)") } } }
+                        == outcome { try parser.parse(cut, visitingMembers: keys) { visitedHere.append("\($0) \($1)") } }, "\(what)")
+                #expect(visited == visitedHere, "\(what)")
+                var streamed: [String] = []
+                var streamedHere: [String] = []
+                #expect(outcome { try buffer.with(cut) { try parser.parse($0, streamingMembersOf: "devices") { streamed.append("\($0)") } } }
+                        == outcome { try parser.parse(cut, streamingMembersOf: "devices") { streamedHere.append("\($0)") } }, "\(what)")
+                #expect(streamed == streamedHere, "\(what)")
+            }
+        }
+    }
+
     @Test func numbersReadBackExactly() throws {
         let samples = ["52.5200", "13.4050", "-0.000123", "1700000000", "0", "-0",
                        "179.99999999999997", "1.7976931348623157e308", "5e-324", "123456789012345678901234",
