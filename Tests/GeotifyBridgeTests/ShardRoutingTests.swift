@@ -18,6 +18,31 @@ struct ShardRoutingTests {
         return try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: shard))
     }
 
+    /// Three instances' routers, with `locationTopic` as the plain positions' filter.
+    func routers(locationTopic: String) throws -> [MessageRouter] {
+        try (0..<3).map { index in
+            var settings = Settings()
+            settings.locationTopic = locationTopic
+            settings.shard = try ShardAssignment(index: index, count: 3)
+            return try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: settings.shard))
+        }
+    }
+
+    /// Expects exactly the instance that owns `device` to take `topic`, and every
+    /// instance to leave `unfitting` unrouted (none drops it as another's).
+    func expectOnlyTheOwner(among routers: [MessageRouter], takes topic: String, of device: String, butNoneTakes unfitting: String) {
+        for router in routers {
+            let unrouted: Bool
+            if case .unrouted = router.route(message(unfitting), arrival: 0) { unrouted = true } else { unrouted = false }
+            #expect(unrouted, "\(unfitting)")
+        }
+        let taken = routers.indices.filter { index in
+            if case .lane = routers[index].route(message(topic), arrival: 0) { return true }
+            return false
+        }
+        #expect(taken == [ShardAssignment.shard(of: device, among: routers.count)], "\(topic)")
+    }
+
     func message(_ topic: String, _ payload: String = "", retain: Bool = false) -> MQTTMessage {
         MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: 1, retain: retain)
     }
@@ -73,23 +98,9 @@ struct ShardRoutingTests {
     /// level short (`positions/u0`) fits no filter, so every instance leaves it unrouted
     /// and none drops it as another's; one level more reaches exactly its owner.
     @Test func aTopicShortOfAFiltersHashIsUnroutedOnEveryInstance() throws {
-        let routers = try (0..<3).map { index in
-            var settings = Settings()
-            settings.locationTopic = "positions/+/#"
-            settings.shard = try ShardAssignment(index: index, count: 3)
-            return try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: settings.shard))
-        }
+        let routers = try routers(locationTopic: "positions/+/#")
         for user in (0..<30).map({ "u\($0)" }) {
-            for router in routers {
-                let unrouted: Bool
-                if case .unrouted = router.route(message("positions/\(user)"), arrival: 0) { unrouted = true } else { unrouted = false }
-                #expect(unrouted, "positions/\(user)")
-            }
-            let taken = routers.indices.filter { index in
-                if case .lane = routers[index].route(message("positions/\(user)/p"), arrival: 0) { return true }
-                return false
-            }
-            #expect(taken == [ShardAssignment.shard(of: "\(user)/p", among: 3)])
+            expectOnlyTheOwner(among: routers, takes: "positions/\(user)/p", of: "\(user)/p", butNoneTakes: "positions/\(user)")
         }
     }
 
@@ -97,23 +108,9 @@ struct ShardRoutingTests {
     /// fits no filter: no instance takes it for another's device by the hash of its
     /// first levels (the quick hash of a device counts the topic's levels).
     @Test func aTopicALevelDeeperThanASinglePlusFilterIsUnroutedOnEveryInstance() throws {
-        let routers = try (0..<3).map { index in
-            var settings = Settings()
-            settings.locationTopic = "positions/+"
-            settings.shard = try ShardAssignment(index: index, count: 3)
-            return try MessageRouter(settings: settings, topics: Topics(prefix: "geotify", shard: settings.shard))
-        }
+        let routers = try routers(locationTopic: "positions/+")
         for user in (0..<30).map({ "u\($0)" }) {
-            for router in routers {
-                let unrouted: Bool
-                if case .unrouted = router.route(message("positions/\(user)/p"), arrival: 0) { unrouted = true } else { unrouted = false }
-                #expect(unrouted, "positions/\(user)/p")
-            }
-            let taken = routers.indices.filter { index in
-                if case .lane = routers[index].route(message("positions/\(user)"), arrival: 0) { return true }
-                return false
-            }
-            #expect(taken == [ShardAssignment.shard(of: user, among: 3)])
+            expectOnlyTheOwner(among: routers, takes: "positions/\(user)", of: user, butNoneTakes: "positions/\(user)/p")
         }
     }
 
