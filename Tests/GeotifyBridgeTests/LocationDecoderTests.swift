@@ -160,9 +160,9 @@ struct LocationDecoderTests {
         #expect(fixes > 4_000 && refusals > 4_000, "\(fixes) fixes, \(refusals) refusals of 40 000")
     }
 
-    /// A payload cut anywhere (every prefix of two positions, with and without spaces
-    /// after each token, and spaces alone): the quick scan answers as the parser does and
-    /// never reads past the text's end.
+    /// A payload cut anywhere (every prefix of two positions, one with spaces between its
+    /// tokens, and of spaces alone): the quick scan answers as the parser does. (That
+    /// neither reads past a cut's end, `FlatObjectScanTests` and `JSONParserTests` show.)
     @Test func aPayloadCutAnywhereIsDecidedAsTheParserAlone() {
         var parserAlone = decoder
         parserAlone.scansFlatObjects = false
