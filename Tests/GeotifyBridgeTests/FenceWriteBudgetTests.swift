@@ -22,6 +22,16 @@ struct FenceWriteBudgetTests {
         #expect(budget.wait(for: "a", now: 131) == nil)
     }
 
+    /// A budget spent to exactly nothing is spent: the next change waits for the refill
+    /// (a moment, the least charge's worth), and may start once any time is back.
+    @Test func aBudgetSpentToNothingLetsNoChangeStart() {
+        var budget = FenceWriteBudget(perMinute: 1)
+        budget.charge(0.5, to: "a", now: 100)
+        budget.charge(0.5, to: "a", now: 100)
+        #expect(waits(budget.wait(for: "a", now: 100), FenceWriteBudget.leastCharge))
+        #expect(budget.wait(for: "a", now: 100.01) == nil)
+    }
+
     @Test func aWriteCountsAtLeastAMillisecond() {
         var budget = FenceWriteBudget(perMinute: 0.0045)
         for write in 0..<5 {

@@ -89,6 +89,22 @@ struct LaneCoreCommandTests {
         #expect(lane.book.fences(of: "alice/phone").isEmpty)
     }
 
+    /// An edit is answered with the fence as it is now and as it was (`previous`), the
+    /// app's Edit screen's before and after; an add has no `previous`.
+    @Test func anEditIsAnsweredWithTheFenceAsItIsAndAsItWas() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        let edited = try #require(lane.write(lane.command("alice/phone", #"{"action":"edit","fence":"home","changes":{"radius":200}}"#))
+            .reply("alice/phone"))
+        #expect(edited["ok"] as? Bool == true)
+        #expect((edited["fence"] as? [String: Any])?["radius"] as? Int == 200)
+        #expect((edited["previous"] as? [String: Any])?["radius"] as? Int == 100)
+        #expect((edited["previous"] as? [String: Any])?["note"] as? String == "Welcome home")
+        #expect(edited["warnings"] as? [String] == [])
+        let added = try #require(lane.write(lane.command("alice/phone", #"{"action":"add","fence":\#(Self.office)}"#)).reply("alice/phone"))
+        #expect((added["fence"] as? [String: Any])?["identifier"] as? String == "office")
+        #expect(added["previous"] == nil)
+    }
+
     /// A device whose changes kept the file being written for its `fenceWriteBudget` is
     /// refused further changes before they reach the file, each refusal saying when the
     /// next may come; reading and previewing cost nothing, other devices keep their own
