@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import GeotifyBridge
 import GeotifyCore
+import GeotifyDelivery
+import GeotifyJSON
 import GeotifyStore
 
 /// What a lane decides for positions, through the pure core: no broker, no database, no
@@ -73,6 +75,26 @@ struct LaneCoreTests {
         #expect(effects.outboxText("geotify/badge/alice/phone") == "1")
         #expect(effects.saves["alice/phone"]?.badge == 1, "the state that caused the notification is committed with it")
         #expect(effects.counters[.transitions] == 1 && effects.counters[.notifications] == 1)
+    }
+
+    /// A notification is queued, in the commit that decides it, for each delivery target
+    /// whose filter lets it through, with the payload and event id published with it.
+    @Test func aNotificationIsQueuedForEachTargetItsFilterLetsThrough() throws {
+        let notify = try DeliverySettings(
+            parsing: try JSONParser().parse(#"""
+                {"targets": [{"name": "everything", "type": "webhook", "url": "http://127.0.0.1:1/everything", "secret": {"env": "SECRET"}},
+                             {"name": "school", "type": "webhook", "url": "http://127.0.0.1:1/school", "secret": {"env": "SECRET"},
+                              "fences": ["school"]}]}
+                """#),
+            file: "geotify.json", environment: ["SECRET": "s3cret"])
+        var lane = try LaneFixture(fences: Self.fences) { $0.notify = notify }
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        let event = try #require(effects.outbox.first { $0.topic == "geotify/event/alice/phone" })
+        #expect(effects.deliveries.map(\.target) == ["everything"])
+        #expect(effects.deliveries.first?.payload == event.payload)
+        #expect(effects.deliveries.first?.eventID == "alice/phone/home/enter/\(Int(lane.now))")
+        #expect(lane.ownTracks("alice/phone", Self.home.0, Self.home.1).deliveries.isEmpty, "no transition, nothing to deliver")
     }
 
     @Test func onlyOwnTracksDevicesGetOwnTracksTransitions() throws {
