@@ -578,6 +578,21 @@ struct LaneCoreTests {
         #expect(lane.core.state(of: "a/1") == nil)
     }
 
+    /// Of devices last seen at the same moment (one burst), the first by identifier goes
+    /// first, whatever order the lane's table keeps them in: which device is forgotten
+    /// follows from the inputs alone. Ten evictions from thirty, one after another.
+    @Test func ofDevicesIdleAlikeTheFirstByIdentifierMakesRoom() throws {
+        var lane = try Self.fullLane(maximumDevices: 30)
+        let idle = (0..<30).map { "u\($0)/p" }
+        _ = lane.handle(idle.map { lane.ownTracksPosition($0, 1, 1) })
+        lane.now += 3_600
+        var left = idle.sorted()
+        for newcomer in 0..<10 {
+            let admitted = lane.ownTracks("new\(newcomer)/p", 1, 1)
+            #expect(admitted.forgotten == [left.removeFirst()], "newcomer \(newcomer)")
+        }
+    }
+
     /// A full bridge refuses a device that keeps sending without looking through the
     /// lane's devices each time: nobody can be idle before the oldest is. It looks again
     /// once that time comes, and when the fence file changes.
