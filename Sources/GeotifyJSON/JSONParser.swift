@@ -21,10 +21,7 @@ public struct JSONParser: Sendable {
 
     /// Parses one JSON value that makes up the whole of `bytes` (surrounding whitespace allowed).
     public func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
-        let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONError) in try parse(buffer) }
-        }
-        return try result.get()
+        try Self.reading(bytes) { buffer throws(JSONError) in try parse(buffer) }
     }
 
     /// `parse(_:)` over bytes wherever the caller keeps them (a test puts them at the end
@@ -32,6 +29,17 @@ public struct JSONParser: Sendable {
     package func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSON {
         var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: rejectingDuplicateMembers)
         return try reader.document()
+    }
+
+    /// `body`'s reading of `bytes` in place, its typed error passed on (a closure given to
+    /// `withUnsafeBufferPointer` may throw only `any Error`).
+    private static func reading<Value>(
+        _ bytes: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws(JSONError) -> Value
+    ) throws(JSONError) -> Value {
+        let result: Result<Value, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONError) in try body(buffer) }
+        }
+        return try result.get()
     }
 
     /// Parses one JSON value from UTF-8 text.
@@ -43,14 +51,11 @@ public struct JSONParser: Sendable {
     /// `bytes` as `parse(_:)` does, rejecting duplicates: the work that a hostile
     /// object's names can cause, which the tests bound.
     package func nameComparisons(parsing bytes: [UInt8]) throws(JSONError) -> Int {
-        let result: Result<Int, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+        try Self.reading(bytes) { buffer throws(JSONError) in
             var reader = Reader(bytes: buffer, maxDepth: maxDepth, rejectingDuplicates: true)
-            return Result { () throws(JSONError) in
-                _ = try reader.document()
-                return reader.nameComparisons
-            }
+            _ = try reader.document()
+            return reader.nameComparisons
         }
-        return try result.get()
     }
 
     /// The member names `parse(_:visitingMembers:_:)` hands over, prepared once for matching
@@ -151,10 +156,7 @@ public struct JSONParser: Sendable {
     public func parse(
         _ bytes: [UInt8], visitingMembers keys: MemberNames, _ visit: (Int, JSON) -> Void
     ) throws(JSONError) -> JSON? {
-        let result: Result<JSON?, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONError) in try parse(buffer, visitingMembers: keys, visit) }
-        }
-        return try result.get()
+        try Self.reading(bytes) { buffer throws(JSONError) in try parse(buffer, visitingMembers: keys, visit) }
     }
 
     /// `parse(_:visitingMembers:_:)` over bytes wherever the caller keeps them.
@@ -191,10 +193,7 @@ public struct JSONParser: Sendable {
     public func parse(
         _ bytes: [UInt8], streamingMembersOf key: String, _ visit: (StreamedMember) -> Void
     ) throws(JSONError) -> JSON {
-        let result: Result<JSON, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONError) in try parse(buffer, streamingMembersOf: key, visit) }
-        }
-        return try result.get()
+        try Self.reading(bytes) { buffer throws(JSONError) in try parse(buffer, streamingMembersOf: key, visit) }
     }
 
     /// `parse(_:streamingMembersOf:_:)` over bytes wherever the caller keeps them.

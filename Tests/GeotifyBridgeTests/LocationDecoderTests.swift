@@ -6,6 +6,12 @@ import GeotifyBridge
 @Suite("Location decoding")
 struct LocationDecoderTests {
     let decoder = LocationDecoder(maximumPayloadBytes: 65_536)
+    /// The same decoder without the flat-object scan: what the scan must agree with.
+    var parserAlone: LocationDecoder {
+        var parserAlone = decoder
+        parserAlone.scansFlatObjects = false
+        return parserAlone
+    }
 
     func decode(_ text: String, _ format: LocationDecoder.Format = .ownTracks) throws(InputError) -> Fix? {
         try decoder.decode(Array(text.utf8), device: "alice/phone", format: format, arrival: 1_000)
@@ -129,8 +135,6 @@ struct LocationDecoderTests {
     /// would: it must decide exactly as the parser alone does, fix for fix and refusal for
     /// refusal, in both formats. Payloads changed at random around a position's shape.
     @Test func theScanDecidesAsTheParserAlone() {
-        var parserAlone = decoder
-        parserAlone.scansFlatObjects = false
         let payloads = [
             #"{"_type":"location","acc":12,"alt":40,"batt":71,"lat":52.520008,"lon":13.404954,"tid":"ph","tst":1700000000,"inregions":["home"]}"#,
             #"{"lat":52.520008,"lon":-13.4,"latitude":1,"acc":0,"tst":1700000000.25}"#,
@@ -164,8 +168,6 @@ struct LocationDecoderTests {
     /// tokens, and of spaces alone): the quick scan answers as the parser does. (That
     /// neither reads past a cut's end, `FlatObjectScanTests` and `JSONParserTests` show.)
     @Test func aPayloadCutAnywhereIsDecidedAsTheParserAlone() {
-        var parserAlone = decoder
-        parserAlone.scansFlatObjects = false
         let payloads = [
             #"{"_type":"location","lat":52.5,"lon":13.4,"acc":12,"tst":1700000000,"inregions":["home","work"],"x":[1,true,null]}"#,
             #"{ "lat" : 52.5 , "lon" : -13.4 , "ok" : false , "list" : [ 1 , "a" , [ ] ] }"#,

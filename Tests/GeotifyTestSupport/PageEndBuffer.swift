@@ -28,9 +28,6 @@ package final class PageEndBuffer {
         munmap(base, 2 * pageSize)
     }
 
-    /// The largest text `with` takes.
-    package var capacity: Int { pageSize }
-
     /// Calls `body` with `bytes` copied to the very end of the readable page.
     package func with<Result>(_ bytes: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         precondition(bytes.count <= pageSize, "a text of \(bytes.count) bytes does not fit one page")
