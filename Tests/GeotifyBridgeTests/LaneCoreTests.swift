@@ -296,6 +296,38 @@ struct LaneCoreTests {
         #expect(effects.outboxText("geotify/presence/alice/phone/school") == "outside")
     }
 
+    /// A fence added for a device already tracked has its presence told by the device's
+    /// next fix, also when that fix crosses another fence: the new fence's relation is
+    /// established (no transition) beside the other's entry.
+    @Test func aFenceAddedIsAnnouncedByTheNextFixThoughItCrossesAnotherFence() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        try lane.edit(Self.fences.replacingOccurrences(of: #""note": "", "eventType": "onEntry" } ],"#, with: """
+            "note": "", "eventType": "onEntry" },
+              { "identifier": "gym", "latitude": 48.14, "longitude": 11.58, "radius": 100, "eventType": "onEntry" } ],
+            """))
+        _ = lane.advance(0.2)
+        lane.now += 60
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.events.map { $0["fence"] as? String } == ["home"])
+        let presences = effects.outboxTopics.filter { $0.hasPrefix("geotify/presence/") }
+        #expect(presences == ["geotify/presence/alice/phone/home", "geotify/presence/alice/phone/gym"])
+        #expect(effects.outboxText("geotify/presence/alice/phone/home") == "inside")
+        #expect(effects.outboxText("geotify/presence/alice/phone/gym") == "outside")
+    }
+
+    /// A first fix inside a fence whose `initialTrigger` is `enter` notifies the entry,
+    /// and the fence's presence is told once, by the transition, not again as newly known.
+    @Test func aFirstFixEnteringByTheInitialTriggerTellsItsPresenceOnce() throws {
+        let fences = Self.fences.replacingOccurrences(of: #""note": "Welcome home", "eventType": "onEntryAndExit""#,
+                                                      with: #""note": "Welcome home", "eventType": "onEntryAndExit", "initialTrigger": "enter""#)
+        var lane = try LaneFixture(fences: fences)
+        let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
+        #expect(effects.events.map { $0["event"] as? String } == ["enter"])
+        #expect(effects.outboxTopics.filter { $0 == "geotify/presence/alice/phone/home" }.count == 1, "\(effects.outboxTopics)")
+        #expect(effects.outboxText("geotify/presence/alice/phone/home") == "inside")
+    }
+
     /// Inside one of its own fences and a shared fence around it, a device's tracker
     /// shows its own fence, and the state document lists its own fences first: a device's
     /// own fences are the specific ones (`LaneCore.relevantFences`).
@@ -599,7 +631,9 @@ struct LaneCoreTests {
     @Test func aRefusedDeviceDoesNotMakeTheLaneLookForIdleDevicesAgainAndAgain() throws {
         var lane = try Self.fullLaneOfTwo(idleFor: 60)
         for _ in 0..<5 {
+            // Two at once, as a burst's messages arrive, then one a second later.
             #expect(lane.ownTracks("mallory/x", 1, 1).counters[.errors(.tooManyDevices)] == 1)
+            #expect(lane.ownTracks("mallory/y", 1, 1).counters[.errors(.tooManyDevices)] == 1)
             lane.now += 1
         }
         #expect(lane.core.idleDeviceSearches == 1)
@@ -611,6 +645,26 @@ struct LaneCoreTests {
         let admitted = lane.ownTracks("mallory/x", 1, 1)
         #expect(admitted.forgotten == ["a/1"])
         #expect(lane.core.idleDeviceSearches == 2)
+    }
+
+    /// A bridge full of devices without fences that another lane keeps, with
+    /// `deviceEvictionAge` 0 (any device may go at once): this lane has none to evict, so
+    /// it refuses the new device at once (every time), rather than looking again and
+    /// again for one.
+    @Test func aLaneWithNoDeviceToEvictRefusesANewDeviceAtOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences) {
+            $0.maximumDevices = 1
+            $0.deviceEvictionAge = 0
+        }
+        // The place is taken in another lane: the admission is the bridge's, shared.
+        let shared = DeviceAdmission(maximum: 1, perOwner: lane.settings.maximumDevicesPerOwner, devices: ["other/1"])
+        lane.core = LaneCore(configuration: LaneConfiguration(settings: lane.settings), admission: shared, states: [:], book: lane.book, now: lane.now)
+        for _ in 0..<2 {
+            let refused = lane.ownTracks("mallory/x", 1, 1)
+            #expect(refused.counters[.errors(.tooManyDevices)] == 1)
+            #expect(refused.saves.isEmpty && lane.core.deviceCount == 0)
+        }
+        #expect(lane.core.idleDeviceSearches == 2, "nobody can become idle later: each refusal looks once")
     }
 
     /// A device the file stops naming is forgotten with its state

@@ -42,6 +42,28 @@ struct LaneCoreTimerTests {
         #expect(lane.advance(1_000).events.isEmpty, "once a stay")
     }
 
+    /// The lane's next deadline is the earliest of its devices' timers: two devices that
+    /// entered a minute apart, the first's dwell first, then the second's.
+    @Test func theLanesNextDeadlineIsItsEarliestDevicesTimer() throws {
+        let fences = Self.fences.replacingOccurrences(of: #"{ "devices": { "alice/phone": ["#, with: """
+            { "devices": { "bob/phone": [
+                { "identifier": "home", "latitude": 52.52, "longitude": 13.405, "radius": 100,
+                  "note": "", "eventType": "onDwell", "dwell": 300 } ],
+              "alice/phone": [
+            """)
+        var lane = try LaneFixture(fences: fences)
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        _ = lane.ownTracks("bob/phone", 52.50, 13.405)
+        lane.now += 60
+        _ = lane.ownTracks("alice/phone", 52.52, 13.405)
+        let first = lane.now
+        lane.now += 60
+        _ = lane.ownTracks("bob/phone", 52.52, 13.405)
+        #expect(lane.core.nextDeadline == first + 300)
+        #expect(lane.advance(first + 300 - lane.now).events.map { $0["device"] as? String } == ["alice/phone"])
+        #expect(lane.core.nextDeadline == first + 360)
+    }
+
     /// The home fence with `dwell` (seconds; none when nil), the shop as in `fences`.
     static func fences(dwell: Int?) -> String {
         let home = dwell.map { #""eventType": ["onEntry", "onExit", "onDwell"], "dwell": \#($0)"# } ?? #""eventType": ["onEntry", "onExit"]"#

@@ -127,6 +127,25 @@ struct SharedFencesTests {
         #expect(state.fences.first?.pending == nil && state.isInside("office"))
     }
 
+    /// Two of a device's shared sets with a fence of the same name: the first set's is
+    /// the one in force (`DeviceFences.fence`), also for a fix inside only the later
+    /// set's. Its slot is not a shortcut to the entry: the device leaves the fence it was
+    /// in, and does not stay inside by the other fence.
+    @Test func ofTwoSetsNamingAFenceAlikeTheFirstSetsIsInForce() {
+        let first = circle("school", 10, 10, radius: 200)
+        let later = circle("school", 11, 11, radius: 200)
+        let fences = DeviceFences(shared: [SharedFences(owner: "a", fences: [first]), SharedFences(owner: "b", fences: [later])])
+        #expect(fences.fence("school") == first)
+        let evaluator = Evaluator(rules: .none, acceptance: FixAcceptance(maximumAge: 0))
+        var state = DeviceState()
+        _ = evaluator.evaluate(fix(10, 10, at: 0), fences: fences, revision: 1, now: 0, state: &state)
+        #expect(state.isInside("school"))
+        let evaluation = evaluator.evaluate(fix(11, 11, at: 60), fences: fences, revision: 1, now: 60, state: &state)
+        #expect(evaluation.transitions.map { "\($0.kind) \($0.fence.identifier)" } == ["exit school"])
+        #expect(evaluation.transitions.first?.fence == first)
+        #expect(!state.isInside("school"))
+    }
+
     @Test func aFenceThatNoLongerAppliesIsForgottenAndReported() {
         let office = circle("office", 52.5, 13.4)
         let evaluator = Evaluator(acceptance: FixAcceptance(maximumAge: 0))
