@@ -4,7 +4,9 @@
 Each mutant changes one token of one line (a comparison turned around, `&&` for `||`,
 `true` for `false`, `first` for `last`, a line that counts or appends left out) of the
 evaluator and the lane's core (`--scope decisions`, the default) or of what reads a
-client's input (`--scope input`: topics, payloads, commands, fences, HTTP requests). For
+client's input (`--scope input`: topics, payloads, commands, fences, HTTP requests) or
+of the shell that keeps their guarantees (`--scope guarantees`: the state store and its
+outbox, the publisher, the lane's shell, reconnects, pacing and the scheduler). For
 each, in a copy of HEAD of its own, the tests are built and the quick tests run (every
 suite without `.waiting`, about 1 200 tests in seconds); a mutant they do not kill is run
 against the whole suite with --full. A mutant of an `@inlinable` body has every other
@@ -12,7 +14,7 @@ module built again, which inlined the old body. What no test kills is either an
 equivalent mutant (the same behaviour, as a sort by `<=` of distinct keys, or a fast path
 that falls back to the slow one) or a behaviour no test names: look at each.
 
-Usage: scripts/mutation-sweep [--scope decisions|input] [--count N] [--seed S] [--skip N] [--full]
+Usage: scripts/mutation-sweep [--scope decisions|input|guarantees] [--count N] [--seed S] [--skip N] [--full]
 Prints a line for each mutant (where, what, the verdict and the failing tests), then a
 summary. The copy is a git worktree in .build/mutation-sweep, kept between runs so that
 its build is incremental; the working tree of the repository is never touched. The
@@ -37,6 +39,10 @@ LOGS = os.path.join(ROOT, '.build', 'mutation-sweep-logs')
 # The files each scope mutates. `decisions`: the evaluator's and the lane core's.
 # `input`: what reads what a client sends, which may be anything (a tracker's topic and
 # payload, a command, a fence in a command or a file, an HTTP request to the console).
+# `guarantees`: the shell that keeps the promises around them (a state committed before
+# the messages it causes are published, nothing published twice, a file replaced whole,
+# one process a state directory, reconnects and pacing, the scheduler's clock), most of
+# whose tests start a broker or a process and so run only in the whole suite.
 SCOPES = {
     'decisions': [
         'Sources/GeotifyCore/Evaluator.swift', 'Sources/GeotifyCore/FixAcceptance.swift',
@@ -64,6 +70,18 @@ SCOPES = {
         'Sources/GeotifyHTTP/BasePath.swift', 'Sources/GeotifyHTTP/BasicCredentials.swift',
         'Sources/GeotifyHTTP/Authenticator.swift', 'Sources/GeotifyHTTP/RequestLimits.swift',
         'Sources/GeotifyHTTP/Route.swift', 'Sources/GeotifyHTTP/HeldBody.swift',
+    ],
+    'guarantees': [
+        'Sources/GeotifyStore/StateStore.swift', 'Sources/GeotifyStore/OutboxBatch.swift',
+        'Sources/GeotifyStore/OutboxWatermark.swift', 'Sources/GeotifyStore/DeliveryQueue.swift',
+        'Sources/GeotifyStore/DeliveryBound.swift', 'Sources/GeotifyStore/DeliveryLog.swift',
+        'Sources/GeotifyStore/AtomicFile.swift', 'Sources/GeotifyStore/StateDirectoryLock.swift',
+        'Sources/GeotifyStore/LogCheckpointer.swift', 'Sources/GeotifyBridge/Publisher.swift',
+        'Sources/GeotifyBridge/Lane.swift', 'Sources/GeotifyBridge/Housekeeper.swift',
+        'Sources/GeotifyMQTT/ReconnectBackoff.swift', 'Sources/GeotifyMQTT/BurstPacing.swift',
+        'Sources/GeotifyMQTT/AcknowledgementPacing.swift', 'Sources/GeotifyMQTT/SessionTakeover.swift',
+        'Sources/GeotifyTime/ManualScheduler.swift', 'Sources/GeotifyTime/SystemScheduler.swift',
+        'Sources/GeotifyTime/ScheduledWork.swift',
     ],
 }
 
@@ -283,10 +301,12 @@ def prepare(quick):
 
 
 def main():
-    parser = argparse.ArgumentParser(description='A mutation sweep over the decision code or the input code.')
+    parser = argparse.ArgumentParser(description='A mutation sweep over the decision code, the input code or the shell '
+                                                 'that keeps their guarantees.')
     parser.add_argument('--scope', choices=sorted(SCOPES), default='decisions',
-                        help='which files: the evaluator and the lane core (decisions, the default), or what reads '
-                             "clients' input (input)")
+                        help='which files: the evaluator and the lane core (decisions, the default), what reads '
+                             "clients' input (input), or the outbox, the state store, the publisher, the lane's "
+                             'shell, reconnects and the scheduler (guarantees)')
     parser.add_argument('--count', type=int, default=100, help='how many mutants to try (default 100)')
     parser.add_argument('--seed', type=int, default=1, help='which mutants: the order they are drawn in')
     parser.add_argument('--skip', type=int, default=0, metavar='N',
