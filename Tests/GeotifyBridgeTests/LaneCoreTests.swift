@@ -631,7 +631,7 @@ struct LaneCoreTests {
     @Test func aRefusedDeviceDoesNotMakeTheLaneLookForIdleDevicesAgainAndAgain() throws {
         var lane = try Self.fullLaneOfTwo(idleFor: 60)
         for _ in 0..<5 {
-            // Two at once, as a burst's messages arrive, then one a second later.
+            // Two at one instant, as a burst's messages arrive, each second.
             #expect(lane.ownTracks("mallory/x", 1, 1).counters[.errors(.tooManyDevices)] == 1)
             #expect(lane.ownTracks("mallory/y", 1, 1).counters[.errors(.tooManyDevices)] == 1)
             lane.now += 1
@@ -664,7 +664,7 @@ struct LaneCoreTests {
             #expect(refused.counters[.errors(.tooManyDevices)] == 1)
             #expect(refused.saves.isEmpty && lane.core.deviceCount == 0)
         }
-        #expect(lane.core.idleDeviceSearches == 2, "nobody can become idle later: each refusal looks once")
+        #expect(lane.core.idleDeviceSearches == 2, "with no wait before a device is idle, each refusal looks, once")
     }
 
     /// A device the file stops naming is forgotten with its state
