@@ -123,6 +123,19 @@ struct LaneCommitTests {
         #expect(lane.latencySinceStart().count == 3, "a reset loses nothing since the start")
     }
 
+    /// A message's latency runs from its arrival to its commit, on the lane's clock: a
+    /// position that arrived a quarter of a second before its lane took it took 0.25 s.
+    @Test func aMessagesLatencyRunsFromItsArrivalToItsCommit() throws {
+        let shell = try Shell()
+        let lane = shell.lanes[0]
+        let position = shell.position(shell.device(onLane: 0, "alice"))
+        shell.clock.advance(by: 0.25)
+        lane.handle([position])
+        let latency = lane.statistics(resetting: false).latency
+        #expect(latency.count == 1)
+        #expect(latency.maximum == 0.25 && latency.sum == 0.25)
+    }
+
     /// A batch whose commands write fences in between is handled by its lane alone, a
     /// commit a part, while the other lane's batch is committed on its own.
     @Test func aBatchInPartsIsCommittedPartByPart() throws {

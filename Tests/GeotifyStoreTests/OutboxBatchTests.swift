@@ -52,8 +52,11 @@ struct OutboxBatchTests {
             }
         }
         #expect(failures == bytes.count - 1, "every cut is found")
-        #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: messages.count - 1) }
-        #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: messages.count + 1) }
+        // A count one short is refused at the message past it, with what is wrong.
+        let fewer = #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: messages.count - 1) }
+        #expect(fewer?.reason == "a stored batch of messages is damaged: it holds more than its \(messages.count - 1) messages")
+        let more = #expect(throws: StoreError.self) { try OutboxBatch.decode(bytes, count: messages.count + 1) }
+        #expect(more?.reason == "a stored batch of messages is damaged: it holds \(messages.count) messages, not \(messages.count + 1)")
         #expect(throws: StoreError.self) { try OutboxBatch.decode([8, 0, 0, 0, 0, 0, 0, 0, 0], count: 1) }
         #expect(throws: StoreError.self) { try OutboxBatch.decode([3, 0, 0, 0, 0, 0, 0, 0, 0], count: 1) }
         #expect(throws: StoreError.self) { try OutboxBatch.decode([1, 255, 255, 255, 255, 0], count: 1) }
