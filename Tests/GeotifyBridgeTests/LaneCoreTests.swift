@@ -142,17 +142,23 @@ struct LaneCoreTests {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
         let seen = try #require(lane.core.state(of: "alice/phone")?.revision)
-        try lane.edit(Self.fences.replacingOccurrences(of: #""note": "", "eventType": "onEntry" } ],"#, with: """
-            "note": "", "eventType": "onEntry" },
-              { "identifier": "gym", "latitude": 48.14, "longitude": 11.58, "radius": 100, "eventType": "onEntry" } ],
-            """))
-        _ = lane.advance(0.2)
+        try Self.addGym(to: &lane)
         lane.now += 30
         let effects = lane.ownTracks("alice/phone", Self.away.0 + 0.001, Self.away.1)
         #expect(effects.events.isEmpty)
         let saved = try #require(effects.saves["alice/phone"], "saved with the fix, not with the next flush")
         #expect(try #require(saved.revision) > seen)
         #expect(saved.lastFix?.coordinate.latitude == Self.away.0 + 0.001)
+    }
+
+    /// Adds a fence "gym" to alice/phone's, far from everything (Munich), and lets the
+    /// lane take the edited file.
+    static func addGym(to lane: inout LaneFixture) throws {
+        try lane.edit(Self.fences.replacingOccurrences(of: #""note": "", "eventType": "onEntry" } ],"#, with: """
+            "note": "", "eventType": "onEntry" },
+              { "identifier": "gym", "latitude": 48.14, "longitude": 11.58, "radius": 100, "eventType": "onEntry" } ],
+            """))
+        _ = lane.advance(0.2)
     }
 
     /// A lane with Home Assistant on and the tracker throttled to 60 s and 50 m, whose
@@ -302,11 +308,7 @@ struct LaneCoreTests {
     @Test func aFenceAddedIsAnnouncedByTheNextFixThoughItCrossesAnotherFence() throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
-        try lane.edit(Self.fences.replacingOccurrences(of: #""note": "", "eventType": "onEntry" } ],"#, with: """
-            "note": "", "eventType": "onEntry" },
-              { "identifier": "gym", "latitude": 48.14, "longitude": 11.58, "radius": 100, "eventType": "onEntry" } ],
-            """))
-        _ = lane.advance(0.2)
+        try Self.addGym(to: &lane)
         lane.now += 60
         let effects = lane.ownTracks("alice/phone", Self.home.0, Self.home.1)
         #expect(effects.events.map { $0["fence"] as? String } == ["home"])
@@ -652,13 +654,11 @@ struct LaneCoreTests {
     /// it refuses the new device at once (every time), rather than looking again and
     /// again for one.
     @Test func aLaneWithNoDeviceToEvictRefusesANewDeviceAtOnce() throws {
-        var lane = try LaneFixture(fences: Self.fences) {
+        // The place is taken in another lane: the admission is the bridge's, shared.
+        var lane = try LaneFixture(fences: Self.fences, settings: {
             $0.maximumDevices = 1
             $0.deviceEvictionAge = 0
-        }
-        // The place is taken in another lane: the admission is the bridge's, shared.
-        let shared = DeviceAdmission(maximum: 1, perOwner: lane.settings.maximumDevicesPerOwner, devices: ["other/1"])
-        lane.core = LaneCore(configuration: LaneConfiguration(settings: lane.settings), admission: shared, states: [:], book: lane.book, now: lane.now)
+        }, admittedElsewhere: ["other/1"])
         for _ in 0..<2 {
             let refused = lane.ownTracks("mallory/x", 1, 1)
             #expect(refused.counters[.errors(.tooManyDevices)] == 1)

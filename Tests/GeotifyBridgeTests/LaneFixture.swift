@@ -16,10 +16,11 @@ struct LaneFixture {
     var now: Double = 1_700_000_000
 
     /// A fixture for the fence file `fences` (JSON) and `settings`, with the devices of
-    /// `states` loaded as at a start (those of `named` saved while the file named them).
+    /// `states` loaded as at a start (those of `named` saved while the file named them),
+    /// and those of `admittedElsewhere` holding admission places in other lanes.
     init(
         fences: String, settings configure: (inout Settings) -> Void = { _ in }, states: [String: DeviceState] = [:],
-        named: Set<String> = []
+        named: Set<String> = [], admittedElsewhere: [String] = []
     ) throws {
         var settings = Settings()
         settings.lanes = 1
@@ -34,7 +35,7 @@ struct LaneFixture {
         core = LaneCore(
             configuration: configuration,
             admission: DeviceAdmission(
-                maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner, devices: states.keys.filter { !book.knows($0) }),
+                maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner, devices: states.keys.filter { !book.knows($0) } + admittedElsewhere),
             states: states, named: named, book: book, now: now)
     }
 
