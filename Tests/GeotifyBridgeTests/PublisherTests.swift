@@ -240,6 +240,44 @@ struct PublisherTests {
         #expect(counters.value(.errors(.publishQueueFull)) == 5)
     }
 
+    /// A reply's bytes count against `directByteLimit` only while it waits: once handed
+    /// over they are the budget's again. A bridge that has sent many times its budget in
+    /// replies still keeps, while its connection is down, as many past the waiting limit
+    /// as the budget holds, and hands them over in order when it is back.
+    @Test func aDirectMessageHandedOverGivesItsBytesBackToTheBudget() throws {
+        let spill = try SpillFixture(waitingLimit: 10, directByteLimit: 2_000)
+        defer { spill.close() }
+        // 100 bytes each: 11 of topic, 89 of payload (its number, then padding).
+        func replies(_ numbers: Range<Int>) -> [OutboxMessage] {
+            numbers.map { number in
+                let text = String(number)
+                let payload = Array(text.utf8) + Array(repeating: UInt8(ascii: "."), count: 89 - text.utf8.count)
+                return OutboxMessage(topic: "spill/reply", payload: payload, qos: 1, retain: false)
+            }
+        }
+        func numbers(_ received: [MQTTMessage]) -> [Int] {
+            received.map { Int($0.text.prefix { $0 != "." }) ?? -1 }
+        }
+        try spill.client.start()
+        // 50 replies, 10 at a time (never more than the waiting limit): 2.5 times the budget.
+        for round in 0..<5 {
+            spill.publisher.send(replies(round * 10..<round * 10 + 10))
+            let received = spill.observer.waitForMessages(on: "spill/reply", count: round * 10 + 10)
+            try #require(received.count == round * 10 + 10, "round \(round): \(received.count) arrived")
+        }
+        #expect(waitUntil { spill.publisher.isDrained })
+        #expect(spill.counters.value(.errors(.publishQueueFull)) == 0)
+
+        spill.publisher.disconnected()
+        spill.publisher.send(replies(50..<75))
+        #expect(spill.publisher.unacknowledged == 20, "10 within the waiting limit, 10 more within the budget")
+        #expect(spill.counters.value(.errors(.publishQueueFull)) == 5, "only those past the budget are refused")
+        spill.publisher.connected()
+        let received = spill.observer.waitForMessages(on: "spill/reply", count: 70)
+        #expect(numbers(received) == Array(0..<70), "each once, in order")
+        #expect(waitUntil { spill.publisher.isDrained })
+    }
+
     /// The first fixes of thousands of devices announce their presence in every fence:
     /// retained last values at QoS 0, which have no acknowledgement. Each counts until
     /// libmosquitto has written it, so libmosquitto never holds more than
@@ -431,12 +469,12 @@ private final class SpillFixture: Sendable {
     /// `atBurstEnd` runs on the network thread at the end of each burst, before the
     /// publisher is pumped there (as the bridge's lanes run).
     /// `clock` times the client's reconnect delays.
-    /// `brokerConfig` is added to the broker's, `maximumPacketBytes` is the publisher's;
-    /// the messages it leaves out for their size are in `oversized`. The state's health
-    /// logs to `logger`.
+    /// `brokerConfig` is added to the broker's; `directByteLimit` and `maximumPacketBytes`
+    /// are the publisher's, and the messages it leaves out for their size are in
+    /// `oversized`. The state's health logs to `logger`.
     init(
         waitingLimit: Int = 10, clock: any Scheduler = SystemScheduler(), brokerConfig: String = "",
-        maximumPacketBytes: Int = Settings.largestPacketBytes, logger: Logger = Logger(level: .error, sink: { _ in }),
+        directByteLimit: Int = Publisher.defaultDirectByteLimit, maximumPacketBytes: Int = Settings.largestPacketBytes, logger: Logger = Logger(level: .error, sink: { _ in }),
         atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }
     ) throws {
         broker = try TestBroker(extraConfig: brokerConfig)
@@ -446,7 +484,8 @@ private final class SpillFixture: Sendable {
         self.counters = counters
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
         let publisher = Publisher(
-            counters: counters, health: health, waitingLimit: waitingLimit, maximumPacketBytes: maximumPacketBytes)
+            counters: counters, health: health, waitingLimit: waitingLimit, directByteLimit: directByteLimit,
+            maximumPacketBytes: maximumPacketBytes)
         self.publisher = publisher
         let current = Current()
         self.current = current
