@@ -79,6 +79,7 @@ struct AcknowledgementPacingTests {
         #expect(!ask(&pacing, read: true, at: 100 * millisecond + 1))
         #expect(pacing.pollTimeout(at: 100 * millisecond + 1, usual: 500) == 3)
         #expect(pacing.pollTimeout(at: 100 * millisecond + 1, usual: 2) == 2)
+        #expect(pacing.pollTimeout(at: 100 * millisecond + 1, usual: 0) == 0, "a poll that would not wait still does not")
         #expect(pacing.pollTimeout(at: 104 * millisecond, usual: 500) == 0)
     }
 
