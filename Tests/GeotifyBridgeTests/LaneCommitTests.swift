@@ -1,4 +1,6 @@
 import Foundation
+import GeotifyDelivery
+import Synchronization
 import Testing
 @testable import GeotifyBridge
 import GeotifyMQTT
@@ -22,9 +24,12 @@ struct LaneCommitTests {
         /// The fences in force, read from `fencesPath`.
         let book: LiveFenceBook
         let fencesPath: String
+        /// How many times a commit woke the delivery workers.
+        var deliveryWakes: Int { wakes.count.load(ordering: .relaxed) }
+        private let wakes = Wakes()
 
-        /// Two lanes over the fence file `contents` (JSON).
-        init(fences contents: String = #"{"devices": {}}"#) throws {
+        /// Two lanes over the fence file `contents` (JSON), notifying `targets`.
+        init(fences contents: String = #"{"devices": {}}"#, targets: [Target] = []) throws {
             let clock = ManualScheduler()
             self.clock = clock
             directory = try makeTemporaryDirectory("lanes")
@@ -35,6 +40,7 @@ struct LaneCommitTests {
             settings.lanes = 2
             settings.homeAssistantEnabled = false
             settings.fencesPath = fences
+            settings.notify.targets = targets
             let logger = Logger(level: .error, sink: { _ in })
             let counters = Counters()
             let messages = OutboundMessages(topics: Topics())
@@ -55,7 +61,7 @@ struct LaneCommitTests {
                 announcer: FenceChangeAnnouncer(
                     publisher: publisher, presence: presence, occupancy: occupancy, discovery: nil, waypoints: nil,
                     announceLimit: settings.limits.maximumFencesPerDevice, updates: updates),
-                scheduler: clock, limits: settings.limits, wakeDeliveries: nil, heldDeliveries: HeldDeliveries(bounds: [:]),
+                scheduler: clock, limits: settings.limits, wakeDeliveries: { [wakes] in wakes.count.add(1, ordering: .relaxed) }, heldDeliveries: HeldDeliveries(bounds: [:]),
                 refuseDeliveries: { _ in }, updates: updates)
             let admission = DeviceAdmission(maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner)
             lanes = (0..<2).map { index in
@@ -66,9 +72,10 @@ struct LaneCommitTests {
             }
         }
 
-        /// A first position of `device`: it announces the device's badge and state.
-        func position(_ device: String) -> Inbound {
-            let payload = #"{"_type":"location","lat":52.5,"lon":13.4,"acc":5,"tst":\#(Int(clock.now))}"#
+        /// A position of `device` (at 52.5, 13.4 unless told); a first one announces the
+        /// device's badge and state.
+        func position(_ device: String, latitude: Double = 52.5) -> Inbound {
+            let payload = #"{"_type":"location","lat":\#(latitude),"lon":13.4,"acc":5,"tst":\#(Int(clock.now))}"#
             return Inbound(route: .location(.ownTracks), device: device, message: MQTTMessage(topic: "owntracks/\(device)", payload: Array(payload.utf8)), arrival: clock.now)
         }
 
@@ -87,6 +94,11 @@ struct LaneCommitTests {
         deinit {
             try? FileManager.default.removeItem(at: directory)
         }
+
+        /// The count of wakes, for the lanes' environment to add to.
+        private final class Wakes: Sendable {
+            let count = Atomic(0)
+        }
     }
 
     @Test func aBurstForBothLanesIsOneCommit() throws {
@@ -98,6 +110,25 @@ struct LaneCommitTests {
         #expect(rows.first.map { $0 >= 2 } == true)
         #expect(try shell.store.loadDevices().keys.sorted() == [alice, bob])
         #expect(shell.publisher.pending == rows.reduce(0, +), "every committed message is queued for publishing")
+    }
+
+    /// A commit wakes the delivery workers (each wake plans: it reads their queue) only
+    /// when it queued a delivery: the positions that notify no one, most of them, leave
+    /// the workers asleep.
+    @Test func onlyACommitThatQueuedADeliveryWakesTheDeliveryWorkers() throws {
+        let hook = Target(name: "hook", destination: .webhook(WebhookDestination(
+            url: "http://127.0.0.1:1", secret: Secret(value: "whsec_test_5f2b8c", source: "env TEST_SECRET"))))
+        let shell = try Shell(
+            fences: #"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 52.5, "longitude": 13.4, "radius": 100, "eventType": "onEntry"}]}}"#,
+            targets: [hook])
+        let alice = "alice/phone"
+        let lane = shell.lanes[MessageRouter.lane(of: alice, among: 2)]
+        lane.handle([shell.position(alice, latitude: 52.6)])
+        lane.handle([shell.position(alice, latitude: 52.61)])
+        #expect(shell.deliveryWakes == 0, "far from home: nothing to deliver")
+        lane.handle([shell.position(alice)])
+        #expect(try DeliveryQueue(path: shell.store.path).heads().map(\.entry.target) == ["hook"], "the entry is queued for the hook")
+        #expect(shell.deliveryWakes == 1)
     }
 
     @Test func eachLaneAloneCommitsOnItsOwn() throws {
