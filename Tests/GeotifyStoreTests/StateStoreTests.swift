@@ -446,6 +446,19 @@ struct StateStoreTests {
         #expect(try store.pendingMessages().map(\.message) == [messages[2]], "the second row's last message is still sent")
     }
 
+    /// So does pruning a few at a time: a row of ten messages whose first five are
+    /// acknowledged stays whole when two at a time are pruned (the row is larger than
+    /// the limit, and its acknowledged part reaches past the limit).
+    @Test func aLargeRowPartlyAcknowledgedIsNotPrunedAFewAtATime() throws {
+        let store = try StateStore(directory: directory.path)
+        let messages = Self.events(1...10)
+        let ids = try store.save(devices: [], outbox: messages)
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[4], acknowledged: ids[4]))
+        #expect(try store.pruneAcknowledged(atMost: 2) == false)
+        #expect(try store.countMessages(after: 0) == 10, "the row stays whole")
+        #expect(try store.pendingMessages().map(\.message) == Array(messages[5...]), "its last five are still sent")
+    }
+
     /// A mark file of more than a mark's 24 bytes is damaged, even when its first 24 hold
     /// a sound mark: what the rest is cannot be told (a write of another program, a copy
     /// gone wrong), so nothing in the outbox is sent again.
