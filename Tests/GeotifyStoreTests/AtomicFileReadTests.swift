@@ -1,0 +1,27 @@
+import Foundation
+import GeotifyStore
+import Testing
+
+/// Reading a file an operator names (`AtomicFile.read`): a file that is not there reads as
+/// nil, for the caller to say so in its own words; one that is there and cannot be
+/// opened is an error that says why.
+@Suite("Reading a named file")
+struct AtomicFileReadTests {
+    let directory = TemporaryDirectory()
+
+    /// No such file, nothing at the path or a path through a regular file, is nil; a
+    /// path that cannot be opened for another reason (a name too long, a loop of links)
+    /// is an error naming the reason, not taken for a missing file.
+    @Test func aMissingFileIsNilAndOneThatCannotBeOpenedIsAnError() throws {
+        #expect(try AtomicFile.read(directory.file("gone"), within: .settings) == nil)
+        _ = directory.write("x", to: "file")
+        #expect(try AtomicFile.read(directory.file("file") + "/below", within: .settings) == nil, "a path through a file")
+
+        let long = directory.file(String(repeating: "a", count: 300))
+        let tooLong = #expect(throws: StoreError.self) { try AtomicFile.read(long, within: .settings) }
+        #expect(tooLong?.reason == String(cString: strerror(ENAMETOOLONG)))
+        #expect(symlink(directory.file("loop"), directory.file("loop")) == 0)
+        let loop = #expect(throws: StoreError.self) { try AtomicFile.read(directory.file("loop"), within: .settings) }
+        #expect(loop?.reason == String(cString: strerror(ELOOP)))
+    }
+}
