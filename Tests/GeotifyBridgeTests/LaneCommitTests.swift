@@ -61,8 +61,8 @@ struct LaneCommitTests {
                 announcer: FenceChangeAnnouncer(
                     publisher: publisher, presence: presence, occupancy: occupancy, discovery: nil, waypoints: nil,
                     announceLimit: settings.limits.maximumFencesPerDevice, updates: updates),
-                scheduler: clock, limits: settings.limits, wakeDeliveries: { [wakes] in wakes.count.add(1, ordering: .relaxed) }, heldDeliveries: HeldDeliveries(bounds: [:]),
-                refuseDeliveries: { _ in }, updates: updates)
+                scheduler: clock, limits: settings.limits, wakeDeliveries: { [wakes] in wakes.count.add(1, ordering: .relaxed) },
+                heldDeliveries: HeldDeliveries(bounds: [:]), refuseDeliveries: { _ in }, updates: updates)
             let admission = DeviceAdmission(maximum: settings.maximumDevices, perOwner: settings.maximumDevicesPerOwner)
             lanes = (0..<2).map { index in
                 Lane(

@@ -474,7 +474,8 @@ private final class SpillFixture: Sendable {
     /// `oversized`. The state's health logs to `logger`.
     init(
         waitingLimit: Int = 10, clock: any Scheduler = SystemScheduler(), brokerConfig: String = "",
-        directByteLimit: Int = Publisher.defaultDirectByteLimit, maximumPacketBytes: Int = Settings.largestPacketBytes, logger: Logger = Logger(level: .error, sink: { _ in }),
+        directByteLimit: Int = Publisher.defaultDirectByteLimit, maximumPacketBytes: Int = Settings.largestPacketBytes,
+        logger: Logger = Logger(level: .error, sink: { _ in }),
         atBurstEnd: @escaping @Sendable (SpillFixture) -> Void = { _ in }
     ) throws {
         broker = try TestBroker(extraConfig: brokerConfig)
