@@ -107,6 +107,7 @@ struct IdentifierTests {
         #expect(Identifier.problem(fence: "a/b") == #"the fence identifier "a/b" must not contain '/', '+' or '#'"#)
         #expect(Identifier.problem(device: "alice/+") == #"the device identifier "alice/+" must not contain '+' or '#'"#)
         #expect(Identifier.problem(device: "alice//phone")?.contains("empty topic levels") == true)
+        #expect(Identifier.problem(device: "") == "a device identifier must not be empty")
     }
 
     /// Canonically equivalent names are equal strings in Swift and different topics to
