@@ -43,13 +43,15 @@ import Testing
     }
 
     /// An `IPvFuture` literal needs its version's hex digits and text after the dot:
-    /// `[v.1]`, `[v1.]` and `[v1]` (no dot) are refused, `[v1.a]` is served.
+    /// `[v.1]`, `[v1.]` and `[v1]` (no dot) are refused, `[v1.a]` is served, and so is
+    /// `[v1.a.b]`: the version ends at the first dot, and the text may hold more.
     @Test func aFutureAddressNeedsAVersionAndAText() {
         #expect(refused("[v.1]"))
         #expect(refused("[v1.]:80"))
         #expect(refused("[v1]"), "no dot between the version and the text")
         #expect(refused("[vA:b]:80"))
         #expect(!refused("[v1.a]"))
+        #expect(!refused("[v1.a.b]:80"))
     }
 
     /// Between the brackets only an IPv6 address as RFC 4291 writes it is served, not
