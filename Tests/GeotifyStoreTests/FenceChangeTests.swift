@@ -187,6 +187,12 @@ struct FenceChangeTests {
         #expect(error.message.contains(#"unknown key "k2""#))
         #expect(!error.message.contains(#"unknown key "k3""#))
         #expect(error.message.hasSuffix("and 4997 more unknown keys"))
+
+        let three = try JSONParser().parse(
+            #"{"identifier": "yard", "latitude": 48.13, "longitude": 11.57, "radius": 50, "eventType": "onEntry", "k0": 0, "k1": 0, "k2": 0}"#)
+        let named = try #require(refusal(.add(device: "van/7", fence: three)))
+        #expect(named.problems.count == 3, "three unknown keys are each named, and there are no more to count: \(named.message)")
+        #expect(!named.message.contains("more unknown keys"))
     }
 
     @Test func aMessageNamesTenProblemsAndCountsTheRest() {
