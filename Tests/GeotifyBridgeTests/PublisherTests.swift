@@ -241,9 +241,11 @@ struct PublisherTests {
     }
 
     /// A reply's bytes count against `directByteLimit` only while it waits: once handed
-    /// over they are the budget's again. A bridge that has sent many times its budget in
-    /// replies still keeps, while its connection is down, as many past the waiting limit
-    /// as the budget holds, and hands them over in order when it is back.
+    /// over they are the budget's again; and the outbox's messages, which never count
+    /// against it, give it nothing when they go. A bridge that has sent many times its
+    /// budget in replies and notifications still keeps, while its connection is down, as
+    /// many replies past the waiting limit as the budget holds, no more, and hands them
+    /// over in order when it is back.
     @Test func aDirectMessageHandedOverGivesItsBytesBackToTheBudget() throws {
         let spill = try SpillFixture(waitingLimit: 10, directByteLimit: 2_000)
         defer { spill.close() }
@@ -259,11 +261,15 @@ struct PublisherTests {
             received.map { Int($0.text.prefix { $0 != "." }) ?? -1 }
         }
         try spill.client.start()
-        // 50 replies, 10 at a time (never more than the waiting limit): 2.5 times the budget.
+        // 50 replies, 10 at a time (never more than the waiting limit): 2.5 times the
+        // budget; and after each 10, 10 notifications through the outbox.
         for round in 0..<5 {
             spill.publisher.send(replies(round * 10..<round * 10 + 10))
             let received = spill.observer.waitForMessages(on: "spill/reply", count: round * 10 + 10)
-            try #require(received.count == round * 10 + 10, "round \(round): \(received.count) arrived")
+            try #require(received.count == round * 10 + 10, "round \(round): \(received.count) replies arrived")
+            try spill.save(SpillFixture.messages(round * 10..<round * 10 + 10))
+            let all = spill.observer.waitForMessages(on: "spill/+", count: round * 20 + 20)
+            try #require(all.count == round * 20 + 20, "round \(round): \(all.count) arrived")
         }
         #expect(waitUntil { spill.publisher.isDrained })
         #expect(spill.counters.value(.errors(.publishQueueFull)) == 0)
