@@ -89,6 +89,23 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.isDrained })
     }
 
+    /// Behind a spill, the messages of a failed commit wait while their bytes stay
+    /// within `directByteLimit`, up to and including a message that fills it exactly;
+    /// the next is refused and counted.
+    @Test func unpersistedMessagesBehindTheSpillFillTheirBudgetExactly() throws {
+        let spill = try SpillFixture(directByteLimit: 24)
+        defer { spill.close() }
+        try spill.save(SpillFixture.messages(0..<30))
+        // 12 bytes each: 8 of topic, 4 of payload.
+        let failed = ["f1ab", "f2ab", "f3ab"].map { OutboxMessage(topic: "spill/ff", payload: Array($0.utf8), qos: 1, retain: false) }
+        spill.publisher.sendUnpersisted(failed)
+        #expect(spill.counters.value(.errors(.publishQueueFull)) == 1, "two fill the 24 bytes; the third is refused")
+        try spill.client.start()
+        let received = spill.observer.waitForMessages(on: "spill/#", count: 32)
+        #expect(received.map(\.text) == (0..<30).map(String.init) + ["f1ab", "f2ab"])
+        #expect(waitUntil { spill.publisher.isDrained })
+    }
+
     /// The messages of a commit that could not be written wait with the persisted ones
     /// decided before them while the hand-over mark cannot be written, not overtake them.
     @Test func unpersistedMessagesOfAFailedCommitWaitWithThoseHeldByTheMark() throws {
