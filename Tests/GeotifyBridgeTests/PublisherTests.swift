@@ -97,7 +97,9 @@ struct PublisherTests {
         defer { spill.close() }
         try spill.save(SpillFixture.messages(0..<30))
         // 12 bytes each: 8 of topic, 4 of payload.
-        let failed = ["f1ab", "f2ab", "f3ab"].map { OutboxMessage(topic: "spill/ff", payload: Array($0.utf8), qos: 1, retain: false) }
+        let failed = ["f1ab", "f2ab", "f3ab"].map {
+            OutboxMessage(topic: "spill/ff", payload: Array($0.utf8), qos: 1, retain: false)
+        }
         spill.publisher.sendUnpersisted(failed)
         #expect(spill.counters.value(.errors(.publishQueueFull)) == 1, "two fill the 24 bytes; the third is refused")
         try spill.client.start()
