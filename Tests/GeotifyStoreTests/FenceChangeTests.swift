@@ -177,22 +177,28 @@ struct FenceChangeTests {
     @Test func aFenceOfThousandsOfUnknownKeysIsAnsweredInAFewLines() throws {
         // A hostile command: one fence, 60 kB of keys. Each named with the keys a fence has,
         // they made a reply and a log line of 820 kB.
-        let keys = (0..<5_000).map { "\"k\($0)\": 0" }.joined(separator: ", ")
-        let fence = try JSONParser().parse(
-            #"{"identifier": "yard", "latitude": 48.13, "longitude": 11.57, "radius": 50, "eventType": "onEntry", \#(keys)}"#)
-        let error = try #require(refusal(.add(device: "van/7", fence: fence)))
+        let error = try #require(refusal(.add(device: "van/7", fence: Self.yard(unknownKeys: 5_000))))
         #expect(error.code == .unknownKey)
         #expect(error.problems.count == 4)
         #expect(error.message.contains(#"unknown key "k0""#))
         #expect(error.message.contains(#"unknown key "k2""#))
         #expect(!error.message.contains(#"unknown key "k3""#))
         #expect(error.message.hasSuffix("and 4997 more unknown keys"))
+    }
 
-        let three = try JSONParser().parse(
-            #"{"identifier": "yard", "latitude": 48.13, "longitude": 11.57, "radius": 50, "eventType": "onEntry", "k0": 0, "k1": 0, "k2": 0}"#)
-        let named = try #require(refusal(.add(device: "van/7", fence: three)))
-        #expect(named.problems.count == 3, "three unknown keys are each named, and there are no more to count: \(named.message)")
-        #expect(!named.message.contains("more unknown keys"))
+    /// As many unknown keys as are named: each is named, and there are none left to count.
+    @Test func aFenceOfExactlyThreeUnknownKeysNamesEachAndCountsNoMore() throws {
+        let error = try #require(refusal(.add(device: "van/7", fence: Self.yard(unknownKeys: 3))))
+        #expect(error.problems.count == 3, "\(error.message)")
+        #expect(error.message.contains(#"unknown key "k2""#))
+        #expect(!error.message.contains("more unknown keys"))
+    }
+
+    /// A sound fence "yard" with `unknownKeys` more members, `k0`, `k1`, ... of value 0.
+    static func yard(unknownKeys: Int) throws -> JSON {
+        let keys = (0..<unknownKeys).map { "\"k\($0)\": 0" }.joined(separator: ", ")
+        return try JSONParser().parse(
+            #"{"identifier": "yard", "latitude": 48.13, "longitude": 11.57, "radius": 50, "eventType": "onEntry", \#(keys)}"#)
     }
 
     @Test func aMessageNamesTenProblemsAndCountsTheRest() {
