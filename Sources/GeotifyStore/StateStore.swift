@@ -314,8 +314,9 @@ private final class Connection {
                 var start = rows.startIndex
                 while start < rows.endIndex {
                     var end = start + 1
-                    while end < rows.endIndex, end - start < OutboxBatch.capacity, rows[end - 1].id < rows[end].id,
-                          rows[end].id - rows[end - 1].id == 1 { end += 1 }
+                    // Ordered by id, so the next row runs on only if its id is one more
+                    // (`&+`: a row at the largest id has no next one).
+                    while end < rows.endIndex, end - start < OutboxBatch.capacity, rows[end].id == rows[end - 1].id &+ 1 { end += 1 }
                     try insertBatch.run([
                         .integer(rows[start].id), .integer(Int64(end - start)), .blob(OutboxBatch.encode(rows[start..<end].map(\.message)[...])),
                     ])

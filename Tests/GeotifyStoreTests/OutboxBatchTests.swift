@@ -97,4 +97,30 @@ struct OutboxBatchTests {
         let reopened = try StateStore(directory: directory.path)
         #expect(try reopened.pendingMessages().map(\.id) == [4, 5, 8, 9, 13])
     }
+
+    /// An earlier version's outbox read from a damaged database may hold any ids: two
+    /// rows whose ids lie further apart than the largest integer (one negative) are two
+    /// batches, not a trap in the arithmetic that asks whether they run on.
+    @Test func anEarlierVersionsOutboxWithIdsFarApartOpens() throws {
+        let far: Int64 = 9_000_000_000_000_000_000
+        do {
+            let database = try Database(path: directory.file("state.sqlite"))
+            try database.execute("""
+                CREATE TABLE outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
+                    qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+            let insert = try database.prepare("INSERT INTO outbox (id, topic, payload, qos, retain, sent) VALUES (?, ?, ?, ?, ?, 0)")
+            for (id, message) in [(-far, messages[0]), (far, messages[1])] {
+                try insert.run([
+                    .integer(id), .text(message.topic), .blob(message.payload), .integer(Int64(message.qos)),
+                    .integer(message.retain ? 1 : 0),
+                ])
+            }
+        }
+        let store = try StateStore(directory: directory.path)
+        #expect(try store.pendingMessages().map(\.id) == [far])
+        #expect(try store.save(devices: [], outbox: [messages[2]]) == [far + 1])
+    }
 }
