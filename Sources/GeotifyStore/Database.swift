@@ -28,6 +28,19 @@ final class Database {
         sqlite3_busy_timeout(handle, 5000)
     }
 
+    /// A connection to the state database as each of its writers opens it (the state
+    /// store's, the delivery queue's): in WAL mode, syncing as `durability` asks (`FULL`
+    /// syncs the log at every commit, so a commit survives power loss; `NORMAL` only at
+    /// checkpoints). The setting is the connection's, so each must make it.
+    static func state(at path: String, durability: StateStore.Durability) throws(StoreError) -> Database {
+        let database = try Database(path: path)
+        try database.execute("""
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
+            """)
+        return database
+    }
+
     deinit {
         sqlite3_close_v2(handle)
     }

@@ -16,12 +16,7 @@ package final class DeliveryQueue: Sendable {
     /// `durability` is the state store's: `.full` makes an acknowledged delivery survive
     /// power loss too, at the cost of an fsync per outcome.
     package init(path: String, durability: StateStore.Durability = .normal) throws(StoreError) {
-        let database = try Database(path: path)
-        try database.execute("""
-            PRAGMA journal_mode = WAL;
-            PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
-            """)
-        log = Mutex(try DeliveryLog(database: database))
+        log = Mutex(try DeliveryLog(database: Database.state(at: path, durability: durability)))
         self.path = path
     }
 

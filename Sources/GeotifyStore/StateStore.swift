@@ -256,11 +256,9 @@ private final class Connection {
     let checkpointer: LogCheckpointer
 
     init(path: String, durability: StateStore.Durability, checkpoints: DispatchQueue?) throws(StoreError) {
-        database = try Database(path: path)
+        database = try Database.state(at: path, durability: durability)
         try database.execute("""
-            PRAGMA journal_mode = WAL;
             PRAGMA cache_size = -256;
-            PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
             CREATE TABLE IF NOT EXISTS device (
                 id TEXT PRIMARY KEY, badge INTEGER NOT NULL, revision INTEGER,
                 lat REAL, lon REAL, acc REAL, tst REAL, fences TEXT NOT NULL, named INTEGER

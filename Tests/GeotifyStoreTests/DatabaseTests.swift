@@ -42,4 +42,22 @@ struct DatabaseTests {
         try database.prepare("SELECT writer FROM writes ORDER BY rowid").query { writers.append($0.text(0)) }
         #expect(writers == ["transaction", "other"], "both writes kept, the transaction's first")
     }
+
+    /// Each writer of the state database opens it in WAL mode, syncing as the
+    /// `durability` setting asks: SQLite reads back `synchronous` 2 (FULL, the log synced
+    /// at every commit, which survives power loss) for `full` and 1 (NORMAL) for
+    /// `normal`. With the two swapped, `durability: full` would lose commits to a power
+    /// cut and nothing else would show it.
+    @Test func aStateConnectionSyncsAsTheDurabilityAsks() throws {
+        let directory = TemporaryDirectory()
+        for (durability, synchronous) in [(StateStore.Durability.full, 2), (.normal, 1)] {
+            let database = try Database.state(at: directory.file("state.sqlite"), durability: durability)
+            var read: (mode: String, synchronous: Int64)?
+            try database.prepare("SELECT journal_mode, synchronous FROM pragma_journal_mode, pragma_synchronous").query { row in
+                read = (row.text(0), row.integer(1))
+            }
+            #expect(read?.mode == "wal", "\(durability)")
+            #expect(read?.synchronous == Int64(synchronous), "\(durability)")
+        }
+    }
 }
