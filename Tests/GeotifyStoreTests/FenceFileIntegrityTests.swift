@@ -3,6 +3,7 @@ import Foundation
 import GeotifyCore
 import GeotifyJSON
 import GeotifyStore
+import GeotifyTestSupport
 import Synchronization
 import Testing
 
@@ -249,20 +250,26 @@ struct FenceFileIntegrityTests {
 
     /// A file that holds more than its size says (as those of /proc, whose size is 0, and
     /// as a file that grows while it is read) is read on to its end, and refused once it
-    /// passes the limit: never read on without end, never held past the limit.
+    /// passes the limit: never read on without end, never read past the limit (the
+    /// thread reads 101 bytes of the file, not the whole of it).
     @Test func aFileLargerThanItsSizeSaysIsReadToItsEndOrRefusedAtTheLimit() throws {
         let path = "/proc/self/status"
         let whole = try #require(try AtomicFile.read(path, maximumBytes: 1 << 20, limitName: "the test's limit"))
         #expect(String(decoding: whole.prefix(5), as: UTF8.self) == "Name:")
-        let result = Mutex<Result<[UInt8]?, StoreError>?>(nil)
+        try #require(whole.count > 1_000)
+        let result = Mutex<(Result<[UInt8]?, StoreError>, read: Int)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
+            let before = try? ThreadReadBytes.now()
             let read = Result { () throws(StoreError) -> [UInt8]? in try AtomicFile.read(path, maximumBytes: 100, limitName: "the test's limit") }
-            result.withLock { $0 = read }
+            let bytes = before.flatMap { before in (try? ThreadReadBytes.now())?.bytesRead(since: before) } ?? -1
+            result.withLock { $0 = (read, bytes) }
             done.signal()
         }
         try #require(done.wait(timeout: .now() + 10) == .success, "the read did not end")
-        let error = #expect(throws: StoreError.self) { try result.withLock { $0 }?.get() }
+        let outcome = try #require(result.withLock { $0 })
+        let error = #expect(throws: StoreError.self) { try outcome.0.get() }
         #expect(error?.reason == "the file is more than 100 bytes; at most 100 are accepted (the test's limit)")
+        #expect(outcome.read == 101, "the bytes read: the limit and one more")
     }
 }
