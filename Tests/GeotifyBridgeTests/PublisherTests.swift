@@ -29,6 +29,23 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.pending == 0 })
     }
 
+    /// The publisher is drained (what a test or the bench waits for before it looks at
+    /// what arrived) only once nothing waits, in memory or spilled to the outbox, and
+    /// nothing is handed over or in flight: not while messages wait for a connection.
+    @Test func itIsDrainedOnlyOnceNothingWaitsNorIsInFlight() throws {
+        let spill = try SpillFixture()
+        defer { spill.close() }
+        #expect(spill.publisher.isDrained, "nothing queued yet")
+        try spill.save(SpillFixture.messages(0..<5))
+        #expect(!spill.publisher.isDrained, "five wait in memory for a connection")
+        try spill.save(SpillFixture.messages(5..<25))
+        #expect(!spill.publisher.isDrained, "ten wait in memory and fifteen in the outbox only")
+        try spill.client.start()
+        #expect(spill.observer.waitForMessages(on: "spill/#", count: 25).count == 25)
+        #expect(waitUntil { spill.publisher.isDrained })
+        #expect(spill.publisher.pending == 0)
+    }
+
     /// The publisher can believe itself connected a moment before libmosquitto knows its
     /// socket is gone (the drop seen on the network thread, a publish on another). A
     /// QoS 1 message libmosquitto queued before its write failed is then libmosquitto's:
