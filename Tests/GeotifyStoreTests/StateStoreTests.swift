@@ -194,7 +194,8 @@ struct StateStoreTests {
 
     /// A database whose outbox ids reach the largest (a damaged row, or a hand-over mark
     /// at the largest id with a valid check word) is refused on opening with an error
-    /// that says so, never a trap: before, every start of the bridge crashed on it.
+    /// that says so, never a trap: before, every start of the bridge crashed on it. The
+    /// advice names the mark file only when the mark is what is damaged.
     @Test func anOutboxWhoseIdsReachTheLargestIsRefusedOnOpening() throws {
         let message = OutboxMessage(topic: "t", payload: Array("p".utf8), qos: 1, retain: false)
         for (first, count, reason) in [
@@ -210,6 +211,8 @@ struct StateStoreTests {
             }
             let error = #expect(throws: StoreError.self, "first \(first), count \(count)") { try StateStore(directory: place.path) }
             #expect(error?.reason.hasPrefix("its ids are exhausted or damaged: \(reason)") == true, "\(String(describing: error))")
+            #expect(error?.reason.contains("or start once with --reset-state") == true)
+            #expect(error?.reason.contains("outbox.handed") == false, "the mark is sound: only the database is set aside")
         }
         do {
             let store = try StateStore(directory: directory.path)
