@@ -49,7 +49,8 @@ struct PublisherTests {
     /// The publisher can believe itself connected a moment before libmosquitto knows its
     /// socket is gone (the drop seen on the network thread, a publish on another). A
     /// QoS 1 message libmosquitto queued before its write failed is then libmosquitto's:
-    /// it sends it on reconnecting, so the publisher must not hand it over again.
+    /// it sends it on reconnecting, so the publisher must not hand it over again, and
+    /// takes itself for offline until `connected()`.
     @Test func aQoS1MessageLibmosquittoKeptGoesOutOnce() throws {
         let spill = try SpillFixture(waitingLimit: 200)
         defer { spill.close() }
@@ -57,6 +58,7 @@ struct PublisherTests {
         try spill.save(SpillFixture.messages(0..<5))
         #expect(spill.publisher.handedOver.acknowledging == 1, "the message libmosquitto kept is in flight")
         #expect(spill.publisher.unacknowledged == 5, "the other four wait")
+        #expect(!spill.publisher.canSendMore, "the failed hand-over showed no connection: the rest wait for the next, not a burst's end")
         try spill.client.start()
         #expect(spill.observer.waitForMessages(on: "spill/#", count: 5).count == 5)
         // A last message, sent after all the others: a repeated one would come before it.
