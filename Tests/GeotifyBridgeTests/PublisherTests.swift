@@ -110,7 +110,7 @@ struct PublisherTests {
 
     /// Behind a spill, the messages of a failed commit wait while their bytes stay
     /// within `directByteLimit`, up to and including a message that fills it exactly;
-    /// the next is refused and counted.
+    /// the next is refused and counted. Once they went, their bytes are the budget's again.
     @Test func unpersistedMessagesBehindTheSpillFillTheirBudgetExactly() throws {
         let spill = try SpillFixture(directByteLimit: 24)
         defer { spill.close() }
@@ -124,6 +124,17 @@ struct PublisherTests {
         try spill.client.start()
         let received = spill.observer.waitForMessages(on: "spill/#", count: 32)
         #expect(received.map(\.text) == (0..<30).map(String.init) + ["f1ab", "f2ab"])
+        #expect(waitUntil { spill.publisher.isDrained })
+
+        // Gone, they gave their bytes back: behind the next spill two fit again.
+        spill.publisher.disconnected()
+        try spill.save(SpillFixture.messages(30..<60))
+        spill.publisher.sendUnpersisted(failed)
+        #expect(spill.counters.value(.errors(.publishQueueFull)) == 2, "again two fit and the third is refused")
+        spill.publisher.connected()
+        let again = spill.observer.waitForMessages(on: "spill/#", count: 64)
+        let expected: [String] = (30..<60).map(String.init) + ["f1ab", "f2ab"]
+        #expect(Array(again.map(\.text).suffix(32)) == expected)
         #expect(waitUntil { spill.publisher.isDrained })
     }
 
