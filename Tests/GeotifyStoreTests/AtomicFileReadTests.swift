@@ -24,4 +24,14 @@ struct AtomicFileReadTests {
         let loop = #expect(throws: StoreError.self) { try AtomicFile.read(directory.file("loop"), within: .settings) }
         #expect(loop?.reason == String(cString: strerror(ELOOP)))
     }
+
+    /// A file is held in about its own size, not in a buffer as large as the limit it
+    /// was read within: a fence file of a few bytes read within a limit of 16 MiB keeps
+    /// no 16 MiB for as long as its bytes are kept.
+    @Test func aSmallFileIsHeldInAboutItsOwnSize() throws {
+        let path = directory.write("{}\n", to: "small.json")
+        let bytes = try #require(try AtomicFile.read(path, maximumBytes: 16 << 20, limitName: "the test's limit"))
+        #expect(bytes == Array("{}\n".utf8))
+        #expect(bytes.capacity < 4_096, "\(bytes.capacity) bytes held")
+    }
 }
