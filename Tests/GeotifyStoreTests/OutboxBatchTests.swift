@@ -98,6 +98,31 @@ struct OutboxBatchTests {
         #expect(try reopened.pendingMessages().map(\.id) == [4, 5, 8, 9, 13])
     }
 
+    /// An earlier version's long run of messages with consecutive ids becomes rows of at
+    /// most `OutboxBatch.capacity` messages, as a commit's do: reading past a mark looks
+    /// for rows no more than that before it.
+    @Test func anEarlierVersionsLongOutboxBecomesRowsOfAtMostTheCapacity() throws {
+        let total = 2 * OutboxBatch.capacity + 1
+        do {
+            let database = try Database(path: directory.file("state.sqlite"))
+            try database.execute("""
+                CREATE TABLE outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
+                    qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+            let insert = try database.prepare("INSERT INTO outbox (id, topic, payload, qos, retain, sent) VALUES (?, 't', x'31', 1, 0, 0)")
+            try database.transaction { () throws(StoreError) in
+                for id in 1...total { try insert.run([.integer(Int64(id))]) }
+            }
+        }
+        let store = try StateStore(directory: directory.path)
+        #expect(try store.pendingMessages().map(\.id) == Array(1...Int64(total)))
+        var rows: [Int64] = []
+        try Database(path: directory.file("state.sqlite")).prepare("SELECT count FROM outbox_batch ORDER BY first").query { rows.append($0.integer(0)) }
+        #expect(rows == [Int64(OutboxBatch.capacity), Int64(OutboxBatch.capacity), 1])
+    }
+
     /// An earlier version's outbox read from a damaged database may hold any ids: two
     /// rows whose ids lie further apart than the largest integer (one negative) are two
     /// batches, not a trap in the arithmetic that asks whether they run on.
