@@ -72,20 +72,7 @@ struct OutboxBatchTests {
     /// marked sent are not; and new messages get ids past its sequence.
     @Test func anEarlierVersionsOutboxIsCarriedOver() throws {
         do {
-            let database = try Database(path: directory.file("state.sqlite"))
-            try database.execute("""
-                CREATE TABLE outbox (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
-                    qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
-                );
-                """)
-            let insert = try database.prepare("INSERT INTO outbox (id, topic, payload, qos, retain, sent) VALUES (?, ?, ?, ?, ?, ?)")
-            for (id, message, sent) in [(3, messages[0], 1), (4, messages[1], 0), (5, messages[2], 0), (8, messages[3], 0), (9, messages[0], 0)] {
-                try insert.run([
-                    .integer(Int64(id)), .text(message.topic), .blob(message.payload), .integer(Int64(message.qos)),
-                    .integer(message.retain ? 1 : 0), .integer(Int64(sent)),
-                ])
-            }
+            let database = try earlierVersionsOutbox([(3, messages[0], true), (4, messages[1], false), (5, messages[2], false), (8, messages[3], false), (9, messages[0], false)])
             try database.execute("UPDATE sqlite_sequence SET seq = 12 WHERE name = 'outbox'")
         }
         let store = try StateStore(directory: directory.path)
@@ -103,19 +90,7 @@ struct OutboxBatchTests {
     /// for rows no more than that before it.
     @Test func anEarlierVersionsLongOutboxBecomesRowsOfAtMostTheCapacity() throws {
         let total = 2 * OutboxBatch.capacity + 1
-        do {
-            let database = try Database(path: directory.file("state.sqlite"))
-            try database.execute("""
-                CREATE TABLE outbox (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
-                    qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
-                );
-                """)
-            let insert = try database.prepare("INSERT INTO outbox (id, topic, payload, qos, retain, sent) VALUES (?, 't', x'31', 1, 0, 0)")
-            try database.transaction { () throws(StoreError) in
-                for id in 1...total { try insert.run([.integer(Int64(id))]) }
-            }
-        }
+        _ = try earlierVersionsOutbox((1...Int64(total)).map { ($0, messages[0], false) })
         let store = try StateStore(directory: directory.path)
         #expect(try store.pendingMessages().map(\.id) == Array(1...Int64(total)))
         var rows: [Int64] = []
@@ -128,24 +103,32 @@ struct OutboxBatchTests {
     /// batches, not a trap in the arithmetic that asks whether they run on.
     @Test func anEarlierVersionsOutboxWithIdsFarApartOpens() throws {
         let far: Int64 = 9_000_000_000_000_000_000
-        do {
-            let database = try Database(path: directory.file("state.sqlite"))
-            try database.execute("""
-                CREATE TABLE outbox (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
-                    qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
-                );
-                """)
-            let insert = try database.prepare("INSERT INTO outbox (id, topic, payload, qos, retain, sent) VALUES (?, ?, ?, ?, ?, 0)")
-            for (id, message) in [(-far, messages[0]), (far, messages[1])] {
-                try insert.run([
-                    .integer(id), .text(message.topic), .blob(message.payload), .integer(Int64(message.qos)),
-                    .integer(message.retain ? 1 : 0),
-                ])
-            }
-        }
+        _ = try earlierVersionsOutbox([(-far, messages[0], false), (far, messages[1], false)])
         let store = try StateStore(directory: directory.path)
         #expect(try store.pendingMessages().map(\.id) == [far])
         #expect(try store.save(devices: [], outbox: [messages[2]]) == [far + 1])
+    }
+
+    /// The state database as an earlier version left it: its outbox a row a message,
+    /// holding `rows` (a message marked `sent` was handed over). Returns the connection
+    /// that wrote it, for a test to change more before it lets it go.
+    func earlierVersionsOutbox(_ rows: [(id: Int64, message: OutboxMessage, sent: Bool)]) throws -> Database {
+        let database = try Database(path: directory.file("state.sqlite"))
+        try database.execute("""
+            CREATE TABLE outbox (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL,
+                qos INTEGER NOT NULL, retain INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0
+            );
+            """)
+        let insert = try database.prepare("INSERT INTO outbox (id, topic, payload, qos, retain, sent) VALUES (?, ?, ?, ?, ?, ?)")
+        try database.transaction { () throws(StoreError) in
+            for (id, message, sent) in rows {
+                try insert.run([
+                    .integer(id), .text(message.topic), .blob(message.payload), .integer(Int64(message.qos)),
+                    .integer(message.retain ? 1 : 0), .integer(sent ? 1 : 0),
+                ])
+            }
+        }
+        return database
     }
 }
