@@ -195,6 +195,14 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.isDrained }, "the persisted one left the outbox as if acknowledged")
         #expect(spill.store.watermark.read().handed == 4)
         #expect(try spill.store.pendingMessages().isEmpty, "nothing left to publish again after a restart")
+        // Left out as the last persisted message, it counts as acknowledged as well: the
+        // acknowledged mark covers it and its row goes at the next pruning.
+        try spill.save([large])
+        #expect(waitUntil { spill.counters.value(.errors(.messageTooLarge)) == 3 })
+        #expect(waitUntil { spill.publisher.isDrained })
+        spill.publisher.saveMarks()
+        #expect(spill.store.watermark.read().handed == 5)
+        #expect(spill.store.watermark.read().acknowledged == 5, "nothing waits for an acknowledgement")
         let drops = spill.broker.log.components(separatedBy: "oversize").count - 1
         #expect(drops == 0, "the broker never closed the connection: \(spill.broker.log.suffix(600))")
     }
