@@ -72,7 +72,7 @@ SCOPES = {
         'Sources/GeotifyHTTP/Route.swift', 'Sources/GeotifyHTTP/HeldBody.swift',
     ],
     'guarantees': [
-        'Sources/GeotifyStore/StateStore.swift', 'Sources/GeotifyStore/OutboxBatch.swift',
+        'Sources/GeotifyStore/StateStore.swift', 'Sources/GeotifyStore/Database.swift', 'Sources/GeotifyStore/OutboxBatch.swift',
         'Sources/GeotifyStore/OutboxWatermark.swift', 'Sources/GeotifyStore/DeliveryQueue.swift',
         'Sources/GeotifyStore/DeliveryBound.swift', 'Sources/GeotifyStore/DeliveryLog.swift',
         'Sources/GeotifyStore/AtomicFile.swift', 'Sources/GeotifyStore/StateDirectoryLock.swift',
