@@ -28,7 +28,7 @@ final class Database {
         sqlite3_busy_timeout(handle, 5000)
     }
 
-    /// A connection to the state database as each of its writers opens it (the state
+    /// A connection to the state database as the bridge's writers open it (the state
     /// store's, the delivery queue's): in WAL mode, syncing as `durability` asks (`FULL`
     /// syncs the log at every commit, so a commit survives power loss; `NORMAL` only at
     /// checkpoints). The setting is the connection's, so each must make it.

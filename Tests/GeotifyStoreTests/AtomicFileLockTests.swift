@@ -4,7 +4,8 @@ import GeotifyTestSupport
 import Synchronization
 import Testing
 
-/// How many times `interruptWait` ran: the signal handler can capture nothing.
+/// How many times the test's SIGVTALRM handler ran: a handler installed with
+/// `sigaction` is a C function and captures nothing, so the count is a global.
 private let interruptions = Atomic<Int>(0)
 
 /// The lock cooperating writers take on a file's directory (`AtomicFile.withLock(on:)`):

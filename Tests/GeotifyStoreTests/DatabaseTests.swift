@@ -43,7 +43,7 @@ struct DatabaseTests {
         #expect(writers == ["transaction", "other"], "both writes kept, the transaction's first")
     }
 
-    /// Each writer of the state database opens it in WAL mode, syncing as the
+    /// Each of the bridge's connections to the state database opens it in WAL mode, syncing as the
     /// `durability` setting asks: SQLite reads back `synchronous` 2 (FULL, the log synced
     /// at every commit, which survives power loss) for `full` and 1 (NORMAL) for
     /// `normal`. With the two swapped, `durability: full` would lose commits to a power
