@@ -14,7 +14,8 @@ module built again, which inlined the old body. What no test kills is either an
 equivalent mutant (the same behaviour, as a sort by `<=` of distinct keys, or a fast path
 that falls back to the slow one) or a behaviour no test names: look at each.
 
-Usage: scripts/mutation-sweep [--scope decisions|input|guarantees] [--count N] [--seed S] [--skip N] [--full]
+Usage: scripts/mutation-sweep [--scope decisions|input|guarantees] [--count N] [--seed S] [--skip N]
+                              [--drawn-at COMMIT] [--full]
 Prints a line for each mutant (where, what, the verdict and the failing tests), then a
 summary. The copy is a git worktree in .build/mutation-sweep, kept between runs so that
 its build is incremental; the working tree of the repository is never touched. The
@@ -137,12 +138,23 @@ def code_of(line):
     return ''.join(out)
 
 
-def mutants(files):
-    """Every mutant of `files`, as (path, line index, column, old, new)."""
+def source(path, commit=None):
+    """The text of `path` as the working tree has it, or as it was at `commit` ('' where
+    the file did not exist yet)."""
+    if commit is None:
+        with open(os.path.join(ROOT, path)) as file:
+            return file.read()
+    shown = subprocess.run(['git', 'show', f'{commit}:{path}'], cwd=ROOT, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    return shown.stdout if shown.returncode == 0 else ''
+
+
+def mutants(files, commit=None):
+    """Every mutant of `files` (as they were at `commit`, if one is given), as (path, line
+    index, column, old, new)."""
     found = []
     for path in files:
-        with open(os.path.join(ROOT, path)) as file:
-            lines = file.read().split('\n')
+        lines = source(path, commit).split('\n')
         for number, line in enumerate(lines):
             code = code_of(line)
             stripped = code.strip()
@@ -159,6 +171,29 @@ def mutants(files):
             if DELETABLE.match(code) and balanced and '{' not in code and not code.rstrip().endswith((',', '(')):
                 found.append((path, number, 0, None, None))
     return found
+
+
+def scope_at(scope, commit):
+    """The files `scope` named at `commit` (this script's SCOPES as it was then)."""
+    namespace = {'__name__': 'drawn', '__file__': os.path.abspath(__file__)}
+    exec(source('scripts/mutation_sweep.py', commit), namespace)
+    return namespace['SCOPES'][scope]
+
+
+def found_again(drawn, commit):
+    """The mutants drawn from the sources at `commit`, each moved to where its line is
+    now (the same text, the nearest such line to where it was), and those whose line
+    has changed or gone."""
+    now, moved, gone = {}, [], []
+    for path, number, column, old, new in drawn:
+        was = source(path, commit).split('\n')[number]
+        lines = now.setdefault(path, source(path).split('\n'))
+        same = [at for at, line in enumerate(lines) if line == was]
+        if same:
+            moved.append((path, min(same, key=lambda at: abs(at - number)), column, old, new))
+        else:
+            gone.append(f'{path}:{number + 1}  {was.strip()}')
+    return moved, gone
 
 
 def indentation(line):
@@ -316,14 +351,24 @@ def main():
     parser.add_argument('--seed', type=int, default=1, help='which mutants: the order they are drawn in')
     parser.add_argument('--skip', type=int, default=0, metavar='N',
                         help='leave out the first N mutants drawn: go on with a sweep that stopped')
+    parser.add_argument('--drawn-at', metavar='COMMIT',
+                        help='draw as a sweep of COMMIT did (its scope\'s files as they were then), to go on with '
+                             '--skip where it stopped on a later HEAD; each mutant is applied to its line as HEAD has '
+                             'it (one whose line has changed is named and left out; a file added to the scope since '
+                             'is not drawn)')
     parser.add_argument('--full', action='store_true', help='run the whole suite against each survivor of the quick tests')
     options = parser.parse_args()
 
     quick = quick_tests()
     prepare(quick)
-    chosen = mutants(SCOPES[options.scope])
+    files = scope_at(options.scope, options.drawn_at) if options.drawn_at else SCOPES[options.scope]
+    chosen = mutants(files, options.drawn_at)
     random.Random(options.seed).shuffle(chosen)
     chosen = chosen[options.skip:options.skip + options.count]
+    if options.drawn_at:
+        chosen, gone = found_again(chosen, options.drawn_at)
+        for line in gone:
+            print(f'left out, its line changed since {options.drawn_at}: {line}', file=sys.stderr, flush=True)
     print(f'{len(chosen)} mutants', file=sys.stderr, flush=True)
     tally, survivors = {}, []
     # A stop (Ctrl-C, SIGTERM) still puts the mutated file back (`finally`).
