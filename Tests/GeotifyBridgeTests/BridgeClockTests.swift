@@ -97,6 +97,23 @@ struct BridgeClockTests {
         #expect(statistics(harness) == 0)
     }
 
+    /// A report's `devices` are those every lane keeps state for, added up: two devices
+    /// in two lanes are two.
+    @Test func theStatisticsCountTheDevicesOfEveryLane() throws {
+        #expect(MessageRouter.lane(of: "alice/phone", among: 2) != MessageRouter.lane(of: "bob/phone", among: 2))
+        let clock = ManualScheduler(now: Date().timeIntervalSince1970)
+        let harness = try BridgeHarness(clock: clock) {
+            $0.statsInterval = 10
+            $0.lanes = 2
+        }
+        try harness.ownTracks("alice/phone", 52.50, 13.405, tst: 1)
+        try harness.ownTracks("bob/phone", 48.0, 11.0, tst: 1)
+        #expect(waitUntil { harness.bridge?.counters.value(.fixesEvaluated) == 2 })
+        clock.advance(by: 10.2)
+        let message = try #require(harness.observer.waitForMessage(on: "geotify/stats"))
+        #expect(try StatsReport(parsing: message.payload).devices == 2)
+    }
+
     /// A stop and a start begin the statistics' interval again: a bridge started again
     /// after six seconds reports ten seconds after its new start, not four.
     @Test func aStartAgainBeginsTheStatisticsIntervalAgain() throws {

@@ -173,4 +173,36 @@ struct PartialCheckpointTests {
         queue.sync {}
         #expect(size(path) > afterFirst, "the log reached 1 000 pages: copied back")
     }
+
+    /// A catch-up that a reader's snapshot held back (it could copy none of what the
+    /// commit appended) is not tried again at the next commits, once the reader is gone:
+    /// they ask only when the log has grown by `pages`, as after any partial checkpoint.
+    @Test func aCatchUpAReaderHeldBackIsNotTriedAgainAtTheNextCommit() throws {
+        let log = try WatchedLog(directory)
+        let (path, writer, queue, checkpointer, commit) = (log.path, log.writer, log.queue, log.checkpointer, log.commit)
+
+        queue.suspend()
+        try commit(400)
+        // A reader's snapshot of the 400 commits, and the writer's transaction, begun
+        // before the checkpoint copies them.
+        let reader = try Database(path: path)
+        try reader.execute("BEGIN")
+        try reader.prepare("SELECT count(*) FROM page").query { _ in }
+        try writer.execute("BEGIN")
+        try writer.prepare("SELECT count(*) FROM page").query { _ in }
+        try commit(1)
+        queue.resume()
+        queue.sync {}
+        // The checkpoint copied all it found; the commit appends and catches up, but the
+        // reader keeps it from copying what the commit appended.
+        try writer.execute("COMMIT")
+        try reader.execute("COMMIT")
+        let heldBack = size(path)
+        let appended = checkpointer.loggedPages
+
+        try commit(1)
+        #expect(size(path) == heldBack, "no catch-up at the commit after the one held back")
+        try commit(1)
+        #expect(checkpointer.loggedPages > appended, "the log goes on: nothing copied it all")
+    }
 }
