@@ -13,7 +13,8 @@ import GeotifyStore
 ///
 /// - `tst`: when the report was made, seconds since 1970; `uptime`: seconds since the
 ///   bridge started (absent when unknown).
-/// - `devices`, `fences`: the devices of the fence book and their fences.
+/// - `devices`: the devices the bridge keeps state for, in all its lanes; `fences`: the
+///   fence book's fences, own and shared.
 /// - `pending`: messages decided and not yet acknowledged by the broker (waiting, in
 ///   flight, or left in the outbox by a spill): 0 once the bridge has caught up; a
 ///   number that keeps growing says the broker link is slower than what the bridge
@@ -31,9 +32,9 @@ package struct StatsReport: Sendable, Equatable {
     package var time: Double
     /// Seconds since the bridge started, when known.
     package var uptime: Double?
-    /// How many devices the fence book has.
+    /// How many devices the bridge keeps state for, in all its lanes.
     package var devices: Int
-    /// How many fences the devices have in all.
+    /// How many fences the fence book has, own and shared.
     package var fences: Int
     /// Messages decided and not yet acknowledged by the broker, when known.
     package var pending: Int?
