@@ -15,7 +15,7 @@ equivalent mutant (the same behaviour, as a sort by `<=` of distinct keys, or a 
 that falls back to the slow one) or a behaviour no test names: look at each.
 
 Usage: scripts/mutation-sweep [--scope decisions|input|guarantees] [--count N] [--seed S] [--skip N]
-                              [--drawn-at COMMIT] [--full]
+                              [--drawn-at COMMIT] [--only FILE] [--full]
 Prints a line for each mutant (where, what, the verdict and the failing tests), then a
 summary. The copy is a git worktree in .build/mutation-sweep, kept between runs so that
 its build is incremental; the working tree of the repository is never touched. The
@@ -356,12 +356,17 @@ def main():
                              '--skip where it stopped on a later HEAD; each mutant is applied to its line as HEAD has '
                              'it (one whose line has changed is named and left out; a file added to the scope since '
                              'is not drawn)')
+    parser.add_argument('--only', metavar='FILE', action='append',
+                        help="only the scope's files whose path ends with FILE (Database.swift, GeotifyStore/): a "
+                             'file new to the scope, or one just changed; may be given again')
     parser.add_argument('--full', action='store_true', help='run the whole suite against each survivor of the quick tests')
     options = parser.parse_args()
 
-    quick = quick_tests()
-    prepare(quick)
     files = scope_at(options.scope, options.drawn_at) if options.drawn_at else SCOPES[options.scope]
+    if options.only:
+        files = [path for path in files if path.endswith(tuple(options.only))]
+        if not files:
+            sys.exit(f'no file of the {options.scope} scope ends with ' + ' or '.join(options.only))
     chosen = mutants(files, options.drawn_at)
     random.Random(options.seed).shuffle(chosen)
     chosen = chosen[options.skip:options.skip + options.count]
@@ -370,6 +375,9 @@ def main():
         for line in gone:
             print(f'left out, its line changed since {options.drawn_at}: {line}', file=sys.stderr, flush=True)
     print(f'{len(chosen)} mutants', file=sys.stderr, flush=True)
+
+    quick = quick_tests()
+    prepare(quick)
     tally, survivors = {}, []
     # A stop (Ctrl-C, SIGTERM) still puts the mutated file back (`finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
