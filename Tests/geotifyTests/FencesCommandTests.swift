@@ -239,6 +239,20 @@ struct FencesCommandTests: FencesCommandFixture {
         #expect(try fences("show", "alice/phone", "gym").output.contains("radius:      1\n"))
     }
 
+    /// Started with its standard input closed (`<&-`, as some service managers and cron
+    /// jobs start programs), the command still takes the directory's lock and writes: the
+    /// lowest descriptor free, 0, is the lock's, and a valid one.
+    @Test func addWithStandardInputClosedWritesTheFence() throws {
+        let result = try CompletedProcess.run("/bin/sh", [
+            "-c", #"exec "$0" "$@" <&-"#, geotifyExecutable.path,
+            "fences", "add", "van/7", "--id", "yard", "--lat", "48.14", "--lon", "11.5", "--radius", "75", "--event", "onExit",
+            "--fences", "fences.json",
+        ], in: directory)
+        #expect(result.status == 0)
+        #expect(result.error == "")
+        #expect(try fences("show", "van/7", "yard").status == 0)
+    }
+
     @Test func refusedAddsExitOneAndLeaveTheFileAsItWas() throws {
         let duplicate = try fences("add", "alice/phone", "--id", "home", "--lat", "1", "--lon", "2", "--radius", "5", "--event", "onEntry")
         #expect(duplicate.status == 1)
