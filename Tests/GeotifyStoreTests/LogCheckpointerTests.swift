@@ -98,6 +98,9 @@ struct PartialCheckpointTests {
         #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, mark: complete) == (.empty, .nothing))
         #expect(LogCheckpointer.afterCommit(pages: 4, previous: 1_810, mark: partial) == (.empty, .nothing))
         #expect(LogCheckpointer.afterCommit(pages: pages + 7, previous: 1_810, mark: partial) == (.empty, .ask))
+        // As before any checkpoint: a log begun anew asks at `pages`, not one later.
+        #expect(LogCheckpointer.afterCommit(pages: pages - 1, previous: 1_810, mark: partial) == (.empty, .nothing))
+        #expect(LogCheckpointer.afterCommit(pages: pages, previous: 1_810, mark: partial) == (.empty, .ask))
     }
 
     /// A commit appends at least one page, so a commit that leaves the log exactly as
