@@ -1,5 +1,6 @@
 import Foundation
 import GeotifyStore
+import GeotifyTestSupport
 import Testing
 
 /// Reading a file an operator names (`AtomicFile.read`): a file that is not there reads as
@@ -33,5 +34,17 @@ struct AtomicFileReadTests {
         let bytes = try #require(try AtomicFile.read(path, maximumBytes: 16 << 20, limitName: "the test's limit"))
         #expect(bytes == Array("{}\n".utf8))
         #expect(bytes.capacity < 4_096, "\(bytes.capacity) bytes held")
+    }
+
+    /// A file is read in one call for its size and one that finds its end, not a byte
+    /// at a time nor in a chunk too small for it.
+    @Test func aFileIsReadInOneCallAndOneThatFindsItsEnd() throws {
+        let text = String(repeating: "x", count: 100_000)
+        let path = directory.write(text, to: "large.json")
+        let before = try ThreadReadBytes.now()
+        let bytes = try AtomicFile.read(path, maximumBytes: 16 << 20, limitName: "the test's limit")
+        let after = try ThreadReadBytes.now()
+        #expect(bytes?.count == 100_000)
+        #expect(after.readCalls(since: before) == 2)
     }
 }

@@ -1,13 +1,16 @@
 import Foundation
 
-/// How many bytes the calling thread has had from read(2) and its kin (`rchar` in
-/// /proc/thread-self/io, which the kernel keeps for each thread): for a test that must
-/// know how much a call read, not only what it returned. Reading the file is a read
-/// too, counted once it returns: `bytesRead(since:)` takes off the bytes of the reading
-/// that took the earlier count.
+/// How many bytes the calling thread has had from read(2) and its kin, and in how many
+/// calls (`rchar` and `syscr` in /proc/thread-self/io, which the kernel keeps for each
+/// thread): for a test that must know how much a call read, and how, not only what it
+/// returned. Reading the file is a read too, counted once it returns:
+/// `bytesRead(since:)` and `readCalls(since:)` take off the reading that took the
+/// earlier count.
 package struct ThreadReadBytes: Sendable {
     /// `rchar` when the file was read.
     package let total: Int
+    /// `syscr` when the file was read.
+    package let calls: Int
     /// The bytes that reading the file returned.
     let reading: Int
 
@@ -19,15 +22,23 @@ package struct ThreadReadBytes: Sendable {
         var buffer = [UInt8](repeating: 0, count: 4_096)
         let count = read(descriptor, &buffer, buffer.count)
         let text = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("rchar: ") }),
-              let total = Int(line.dropFirst("rchar: ".count)) else {
-            throw TestSupportError("no rchar in /proc/thread-self/io: \(text)")
+        func field(_ name: String) -> Int? {
+            text.split(separator: "\n").first { $0.hasPrefix("\(name): ") }.flatMap { Int($0.dropFirst(name.count + 2)) }
         }
-        return ThreadReadBytes(total: total, reading: count)
+        guard let total = field("rchar"), let calls = field("syscr") else {
+            throw TestSupportError("no rchar or syscr in /proc/thread-self/io: \(text)")
+        }
+        return ThreadReadBytes(total: total, calls: calls, reading: count)
     }
 
     /// The bytes this thread read between `earlier` and this count, beside reading the file.
     package func bytesRead(since earlier: ThreadReadBytes) -> Int {
         total - earlier.total - earlier.reading
+    }
+
+    /// The read calls this thread made between `earlier` and this count, beside the one
+    /// that read the file.
+    package func readCalls(since earlier: ThreadReadBytes) -> Int {
+        calls - earlier.calls - 1
     }
 }
