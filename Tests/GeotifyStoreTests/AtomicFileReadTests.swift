@@ -26,6 +26,14 @@ struct AtomicFileReadTests {
         #expect(loop?.reason == String(cString: strerror(ELOOP)))
     }
 
+    /// A read that fails is an error naming the reason, not tried again: `/proc/self/mem`
+    /// is a regular file whose first bytes (the unmapped page at address 0) cannot be
+    /// read.
+    @Test func aReadThatFailsIsAnErrorThatSaysWhy() throws {
+        let failed = #expect(throws: StoreError.self) { try AtomicFile.read("/proc/self/mem", within: .settings) }
+        #expect(failed?.reason == String(cString: strerror(EIO)))
+    }
+
     /// A file is held in about its own size, not in a buffer as large as the limit it
     /// was read within: a fence file of a few bytes read within a limit of 16 MiB keeps
     /// no 16 MiB for as long as its bytes are kept.
