@@ -362,6 +362,9 @@ def main():
     parser.add_argument('--full', action='store_true', help='run the whole suite against each survivor of the quick tests')
     options = parser.parse_args()
 
+    if options.drawn_at and subprocess.run(['git', 'rev-parse', '--quiet', '--verify', f'{options.drawn_at}^{{commit}}'],
+                                           cwd=ROOT, stdout=subprocess.DEVNULL).returncode != 0:
+        sys.exit(f'--drawn-at: no commit {options.drawn_at}')
     files = scope_at(options.scope, options.drawn_at) if options.drawn_at else SCOPES[options.scope]
     if options.only:
         files = [path for path in files if path.endswith(tuple(options.only))]
