@@ -23,6 +23,7 @@ output of a whole-suite run that killed a mutant is kept in .build/mutation-swee
 to tell a kill from a test that failed for another reason.
 """
 import argparse
+import functools
 import os
 import random
 import re
@@ -138,9 +139,11 @@ def code_of(line):
     return ''.join(out)
 
 
+@functools.cache
 def source(path, commit=None):
     """The text of `path` as the working tree has it, or as it was at `commit` ('' where
-    the file did not exist yet)."""
+    the file did not exist yet); read once a run (the sweep mutates its copy, never the
+    working tree)."""
     if commit is None:
         with open(os.path.join(ROOT, path)) as file:
             return file.read()
