@@ -205,4 +205,44 @@ struct LaneCommitTests {
         #expect(saved?.fences.isEmpty == true, "the new one: the old was inside home")
         #expect(saved == lane.state(of: alice))
     }
+
+    /// A device forgotten while no commit could be written (a failing disk) is deleted
+    /// from the store with the next commit that succeeds, and only with that one: back
+    /// in the file, with a new state saved, a later commit of another device in its lane
+    /// leaves its state alone. (The failing disk here is a trigger that refuses every
+    /// delete of a device row.)
+    @Test func aDeviceForgottenWhileTheStoreFailedIsDeletedOnceItWorksAgainAndOnlyThen() throws {
+        let alice = "alice/phone"
+        let fences = #"{"devices": {"alice/phone": [{"identifier": "home", "latitude": 52.5, "longitude": 13.4, "radius": 100, "eventType": "onEntryAndExit"}]}}"#
+        let shell = try Shell(fences: fences)
+        let index = MessageRouter.lane(of: alice, among: 2)
+        let lane = shell.lanes[index]
+        let bob = shell.device(onLane: index, "bob")
+        lane.handle([shell.position(alice)])
+        #expect(try shell.store.loadDevices()[alice]?.isInside("home") == true)
+
+        let database = try Database(path: shell.store.path)
+        try database.execute("CREATE TRIGGER failing BEFORE DELETE ON device BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
+        try #"{"devices": {}}"#.write(toFile: shell.fencesPath, atomically: true, encoding: .utf8)
+        #expect(shell.book.reloadIfChanged(readContents: true) != nil)
+        shell.clock.advance(by: 1)
+        lane.handle([shell.position(bob)])
+        #expect(try shell.store.loadDevices()[alice] != nil, "the commit that forgets her failed")
+        #expect(try shell.store.loadDevices()[bob] == nil, "and bob's state went with it")
+
+        try database.execute("DROP TRIGGER failing")
+        shell.clock.advance(by: 1)
+        lane.handle([shell.position(bob)])
+        #expect(try shell.store.loadDevices()[alice] == nil, "forgotten with the next commit that works")
+        #expect(try shell.store.loadDevices()[bob] != nil, "with bob's state, which the failed commit kept for it")
+
+        try fences.write(toFile: shell.fencesPath, atomically: true, encoding: .utf8)
+        #expect(shell.book.reloadIfChanged(readContents: true) != nil)
+        shell.clock.advance(by: 1)
+        lane.handle([shell.position(alice)])
+        #expect(try shell.store.loadDevices()[alice]?.isInside("home") == true, "back in the file, home again")
+        shell.clock.advance(by: 1)
+        lane.handle([shell.position(bob, latitude: 52.6)])
+        #expect(try shell.store.loadDevices()[alice] == lane.state(of: alice), "bob's commit forgets her no more")
+    }
 }

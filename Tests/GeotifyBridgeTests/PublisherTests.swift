@@ -429,6 +429,24 @@ struct PublisherTests {
         #expect(!Publisher.canSendMore(online: false, waiting: true, inFlight: 0, unwritten: 0))
     }
 
+    /// A report of a message written or acknowledged that the publisher does not hold
+    /// (libmosquitto reporting one twice, or one handed over before the connection
+    /// dropped, when the count of those unwritten started again at zero) counts nothing:
+    /// the count of QoS 0 messages unwritten never goes below zero, and a publisher with
+    /// nothing handed over stays drained.
+    @Test func aReportOfAMessageNotHandedOverCountsNothing() {
+        let counters = Counters()
+        let logger = Logger(level: .error, sink: { _ in })
+        let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
+        let publisher = Publisher(counters: counters, health: health)
+        publisher.connected()
+        publisher.acknowledged(7)
+        #expect(publisher.refused(8) == nil)
+        #expect(publisher.handedOver == (acknowledging: 0, writing: 0))
+        #expect(publisher.isDrained)
+        #expect(publisher.unacknowledged == 0)
+    }
+
     /// What the lanes do: save on the network thread, at the end of each burst, while the
     /// publisher is reading a spill back from the outbox. Handing over inside the save
     /// would read the outbox under the store's own lock (once, the process stopped there).

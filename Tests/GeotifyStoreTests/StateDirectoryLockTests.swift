@@ -21,13 +21,18 @@ struct StateDirectoryLockTests {
     }
 
     /// A stop releases the lock whoever still holds the value (a callback of the bridge
-    /// that stopped may), so a bridge started next in the same process gets it.
+    /// that stopped may), so a bridge started next in the same process gets it; it is
+    /// released once: a second release (or the value's end) leaves the next holder's
+    /// hold alone.
     @Test func aReleasedLockIsFreeWhileItsValueLives() throws {
         let first = try StateDirectoryLock(directory: directory.path)
         first.release()
-        #expect(throws: Never.self) { try StateDirectoryLock(directory: directory.path) }
+        let second = try StateDirectoryLock(directory: directory.path)
         first.release()
-        withExtendedLifetime(first) {}
+        #expect(throws: StoreError.self, "released once: a second release leaves the next holder's hold alone") {
+            try StateDirectoryLock(directory: directory.path)
+        }
+        withExtendedLifetime((first, second)) {}
     }
 
     /// Another process's lock on the file refuses the hold: the lock is the system's
