@@ -77,6 +77,22 @@ struct EvaluatorTests {
         #expect(exit.transitions.map(\.fence.identifier) == ["home", "office"])
     }
 
+    /// A state that names a fence twice (a hand-edited or damaged state database; the
+    /// store reads such a row as it is): a fix applies to the fence's first entry alone,
+    /// once, as it does for a shared fence. The own fences' fast path finds the first
+    /// entry by a bit a fence for the first 64 of a device's fences and by a search past
+    /// them: both are asked here, on each side of the 64th.
+    @Test(arguments: [3, 63, 64, 65])
+    func aFenceNamedTwiceInTheStateIsObservedOnceAtItsFirstEntry(index: Int) {
+        let fences = (0..<70).map { fence("f\($0)", Coordinate(latitude: 40 + Double($0) / 10, longitude: 13.405)) }
+        let named = "f\(index)"
+        var state = DeviceState(revision: 1, fences: [FenceState(fence: named, inside: false, since: 1), FenceState(fence: named, inside: false, since: 1)])
+        let evaluation = evaluate(fix(fences[index].region.center, at: 2), fences, revision: 1, &state)
+        #expect(evaluation.transitions.map(\.kind) == [.enter])
+        #expect(evaluation.transitions.map(\.fence.identifier) == [named])
+        #expect(state.fences == [FenceState(fence: named, inside: true, since: 2), FenceState(fence: named, inside: false, since: 1)])
+    }
+
     @Test func aRemovedFenceIsForgottenAndAReaddedOneStartsAfresh() {
         var state = DeviceState()
         _ = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)
