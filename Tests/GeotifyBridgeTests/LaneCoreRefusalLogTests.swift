@@ -83,6 +83,22 @@ struct LaneCoreRefusalLogTests {
         #expect(lines == 100)
         #expect(lane.advance(60).log.isEmpty, "nothing to sum up")
     }
+
+    /// Refusals are warnings: at logLevel warning they are logged within the budget as at
+    /// info, with the summary; at error not at all, not even the summary.
+    @Test(arguments: [(Logger.Level.info, true), (.warning, true), (.error, false)])
+    func refusalsAreLoggedAsWarnings(level: Logger.Level, logged: Bool) throws {
+        var lane = try LaneFixture(fences: LaneCoreTests.fences) { $0.logLevel = level }
+        var lines: [LogEntry] = []
+        // 94 invalid_json and 6 out_of_range (every 15th).
+        for number in 1...100 { lines += lane.handle([garbage(number, in: lane)]).log }
+        let budget = RefusalLogBudget.linesPerCode
+        #expect(lines.count == (logged ? min(94, budget) + min(6, budget) : 0))
+        #expect(lines.allSatisfy { $0.level == .warning })
+        let summary = lane.advance(60).log
+        #expect(summary.count == (logged ? 1 : 0))
+        #expect(summary.allSatisfy { $0.level == .warning && $0.message.hasPrefix("suppressed ") })
+    }
 }
 
 extension LaneEffects {
