@@ -398,4 +398,18 @@ struct LaneCoreTimerTests {
         #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
         #expect(dwelled.observed == ["alice/phone"])
     }
+
+    /// Without the web console nobody watches: a transition the clock fires reports
+    /// nobody, as one a fix brings does not.
+    @Test func withoutTheWebConsoleATransitionTheClockFiresReportsNobody() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.50, 13.405)
+        lane.now += 60
+        let entered = lane.ownTracks("alice/phone", 52.52, 13.405)
+        #expect(entered.events.map { $0["event"] as? String } == ["enter"])
+        #expect(entered.observed.isEmpty)
+        let dwelled = lane.advance(300)
+        #expect(dwelled.events.map { $0["event"] as? String } == ["dwell"])
+        #expect(dwelled.observed.isEmpty)
+    }
 }
