@@ -405,14 +405,19 @@ struct PublisherTests {
         #expect(waitUntil { spill.publisher.isDrained })
     }
 
-    @Test func itAsksForTheBurstsEndWhenMessagesWaitAndTheWindowHasRoom() {
+    /// A publisher with no client attached and nothing queued, offline.
+    static func unattachedPublisher() -> Publisher {
         let counters = Counters()
         let logger = Logger(level: .error, sink: { _ in })
         let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let idle = Publisher(counters: counters, health: health)
+        return Publisher(counters: counters, health: health)
+    }
+
+    @Test func itAsksForTheBurstsEndWhenMessagesWaitAndTheWindowHasRoom() {
+        let idle = Self.unattachedPublisher()
         idle.connected()
         #expect(!idle.canSendMore, "online, and nothing waits: the burst may wait for what comes")
-        let publisher = Publisher(counters: counters, health: health)
+        let publisher = Self.unattachedPublisher()
         #expect(!publisher.canSendMore, "nothing waits")
         publisher.send([OutboxMessage(topic: "geotify/reply/a", payload: Array("ok".utf8), qos: 1, retain: false)])
         #expect(!publisher.canSendMore, "offline: nothing is handed over before the broker accepted the connection")
@@ -435,10 +440,7 @@ struct PublisherTests {
     /// the count of QoS 0 messages unwritten never goes below zero, and a publisher with
     /// nothing handed over stays drained.
     @Test func aReportOfAMessageNotHandedOverCountsNothing() {
-        let counters = Counters()
-        let logger = Logger(level: .error, sink: { _ in })
-        let health = StateHealth(logger: logger, counters: counters, messages: OutboundMessages(topics: Topics()), uptime: { 0 })
-        let publisher = Publisher(counters: counters, health: health)
+        let publisher = Self.unattachedPublisher()
         publisher.connected()
         publisher.acknowledged(7)
         #expect(publisher.refused(8) == nil)
