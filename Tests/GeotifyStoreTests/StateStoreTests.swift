@@ -133,6 +133,22 @@ struct StateStoreTests {
         #expect(try store.pendingMessages().map(\.message) == Array(messages[7...]), "the three unacknowledged rows stay")
     }
 
+    /// A few at a time means at most `limit` messages, counted from the oldest row's first
+    /// id: rows of four with a limit of five go one at a time, and a limit smaller than a
+    /// row still takes the oldest row whole.
+    @Test func aPruneOfRowsOfSeveralMessagesTakesNoMoreThanItsLimit() throws {
+        let store = try StateStore(directory: directory.path)
+        var ids: [Int64] = []
+        for commit in 0..<4 { ids += try store.save(devices: [], outbox: Self.events(commit * 4 + 1...commit * 4 + 4)) }
+        try store.watermark.write(OutboxWatermark.Marks(handed: ids[15], acknowledged: ids[15]))
+        #expect(try store.pruneAcknowledged(atMost: 5) == true)
+        #expect(try store.countMessages(after: ids[0] - 1) == 12, "one row of four: a second would make eight")
+        #expect(try store.pruneAcknowledged(atMost: 2) == true)
+        #expect(try store.countMessages(after: ids[0] - 1) == 8, "the oldest row whole")
+        #expect(try store.pruneAcknowledged(atMost: 8) == false)
+        #expect(try store.countMessages(after: ids[0] - 1) == 0)
+    }
+
     /// A commit's messages are deleted together: while some of them wait for the broker
     /// the others stay stored, and are still never sent again.
     @Test func aCommitsMessagesArePrunedOnceAllAreAcknowledged() throws {
