@@ -435,10 +435,9 @@ struct PublisherTests {
     }
 
     /// A report of a message written or acknowledged that the publisher does not hold
-    /// (libmosquitto reporting one twice, or one handed over before the connection
-    /// dropped, when the count of those unwritten started again at zero) counts nothing:
-    /// the count of QoS 0 messages unwritten never goes below zero, and a publisher with
-    /// nothing handed over stays drained.
+    /// (none is expected from libmosquitto; this is the guard for one that comes anyway)
+    /// counts nothing: the count of QoS 0 messages unwritten never goes below zero, and a
+    /// publisher with nothing handed over stays drained.
     @Test func aReportOfAMessageNotHandedOverCountsNothing() {
         let publisher = Self.unattachedPublisher()
         publisher.connected()

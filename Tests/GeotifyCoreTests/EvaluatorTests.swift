@@ -80,8 +80,8 @@ struct EvaluatorTests {
     /// A state that names a fence twice (a hand-edited or damaged state database; the
     /// store reads such a row as it is): a fix applies to the fence's first entry alone,
     /// once, as it does for a shared fence. The own fences' fast path finds the first
-    /// entry by a bit a fence for the first 64 of a device's fences and by a search past
-    /// them: both are asked here, on each side of the 64th.
+    /// entry by one bit per fence for the first 64 of a device's fences and by a search
+    /// past them: both are asked here, on each side of the 64th.
     @Test(arguments: [3, 63, 64, 65])
     func aFenceNamedTwiceInTheStateIsObservedOnceAtItsFirstEntry(index: Int) {
         let fences = (0..<70).map { fence("f\($0)", Coordinate(latitude: 40 + Double($0) / 10, longitude: 13.405)) }
