@@ -137,6 +137,10 @@ struct JSONParserTests {
         ("\"\\n\u{1F}\"", "line 1, column 4: unescaped control character in a string"),
         (#""\uDC00""#, "line 1, column 8: a lone low surrogate in a \\u escape"),
         (#""\uD800\uE000""#, "line 1, column 14: invalid low surrogate in a \\u escape"),
+        // A \u escape cut short by the end of the text; one whole at the end, with the
+        // string's end missing after it.
+        (#""\u004"#, "line 1, column 4: unterminated \\u escape"),
+        (#""\u0041"#, "line 1, column 8: unterminated string"),
     ])
     func reportsWhereAndWhy(text: String, message: String) {
         #expect(throws: JSONError.self) { try parser.parse(text) }
