@@ -116,6 +116,10 @@ struct FenceFileTests {
          #""eventType" must be a string or a non-empty array of strings, not an array"#),
         (#""polygon": [[8, 50, 3], [9, 50, 3], [9, 51, 3]], "eventType": "onEntry""#,
          #""polygon" must be a ring [[lon, lat], ...] or a list of rings [[[lon, lat], ...], ...] (the first the outer, the rest holes); found [8,50,3]"#),
+        // A ring or a list of rings is told by the first point's first element: a ring
+        // whose first point ends in an array is a ring, with that point named.
+        (#""polygon": [[8, [50, 1]], [9, 50], [9, 51]], "eventType": "onEntry""#,
+         #""polygon" must be a ring [[lon, lat], ...] or a list of rings [[[lon, lat], ...], ...] (the first the outer, the rest holes); found [8,[50,1]]"#),
         (#""latitude": 1, "longitude": 2, "radius": 5, "radius": 50, "eventType": "onEntry""#,
          #"the key "radius" appears more than once"#),
         (#""latitude": 1, "radius": 5, "eventType": "onEntry""#, #"missing "longitude""#),
