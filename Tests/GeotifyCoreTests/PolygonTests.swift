@@ -60,6 +60,11 @@ struct PolygonTests {
         #expect(closed.contains(at(0.5, 0.5)) && !closed.contains(at(1.5, 0.5)))
         #expect(closed.center == square.center)
         #expect(closed != square)
+        // Closed twice (the closing vertex given again, as some editors write it): the
+        // same square, its repeated vertex dropped and then its closing one.
+        let closedTwice = try Polygon(outer: ring([(0, 0), (0, 1), (1, 1), (1, 0), (0, 0), (0, 0)]))
+        #expect(closedTwice.contains(at(0.5, 0.5)) && !closedTwice.contains(at(1.5, 0.5)))
+        #expect(closedTwice.center == square.center)
     }
 
     @Test("a concave polygon excludes its notch")
