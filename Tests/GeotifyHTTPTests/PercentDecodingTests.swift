@@ -24,6 +24,18 @@ struct PercentDecodingTests {
         #expect(decoded("a%00b") == ([0x61, 0, 0x62], true))
     }
 
+    /// An escape cut short by the end of the buffer stays as it is, whatever follows the
+    /// buffer in memory: the decoder reads nothing past its end (here a hex digit that
+    /// would complete the escape).
+    @Test func anEscapeCutShortByTheBuffersEndIsNotCompletedFromBeyondIt() {
+        var storage = Array("a%41".utf8)
+        let result = storage.withUnsafeMutableBufferPointer { whole in
+            PercentDecoding.decode(UnsafeMutableBufferPointer(rebasing: whole[0..<3]))
+        }
+        #expect(result.count == 3 && result.flaw == nil)
+        #expect(storage == Array("a%41".utf8))
+    }
+
     @Test func everyASCIIControlCharacterIsFoundAndNothingElse() {
         for byte in UInt8(0)...0xFF {
             let hex = String(byte, radix: 16, uppercase: true)
