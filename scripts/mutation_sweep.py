@@ -178,8 +178,12 @@ def mutants(files, commit=None):
 
 def scope_at(scope, commit):
     """The files `scope` named at `commit` (this script's SCOPES as it was then)."""
+    script = source('scripts/mutation_sweep.py', commit)
     namespace = {'__name__': 'drawn', '__file__': os.path.abspath(__file__)}
-    exec(source('scripts/mutation_sweep.py', commit), namespace)
+    exec(script, namespace)
+    if scope not in namespace.get('SCOPES', {}):
+        sys.exit(f'--drawn-at: scripts/mutation_sweep.py at {commit} has no {scope} scope'
+                 + ('' if script else ' (the tool was not committed yet: draw with a new seed)'))
     return namespace['SCOPES'][scope]
 
 
