@@ -49,9 +49,9 @@ struct AtomicFileReadTests {
     @Test func aFileIsReadInOneCallAndOneThatFindsItsEnd() throws {
         let text = String(repeating: "x", count: 100_000)
         let path = directory.write(text, to: "large.json")
-        let before = try ThreadReadBytes.now()
+        let before = try ThreadReads.now()
         let bytes = try AtomicFile.read(path, maximumBytes: 16 << 20, limitName: "the test's limit")
-        let after = try ThreadReadBytes.now()
+        let after = try ThreadReads.now()
         #expect(bytes?.count == 100_000)
         #expect(after.readCalls(since: before) == 2)
     }

@@ -260,9 +260,9 @@ struct FenceFileIntegrityTests {
         let result = Mutex<(Result<[UInt8]?, StoreError>, read: Int)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            let before = try? ThreadReadBytes.now()
+            let before = try? ThreadReads.now()
             let read = Result { () throws(StoreError) -> [UInt8]? in try AtomicFile.read(path, maximumBytes: 100, limitName: "the test's limit") }
-            let bytes = before.flatMap { before in (try? ThreadReadBytes.now())?.bytesRead(since: before) } ?? -1
+            let bytes = before.flatMap { before in (try? ThreadReads.now())?.bytesRead(since: before) } ?? -1
             result.withLock { $0 = (read, bytes) }
             done.signal()
         }

@@ -6,7 +6,7 @@ import Foundation
 /// returned. Reading the file is a read too, counted once it returns:
 /// `bytesRead(since:)` and `readCalls(since:)` take off the reading that took the
 /// earlier count.
-package struct ThreadReadBytes: Sendable {
+package struct ThreadReads: Sendable {
     /// `rchar` when the file was read.
     package let total: Int
     /// `syscr` when the file was read.
@@ -15,7 +15,7 @@ package struct ThreadReadBytes: Sendable {
     let reading: Int
 
     /// The calling thread's count now, read with one read(2) (the file is a few lines).
-    package static func now() throws -> ThreadReadBytes {
+    package static func now() throws -> ThreadReads {
         let descriptor = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw TestSupportError("cannot open /proc/thread-self/io: \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
@@ -28,17 +28,17 @@ package struct ThreadReadBytes: Sendable {
         guard let total = field("rchar"), let calls = field("syscr") else {
             throw TestSupportError("no rchar or syscr in /proc/thread-self/io: \(text)")
         }
-        return ThreadReadBytes(total: total, calls: calls, reading: count)
+        return ThreadReads(total: total, calls: calls, reading: count)
     }
 
     /// The bytes this thread read between `earlier` and this count, beside reading the file.
-    package func bytesRead(since earlier: ThreadReadBytes) -> Int {
+    package func bytesRead(since earlier: ThreadReads) -> Int {
         total - earlier.total - earlier.reading
     }
 
     /// The read calls this thread made between `earlier` and this count, beside the one
     /// that read the file.
-    package func readCalls(since earlier: ThreadReadBytes) -> Int {
+    package func readCalls(since earlier: ThreadReads) -> Int {
         calls - earlier.calls - 1
     }
 }
