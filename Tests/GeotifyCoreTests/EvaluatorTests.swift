@@ -93,6 +93,17 @@ struct EvaluatorTests {
         #expect(state.fences == [FenceState(fence: named, inside: true, since: 2), FenceState(fence: named, inside: false, since: 1)])
     }
 
+    /// The same state for a fence of a shared set: the fix applies to the first entry, and
+    /// the second, observed after it, finds the fix already applied.
+    @Test func aSharedFenceNamedTwiceInTheStateIsObservedOnceAtItsFirstEntry() {
+        let fences = DeviceFences(shared: [SharedFences(owner: "shared", fences: [fence("poi", home), fence("far", away)])])
+        var state = DeviceState(revision: 1, fences: [FenceState(fence: "poi", inside: false, since: 1), FenceState(fence: "poi", inside: false, since: 1)])
+        let evaluation = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 1, now: 2, state: &state)
+        #expect(evaluation.transitions.map(\.kind) == [.enter])
+        #expect(evaluation.transitions.map(\.fence.identifier) == ["poi"])
+        #expect(state.fences == [FenceState(fence: "poi", inside: true, since: 2), FenceState(fence: "poi", inside: false, since: 1)])
+    }
+
     @Test func aRemovedFenceIsForgottenAndAReaddedOneStartsAfresh() {
         var state = DeviceState()
         _ = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)
