@@ -104,6 +104,15 @@ struct EvaluatorTests {
         #expect(state.fences == [FenceState(fence: "poi", inside: true, since: 2), FenceState(fence: "poi", inside: false, since: 1)])
     }
 
+    /// The same state for a fence added since the state's revision: its first entry is
+    /// started afresh, and the fix establishes it there, without an event.
+    @Test func aFenceAddedSinceTheStateAndNamedTwiceInItIsEstablishedAtItsFirstEntry() {
+        var state = DeviceState(revision: 1, fences: [FenceState(fence: "home", inside: false, since: 1), FenceState(fence: "home", inside: false, since: 1)])
+        let evaluation = evaluate(fix(home, at: 2), [fence("home", home, revision: 2)], revision: 2, &state)
+        #expect(evaluation.transitions.isEmpty)
+        #expect(state.fences == [FenceState(fence: "home", inside: true, since: 2), FenceState(fence: "home", inside: false, since: 1)])
+    }
+
     @Test func aRemovedFenceIsForgottenAndAReaddedOneStartsAfresh() {
         var state = DeviceState()
         _ = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)
