@@ -93,6 +93,22 @@ struct FlatObjectScanTests {
         #expect(scan(text) == nil, "\(text)")
     }
 
+    /// A byte past ASCII in a string, a value's or a name's, leaves the text to the
+    /// parser, from the first such byte (0x80, a UTF-8 continuation byte that is never
+    /// valid alone, which the parser refuses) up; 0x7F is ASCII, and JSON takes it
+    /// unescaped.
+    @Test func aByteFromTheFirstPastASCIIUpIsLeftToTheParser() throws {
+        for byte: UInt8 in [0x80, 0xBF, 0xC3, 0xFF] {
+            let value = Array(#"{"lat": "a"#.utf8) + [byte] + Array(#""}"#.utf8)
+            let name = Array(#"{"l"#.utf8) + [byte] + Array(#"": 1}"#.utf8)
+            #expect(scan(value) == nil, "\(byte) in a value")
+            #expect(scan(name) == nil, "\(byte) in a name")
+        }
+        #expect(throws: JSONError.self) { try JSONParser().parse(Array(#"{"lat": "a"#.utf8) + [0x80] + Array(#""}"#.utf8)) }
+        #expect(try #require(scan(Array(#"{"lat": "a"#.utf8) + [0x7F] + Array(#""}"#.utf8))).values[1] != nil)
+        #expect(try #require(scan(Array(#"{"l"#.utf8) + [0x7F] + Array(#"": 1, "lat": 2}"#.utf8))).values[1] == .number(2))
+    }
+
     /// A text cut anywhere, placed at the very end of readable memory (`PageEndBuffer`):
     /// the scan never reads past the end (the test would crash), and answers as it does
     /// for the same bytes anywhere else.
