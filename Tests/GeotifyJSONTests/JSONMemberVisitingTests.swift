@@ -67,6 +67,8 @@ struct JSONMemberVisitingTests {
         "{\"lat\" 1}", "{lat: 1}", "{\"lat\": [1, 2, {\"a\": {}}], \"lon\": {\"lat\": 3}}", "{\"lat\": 01}",
         "{\"lat\": \"\\ud800\"}", "{\"_type\": \"location\", \"lat\": 1e400}", "{\"a\": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}",
         "{\"Zürich\": 1, \"lon\": -0.0}", "{\"lat\": 1}\n\n x", "{\"lat\": tru}", "{\"lat\": \"\u{01}\"}",
+        // Strings that start with an escape, a name's and a skipped value's.
+        #"{"\"": 1, "lat": 2}"#, #"{"\\": 1, "lat": 2}"#, #"{"x": "\"quoted\"", "lat": 3}"#, #"{"x": "\\", "lat": 4}"#,
     ])
     func sameOutcomeAsParsingWhole(text: String) {
         expectSameOutcome(Array(text.utf8), parser: JSONParser(maxDepth: 16, rejectingDuplicateMembers: true))
