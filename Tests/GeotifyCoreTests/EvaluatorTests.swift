@@ -77,6 +77,16 @@ struct EvaluatorTests {
         #expect(exit.transitions.map(\.fence.identifier) == ["home", "office"])
     }
 
+    /// A state at revision 1 that names `fence` twice, outside since 1 both times.
+    func stateNamingTwice(_ fence: String) -> DeviceState {
+        DeviceState(revision: 1, fences: [FenceState(fence: fence, inside: false, since: 1), FenceState(fence: fence, inside: false, since: 1)])
+    }
+
+    /// That state after a fix inside `fence` at 2, applied to its first entry alone.
+    func enteredAtTheFirstEntry(_ fence: String) -> [FenceState] {
+        [FenceState(fence: fence, inside: true, since: 2), FenceState(fence: fence, inside: false, since: 1)]
+    }
+
     /// A state that names a fence twice (a hand-edited or damaged state database; the
     /// store reads such a row as it is): a fix applies to the fence's first entry alone,
     /// once, as it does for a shared fence. The own fences' fast path finds the first
@@ -86,31 +96,31 @@ struct EvaluatorTests {
     func aFenceNamedTwiceInTheStateIsObservedOnceAtItsFirstEntry(index: Int) {
         let fences = (0..<70).map { fence("f\($0)", Coordinate(latitude: 40 + Double($0) / 10, longitude: 13.405)) }
         let named = "f\(index)"
-        var state = DeviceState(revision: 1, fences: [FenceState(fence: named, inside: false, since: 1), FenceState(fence: named, inside: false, since: 1)])
+        var state = stateNamingTwice(named)
         let evaluation = evaluate(fix(fences[index].region.center, at: 2), fences, revision: 1, &state)
         #expect(evaluation.transitions.map(\.kind) == [.enter])
         #expect(evaluation.transitions.map(\.fence.identifier) == [named])
-        #expect(state.fences == [FenceState(fence: named, inside: true, since: 2), FenceState(fence: named, inside: false, since: 1)])
+        #expect(state.fences == enteredAtTheFirstEntry(named))
     }
 
     /// The same state for a fence of a shared set: the fix applies to the first entry, and
     /// the second, observed after it, finds the fix already applied.
     @Test func aSharedFenceNamedTwiceInTheStateIsObservedOnceAtItsFirstEntry() {
         let fences = DeviceFences(shared: [SharedFences(owner: "shared", fences: [fence("poi", home), fence("far", away)])])
-        var state = DeviceState(revision: 1, fences: [FenceState(fence: "poi", inside: false, since: 1), FenceState(fence: "poi", inside: false, since: 1)])
+        var state = stateNamingTwice("poi")
         let evaluation = evaluator.evaluate(fix(home, at: 2), fences: fences, revision: 1, now: 2, state: &state)
         #expect(evaluation.transitions.map(\.kind) == [.enter])
         #expect(evaluation.transitions.map(\.fence.identifier) == ["poi"])
-        #expect(state.fences == [FenceState(fence: "poi", inside: true, since: 2), FenceState(fence: "poi", inside: false, since: 1)])
+        #expect(state.fences == enteredAtTheFirstEntry("poi"))
     }
 
     /// The same state for a fence added since the state's revision: its first entry is
     /// started afresh, and the fix establishes it there, without an event.
     @Test func aFenceAddedSinceTheStateAndNamedTwiceInItIsEstablishedAtItsFirstEntry() {
-        var state = DeviceState(revision: 1, fences: [FenceState(fence: "home", inside: false, since: 1), FenceState(fence: "home", inside: false, since: 1)])
+        var state = stateNamingTwice("home")
         let evaluation = evaluate(fix(home, at: 2), [fence("home", home, revision: 2)], revision: 2, &state)
         #expect(evaluation.transitions.isEmpty)
-        #expect(state.fences == [FenceState(fence: "home", inside: true, since: 2), FenceState(fence: "home", inside: false, since: 1)])
+        #expect(state.fences == enteredAtTheFirstEntry("home"))
     }
 
     @Test func aRemovedFenceIsForgottenAndAReaddedOneStartsAfresh() {
