@@ -344,8 +344,9 @@ struct LaneCoreRemovedDevicesTests {
     /// A device the file names whose state was saved as one it did not name (a state
     /// of an earlier version, or a device added to the file) is saved again at the lane's
     /// first look, so a removal while the bridge is next stopped is told; and so is a
-    /// device the file comes to name while the bridge runs. Saves follow the book the
-    /// lane decided with (before its first look, the record loaded).
+    /// device the file comes to name while the bridge runs, with its last fix (which is
+    /// then no longer waiting to be saved). Saves follow the book the lane decided with
+    /// (before its first look, the record loaded).
     @Test func aDeviceTheFileComesToNameIsSavedAsNamed() throws {
         let states = try Self.statesLeftAtAStop()
         var lane = try LaneFixture(fences: Self.fences, states: states, named: ["bob/phone"])
@@ -355,8 +356,14 @@ struct LaneCoreRemovedDevicesTests {
         #expect(lane.core.savesAsNamed("alice/phone") && !lane.core.savesAsNamed("u/1"))
         #expect(lane.advance(0.2).saves.isEmpty, "once")
 
+        lane.now += 30
+        #expect(lane.ownTracks("u/1", Self.home.0 + 0.0001, Self.home.1).saves.isEmpty, "a fix that crosses nothing is saved later")
         try lane.edit(Self.fences.replacingOccurrences(of: #"["alice/phone", "bob/phone"]"#, with: #"["alice/phone", "bob/phone", "u/1"]"#))
-        #expect(lane.advance(0.2).saves["u/1"] == states["u/1"])
+        let named = lane.advance(0.2).saves["u/1"]
+        #expect(named?.fences == states["u/1"]?.fences && named?.lastFix?.coordinate.latitude == Self.home.0 + 0.0001)
         #expect(lane.core.savesAsNamed("u/1"))
+        var flush = LaneEffects()
+        lane.core.saveFixes(into: &flush)
+        #expect(flush.saves.isEmpty, "its last fix was saved with it, and is not saved again")
     }
 }
