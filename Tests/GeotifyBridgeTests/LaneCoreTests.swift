@@ -135,6 +135,26 @@ struct LaneCoreTests {
         #expect(again.saves.isEmpty, "and only once")
     }
 
+    /// Leaving a fence that notifies only on entry (office) notifies nothing and leaves
+    /// the badge as it was, yet where the device is changed: a restart needs that, so
+    /// the state is saved with the fix, and the next flush has nothing left to save.
+    @Test func aCrossingThatNotifiesNothingIsSavedAtOnceAndOnlyOnce() throws {
+        var lane = try LaneFixture(fences: Self.fences)
+        _ = lane.ownTracks("alice/phone", 52.50, 13.30)
+        #expect(lane.core.state(of: "alice/phone")?.fences.first { $0.fence == "office" }?.inside == true)
+        var flush = LaneEffects()
+        lane.core.saveFixes(into: &flush)
+        #expect(flush.saves.isEmpty, "the first fix was saved with it")
+        lane.now += 30
+        let effects = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
+        #expect(effects.events.isEmpty && effects.outboxText("geotify/badge/alice/phone") == nil)
+        let saved = try #require(effects.saves["alice/phone"], "saved with the fix, not with the next flush")
+        #expect(!saved.fences.contains { $0.fence == "office" && $0.inside }, "no longer in the office")
+        #expect(saved.lastFix?.coordinate.longitude == Self.away.1)
+        lane.core.saveFixes(into: &flush)
+        #expect(flush.saves.isEmpty, "nothing is saved twice")
+    }
+
     /// The revision of the fences a device has seen is state a restart needs (a fence
     /// added after it is looked at as new, `DeviceState.hasSeen`), so the first fix after
     /// a fence was added far away is saved at once, though it crosses nothing.
