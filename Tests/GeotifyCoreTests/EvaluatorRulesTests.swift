@@ -23,9 +23,11 @@ struct EvaluatorRulesTests {
         run(TransitionRules(), fence: fence, steps)
     }
 
-    func run(_ rules: TransitionRules, fence: Fence? = nil, _ steps: [(Double, Double?, Double)]) -> [String] {
+    /// `shared`: the fence is the device's as one of a shared set rather than its own.
+    func run(_ rules: TransitionRules, fence: Fence? = nil, shared: Bool = false, _ steps: [(Double, Double?, Double)]) -> [String] {
         let evaluator = Evaluator(rules: rules, acceptance: FixAcceptance(maximumAge: 0))
-        let fences = [fence ?? self.fence()]
+        let fence = fence ?? self.fence()
+        let fences = shared ? DeviceFences(shared: [SharedFences(owner: "everyone", fences: [fence])]) : DeviceFences(own: [fence])
         var state = DeviceState()
         var seen: [String] = []
         for (metres, accuracy, time) in steps {
@@ -257,10 +259,15 @@ struct EvaluatorRulesTests {
         #expect(run(TransitionRules(initialTrigger: trigger), [(start, 5, 0)]) == expected)
     }
 
-    @Test func aFenceOverrideBeatsTheGlobalRule() {
+    /// Of a device's own fence and of a shared one alike (whose fixes that change
+    /// nothing are decided by the global rules from its slot, so never one with rules of
+    /// its own).
+    @Test(arguments: [false, true])
+    func aFenceOverrideBeatsTheGlobalRule(shared: Bool) {
         let strict = fence(rules: FenceRules(maximumAccuracy: 20))
-        #expect(run(fence: strict, [(500, 5, 0), (0, 50, 10)]) == [])
-        #expect(run(fence: strict, [(500, 5, 0), (0, 15, 10)]) == ["enter@10"])
-        #expect(run(TransitionRules(hysteresis: 50), fence: fence(rules: FenceRules(hysteresis: 0)), [(0, 5, 0), (105, 0, 10)]) == ["exit@10"])
+        #expect(run(TransitionRules(), fence: strict, shared: shared, [(500, 5, 0), (0, 50, 10)]) == [])
+        #expect(run(TransitionRules(), fence: strict, shared: shared, [(500, 5, 0), (0, 15, 10)]) == ["enter@10"])
+        let tight = fence(rules: FenceRules(hysteresis: 0))
+        #expect(run(TransitionRules(hysteresis: 50), fence: tight, shared: shared, [(0, 5, 0), (105, 0, 10)]) == ["exit@10"])
     }
 }
