@@ -269,5 +269,8 @@ struct EvaluatorRulesTests {
         #expect(run(TransitionRules(), fence: strict, shared: shared, [(500, 5, 0), (0, 15, 10)]) == ["enter@10"])
         let tight = fence(rules: FenceRules(hysteresis: 0))
         #expect(run(TransitionRules(hysteresis: 50), fence: tight, shared: shared, [(0, 5, 0), (105, 0, 10)]) == ["exit@10"])
+        let lenient = fence(rules: FenceRules(maximumAccuracy: 500), radius: 1_000)
+        #expect(run(TransitionRules(maximumAccuracy: 100), fence: lenient, shared: shared, [(3_000, 5, 0), (0, 300, 10)]) == ["enter@10"])
+        #expect(run(TransitionRules(maximumAccuracy: 100), fence: fence(radius: 1_000), shared: shared, [(3_000, 5, 0), (0, 300, 10)]) == [])
     }
 }
