@@ -21,6 +21,10 @@ public final class DeviceFences: Sendable {
     public let own: [Fence]
     /// The identifiers of `own`, in order: found without touching the fences.
     public let identifiers: [String]
+    /// The widest accuracy threshold any of the fences sets for itself
+    /// (`FenceRules.ownAccuracyLimit`), nil when none does: read only for a fix the
+    /// global threshold refuses.
+    public let widestOwnAccuracyLimit: Double?
 
     public init(own: [Fence] = [], shared: [SharedFences] = []) {
         self.own = own
@@ -30,6 +34,16 @@ public final class DeviceFences: Sendable {
         table = OwnFenceTable(own)
         anyDwell = own.contains { $0.rules.dwell != nil } || shared.contains(where: \.anyDwell)
         newestRevision = own.map(\.addedRevision).max() ?? 0
+        widestOwnAccuracyLimit = (own.compactMap(\.rules.ownAccuracyLimit) + shared.compactMap(\.widestOwnAccuracyLimit)).max()
+    }
+
+    /// Whether a fix of `accuracy` that the global threshold refuses may still decide
+    /// one of these fences, whose own threshold is wider (each fence then applies its own,
+    /// `Evaluator.observe`).
+    @inlinable
+    public func someFenceTakes(accuracy: Double?) -> Bool {
+        guard let accuracy, let widest = widestOwnAccuracyLimit else { return false }
+        return accuracy <= widest
     }
 
     /// The fence `identifier`, own or shared.

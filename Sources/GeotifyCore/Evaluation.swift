@@ -3,9 +3,11 @@
 public struct Evaluation: Sendable, Equatable {
     /// What became of the fix.
     public enum Outcome: Sendable, Equatable {
-        /// Evaluated against every fence.
+        /// Evaluated against every fence (each deciding only if the fix is accurate enough
+        /// by its own threshold, `FenceRules.maximumAccuracy`, or else the global one).
         case evaluated
-        /// Accepted as the device's last fix, but too inaccurate to decide transitions.
+        /// Accepted as the device's last fix, but too inaccurate to decide transitions:
+        /// worse than the global threshold and than every fence's own.
         case inaccurate
         /// Not evaluated at all.
         case dropped(FixAcceptance.Drop)

@@ -50,7 +50,9 @@ public struct Evaluator: Sendable {
         var evaluation = Evaluation()
         let timers = mayHaveTimers(fences, state)
         if timers { fireTimers(at: fix.timestamp, fences: fences, state: &state, into: &evaluation) }
-        guard rules.accepts(accuracy: fix.accuracy) else {
+        // A fix worse than the global threshold still goes on when a fence's own is wider;
+        // every fence then applies its own threshold.
+        guard rules.accepts(accuracy: fix.accuracy) || fences.someFenceTakes(accuracy: fix.accuracy) else {
             state.lastFix = fix
             evaluation.outcome = .inaccurate
             return evaluation

@@ -15,6 +15,9 @@ public final class SharedFences: Sendable, Equatable {
     package let spatial: SpatialFences
     /// Whether any of the fences has a dwell time of its own.
     public let anyDwell: Bool
+    /// The widest accuracy threshold of the fences' own (`FenceRules.ownAccuracyLimit`),
+    /// nil when none sets one.
+    public let widestOwnAccuracyLimit: Double?
     /// Whether no two fences share an identifier (the fence file refuses that), so a
     /// fence found by its identifier among the slots is the one `fence(_:)` names.
     package let identifiersAreUnique: Bool
@@ -25,6 +28,7 @@ public final class SharedFences: Sendable, Equatable {
         self.fences = fences
         spatial = SpatialFences(fences)
         anyDwell = fences.contains { $0.rules.dwell != nil }
+        widestOwnAccuracyLimit = fences.compactMap(\.rules.ownAccuracyLimit).max()
         positions = Dictionary(fences.enumerated().map { ($0.element.identifier, $0.offset) }, uniquingKeysWith: { first, _ in first })
         identifiersAreUnique = positions.count == fences.count
     }

@@ -248,6 +248,30 @@ struct EvaluatorRulesTests {
         #expect(FixAcceptance(maximumAge: 0).drop(Fix(device: "d", coordinate: north(0), timestamp: 0), lastAccepted: nil, now: now) == nil)
     }
 
+    /// A fix worse than the global threshold decides a fence whose own threshold is
+    /// wider, and only that one: every other fence keeps to the global one. A fix worse
+    /// than every threshold is inaccurate, as ever.
+    @Test(arguments: [false, true])
+    func aFencesWiderThresholdDecidesThatFenceAlone(shared: Bool) {
+        let evaluator = Evaluator(rules: TransitionRules(maximumAccuracy: 100), acceptance: FixAcceptance(maximumAge: 0))
+        let region = Region.circle(center: Self.center, radius: 1_000)
+        let city = Fence(identifier: "city", region: region, note: "", eventType: [.onEntry], rules: FenceRules(maximumAccuracy: 500), addedRevision: 1)
+        let block = Fence(identifier: "block", region: region, note: "", eventType: [.onEntry], addedRevision: 1)
+        let fences = shared ? DeviceFences(shared: [SharedFences(owner: "everyone", fences: [city, block])]) : DeviceFences(own: [city, block])
+        var state = DeviceState()
+        func evaluate(_ metres: Double, accuracy: Double, at time: Double) -> Evaluation {
+            let fix = Fix(device: "d", coordinate: north(metres), accuracy: accuracy, timestamp: time)
+            return evaluator.evaluate(fix, fences: fences, revision: 1, now: time, state: &state)
+        }
+        _ = evaluate(3_000, accuracy: 5, at: 0)
+        let wild = evaluate(0, accuracy: 600, at: 10)
+        #expect(wild.outcome == .inaccurate && wild.transitions.isEmpty)
+        let coarse = evaluate(0, accuracy: 300, at: 20)
+        #expect(coarse.outcome == .evaluated)
+        #expect(coarse.transitions.map(\.fence.identifier) == ["city"])
+        #expect(evaluate(0, accuracy: 50, at: 30).transitions.map(\.fence.identifier) == ["block"])
+    }
+
     // MARK: initial trigger
 
     @Test(arguments: [
