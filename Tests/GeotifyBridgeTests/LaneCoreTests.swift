@@ -159,11 +159,25 @@ struct LaneCoreTests {
     /// The revision of the fences a device has seen is state a restart needs (a fence
     /// added after it is looked at as new, `DeviceState.hasSeen`), so the first fix after
     /// a fence was added far away is saved at once, though it crosses nothing.
-    @Test func theFirstFixAfterAFenceWasAddedIsSavedAtOnce() throws {
+    /// So is a shared fence added far away, which leaves no entry in the state: after a
+    /// restart that lost the revision, an entry into it would be taken for the device's
+    /// first look at it, and established without a notification.
+    @Test(arguments: [false, true])
+    func theFirstFixAfterAFenceWasAddedIsSavedAtOnce(shared: Bool) throws {
         var lane = try LaneFixture(fences: Self.fences)
         _ = lane.ownTracks("alice/phone", Self.away.0, Self.away.1)
         let seen = try #require(lane.core.state(of: "alice/phone")?.revision)
-        try Self.addGym(to: &lane)
+        if shared {
+            let withMuseum = Self.fences.replacingOccurrences(of: #""group": "family" } ] }"#, with: """
+                "group": "family" },
+                { "identifier": "museum", "latitude": 48.14, "longitude": 11.58, "radius": 100, "eventType": "onEntry" } ] }
+                """)
+            #expect(withMuseum.contains("museum"))
+            try lane.edit(withMuseum)
+            _ = lane.advance(0.2)
+        } else {
+            try Self.addGym(to: &lane)
+        }
         lane.now += 30
         let effects = lane.ownTracks("alice/phone", Self.away.0 + 0.001, Self.away.1)
         #expect(effects.events.isEmpty)
