@@ -24,7 +24,7 @@ public final class DeviceFences: Sendable {
     /// The widest accuracy threshold any of the fences sets for itself
     /// (`FenceRules.ownAccuracyLimit`), nil when none does: read only for a fix the
     /// global threshold refuses.
-    public let widestOwnAccuracyLimit: Double?
+    package let widestOwnAccuracyLimit: Double?
 
     public init(own: [Fence] = [], shared: [SharedFences] = []) {
         self.own = own
@@ -40,8 +40,7 @@ public final class DeviceFences: Sendable {
     /// Whether a fix of `accuracy` that the global threshold refuses may still decide
     /// one of these fences, whose own threshold is wider (each fence then applies its own,
     /// `Evaluator.observe`).
-    @inlinable
-    public func someFenceTakes(accuracy: Double?) -> Bool {
+    package func someFenceTakes(accuracy: Double?) -> Bool {
         guard let accuracy, let widest = widestOwnAccuracyLimit else { return false }
         return accuracy <= widest
     }

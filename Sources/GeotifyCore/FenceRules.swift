@@ -23,7 +23,7 @@ public struct FenceRules: Sendable, Hashable {
     /// The worst accuracy (metres) a fence with these rules takes a fix of, when it sets
     /// a threshold of its own: infinity when it turns the check off (0), nil when it
     /// keeps the settings'.
-    public var ownAccuracyLimit: Double? { maximumAccuracy.map { $0 > 0 ? $0 : .infinity } }
+    package var ownAccuracyLimit: Double? { maximumAccuracy.map { $0 > 0 ? $0 : .infinity } }
 
     /// Whether this fence overrides nothing.
     public var isEmpty: Bool { self == FenceRules() }

@@ -17,7 +17,7 @@ public final class SharedFences: Sendable, Equatable {
     public let anyDwell: Bool
     /// The widest accuracy threshold of the fences' own (`FenceRules.ownAccuracyLimit`),
     /// nil when none sets one.
-    public let widestOwnAccuracyLimit: Double?
+    package let widestOwnAccuracyLimit: Double?
     /// Whether no two fences share an identifier (the fence file refuses that), so a
     /// fence found by its identifier among the slots is the one `fence(_:)` names.
     package let identifiersAreUnique: Bool
