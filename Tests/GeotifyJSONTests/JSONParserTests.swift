@@ -141,6 +141,10 @@ struct JSONParserTests {
         // string's end missing after it.
         (#""\u004"#, "line 1, column 4: unterminated \\u escape"),
         (#""\u0041"#, "line 1, column 8: unterminated string"),
+        // A high surrogate followed by `\u` at the very end is cut short in that second
+        // escape, not missing its low surrogate.
+        (#""\uD83D\u"#, "line 1, column 10: unterminated \\u escape"),
+        (#""\uD83D\"#, "line 1, column 8: a \\u escape of a high surrogate is not followed by a low surrogate"),
     ])
     func reportsWhereAndWhy(text: String, message: String) {
         #expect(throws: JSONError.self) { try parser.parse(text) }
