@@ -296,5 +296,8 @@ struct EvaluatorRulesTests {
         let lenient = fence(rules: FenceRules(maximumAccuracy: 500), radius: 1_000)
         #expect(run(TransitionRules(maximumAccuracy: 100), fence: lenient, shared: shared, [(3_000, 5, 0), (0, 300, 10)]) == ["enter@10"])
         #expect(run(TransitionRules(maximumAccuracy: 100), fence: fence(radius: 1_000), shared: shared, [(3_000, 5, 0), (0, 300, 10)]) == [])
+        let unchecked = fence(rules: FenceRules(maximumAccuracy: 0), radius: 10_000)
+        #expect(run(TransitionRules(maximumAccuracy: 100), fence: unchecked, shared: shared, [(30_000, 5, 0), (0, 3_000, 10)]) == ["enter@10"],
+                "0 turns the fence's check off")
     }
 }
