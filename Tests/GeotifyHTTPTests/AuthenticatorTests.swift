@@ -58,9 +58,12 @@ import Testing
         #expect(authenticator.authenticate(alice) == .success(user))
         #expect(authenticator.authenticate(alice) == .success(user))
         #expect(probe.checked == 1)
-        probe.advance(61)
+        probe.advance(59.5)
         #expect(authenticator.authenticate(alice) == .success(user))
-        #expect(probe.checked == 2)
+        #expect(probe.checked == 1, "remembered for just under the 60 s")
+        probe.advance(0.5)
+        #expect(authenticator.authenticate(alice) == .success(user))
+        #expect(probe.checked == 2, "checked again once the 60 s are up")
     }
 
     @Test func replacingTheUsersForgetsWhatWasRemembered() {
