@@ -91,6 +91,13 @@ struct JSONDuplicateMemberTests {
         let late = "{" + (members + [#""member7": 0"#]).joined(separator: ", ") + "}"
         #expect(refusal(late)?.duplicateMember == "member7")
         #expect(refusal(late, visiting: true)?.duplicateMember == "member7")
+        // Past the list too, every spelling counts (names are found by the hash of what
+        // they decode to), and so does the first member, which follows '{' not ' '.
+        for (repeated, name) in [(#""m\u0065mber7": 0"#, "member7"), (#""member0": 0"#, "member0")] {
+            let text = "{" + (members + [repeated]).joined(separator: ", ") + "}"
+            #expect(refusal(text)?.duplicateMember == name, "\(repeated)")
+            #expect(refusal(text, visiting: true)?.duplicateMember == name, "\(repeated)")
+        }
         let early = "{" + (Array(members.prefix(5)) + [#""member2": 0"#]).joined(separator: ", ") + "}"
         #expect(refusal(early, visiting: true)?.duplicateMember == "member2")
     }
