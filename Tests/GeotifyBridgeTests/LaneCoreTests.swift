@@ -159,9 +159,9 @@ struct LaneCoreTests {
     /// The revision of the fences a device has seen is state a restart needs (a fence
     /// added after it is looked at as new, `DeviceState.hasSeen`), so the first fix after
     /// a fence was added far away is saved at once, though it crosses nothing.
-    /// So is a shared fence added far away, which leaves no entry in the state: after a
-    /// restart that lost the revision, an entry into it would be taken for the device's
-    /// first look at it, and established without a notification.
+    /// The same holds after a shared fence was added far away, which leaves no entry in
+    /// the state: after a restart that lost the revision, an entry into it would be taken
+    /// for the device's first look at it, and established without a notification.
     @Test(arguments: [false, true])
     func theFirstFixAfterAFenceWasAddedIsSavedAtOnce(shared: Bool) throws {
         var lane = try LaneFixture(fences: Self.fences)
