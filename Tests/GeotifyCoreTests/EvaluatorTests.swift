@@ -123,6 +123,18 @@ struct EvaluatorTests {
         #expect(state.fences == enteredAtTheFirstEntry("home"))
     }
 
+    /// The same state with a change pending at its first entry: the clock confirms it
+    /// there, once.
+    @Test func aTimerOfAFenceNamedTwiceInTheStateFiresAtItsFirstEntry() {
+        let patient = Evaluator(rules: TransitionRules(minimumDuration: 60))
+        var state = stateNamingTwice("home")
+        state.lastFix = fix(home, at: 2)
+        state.fences[0].pending = PendingChange(inside: true, coordinate: home, accuracy: 5, timestamp: 2)
+        let evaluation = patient.advance(to: 70, fences: [fence("home", home)], state: &state)
+        #expect(evaluation.transitions.map(\.kind) == [.enter])
+        #expect(state.fences == enteredAtTheFirstEntry("home"))
+    }
+
     @Test func aRemovedFenceIsForgottenAndAReaddedOneStartsAfresh() {
         var state = DeviceState()
         _ = evaluate(fix(home, at: 1), [fence("home", home)], revision: 1, &state)
